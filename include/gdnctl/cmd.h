@@ -1,0 +1,69 @@
+/*
+ * The command table and what main() prepares for a command. Commands
+ * live in src/cmd/, one file each; they parse their options, call
+ * modules, print, and return an exit code (include/gdnctl/exitcode.h).
+ */
+#ifndef GDNCTL_CMD_H
+#define GDNCTL_CMD_H
+
+#include "gdnctl/compat.h"
+#include "gdnctl/config.h"
+#include "gdnctl/strvec.h"
+
+struct gdn_ctx {
+	const char *name;	     /* the name the command was invoked by (may be an alias) */
+	const char *cwd;	     /* where gdnctl was started (after -C) */
+	char *repo_root;	     /* repository working tree, or NULL (CMD_NEEDS_CONFIG/REPO) */
+	struct gdn_config config;    /* loaded when the command has CMD_NEEDS_CONFIG */
+	struct strvec cfg_overrides; /* -c KEY=VALUE from the global options */
+};
+
+enum cmd_flags {
+	CMD_NEEDS_CONFIG = 1 << 0, /* discover the repository (if any) and load configuration */
+	CMD_NEEDS_REPO = 1 << 1,   /* a repository is required */
+	CMD_ALIAS = 1 << 2,	   /* an original-tool name; listed separately in help */
+	CMD_HIDDEN = 1 << 3,
+};
+
+typedef int (*gdn_cmd_fn)(int argc, const char **argv, struct gdn_ctx *ctx);
+
+struct gdn_cmd {
+	const char *name;
+	gdn_cmd_fn fn;
+	const char *summary;
+	int flags;
+	const char *alias_of; /* for CMD_ALIAS: the gdnctl command it maps to */
+};
+
+/* The table (sorted by name), NULL-name terminated. */
+extern const struct gdn_cmd gdn_commands[];
+const struct gdn_cmd *gdn_cmd_find(const char *name);
+
+/* Output helpers for commands: "[gdnctl] " prefix, stdout for info, stderr for the rest. */
+void gdn_say(const char *fmt, ...) GDN_PRINTF(1, 2);
+void gdn_warn(const char *fmt, ...) GDN_PRINTF(1, 2);  /* "[gdnctl] WARNING: ..." */
+void gdn_error(const char *fmt, ...) GDN_PRINTF(1, 2); /* "[gdnctl] error: ..." */
+/* Print err's message as an error and return the exit code for its code. */
+int gdn_die_err(const struct gdn_err *err);
+
+/*
+ * Parse a command's options; on -h print help to stdout and set *exit_code to
+ * 0; on a usage error print "[gdnctl] error: ..." plus a hint and set
+ * *exit_code to 2. Returns true when the command should go on.
+ */
+struct opt;
+struct opt_usage;
+bool gdn_cmd_parse_opts(struct opt *opts, const struct opt_usage *u, int argc, const char **argv,
+			int flags, struct strvec *rest, int *exit_code);
+
+/* The global usage lines, and the whole global help (commands from the table). */
+void gdn_print_global_usage(FILE *f);
+void gdn_print_global_help(FILE *f);
+
+/* Commands */
+int cmd_config(int argc, const char **argv, struct gdn_ctx *ctx);
+int cmd_help(int argc, const char **argv, struct gdn_ctx *ctx);
+int cmd_lint_log(int argc, const char **argv, struct gdn_ctx *ctx);
+int cmd_version(int argc, const char **argv, struct gdn_ctx *ctx);
+
+#endif

@@ -1,0 +1,55 @@
+/*
+ * First include of every source file: feature macros, the system headers
+ * the project uses, small helpers, and finally banned.h (which must come
+ * after every system header that declares a banned function).
+ */
+#ifndef GDNCTL_COMPAT_H
+#define GDNCTL_COMPAT_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <errno.h>
+#include <limits.h>
+#include <ctype.h>
+#include <time.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <poll.h>
+#include <sys/types.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <sys/time.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#if defined(__GNUC__)
+#define GDN_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define GDN_NORETURN	 __attribute__((noreturn))
+#define GDN_UNUSED	 __attribute__((unused))
+#else
+#define GDN_PRINTF(f, a)
+#define GDN_NORETURN
+#define GDN_UNUSED
+#endif
+
+/* Broken invariant: print where, then abort. Never for user input. */
+GDN_NORETURN void gdn_bug(const char *file, int line, const char *fmt, ...) GDN_PRINTF(3, 4);
+#define BUG(...) gdn_bug(__FILE__, __LINE__, __VA_ARGS__)
+
+/* Monotonic clock in milliseconds. */
+int64_t gdn_now_ms(void);
+
+#include "gdnctl/banned.h"
+
+#endif

@@ -1,0 +1,135 @@
+/*
+ * Command-line options declared as data. One static-shaped table per
+ * command parses argv, validates each value's type, and prints the help
+ * text, so the three can never disagree.
+ *
+ * Value pointers by type:
+ *   OPT_BOOL      int *         (1 when given; "--no-NAME" sets 0 with OPT_NEGATABLE)
+ *   OPT_INT       long *        (range checked against min..max when max > min)
+ *   OPT_FLOAT     double *      (finite)
+ *   OPT_DURATION  long *        milliseconds; "90", "90s", "1500ms", "15m", "2h", "1h30m"
+ *   OPT_STRING    const char ** (borrowed from argv)
+ *   OPT_CHOICE    const char ** one of `choices` (borrowed from the table)
+ *   OPT_LIST      struct strvec * repeatable; each use appends one value
+ *   OPT_KV        struct strvec * repeatable KEY=VALUE, KEY a shell variable name
+ *   OPT_GROUP     no value: a heading in the help text
+ */
+#ifndef GDNCTL_OPT_H
+#define GDNCTL_OPT_H
+
+#include "gdnctl/compat.h"
+
+struct sbuf;
+struct strvec;
+struct gdn_err;
+
+enum opt_type {
+	OPT_END = 0,
+	OPT_GROUP,
+	OPT_BOOL,
+	OPT_INT,
+	OPT_FLOAT,
+	OPT_DURATION,
+	OPT_STRING,
+	OPT_CHOICE,
+	OPT_LIST,
+	OPT_KV,
+};
+
+enum opt_flags {
+	OPT_NEGATABLE = 1 << 0, /* --no-NAME accepted for a bool */
+	OPT_HIDDEN = 1 << 1,	/* parsed, not shown in help */
+	OPT_REQUIRED = 1 << 2,	/* must be given */
+};
+
+struct opt {
+	enum opt_type type;
+	char short_name;
+	const char *long_name;
+	void *value;
+	const char *argh;	    /* argument name in help: "N", "PATH" */
+	const char *help;	    /* one line */
+	const char *const *choices; /* OPT_CHOICE: NULL-terminated */
+	const char *defval;	    /* shown as "(default: X)"; not applied */
+	int flags;
+	long min, max; /* OPT_INT range when max > min */
+	int seen;      /* set by the parser: times given */
+};
+
+#define OPT_END_()                                                         \
+	{                                                                  \
+		OPT_END, 0, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 0 \
+	}
+#define OPT_GROUP_(title)                                                       \
+	{                                                                       \
+		OPT_GROUP, 0, NULL, NULL, NULL, (title), NULL, NULL, 0, 0, 0, 0 \
+	}
+#define OPT_BOOL_(s, l, v, h)                                              \
+	{                                                                  \
+		OPT_BOOL, (s), (l), (v), NULL, (h), NULL, NULL, 0, 0, 0, 0 \
+	}
+#define OPT_INT_(s, l, v, a, h, d, lo, hi)                                    \
+	{                                                                     \
+		OPT_INT, (s), (l), (v), (a), (h), NULL, (d), 0, (lo), (hi), 0 \
+	}
+#define OPT_FLOAT_(s, l, v, a, h, d)                                      \
+	{                                                                 \
+		OPT_FLOAT, (s), (l), (v), (a), (h), NULL, (d), 0, 0, 0, 0 \
+	}
+#define OPT_DURATION_(s, l, v, h, d)                                                \
+	{                                                                           \
+		OPT_DURATION, (s), (l), (v), "DURATION", (h), NULL, (d), 0, 0, 0, 0 \
+	}
+#define OPT_STRING_(s, l, v, a, h, d)                                      \
+	{                                                                  \
+		OPT_STRING, (s), (l), (v), (a), (h), NULL, (d), 0, 0, 0, 0 \
+	}
+#define OPT_CHOICE_(s, l, v, c, h, d)                                      \
+	{                                                                  \
+		OPT_CHOICE, (s), (l), (v), NULL, (h), (c), (d), 0, 0, 0, 0 \
+	}
+#define OPT_LIST_(s, l, v, a, h)                                          \
+	{                                                                 \
+		OPT_LIST, (s), (l), (v), (a), (h), NULL, NULL, 0, 0, 0, 0 \
+	}
+#define OPT_KV_(s, l, v, h)                                                     \
+	{                                                                       \
+		OPT_KV, (s), (l), (v), "KEY=VALUE", (h), NULL, NULL, 0, 0, 0, 0 \
+	}
+
+/* What a command is, for its help text. */
+struct opt_usage {
+	const char *usage;   /* "gdnctl lint-log [options]" (one or more lines, \n separated) */
+	const char *summary; /* one line */
+	const char *extra;   /* paragraphs printed after the options, or NULL */
+};
+
+enum opt_parse_flags {
+	OPT_PARSE_STOP_AT_NON_OPTION = 1 << 0, /* first positional ends option parsing */
+	OPT_PARSE_NO_POSITIONAL = 1 << 1,      /* positional arguments are a usage error */
+};
+
+/* Returned by opt_parse when -h/--help was given (help text in `help`). */
+#define OPT_HELP_REQUESTED 1
+
+/*
+ * Parse argv[0..argc) (argv[0] is the command name and is skipped).
+ * Positional arguments (and everything after "--") are appended to `rest`.
+ * Returns 0, OPT_HELP_REQUESTED (the help text is appended to `help`), or
+ * GDN_EUSAGE with a one-line message in err.
+ */
+int opt_parse(struct opt *opts, const struct opt_usage *u, int argc, const char **argv, int flags,
+	      struct strvec *rest, struct sbuf *help, struct gdn_err *err);
+
+/* Append the help text of a command to out. */
+void opt_help(const struct opt *opts, const struct opt_usage *u, struct sbuf *out);
+
+/* Value parsers shared with configuration loading. Each returns 0 or GDN_EUSAGE. */
+int opt_parse_long(const char *s, long *out);
+int opt_parse_double(const char *s, double *out);
+int opt_parse_duration_ms(const char *s, long *out_ms);
+int opt_parse_kv(const char *s, size_t *key_len);
+/* Whether `s` is a valid environment variable name ([A-Za-z_][A-Za-z0-9_]*). */
+bool opt_is_env_name(const char *s, size_t len);
+
+#endif

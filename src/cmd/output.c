@@ -1,0 +1,75 @@
+/* Output helpers shared by commands: the only place that prints. */
+#include "gdnctl/compat.h"
+#include "gdnctl/cmd.h"
+#include "gdnctl/err.h"
+#include "gdnctl/exitcode.h"
+#include "gdnctl/opt.h"
+#include "gdnctl/sbuf.h"
+
+static void vsay(FILE *f, const char *tag, const char *fmt, va_list ap)
+{
+	struct sbuf sb = SBUF_INIT;
+
+	sbuf_adds(&sb, "[gdnctl] ");
+	sbuf_adds(&sb, tag);
+	sbuf_vaddf(&sb, fmt, ap);
+	sbuf_addch(&sb, '\n');
+	fwrite(sb.buf, 1, sb.len, f);
+	fflush(f);
+	sbuf_release(&sb);
+}
+
+void gdn_say(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay(stdout, "", fmt, ap);
+	va_end(ap);
+}
+
+void gdn_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay(stderr, "WARNING: ", fmt, ap);
+	va_end(ap);
+}
+
+void gdn_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay(stderr, "error: ", fmt, ap);
+	va_end(ap);
+}
+
+int gdn_die_err(const struct gdn_err *err)
+{
+	gdn_error("%s", err->msg[0] ? err->msg : "unknown error");
+	return gdn_exit_for_error(err->code ? err->code : GDN_EFAILED);
+}
+
+bool gdn_cmd_parse_opts(struct opt *opts, const struct opt_usage *u, int argc, const char **argv,
+			int flags, struct strvec *rest, int *exit_code)
+{
+	struct sbuf help = SBUF_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	int ret = opt_parse(opts, u, argc, argv, flags, rest, &help, &err);
+	bool go_on = false;
+
+	if (ret == OPT_HELP_REQUESTED) {
+		fwrite(help.buf, 1, help.len, stdout);
+		*exit_code = GDN_EXIT_OK;
+	} else if (ret) {
+		gdn_error("%s", err.msg);
+		fprintf(stderr, "[gdnctl] see 'gdnctl %s -h'\n", argv[0]);
+		*exit_code = GDN_EXIT_USAGE;
+	} else {
+		go_on = true;
+	}
+	sbuf_release(&help);
+	return go_on;
+}

@@ -1,0 +1,24 @@
+/*
+ * The command table: one sorted list of every command and alias. Aliases
+ * of the original gdnctl.py names live here too, marked CMD_ALIAS.
+ */
+#include "gdnctl/compat.h"
+#include "gdnctl/cmd.h"
+
+const struct gdn_cmd gdn_commands[] = {
+    {"config", cmd_config, "show the effective configuration and where each value came from",
+     CMD_NEEDS_CONFIG, NULL},
+    {"help", cmd_help, "show help for gdnctl or one command", 0, NULL},
+    {"lint-log", cmd_lint_log, "check the markdown running log of iterations", CMD_NEEDS_CONFIG,
+     NULL},
+    {"version", cmd_version, "print the version", 0, NULL},
+    {NULL, NULL, NULL, 0, NULL},
+};
+
+const struct gdn_cmd *gdn_cmd_find(const char *name)
+{
+	for (const struct gdn_cmd *c = gdn_commands; c->name; c++)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}

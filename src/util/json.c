@@ -1,0 +1,36 @@
+#include "gdnctl/compat.h"
+#include "gdnctl/json.h"
+#include "gdnctl/sbuf.h"
+
+json_t *gdn_json_doc(const char *schema)
+{
+	json_t *doc = json_object();
+
+	json_object_set_new(doc, "schema", json_string(schema));
+	return doc;
+}
+
+static int dump_cb(const char *buffer, size_t size, void *data)
+{
+	sbuf_add(data, buffer, size);
+	return 0;
+}
+
+void gdn_json_dump(struct sbuf *out, const json_t *doc)
+{
+	json_dump_callback(doc, dump_cb, out,
+			   JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+	sbuf_addch(out, '\n');
+}
+
+int gdn_json_print(json_t *doc)
+{
+	struct sbuf sb = SBUF_INIT;
+	int ret;
+
+	gdn_json_dump(&sb, doc);
+	json_decref(doc);
+	ret = fwrite(sb.buf, 1, sb.len, stdout) == sb.len ? 0 : -1;
+	sbuf_release(&sb);
+	return ret;
+}

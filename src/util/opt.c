@@ -1,0 +1,391 @@
+#include "gdnctl/compat.h"
+#include "gdnctl/opt.h"
+#include "gdnctl/err.h"
+#include "gdnctl/sbuf.h"
+#include "gdnctl/strvec.h"
+
+int opt_parse_long(const char *s, long *out)
+{
+	char *end;
+	long v;
+
+	if (!s || !*s || isspace((unsigned char)*s))
+		return GDN_EUSAGE;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end)
+		return GDN_EUSAGE;
+	*out = v;
+	return 0;
+}
+
+int opt_parse_double(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s || isspace((unsigned char)*s))
+		return GDN_EUSAGE;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || v != v || v > 1e308 || v < -1e308)
+		return GDN_EUSAGE;
+	*out = v;
+	return 0;
+}
+
+/* "90" (seconds), "1500ms", "90s", "15m", "2h", "1d", and sums like "1h30m". */
+int opt_parse_duration_ms(const char *s, long *out_ms)
+{
+	long long total = 0;
+	bool any = false;
+
+	if (!s || !*s)
+		return GDN_EUSAGE;
+	while (*s) {
+		long long n = 0, mult;
+		bool digits = false;
+
+		while (isdigit((unsigned char)*s)) {
+			n = n * 10 + (*s++ - '0');
+			digits = true;
+			if (n > 1000000000LL)
+				return GDN_EUSAGE;
+		}
+		if (!digits)
+			return GDN_EUSAGE;
+		if (!strncmp(s, "ms", 2)) {
+			mult = 1;
+			s += 2;
+		} else if (*s == 's') {
+			mult = 1000;
+			s++;
+		} else if (*s == 'm') {
+			mult = 60 * 1000;
+			s++;
+		} else if (*s == 'h') {
+			mult = 3600 * 1000;
+			s++;
+		} else if (*s == 'd') {
+			mult = 86400LL * 1000;
+			s++;
+		} else if (!*s && !any) {
+			mult =
+			    1000; /* a bare number is seconds, as the original's *-seconds flags */
+		} else {
+			return GDN_EUSAGE;
+		}
+		total += n * mult;
+		if (total > LONG_MAX / 2)
+			return GDN_EUSAGE;
+		any = true;
+	}
+	*out_ms = (long)total;
+	return 0;
+}
+
+bool opt_is_env_name(const char *s, size_t len)
+{
+	if (!len || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+		return false;
+	for (size_t i = 1; i < len; i++)
+		if (!(isalnum((unsigned char)s[i]) || s[i] == '_'))
+			return false;
+	return true;
+}
+
+int opt_parse_kv(const char *s, size_t *key_len)
+{
+	const char *eq = strchr(s, '=');
+
+	if (!eq || !opt_is_env_name(s, (size_t)(eq - s)))
+		return GDN_EUSAGE;
+	if (key_len)
+		*key_len = (size_t)(eq - s);
+	return 0;
+}
+
+static const char *type_argh(const struct opt *o)
+{
+	if (o->argh)
+		return o->argh;
+	switch (o->type) {
+	case OPT_INT:
+		return "N";
+	case OPT_FLOAT:
+		return "X";
+	case OPT_DURATION:
+		return "DURATION";
+	case OPT_KV:
+		return "KEY=VALUE";
+	default:
+		return "VALUE";
+	}
+}
+
+static void choices_join(struct sbuf *sb, const char *const *c, const char *sep)
+{
+	for (size_t i = 0; c && c[i]; i++)
+		sbuf_addf(sb, "%s%s", i ? sep : "", c[i]);
+}
+
+static int bad_value(const struct opt *o, const char *v, const char *what, struct gdn_err *err)
+{
+	return gdn_err_set(err, GDN_EUSAGE, "option '--%s': %s, got '%s'", o->long_name, what, v);
+}
+
+static int set_value(struct opt *o, const char *v, struct gdn_err *err)
+{
+	switch (o->type) {
+	case OPT_INT: {
+		long n;
+		if (opt_parse_long(v, &n))
+			return bad_value(o, v, "expected an integer", err);
+		if (o->max > o->min && (n < o->min || n > o->max))
+			return gdn_err_set(err, GDN_EUSAGE,
+					   "option '--%s': %ld is out of range %ld..%ld",
+					   o->long_name, n, o->min, o->max);
+		*(long *)o->value = n;
+		return 0;
+	}
+	case OPT_FLOAT: {
+		double d;
+		if (opt_parse_double(v, &d))
+			return bad_value(o, v, "expected a number", err);
+		*(double *)o->value = d;
+		return 0;
+	}
+	case OPT_DURATION: {
+		long ms;
+		if (opt_parse_duration_ms(v, &ms))
+			return bad_value(o, v, "expected a duration like 90s, 15m or 2h", err);
+		*(long *)o->value = ms;
+		return 0;
+	}
+	case OPT_STRING:
+		*(const char **)o->value = v;
+		return 0;
+	case OPT_CHOICE:
+		for (size_t i = 0; o->choices && o->choices[i]; i++) {
+			if (!strcmp(o->choices[i], v)) {
+				*(const char **)o->value = o->choices[i];
+				return 0;
+			}
+		}
+		{
+			struct sbuf sb = SBUF_INIT;
+			int ret;
+
+			choices_join(&sb, o->choices, ", ");
+			ret = gdn_err_set(err, GDN_EUSAGE,
+					  "option '--%s': invalid choice '%s' (choose from %s)",
+					  o->long_name, v, sb.buf);
+			sbuf_release(&sb);
+			return ret;
+		}
+	case OPT_LIST:
+		strvec_push(o->value, v);
+		return 0;
+	case OPT_KV:
+		if (opt_parse_kv(v, NULL))
+			return bad_value(o, v, "expected KEY=VALUE with KEY a variable name", err);
+		strvec_push(o->value, v);
+		return 0;
+	default:
+		BUG("option '--%s' has no value type", o->long_name);
+	}
+}
+
+static struct opt *find_long(struct opt *opts, const char *name, size_t len, bool *negated)
+{
+	*negated = false;
+	for (struct opt *o = opts; o->type != OPT_END; o++) {
+		if (!o->long_name)
+			continue;
+		if (strlen(o->long_name) == len && !strncmp(o->long_name, name, len))
+			return o;
+	}
+	if (len > 3 && !strncmp(name, "no-", 3)) {
+		for (struct opt *o = opts; o->type != OPT_END; o++) {
+			if (o->long_name && o->type == OPT_BOOL && (o->flags & OPT_NEGATABLE) &&
+			    strlen(o->long_name) == len - 3 &&
+			    !strncmp(o->long_name, name + 3, len - 3)) {
+				*negated = true;
+				return o;
+			}
+		}
+	}
+	return NULL;
+}
+
+static struct opt *find_short(struct opt *opts, char c)
+{
+	for (struct opt *o = opts; o->type != OPT_END; o++)
+		if (o->short_name && o->short_name == c)
+			return o;
+	return NULL;
+}
+
+static const char *opt_display(const struct opt *o, struct sbuf *tmp)
+{
+	sbuf_reset(tmp);
+	if (o->long_name)
+		sbuf_addf(tmp, "--%s", o->long_name);
+	else
+		sbuf_addf(tmp, "-%c", o->short_name);
+	return tmp->buf;
+}
+
+int opt_parse(struct opt *opts, const struct opt_usage *u, int argc, const char **argv, int flags,
+	      struct strvec *rest, struct sbuf *help, struct gdn_err *err)
+{
+	struct sbuf tmp = SBUF_INIT;
+	int ret = 0, i;
+
+	for (struct opt *o = opts; o->type != OPT_END; o++)
+		o->seen = 0;
+
+	for (i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		struct opt *o = NULL;
+		const char *val = NULL;
+		bool negated = false, has_inline = false;
+
+		if (!strcmp(arg, "--")) {
+			i++;
+			break;
+		}
+		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+			opt_help(opts, u, help);
+			ret = OPT_HELP_REQUESTED;
+			goto out;
+		}
+		if (arg[0] != '-' || !arg[1]) {
+			if (flags & OPT_PARSE_NO_POSITIONAL) {
+				ret = gdn_err_set(err, GDN_EUSAGE, "unexpected argument '%s'", arg);
+				goto out;
+			}
+			if (flags & OPT_PARSE_STOP_AT_NON_OPTION)
+				break;
+			strvec_push(rest, arg);
+			continue;
+		}
+		if (arg[1] == '-') {
+			const char *name = arg + 2, *eq = strchr(name, '=');
+			size_t len = eq ? (size_t)(eq - name) : strlen(name);
+
+			o = find_long(opts, name, len, &negated);
+			if (!o) {
+				ret = gdn_err_set(err, GDN_EUSAGE, "unknown option '--%.*s'",
+						  (int)len, name);
+				goto out;
+			}
+			if (eq) {
+				val = eq + 1;
+				has_inline = true;
+			}
+		} else {
+			o = find_short(opts, arg[1]);
+			if (!o) {
+				ret = gdn_err_set(err, GDN_EUSAGE, "unknown option '-%c'", arg[1]);
+				goto out;
+			}
+			if (arg[2]) {
+				val = arg + 2;
+				has_inline = true;
+			}
+		}
+		o->seen++;
+		if (o->type == OPT_BOOL) {
+			if (has_inline) {
+				ret = gdn_err_set(err, GDN_EUSAGE, "option '%s' takes no value",
+						  opt_display(o, &tmp));
+				goto out;
+			}
+			*(int *)o->value = negated ? 0 : 1;
+			continue;
+		}
+		if (!has_inline) {
+			if (i + 1 >= argc) {
+				ret = gdn_err_set(err, GDN_EUSAGE, "option '%s' requires a value",
+						  opt_display(o, &tmp));
+				goto out;
+			}
+			val = argv[++i];
+		}
+		ret = set_value(o, val, err);
+		if (ret)
+			goto out;
+	}
+	for (; i < argc; i++)
+		strvec_push(rest, argv[i]);
+
+	for (struct opt *o = opts; o->type != OPT_END; o++) {
+		if ((o->flags & OPT_REQUIRED) && !o->seen) {
+			ret = gdn_err_set(err, GDN_EUSAGE, "option '%s' is required",
+					  opt_display(o, &tmp));
+			goto out;
+		}
+	}
+out:
+	sbuf_release(&tmp);
+	return ret;
+}
+
+void opt_help(const struct opt *opts, const struct opt_usage *u, struct sbuf *out)
+{
+	struct sbuf left = SBUF_INIT;
+	const char *line = u->usage;
+
+	/* usage lines */
+	for (int first = 1; line && *line; first = 0) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+
+		sbuf_addf(out, "%s%.*s\n", first ? "usage: " : "   or: ", (int)len, line);
+		line = nl ? nl + 1 : NULL;
+	}
+	if (u->summary)
+		sbuf_addf(out, "\n%s\n", u->summary);
+	sbuf_adds(out, "\n");
+
+	for (const struct opt *o = opts; o->type != OPT_END; o++) {
+		if (o->flags & OPT_HIDDEN)
+			continue;
+		if (o->type == OPT_GROUP) {
+			sbuf_addf(out, "\n%s\n", o->help);
+			continue;
+		}
+		sbuf_reset(&left);
+		sbuf_adds(&left, "    ");
+		if (o->short_name)
+			sbuf_addf(&left, "-%c%s", o->short_name, o->long_name ? ", " : "");
+		if (o->long_name)
+			sbuf_addf(&left, "--%s%s", (o->flags & OPT_NEGATABLE) ? "[no-]" : "",
+				  o->long_name);
+		if (o->type == OPT_CHOICE) {
+			sbuf_adds(&left, " {");
+			choices_join(&left, o->choices, "|");
+			sbuf_adds(&left, "}");
+		} else if (o->type != OPT_BOOL) {
+			sbuf_addf(&left, " %s", type_argh(o));
+		}
+		sbuf_adds(out, left.buf);
+		if (left.len >= 30)
+			sbuf_addf(out, "\n%30s", "");
+		else
+			sbuf_addf(out, "%*s", (int)(30 - left.len), "");
+		sbuf_addf(out, "  %s", o->help ? o->help : "");
+		if (o->type == OPT_LIST || o->type == OPT_KV)
+			sbuf_adds(out, " (repeatable)");
+		if (o->flags & OPT_REQUIRED)
+			sbuf_adds(out, " (required)");
+		if (o->defval)
+			sbuf_addf(out, " (default: %s)", o->defval);
+		sbuf_addch(out, '\n');
+	}
+	sbuf_addf(out, "    -h, --help%20s  show this help\n", "");
+	if (u->extra)
+		sbuf_addf(out, "\n%s\n", u->extra);
+	sbuf_release(&left);
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# House rules that the compiler does not check: formatting, the first
+# include, and no shell-spawning calls anywhere in the sources.
+. "$(dirname "$0")/lib.sh"
+cd "$GDNCTL_SOURCE_DIR" || exit 1
+
+mapfile -t c_files < <(find src include tests/unit tests/fuzz -name '*.[ch]' | sort)
+
+test_expect_success 'there are sources to check' '
+	test ${#c_files[@]} -gt 10
+'
+
+if command -v clang-format >/dev/null 2>&1; then
+	test_expect_success 'sources follow .clang-format' '
+		clang-format --dry-run --Werror "${c_files[@]}"
+	'
+else
+	test_skip 'sources follow .clang-format' 'clang-format is not installed (bash .ci/setup test installs it)'
+fi
+
+test_expect_success 'every .c file includes gdnctl/compat.h first' '
+	bad=0
+	for f in $(printf "%s\n" "${c_files[@]}" | grep "\.c$"); do
+		first=$(grep -m1 "^#include" "$f")
+		if [ "$first" != "#include \"gdnctl/compat.h\"" ]; then
+			echo "$f: first include is: $first"
+			bad=1
+		fi
+	done
+	test $bad = 0
+'
+
+test_expect_success 'no system(), popen() or exec through a shell in src/' '
+	test_grep ! -nE "\b(system|popen)[[:space:]]*\(" src/ -r &&
+	test_grep ! -nE "\"/bin/sh\"|\"sh\", \"-c\"" src/ -r
+'
+
+test_expect_success 'banned.h is what compat.h includes last' '
+	test "$(grep "^#include" include/gdnctl/compat.h | tail -1)" = "#include \"gdnctl/banned.h\""
+'
+
+test_done

@@ -1,0 +1,238 @@
+/* Unit tests for options-as-data: parsing, validation and help text. */
+#include "gdnctl/compat.h"
+#include <setjmp.h>
+#include <cmocka.h>
+#include "gdnctl/err.h"
+#include "gdnctl/opt.h"
+#include "gdnctl/sbuf.h"
+#include "gdnctl/strvec.h"
+
+static const char *const scopes[] = {"last-entry", "all", NULL};
+static const struct opt_usage usage = {"gdnctl demo [options] [--] [ARGS...]", "Try options.",
+				       "Extra text."};
+
+struct vals {
+	int flag, neg;
+	long n, dur;
+	double f;
+	const char *s, *choice;
+	struct strvec list, kv, rest;
+};
+
+static int parse(struct vals *v, int flags, struct sbuf *help, struct gdn_err *err, int argc,
+		 const char **argv)
+{
+	struct opt opts[] = {
+	    OPT_GROUP_("Main options"),
+	    OPT_BOOL_('f', "flag", &v->flag, "a flag"),
+	    {OPT_BOOL, 0, "sync", &v->neg, NULL, "sync first", NULL, NULL, OPT_NEGATABLE, 0, 0, 0},
+	    OPT_INT_('n', "num", &v->n, "N", "a number", "3", 1, 10),
+	    OPT_FLOAT_(0, "ratio", &v->f, "X", "a ratio", "0.25"),
+	    OPT_DURATION_(0, "timeout", &v->dur, "how long", "2h"),
+	    OPT_STRING_('o', "output", &v->s, "PATH", "where", NULL),
+	    OPT_CHOICE_(0, "scope", &v->choice, scopes, "which part", "last-entry"),
+	    OPT_LIST_(0, "field", &v->list, "NAME", "a field"),
+	    OPT_KV_('e', "env", &v->kv, "an environment variable"),
+	    OPT_END_(),
+	};
+	return opt_parse(opts, &usage, argc, argv, flags, &v->rest, help, err);
+}
+
+static void init_vals(struct vals *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->neg = 1;
+	strvec_init(&v->list);
+	strvec_init(&v->kv);
+	strvec_init(&v->rest);
+}
+
+static void free_vals(struct vals *v)
+{
+	strvec_clear(&v->list);
+	strvec_clear(&v->kv);
+	strvec_clear(&v->rest);
+}
+
+static void parses_every_type(void **state)
+{
+	struct vals v;
+	struct sbuf help = SBUF_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	const char *argv[] = {"demo",
+			      "-f",
+			      "--no-sync",
+			      "--num=7",
+			      "--ratio",
+			      "0.5",
+			      "--timeout",
+			      "1h30m",
+			      "-oout.txt",
+			      "--scope",
+			      "all",
+			      "pos1",
+			      "--field",
+			      "Date",
+			      "--field=Commit",
+			      "-e",
+			      "A_B=c=d",
+			      "--",
+			      "--not-an-option",
+			      NULL};
+
+	init_vals(&v);
+	assert_int_equal(parse(&v, 0, &help, &err, 19, argv), 0);
+	assert_int_equal(v.flag, 1);
+	assert_int_equal(v.neg, 0);
+	assert_int_equal(v.n, 7);
+	assert_true(v.f == 0.5);
+	assert_int_equal(v.dur, 90L * 60 * 1000);
+	assert_string_equal(v.s, "out.txt");
+	assert_string_equal(v.choice, "all");
+	assert_int_equal(v.list.nr, 2);
+	assert_string_equal(v.list.v[1], "Commit");
+	assert_string_equal(v.kv.v[0], "A_B=c=d");
+	assert_int_equal(v.rest.nr, 2);
+	assert_string_equal(v.rest.v[0], "pos1");
+	assert_string_equal(v.rest.v[1], "--not-an-option");
+	free_vals(&v);
+	sbuf_release(&help);
+}
+
+static void expect_usage_error(const char *const *argv, int argc, const char *needle)
+{
+	struct vals v;
+	struct sbuf help = SBUF_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+
+	init_vals(&v);
+	assert_int_equal(parse(&v, OPT_PARSE_NO_POSITIONAL, &help, &err, argc, (const char **)argv),
+			 GDN_EUSAGE);
+	if (!strstr(err.msg, needle))
+		fail_msg("message '%s' lacks '%s'", err.msg, needle);
+	assert_null(strchr(err.msg, '\n'));
+	free_vals(&v);
+	sbuf_release(&help);
+}
+
+static void rejects_bad_values(void **state)
+{
+	const char *a1[] = {"demo", "--num", "x"};
+	const char *a2[] = {"demo", "--num", "11"};
+	const char *a3[] = {"demo", "--scope", "some"};
+	const char *a4[] = {"demo", "--timeout", "5 minutes"};
+	const char *a5[] = {"demo", "--ratio", "nan"};
+	const char *a6[] = {"demo", "-e", "1BAD=x"};
+	const char *a7[] = {"demo", "-e", "NOEQUALS"};
+	const char *a8[] = {"demo", "--unknown"};
+	const char *a9[] = {"demo", "--output"};
+	const char *a10[] = {"demo", "--flag=1"};
+	const char *a11[] = {"demo", "positional"};
+	const char *a12[] = {"demo", "--nu", "3"};
+	const char *a13[] = {"demo", "--no-flag"};
+
+	expect_usage_error(a1, 3, "option '--num': expected an integer, got 'x'");
+	expect_usage_error(a2, 3, "11 is out of range 1..10");
+	expect_usage_error(a3, 3, "invalid choice 'some' (choose from last-entry, all)");
+	expect_usage_error(a4, 3, "expected a duration");
+	expect_usage_error(a5, 3, "expected a number");
+	expect_usage_error(a6, 3, "expected KEY=VALUE");
+	expect_usage_error(a7, 3, "expected KEY=VALUE");
+	expect_usage_error(a8, 2, "unknown option '--unknown'");
+	expect_usage_error(a9, 2, "option '--output' requires a value");
+	expect_usage_error(a10, 2, "takes no value");
+	expect_usage_error(a11, 2, "unexpected argument 'positional'");
+	/* exact names only: no prefix matching */
+	expect_usage_error(a12, 3, "unknown option '--nu'");
+	/* --no- only for negatable bools */
+	expect_usage_error(a13, 2, "unknown option '--no-flag'");
+}
+
+static void help_lists_every_option(void **state)
+{
+	struct vals v;
+	struct sbuf help = SBUF_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	const char *argv[] = {"demo", "--num", "2", "-h"};
+	const char *want[] = {"usage: gdnctl demo [options] [--] [ARGS...]",
+			      "Try options.",
+			      "Main options",
+			      "-f, --flag",
+			      "--[no-]sync",
+			      "-n, --num N",
+			      "(default: 3)",
+			      "--ratio X",
+			      "--timeout DURATION",
+			      "-o, --output PATH",
+			      "--scope {last-entry|all}",
+			      "--field NAME",
+			      "(repeatable)",
+			      "-e, --env KEY=VALUE",
+			      "-h, --help",
+			      "Extra text."};
+
+	init_vals(&v);
+	assert_int_equal(parse(&v, 0, &help, &err, 4, argv), OPT_HELP_REQUESTED);
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+		if (!strstr(help.buf, want[i]))
+			fail_msg("help lacks '%s':\n%s", want[i], help.buf);
+	free_vals(&v);
+	sbuf_release(&help);
+}
+
+static void durations(void **state)
+{
+	long ms;
+
+	assert_int_equal(opt_parse_duration_ms("90", &ms), 0);
+	assert_int_equal(ms, 90000);
+	assert_int_equal(opt_parse_duration_ms("90s", &ms), 0);
+	assert_int_equal(ms, 90000);
+	assert_int_equal(opt_parse_duration_ms("1500ms", &ms), 0);
+	assert_int_equal(ms, 1500);
+	assert_int_equal(opt_parse_duration_ms("15m", &ms), 0);
+	assert_int_equal(ms, 900000);
+	assert_int_equal(opt_parse_duration_ms("2h", &ms), 0);
+	assert_int_equal(ms, 7200000);
+	assert_int_equal(opt_parse_duration_ms("1d2h", &ms), 0);
+	assert_int_equal(ms, 93600000);
+	assert_int_equal(opt_parse_duration_ms("0", &ms), 0);
+	assert_int_equal(ms, 0);
+	assert_int_equal(opt_parse_duration_ms("", &ms), GDN_EUSAGE);
+	assert_int_equal(opt_parse_duration_ms("h", &ms), GDN_EUSAGE);
+	assert_int_equal(opt_parse_duration_ms("5x", &ms), GDN_EUSAGE);
+	assert_int_equal(opt_parse_duration_ms("-5s", &ms), GDN_EUSAGE);
+	assert_int_equal(opt_parse_duration_ms("1h30", &ms), GDN_EUSAGE);
+	assert_int_equal(opt_parse_duration_ms("99999999999999s", &ms), GDN_EUSAGE);
+}
+
+static void numbers_and_names(void **state)
+{
+	long n;
+	double d;
+	size_t klen;
+
+	assert_int_equal(opt_parse_long("-12", &n), 0);
+	assert_int_equal(n, -12);
+	assert_int_equal(opt_parse_long(" 1", &n), GDN_EUSAGE);
+	assert_int_equal(opt_parse_long("1e3", &n), GDN_EUSAGE);
+	assert_int_equal(opt_parse_long("99999999999999999999999", &n), GDN_EUSAGE);
+	assert_int_equal(opt_parse_double("2.5e-1", &d), 0);
+	assert_true(d == 0.25);
+	assert_int_equal(opt_parse_double("inf", &d), GDN_EUSAGE);
+	assert_int_equal(opt_parse_kv("EMPTY=", &klen), 0);
+	assert_int_equal(klen, 5);
+	assert_true(opt_is_env_name("_A1", 3));
+	assert_false(opt_is_env_name("A-B", 3));
+	assert_false(opt_is_env_name("", 0));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(parses_every_type),       cmocka_unit_test(rejects_bad_values),
+	    cmocka_unit_test(help_lists_every_option), cmocka_unit_test(durations),
+	    cmocka_unit_test(numbers_and_names),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,212 @@
+/* Unit tests for sbuf, strvec and the error helpers. */
+#include "gdnctl/compat.h"
+#include <setjmp.h>
+#include <cmocka.h>
+#include "gdnctl/err.h"
+#include "gdnctl/exitcode.h"
+#include "gdnctl/sbuf.h"
+#include "gdnctl/strvec.h"
+#include "gdnctl/xalloc.h"
+
+static void sbuf_never_null(void **state)
+{
+	struct sbuf sb = SBUF_INIT;
+
+	assert_non_null(sb.buf);
+	assert_string_equal(sb.buf, "");
+	sbuf_adds(&sb, "abc");
+	sbuf_addch(&sb, 'd');
+	sbuf_addf(&sb, "-%d-%s", 42, "x");
+	assert_string_equal(sb.buf, "abcd-42-x");
+	assert_int_equal(sb.len, 9);
+	sbuf_release(&sb);
+	assert_non_null(sb.buf);
+	assert_string_equal(sb.buf, "");
+	assert_int_equal(sb.len, 0);
+}
+
+static void sbuf_grows_past_initial(void **state)
+{
+	struct sbuf sb = SBUF_INIT;
+
+	for (int i = 0; i < 10000; i++)
+		sbuf_addf(&sb, "%04d", i % 10000);
+	assert_int_equal(sb.len, 40000);
+	assert_memory_equal(sb.buf + 39996, "9999", 4);
+	assert_int_equal(sb.buf[sb.len], '\0');
+	sbuf_release(&sb);
+}
+
+static void sbuf_limit_truncates(void **state)
+{
+	struct sbuf sb = SBUF_INIT;
+
+	sb.limit = 5;
+	assert_int_equal(sbuf_adds(&sb, "abc"), 0);
+	assert_int_equal(sbuf_adds(&sb, "defg"), -1);
+	assert_string_equal(sb.buf, "abcde");
+	assert_int_equal(sbuf_addch(&sb, 'z'), -1);
+	assert_int_equal(sbuf_addf(&sb, "%s", "more"), -1);
+	assert_string_equal(sb.buf, "abcde");
+	sbuf_release(&sb);
+	assert_int_equal(sb.limit, 5);
+}
+
+static void sbuf_detach_and_trim(void **state)
+{
+	struct sbuf sb = SBUF_INIT;
+	size_t len;
+	char *s;
+
+	sbuf_adds(&sb, "  \t hello world \n");
+	sbuf_trim(&sb);
+	assert_string_equal(sb.buf, "hello world");
+	assert_true(sbuf_starts_with(&sb, "hello"));
+	assert_false(sbuf_starts_with(&sb, "world"));
+	s = sbuf_detach(&sb, &len);
+	assert_string_equal(s, "hello world");
+	assert_int_equal(len, 11);
+	assert_string_equal(sb.buf, "");
+	free(s);
+	/* detaching an empty buffer still gives an owned string */
+	s = sbuf_detach(&sb, NULL);
+	assert_string_equal(s, "");
+	free(s);
+}
+
+static void sbuf_shell_quoting(void **state)
+{
+	struct sbuf sb = SBUF_INIT;
+
+	sbuf_add_shell_quoted(&sb, "plain-word_1.2/x");
+	sbuf_addch(&sb, ' ');
+	sbuf_add_shell_quoted(&sb, "a b");
+	sbuf_addch(&sb, ' ');
+	sbuf_add_shell_quoted(&sb, "it's");
+	sbuf_addch(&sb, ' ');
+	sbuf_add_shell_quoted(&sb, "");
+	sbuf_addch(&sb, ' ');
+	sbuf_add_shell_quoted(&sb, "$(touch pwned); `id`");
+	assert_string_equal(sb.buf, "plain-word_1.2/x 'a b' 'it'\\''s' '' '$(touch pwned); `id`'");
+	sbuf_release(&sb);
+}
+
+static void sbuf_read_file_errors(void **state)
+{
+	struct sbuf sb = SBUF_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	char path[] = "/tmp/gdnctl-test-XXXXXX";
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "hello\n", 6), 6);
+	close(fd);
+	assert_int_equal(sbuf_read_file(&sb, path, 0, &err), 0);
+	assert_string_equal(sb.buf, "hello\n");
+	sbuf_reset(&sb);
+	assert_int_equal(sbuf_read_file(&sb, path, 3, &err), GDN_EIO);
+	assert_non_null(strstr(err.msg, "larger than 3 bytes"));
+	unlink(path);
+	sbuf_reset(&sb);
+	assert_int_equal(sbuf_read_file(&sb, path, 0, &err), GDN_ENOTFOUND);
+	assert_non_null(strstr(err.msg, "No such file or directory"));
+	assert_non_null(strstr(err.msg, path));
+	assert_int_equal(sbuf_read_file(&sb, "/", 0, &err), GDN_EIO);
+	sbuf_release(&sb);
+}
+
+static void strvec_basics(void **state)
+{
+	struct strvec sv = STRVEC_INIT;
+	const char **det;
+
+	assert_non_null(sv.v);
+	assert_null(sv.v[0]);
+	strvec_push(&sv, "a");
+	strvec_pushf(&sv, "%s=%d", "K", 1);
+	strvec_pushl(&sv, "x", "y", NULL);
+	assert_int_equal(sv.nr, 4);
+	assert_string_equal(sv.v[1], "K=1");
+	assert_null(sv.v[4]);
+	assert_true(strvec_contains(&sv, "y"));
+	assert_false(strvec_contains(&sv, "z"));
+	strvec_pop(&sv);
+	assert_int_equal(sv.nr, 3);
+	assert_null(sv.v[3]);
+	det = strvec_detach(&sv);
+	assert_string_equal(det[0], "a");
+	assert_int_equal(sv.nr, 0);
+	for (size_t i = 0; det[i]; i++)
+		free((char *)det[i]);
+	free(det);
+	strvec_clear(&sv);
+}
+
+static void strvec_split_trims(void **state)
+{
+	struct strvec sv = STRVEC_INIT;
+
+	strvec_split(&sv, " Date , Commit,,  Hypothesis ,", ',');
+	assert_int_equal(sv.nr, 3);
+	assert_string_equal(sv.v[0], "Date");
+	assert_string_equal(sv.v[1], "Commit");
+	assert_string_equal(sv.v[2], "Hypothesis");
+	strvec_clear(&sv);
+	strvec_split(&sv, "", ',');
+	assert_int_equal(sv.nr, 0);
+	strvec_clear(&sv);
+}
+
+static int fails_with_context(struct gdn_err *err)
+{
+	errno = ENOENT;
+	gdn_err_errno(err, GDN_EIO, "cannot open '%s'", "x.md");
+	return gdn_err_prefix(err, "loading config");
+}
+
+static void err_messages_and_codes(void **state)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+
+	assert_int_equal(gdn_err_set(&err, GDN_EUSAGE, "bad '%s'", "x"), GDN_EUSAGE);
+	assert_string_equal(err.msg, "bad 'x'");
+	assert_int_equal(fails_with_context(&err), GDN_EIO);
+	assert_string_equal(err.msg,
+			    "loading config: cannot open 'x.md': No such file or directory");
+	assert_int_equal(gdn_err_set(NULL, GDN_ECONFIG, "ignored"), GDN_ECONFIG);
+	assert_int_equal(gdn_exit_for_error(GDN_OK), 0);
+	assert_int_equal(gdn_exit_for_error(GDN_EFAILED), 1);
+	assert_int_equal(gdn_exit_for_error(GDN_EUSAGE), 2);
+	assert_int_equal(gdn_exit_for_error(GDN_ECONFIG), 3);
+	assert_int_equal(gdn_exit_for_error(GDN_EBACKEND), 4);
+	assert_int_equal(gdn_exit_for_error(GDN_ENETWORK), 5);
+	assert_int_equal(gdn_exit_for_error(GDN_ETIMEOUT), 124);
+	assert_int_equal(gdn_exit_for_error(GDN_EINTR), 130);
+	assert_int_equal(gdn_exit_for_error(GDN_EPARSE), 1);
+	assert_string_equal(gdn_errcode_name(GDN_ENETWORK), "network");
+}
+
+static void xalloc_helpers(void **state)
+{
+	char *s = xstrfmt("%s-%05d", "id", 42);
+
+	assert_string_equal(s, "id-00042");
+	free(s);
+	s = xstrndup("abcdef", 3);
+	assert_string_equal(s, "abc");
+	free(s);
+	assert_int_equal(st_mult(3, 7), 21);
+	assert_int_equal(st_add(3, 7), 10);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(sbuf_never_null),	      cmocka_unit_test(sbuf_grows_past_initial),
+	    cmocka_unit_test(sbuf_limit_truncates),   cmocka_unit_test(sbuf_detach_and_trim),
+	    cmocka_unit_test(sbuf_shell_quoting),     cmocka_unit_test(sbuf_read_file_errors),
+	    cmocka_unit_test(strvec_basics),	      cmocka_unit_test(strvec_split_trims),
+	    cmocka_unit_test(err_messages_and_codes), cmocka_unit_test(xalloc_helpers),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
