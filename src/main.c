@@ -12,6 +12,15 @@
 #include "gdnctl/sbuf.h"
 #include "gdnctl/xalloc.h"
 
+/* Whether the command's arguments ask for help (then nothing needs loading). */
+static bool wants_help(int argc, const char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return true;
+	return false;
+}
+
 static int prepare(const struct gdn_cmd *c, struct gdn_ctx *ctx)
 {
 	struct gdn_err err = GDN_ERR_INIT;
@@ -117,7 +126,8 @@ int main(int argc, char **argv)
 	ctx.cwd = cwd;
 	ctx.name = c->name;
 	gdn_proc_install_signal_handlers();
-	code = prepare(c, &ctx);
+	if (!wants_help(argc - i, (const char **)argv + i))
+		code = prepare(c, &ctx);
 	if (!code)
 		code = c->fn(argc - i, (const char **)argv + i, &ctx);
 out:

@@ -384,7 +384,7 @@ void opt_help(const struct opt *opts, const struct opt_usage *u, struct sbuf *ou
 			sbuf_addf(out, " (default: %s)", o->defval);
 		sbuf_addch(out, '\n');
 	}
-	sbuf_addf(out, "    -h, --help%20s  show this help\n", "");
+	sbuf_addf(out, "    -h, --help%16s  show this help\n", "");
 	if (u->extra)
 		sbuf_addf(out, "\n%s\n", u->extra);
 	sbuf_release(&left);

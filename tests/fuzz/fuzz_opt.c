@@ -1,0 +1,65 @@
+/*
+ * Fuzz the options-as-data parser: the input is split at NUL bytes into
+ * argv, parsed against a table with every option type, and the value
+ * parsers are fed the raw input as one string.
+ */
+#include "gdnctl/compat.h"
+#include "gdnctl/err.h"
+#include "gdnctl/opt.h"
+#include "gdnctl/sbuf.h"
+#include "gdnctl/strvec.h"
+#include "gdnctl/xalloc.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static const char *const choices[] = { "a", "bb", NULL };
+static const struct opt_usage usage = { "fuzz [options]", "fuzz", NULL };
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *copy = xstrndup((const char *)data, size);
+	struct strvec args = STRVEC_INIT, list = STRVEC_INIT, kv = STRVEC_INIT,
+		      rest = STRVEC_INIT;
+	struct sbuf help = SBUF_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	int flag = 0;
+	long n = 0, dur = 0;
+	double f = 0;
+	const char *s = NULL, *c = NULL;
+	size_t off = 0, klen;
+	struct opt opts[] = {
+		OPT_BOOL_('f', "flag", &flag, "flag"),
+		OPT_INT_('n', "num", &n, "N", "num", NULL, -5, 5),
+		OPT_FLOAT_(0, "ratio", &f, "X", "ratio", NULL),
+		OPT_DURATION_(0, "timeout", &dur, "timeout", NULL),
+		OPT_STRING_('o', "out", &s, "PATH", "out", NULL),
+		OPT_CHOICE_(0, "scope", &c, choices, "scope", NULL),
+		OPT_LIST_(0, "field", &list, "NAME", "field"),
+		OPT_KV_('e', "env", &kv, "env"),
+		OPT_END_(),
+	};
+
+	strvec_push(&args, "fuzz");
+	while (off < size) {
+		size_t len = strnlen((const char *)data + off, size - off);
+
+		strvec_push(&args, copy + off);
+		off += len + 1;
+	}
+	opt_parse(opts, &usage, (int)args.nr, args.v, 0, &rest, &help, &err);
+	opt_parse(opts, &usage, (int)args.nr, args.v, OPT_PARSE_NO_POSITIONAL, &rest, &help, &err);
+	opt_parse(opts, &usage, (int)args.nr, args.v, OPT_PARSE_STOP_AT_NON_OPTION, &rest, &help,
+		  &err);
+	opt_parse_long(copy, &n);
+	opt_parse_double(copy, &f);
+	opt_parse_duration_ms(copy, &dur);
+	opt_parse_kv(copy, &klen);
+
+	strvec_clear(&args);
+	strvec_clear(&list);
+	strvec_clear(&kv);
+	strvec_clear(&rest);
+	sbuf_release(&help);
+	free(copy);
+	return 0;
+}
