@@ -30,6 +30,12 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/time.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -2,21 +2,35 @@
  * The one child-process API. Everything that runs a program (backends,
  * agents, post-checks, git where libgit2 cannot) goes through it.
  *
- * - argv[0] is looked up in PATH; never run through a shell (a caller
- *   that wants one passes {"bash", "-lc", CMD} explicitly).
- * - The child runs in its own process group; on a deadline or idle
- *   timeout the whole group gets SIGINT, then SIGTERM, then SIGKILL
- *   (kill_grace_ms apart) and the result is GDN_PROC_TIMEOUT (exit 124).
+ * - argv[0] is looked up in PATH (the child's PATH: p->env may change
+ *   it); never run through a shell (a caller that wants one passes
+ *   {"bash", "-lc", CMD} explicitly). A file without "#!" is run by
+ *   /bin/sh, as execvp() does.
+ * - The child runs in its own process group, with every signal
+ *   disposition back to SIG_DFL (SIGPIPE included), an empty signal mask,
+ *   stdin from stdin_text or /dev/null, and no other descriptor of ours.
+ *   Being in its own group, it does not see the terminal's ^C: gdnctl
+ *   forwards it (see gdn_proc_install_signal_handlers()). It cannot use
+ *   the terminal interactively (reading /dev/tty stops it with SIGTTIN).
+ * - On a deadline, an idle timeout, a stop request from on_line, or
+ *   SIGINT/SIGTERM to gdnctl, the whole group gets SIGINT, then SIGTERM,
+ *   then SIGKILL (kill_grace_ms apart). When we killed it, gdn_proc_run
+ *   keeps signalling until the group is empty (kill(-pgid, 0) fails with
+ *   ESRCH), so grandchildren die too; group members that became our own
+ *   children (gdnctl is a subreaper) are reaped. That wait is bounded:
+ *   kill_grace_ms after the SIGKILL it gives up (a process stuck in the
+ *   kernel, or a zombie whose new parent does not reap it). When the
+ *   child exits by itself, leftover members of its group are left alone
+ *   (output they write afterwards is not read).
  * - stdout and stderr are merged into one pipe, captured into `out`
  *   (capped by out.limit) and streamed per line to on_line.
  * - stdin_text is written by the poll loop while output is read (no pipe
  *   deadlock), then closed; without it stdin is /dev/null.
  * - exec failure reaches the parent through a close-on-exec pipe and is
  *   reported as GDN_ENOTFOUND / GDN_EIO from gdn_proc_run.
- * - Every live child is in a registry; gdn_proc_kill_all() (called from
- *   the signal path) stops them all.
+ * - Every live child is in a registry; gdn_proc_kill_all() stops them all.
  * - GDNCTL_TRACE=1 logs every spawn to stderr as a shell-quoted argv with
- *   secrets masked (gdn_secret_mask()).
+ *   secrets masked (gdn_argv_format()).
  */
 #ifndef GDNCTL_PROC_H
 #define GDNCTL_PROC_H
@@ -26,8 +40,15 @@
 
 struct gdn_err;
 
-/* Called for each complete output line (without its newline). Return non-zero to stop the child. */
+/*
+ * Called for each complete output line (without its newline; line[len] is
+ * NUL). A last line without newline is delivered at EOF, and a line longer
+ * than GDN_PROC_LINE_MAX bytes is delivered in pieces of that size. Return
+ * non-zero to stop the child (status GDN_PROC_STOPPED); on_line is not
+ * called again for that run.
+ */
 typedef int (*gdn_line_fn)(const char *line, size_t len, void *payload);
+#define GDN_PROC_LINE_MAX (1024 * 1024)
 
 enum gdn_proc_status {
 	GDN_PROC_NOT_RUN = 0,
@@ -35,7 +56,7 @@ enum gdn_proc_status {
 	GDN_PROC_SIGNALED, /* signo holds the signal */
 	GDN_PROC_TIMEOUT,  /* runtime deadline passed; group killed */
 	GDN_PROC_IDLE,     /* no output for idle_timeout_ms; group killed */
-	GDN_PROC_STOPPED,  /* on_line asked to stop, or gdn_proc_kill_all(); group killed */
+	GDN_PROC_STOPPED,  /* on_line, gdn_proc_kill_all() or SIGINT/SIGTERM; group killed */
 };
 
 struct gdn_proc {
@@ -45,19 +66,28 @@ struct gdn_proc {
 	const char *stdin_text; /* NULL: /dev/null */
 	size_t stdin_len;       /* 0: strlen(stdin_text) */
 	int timeout_ms;         /* 0: none */
-	int idle_timeout_ms;    /* 0: none */
+	int idle_timeout_ms;    /* 0: none; only output bytes reset it */
 	int kill_grace_ms;      /* between SIGINT, SIGTERM, SIGKILL; 0: 5000 */
 	gdn_line_fn on_line;
 	void *payload;
-	bool inherit_output;    /* child writes straight to our stdout/stderr (no capture) */
-	bool capture;           /* keep output in `out` (capped by out.limit) */
+	/*
+	 * The child writes straight to our stdout/stderr: nothing is read, so
+	 * capture, on_line and idle_timeout_ms cannot be used with it
+	 * (gdn_proc_run rejects the combination with GDN_EUSAGE).
+	 */
+	bool inherit_output;
+	bool capture;           /* keep output in `out` (reset first; capped by out.limit) */
 	struct sbuf out;
 
-	/* results */
+	/*
+	 * Results. code and signo say how the child actually ended (exit status
+	 * or signal) for every status after EXITED too; status_kind says why.
+	 */
 	pid_t pid;
 	enum gdn_proc_status status_kind;
-	int code;  /* exit status when EXITED */
-	int signo; /* signal when SIGNALED */
+	int code;        /* exit status when it exited (255 if someone else reaped it) */
+	int signo;       /* signal when it was killed by one */
+	int stop_signal; /* STOPPED because gdnctl got SIGINT/SIGTERM: that signal; else 0 */
 	int64_t duration_ms;
 	bool out_truncated;
 };
@@ -66,34 +96,74 @@ struct gdn_proc {
 /*
  * Run to completion. Returns 0 when the child was started and reaped
  * (whatever its exit status: read status_kind/code/signo), or a negative
- * gdn_errcode when it could not be started (missing program: GDN_ENOTFOUND).
+ * gdn_errcode when it could not be started, with a one-line message in
+ * err: GDN_ENOTFOUND for a missing program or directory ("cannot run
+ * 'prog': No such file or directory"), GDN_EUSAGE for an empty argv or
+ * inherit_output with capture/on_line/idle_timeout_ms, GDN_EIO otherwise.
+ * Safe to call from several threads at once.
  */
 int gdn_proc_run(struct gdn_proc *p, struct gdn_err *err);
 
-/* The exit code gdnctl should use for a finished child: code, 128+signo, or 124. */
+/*
+ * The exit code gdnctl should use for a finished child: code (EXITED),
+ * 128+signo (SIGNALED), 124 (TIMEOUT, IDLE), 128+stop_signal (STOPPED;
+ * 130 when no signal was involved), 127 when it did not run.
+ */
 int gdn_proc_exit_code(const struct gdn_proc *p);
 
 /* Free captured output. */
 void gdn_proc_release(struct gdn_proc *p);
 
-/* Stop every registered live child group (SIGINT, SIGTERM, SIGKILL). Safe from the main loop. */
+/*
+ * Stop every registered live child group: running gdn_proc_run calls
+ * (in any thread) return GDN_PROC_STOPPED, and each group gets SIGINT,
+ * SIGTERM, then SIGKILL, waiting up to the largest kill_grace_ms of the
+ * groups between steps (at most about three times that in all). Call it
+ * from the main loop (or another thread), not from a signal handler.
+ */
 void gdn_proc_kill_all(void);
+/* How many child groups are registered as live right now (diagnostics, tests). */
+int gdn_proc_live_count(void);
 
 /*
- * Install SIGINT/SIGTERM handlers: the first signal stops all children,
- * gdn_proc_interrupted() then returns the signal number, and running
- * gdn_proc_run calls return with status GDN_PROC_STOPPED.
+ * Install SIGINT/SIGTERM handlers (SA_RESTART; every loop here handles
+ * EINTR anyway). A handler only records the signal and writes a byte to a
+ * self-pipe; each gdn_proc_run running at that moment notices, stops its
+ * child group and returns with status GDN_PROC_STOPPED and stop_signal
+ * set. gdn_proc_interrupted() then returns the first signal number (0 if
+ * none). Runs started after the signal work normally, so cleanups can still
+ * run programs: callers check gdn_proc_interrupted() between steps.
  */
 void gdn_proc_install_signal_handlers(void);
 int gdn_proc_interrupted(void);
 
-/* Secret masking for echoed commands and traces. */
-/* Whether an environment variable name looks secret (*TOKEN*, *KEY*, *SECRET*, *PASSWORD*, or registered). */
+/*
+ * Secret masking for echoed commands and traces (src/util/secret.c).
+ * Registrations are process-wide, thread-safe and never dropped.
+ */
+/*
+ * Whether a variable or option name looks secret: it contains TOKEN, KEY,
+ * SECRET, PASSWORD or PASSWD (any case) not followed by a letter ("HF_TOKEN",
+ * "apiKey", "api-key", "AWS_SECRET_ACCESS_KEY"; not "tokenizer",
+ * "max_tokens" or "StrictHostKeyChecking"), or it was registered.
+ */
 bool gdn_secret_name(const char *name, size_t len);
-/* Register an extra secret variable name, or a literal secret value to mask anywhere. */
+/* Register an extra secret name (matched whole, any case). */
 void gdn_secret_add_name(const char *name);
+/* Register a literal secret value to mask anywhere (empty values are ignored). */
 void gdn_secret_add_value(const char *value);
-/* Append argv as a shell-quoted command line with secret values masked as "***". */
+/*
+ * Append argv as a shell-quoted command line, arguments separated by one
+ * space, with secrets shown as a bare "***":
+ * - every registered secret value, anywhere;
+ * - the VALUE of an argument NAME=VALUE, -NAME=VALUE or --NAME=VALUE whose
+ *   NAME looks secret ("-e HF_TOKEN=***", "--api-key=***"), also nested
+ *   ("--env=HF_TOKEN=***");
+ * - the argument after an option -NAME/--NAME whose NAME looks secret
+ *   ("--token ***");
+ * - the same two forms inside a shell command string argument
+ *   ("bash -lc 'export WANDB_API_KEY='***'; python train.py'").
+ */
 void gdn_argv_format(struct sbuf *out, const char *const *argv);
 /* Replace every registered secret value in sb with "***". */
 void gdn_secret_mask(struct sbuf *sb);
