@@ -55,19 +55,19 @@ enum gdn_proc_status {
 	GDN_PROC_EXITED,   /* code holds the exit status */
 	GDN_PROC_SIGNALED, /* signo holds the signal */
 	GDN_PROC_TIMEOUT,  /* runtime deadline passed; group killed */
-	GDN_PROC_IDLE,     /* no output for idle_timeout_ms; group killed */
+	GDN_PROC_IDLE,	   /* no output for idle_timeout_ms; group killed */
 	GDN_PROC_STOPPED,  /* on_line, gdn_proc_kill_all() or SIGINT/SIGTERM; group killed */
 };
 
 struct gdn_proc {
 	const char *const *argv;
-	const char *dir;        /* working directory, or NULL */
+	const char *dir;	/* working directory, or NULL */
 	const char *const *env; /* "K=V" sets, "K" (no '=') removes; NULL: inherit */
 	const char *stdin_text; /* NULL: /dev/null */
-	size_t stdin_len;       /* 0: strlen(stdin_text) */
-	int timeout_ms;         /* 0: none */
-	int idle_timeout_ms;    /* 0: none; only output bytes reset it */
-	int kill_grace_ms;      /* between SIGINT, SIGTERM, SIGKILL; 0: 5000 */
+	size_t stdin_len;	/* 0: strlen(stdin_text) */
+	int timeout_ms;		/* 0: none */
+	int idle_timeout_ms;	/* 0: none; only output bytes reset it */
+	int kill_grace_ms;	/* between SIGINT, SIGTERM, SIGKILL; 0: 5000 */
 	gdn_line_fn on_line;
 	void *payload;
 	/*
@@ -76,7 +76,7 @@ struct gdn_proc {
 	 * (gdn_proc_run rejects the combination with GDN_EUSAGE).
 	 */
 	bool inherit_output;
-	bool capture;           /* keep output in `out` (reset first; capped by out.limit) */
+	bool capture; /* keep output in `out` (reset first; capped by out.limit) */
 	struct sbuf out;
 
 	/*
@@ -85,13 +85,16 @@ struct gdn_proc {
 	 */
 	pid_t pid;
 	enum gdn_proc_status status_kind;
-	int code;        /* exit status when it exited (255 if someone else reaped it) */
-	int signo;       /* signal when it was killed by one */
+	int code;	 /* exit status when it exited (255 if someone else reaped it) */
+	int signo;	 /* signal when it was killed by one */
 	int stop_signal; /* STOPPED because gdnctl got SIGINT/SIGTERM: that signal; else 0 */
 	int64_t duration_ms;
 	bool out_truncated;
 };
-#define GDN_PROC_INIT { .out = SBUF_INIT }
+#define GDN_PROC_INIT            \
+	{                        \
+		.out = SBUF_INIT \
+	}
 
 /*
  * Run to completion. Returns 0 when the child was started and reaped

@@ -12,14 +12,13 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const char *const choices[] = { "a", "bb", NULL };
-static const struct opt_usage usage = { "fuzz [options]", "fuzz", NULL };
+static const char *const choices[] = {"a", "bb", NULL};
+static const struct opt_usage usage = {"fuzz [options]", "fuzz", NULL};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *copy = xstrndup((const char *)data, size);
-	struct strvec args = STRVEC_INIT, list = STRVEC_INIT, kv = STRVEC_INIT,
-		      rest = STRVEC_INIT;
+	struct strvec args = STRVEC_INIT, list = STRVEC_INIT, kv = STRVEC_INIT, rest = STRVEC_INIT;
 	struct sbuf help = SBUF_INIT;
 	struct gdn_err err = GDN_ERR_INIT;
 	int flag = 0;
@@ -28,15 +27,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *s = NULL, *c = NULL;
 	size_t off = 0, klen;
 	struct opt opts[] = {
-		OPT_BOOL_('f', "flag", &flag, "flag"),
-		OPT_INT_('n', "num", &n, "N", "num", NULL, -5, 5),
-		OPT_FLOAT_(0, "ratio", &f, "X", "ratio", NULL),
-		OPT_DURATION_(0, "timeout", &dur, "timeout", NULL),
-		OPT_STRING_('o', "out", &s, "PATH", "out", NULL),
-		OPT_CHOICE_(0, "scope", &c, choices, "scope", NULL),
-		OPT_LIST_(0, "field", &list, "NAME", "field"),
-		OPT_KV_('e', "env", &kv, "env"),
-		OPT_END_(),
+	    OPT_BOOL_('f', "flag", &flag, "flag"),
+	    OPT_INT_('n', "num", &n, "N", "num", NULL, -5, 5),
+	    OPT_FLOAT_(0, "ratio", &f, "X", "ratio", NULL),
+	    OPT_DURATION_(0, "timeout", &dur, "timeout", NULL),
+	    OPT_STRING_('o', "out", &s, "PATH", "out", NULL),
+	    OPT_CHOICE_(0, "scope", &c, choices, "scope", NULL),
+	    OPT_LIST_(0, "field", &list, "NAME", "field"),
+	    OPT_KV_('e', "env", &kv, "env"),
+	    OPT_END_(),
 	};
 
 	strvec_push(&args, "fuzz");
