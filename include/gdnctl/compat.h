@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,6 +32,8 @@
 #include <sys/wait.h>
 #include <sys/time.h>
 #include <dirent.h>
+#include <regex.h>
+#include <math.h>
 #include <pthread.h>
 #include <sys/syscall.h>
 #ifdef __linux__

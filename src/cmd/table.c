@@ -11,6 +11,7 @@ const struct gdn_cmd gdn_commands[] = {
     {"help", cmd_help, "show help for gdnctl or one command", 0, NULL},
     {"lint-log", cmd_lint_log, "check the markdown running log of iterations", CMD_NEEDS_CONFIG,
      NULL},
+    {"trace", cmd_trace, "summarise and compare profiler traces (per-op device time)", 0, NULL},
     {"version", cmd_version, "print the version", 0, NULL},
     {NULL, NULL, NULL, 0, NULL},
 };

@@ -1,0 +1,454 @@
+/*
+ * Renderers of a trace summary: an aligned table for people, markdown for
+ * a running log's "Hotspots observed" section, and JSON for programs.
+ */
+#include "gdnctl/compat.h"
+#include "gdnctl/trace.h"
+#include "gdnctl/sbuf.h"
+#include "gdnctl/xalloc.h"
+
+void gdn_ps_fmt_ms(struct sbuf *out, gdn_ps v)
+{
+	unsigned __int128 m = v < 0 ? (unsigned __int128)-v : (unsigned __int128)v;
+	unsigned __int128 us = (m + 500000) / 1000000; /* half away from zero */
+	unsigned long long ms = (unsigned long long)(us / 1000),
+			   frac = (unsigned long long)(us % 1000);
+
+	sbuf_addf(out, "%s%llu.%03llu", v < 0 && us ? "-" : "", ms, frac);
+}
+
+double gdn_ps_to_us(gdn_ps v)
+{
+	/* split so that large values keep their microsecond fraction */
+	gdn_ps whole = v / GDN_PS_PER_US, frac = v % GDN_PS_PER_US;
+
+	return (double)whole + (double)frac / 1e6;
+}
+
+static gdn_ps div_round(gdn_ps v, uint64_t n)
+{
+	gdn_ps q;
+
+	if (!n)
+		return v;
+	q = (v < 0 ? -v : v) + (gdn_ps)(n / 2);
+	q /= (gdn_ps)n;
+	return v < 0 ? -q : q;
+}
+
+const struct gdn_trace_rows *gdn_trace_rows_by(const struct gdn_trace_summary *s,
+					       enum gdn_trace_by by)
+{
+	switch (by) {
+	case GDN_TRACE_BY_CATEGORY:
+		return &s->categories;
+	case GDN_TRACE_BY_SOURCE:
+		return &s->sources;
+	case GDN_TRACE_BY_DEVICE:
+		return &s->devices;
+	default:
+		return &s->ops;
+	}
+}
+
+static const char *by_name(enum gdn_trace_by by)
+{
+	switch (by) {
+	case GDN_TRACE_BY_CATEGORY:
+		return "category";
+	case GDN_TRACE_BY_SOURCE:
+		return "source";
+	case GDN_TRACE_BY_DEVICE:
+		return "device";
+	default:
+		return "op";
+	}
+}
+
+static const char *mode_name(enum gdn_trace_mode m)
+{
+	switch (m) {
+	case GDN_TRACE_MODE_XLA:
+		return "xla";
+	case GDN_TRACE_MODE_KINETO:
+		return "kineto";
+	case GDN_TRACE_MODE_CUSTOM:
+		return "custom";
+	default:
+		return "none";
+	}
+}
+
+static const char *mode_text(enum gdn_trace_mode m)
+{
+	switch (m) {
+	case GDN_TRACE_MODE_XLA:
+		return "XLA Ops threads of /device: processes";
+	case GDN_TRACE_MODE_KINETO:
+		return "Kineto device events (kernel, gpu_memcpy, gpu_memset)";
+	case GDN_TRACE_MODE_CUSTOM:
+		return "the threads and categories asked for";
+	default:
+		return "nothing";
+	}
+}
+
+/* "gated_deltanet.py:2361" from "/long/path/gated_deltanet.py:2361". */
+static const char *short_source(const char *src)
+{
+	const char *slash = strrchr(src, '/');
+
+	return slash ? slash + 1 : src;
+}
+
+static const char *shown(const char *s, const char *none)
+{
+	return *s ? s : none;
+}
+
+static void pct(struct sbuf *out, gdn_ps part, gdn_ps whole)
+{
+	if (whole <= 0)
+		sbuf_adds(out, "-");
+	else
+		sbuf_addf(out, "%.1f%%", (double)part * 100.0 / (double)whole);
+}
+
+static void device_list(const struct gdn_trace_summary *s, struct sbuf *out)
+{
+	for (size_t i = 0; i < s->devices.nr; i++)
+		sbuf_addf(out, "%s%s", i ? ", " : "", s->devices.v[i].key);
+}
+
+/* ---- aligned tables ---- */
+
+#define MAXCOLS 10
+
+struct table {
+	size_t ncols;
+	bool right[MAXCOLS];
+	size_t width[MAXCOLS];
+	struct strvec cells; /* row-major */
+};
+
+static void table_init(struct table *t, const char *const *heads, const bool *right, size_t n)
+{
+	memset(t, 0, sizeof(*t));
+	strvec_init(&t->cells);
+	t->ncols = n;
+	for (size_t i = 0; i < n; i++) {
+		t->right[i] = right[i];
+		strvec_push(&t->cells, heads[i]);
+		t->width[i] = strlen(heads[i]);
+	}
+}
+
+static void table_cell(struct table *t, struct sbuf *cell)
+{
+	size_t col = t->cells.nr % t->ncols;
+
+	strvec_push(&t->cells, cell->buf);
+	if (cell->len > t->width[col])
+		t->width[col] = cell->len;
+	sbuf_reset(cell);
+}
+
+static void table_render(struct table *t, struct sbuf *out)
+{
+	for (size_t i = 0; i < t->cells.nr; i++) {
+		size_t col = i % t->ncols, len = strlen(t->cells.v[i]);
+		bool last = col == t->ncols - 1;
+
+		sbuf_adds(out, col ? "  " : "  ");
+		if (t->right[col])
+			sbuf_addf(out, "%*s", (int)(t->width[col] - len), "");
+		sbuf_adds(out, t->cells.v[i]);
+		if (!t->right[col] && !last)
+			sbuf_addf(out, "%*s", (int)(t->width[col] - len), "");
+		if (last)
+			sbuf_addch(out, '\n');
+	}
+	strvec_clear(&t->cells);
+}
+
+static void header(const struct gdn_trace_summary *s, struct sbuf *out)
+{
+	sbuf_addf(out, "Trace:     %s\n", s->path ? s->path : "-");
+	sbuf_addf(out, "Selection: %s (%llu track%s", mode_text(s->mode),
+		  (unsigned long long)s->tracks_selected, s->tracks_selected == 1 ? "" : "s");
+	if (s->devices.nr) {
+		sbuf_adds(out, " on ");
+		device_list(s, out);
+	}
+	sbuf_adds(out, ")\n");
+	sbuf_addf(out, "Events:    %llu in traceEvents, %llu complete, %llu selected\n",
+		  (unsigned long long)s->events_total, (unsigned long long)s->events_complete,
+		  (unsigned long long)s->events_selected);
+	sbuf_adds(out, "Time:      self ");
+	gdn_ps_fmt_ms(out, s->self);
+	sbuf_adds(out, " ms, total ");
+	gdn_ps_fmt_ms(out, s->total);
+	sbuf_adds(out, " ms");
+	if (s->steps) {
+		sbuf_addf(out, "; %llu step%s (%s): self ", (unsigned long long)s->steps,
+			  s->steps == 1 ? "" : "s", s->steps_from);
+		gdn_ps_fmt_ms(out, div_round(s->self, s->steps));
+		sbuf_adds(out, " ms per step");
+	}
+	sbuf_adds(out, "\n");
+}
+
+void gdn_trace_render_table(const struct gdn_trace_summary *s, enum gdn_trace_by by, size_t top,
+			    struct sbuf *out)
+{
+	const struct gdn_trace_rows *rows = gdn_trace_rows_by(s, by);
+	size_t n = top && top < rows->nr ? top : rows->nr;
+	const char *heads[MAXCOLS] = {"self ms", "share", "total ms", "count", "mean ms"};
+	bool right[MAXCOLS] = {true, true, true, true, true};
+	size_t nc = 5;
+	struct table t;
+	struct sbuf cell = SBUF_INIT;
+	gdn_ps rest_self = 0;
+
+	header(s, out);
+	if (!rows->nr)
+		return;
+	if (s->steps) {
+		heads[nc] = "ms/step";
+		right[nc++] = true;
+	}
+	if (by == GDN_TRACE_BY_OP) {
+		heads[nc] = "category";
+		right[nc++] = false;
+		heads[nc] = "op";
+		right[nc++] = false;
+		heads[nc] = "source";
+		right[nc++] = false;
+	} else {
+		heads[nc] = by_name(by);
+		right[nc++] = false;
+	}
+	sbuf_addf(out, "\nBy %s, by self time (%zu of %zu):\n", by_name(by), n, rows->nr);
+	table_init(&t, heads, right, nc);
+	for (size_t i = 0; i < rows->nr; i++) {
+		const struct gdn_trace_row *r = &rows->v[i];
+
+		if (i >= n) {
+			rest_self += r->self;
+			continue;
+		}
+		gdn_ps_fmt_ms(&cell, r->self);
+		table_cell(&t, &cell);
+		pct(&cell, r->self, s->self);
+		table_cell(&t, &cell);
+		gdn_ps_fmt_ms(&cell, r->total);
+		table_cell(&t, &cell);
+		sbuf_addf(&cell, "%llu", (unsigned long long)r->count);
+		table_cell(&t, &cell);
+		gdn_ps_fmt_ms(&cell, div_round(r->total, r->count));
+		table_cell(&t, &cell);
+		if (s->steps) {
+			gdn_ps_fmt_ms(&cell, div_round(r->self, s->steps));
+			table_cell(&t, &cell);
+		}
+		if (by == GDN_TRACE_BY_OP) {
+			sbuf_adds(&cell, shown(r->category, "-"));
+			table_cell(&t, &cell);
+			sbuf_adds(&cell, shown(r->key, "(unnamed)"));
+			table_cell(&t, &cell);
+			sbuf_adds(&cell, shown(short_source(r->source), "-"));
+			table_cell(&t, &cell);
+		} else {
+			sbuf_adds(&cell, shown(r->key, by == GDN_TRACE_BY_SOURCE ? "(no source)"
+										 : "(none)"));
+			table_cell(&t, &cell);
+		}
+	}
+	table_render(&t, out);
+	if (n < rows->nr) {
+		sbuf_addf(out, "  ... %zu more, self ", rows->nr - n);
+		gdn_ps_fmt_ms(out, rest_self);
+		sbuf_adds(out, " ms (");
+		pct(out, rest_self, s->self);
+		sbuf_adds(out, ")\n");
+	}
+	sbuf_release(&cell);
+}
+
+/* ---- markdown ---- */
+
+static void md_ms(struct sbuf *out, gdn_ps v)
+{
+	sbuf_addch(out, '`');
+	gdn_ps_fmt_ms(out, v);
+	sbuf_adds(out, " ms`");
+}
+
+/* Markdown code span: backticks inside the text need a longer fence. */
+static void md_code(struct sbuf *out, const char *s)
+{
+	bool tick = strchr(s, '`') != NULL;
+
+	sbuf_adds(out, tick ? "`` " : "`");
+	sbuf_adds(out, s);
+	sbuf_adds(out, tick ? " ``" : "`");
+}
+
+void gdn_trace_render_markdown(const struct gdn_trace_summary *s, enum gdn_trace_by by, size_t top,
+			       struct sbuf *out)
+{
+	const struct gdn_trace_rows *rows = gdn_trace_rows_by(s, by);
+	size_t n = top && top < rows->nr ? top : rows->nr;
+	const char *base = s->path ? short_source(s->path) : "-";
+
+	sbuf_adds(out, "- Hotspots observed (");
+	if (s->mode == GDN_TRACE_MODE_XLA)
+		sbuf_adds(out, "XLA Ops");
+	else if (s->mode == GDN_TRACE_MODE_KINETO)
+		sbuf_adds(out, "GPU kernels");
+	else
+		sbuf_adds(out, "selected events");
+	if (s->devices.nr) {
+		sbuf_adds(out, " on ");
+		device_list(s, out);
+	}
+	sbuf_addf(out, ", self time by %s, from ", by_name(by));
+	md_code(out, base);
+	sbuf_addf(out, "; %llu events", (unsigned long long)s->events_selected);
+	if (s->steps)
+		sbuf_addf(out, ", %llu step%s", (unsigned long long)s->steps,
+			  s->steps == 1 ? "" : "s");
+	sbuf_adds(out, "):\n");
+	sbuf_adds(out, "  - Total: ");
+	md_ms(out, s->self);
+	if (s->steps) {
+		sbuf_adds(out, " (");
+		md_ms(out, div_round(s->self, s->steps));
+		sbuf_adds(out, " per step)");
+	}
+	sbuf_adds(out, ".\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct gdn_trace_row *r = &rows->v[i];
+
+		sbuf_adds(out, "  - ");
+		md_code(out, shown(r->key, "(none)"));
+		sbuf_adds(out, ": ");
+		md_ms(out, r->self);
+		sbuf_adds(out, " (");
+		pct(out, r->self, s->self);
+		sbuf_addf(out, ", %llu event%s", (unsigned long long)r->count,
+			  r->count == 1 ? "" : "s");
+		if (s->steps) {
+			sbuf_adds(out, ", ");
+			md_ms(out, div_round(r->self, s->steps));
+			sbuf_adds(out, " per step");
+		}
+		sbuf_adds(out, ")");
+		if (by == GDN_TRACE_BY_OP) {
+			if (*r->category) {
+				sbuf_adds(out, "; category ");
+				md_code(out, r->category);
+			}
+			if (*r->source) {
+				sbuf_adds(out, "; from ");
+				md_code(out, short_source(r->source));
+			}
+		} else if (by == GDN_TRACE_BY_CATEGORY) {
+			/* the dominant ops of the category */
+			size_t shown_ops = 0;
+
+			for (size_t j = 0; j < s->ops.nr && shown_ops < 3; j++) {
+				const struct gdn_trace_row *o = &s->ops.v[j];
+
+				if (strcmp(o->category, r->key))
+					continue;
+				sbuf_adds(out, shown_ops ? ", " : "; top ops ");
+				md_code(out, shown(o->key, "(unnamed)"));
+				sbuf_adds(out, " (");
+				md_ms(out, o->self);
+				if (*o->source) {
+					sbuf_adds(out, ", ");
+					md_code(out, short_source(o->source));
+				}
+				sbuf_adds(out, ")");
+				shown_ops++;
+			}
+		}
+		sbuf_adds(out, ".\n");
+	}
+}
+
+/* ---- JSON ---- */
+
+/* Returns a new reference. */
+static json_t *rows_json(const struct gdn_trace_rows *rows, const char *keyname, bool op,
+			 size_t top, gdn_ps whole)
+{
+	json_t *arr = json_array();
+	size_t n = top && top < rows->nr ? top : rows->nr;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct gdn_trace_row *r = &rows->v[i];
+		json_t *o = json_object();
+
+		json_object_set_new(o, keyname, json_string(r->key));
+		if (op)
+			json_object_set_new(o, "category", json_string(r->category));
+		json_object_set_new(o, "count", json_integer((json_int_t)r->count));
+		json_object_set_new(o, "total_us", json_real(gdn_ps_to_us(r->total)));
+		json_object_set_new(o, "self_us", json_real(gdn_ps_to_us(r->self)));
+		json_object_set_new(
+		    o, "mean_us",
+		    json_real(r->count ? gdn_ps_to_us(r->total) / (double)r->count : 0.0));
+		json_object_set_new(o, "share",
+				    json_real(whole > 0 ? (double)r->self / (double)whole : 0.0));
+		if (op) {
+			json_object_set_new(o, "source", json_string(r->source));
+			json_object_set_new(o, "tf_op", json_string(r->tf_op));
+		}
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
+/* Returns a new reference. */
+json_t *gdn_trace_summary_json(const struct gdn_trace_summary *s, size_t top)
+{
+	json_t *doc = gdn_json_doc("gdnctl.trace_summary.v1");
+	json_t *ev = json_object(), *warn = json_array();
+
+	json_object_set_new(doc, "path", s->path ? json_string(s->path) : json_null());
+	json_object_set_new(doc, "mode", json_string(mode_name(s->mode)));
+	json_object_set_new(ev, "total", json_integer((json_int_t)s->events_total));
+	json_object_set_new(ev, "complete", json_integer((json_int_t)s->events_complete));
+	json_object_set_new(ev, "selected", json_integer((json_int_t)s->events_selected));
+	json_object_set_new(ev, "metadata", json_integer((json_int_t)s->events_metadata));
+	json_object_set_new(ev, "invalid", json_integer((json_int_t)s->events_invalid));
+	json_object_set_new(ev, "unmatched", json_integer((json_int_t)s->events_unmatched));
+	json_object_set_new(ev, "late", json_integer((json_int_t)s->events_late));
+	json_object_set_new(ev, "deep", json_integer((json_int_t)s->events_deep));
+	json_object_set_new(doc, "events", ev);
+	json_object_set_new(doc, "tracks_selected", json_integer((json_int_t)s->tracks_selected));
+	json_object_set_new(doc, "total_us", json_real(gdn_ps_to_us(s->total)));
+	json_object_set_new(doc, "self_us", json_real(gdn_ps_to_us(s->self)));
+	if (s->steps) {
+		json_object_set_new(doc, "steps", json_integer((json_int_t)s->steps));
+		json_object_set_new(doc, "steps_from", json_string(s->steps_from));
+		json_object_set_new(doc, "self_us_per_step",
+				    json_real(gdn_ps_to_us(s->self) / (double)s->steps));
+	} else {
+		json_object_set_new(doc, "steps", json_null());
+		json_object_set_new(doc, "steps_from", json_null());
+		json_object_set_new(doc, "self_us_per_step", json_null());
+	}
+	json_object_set_new(doc, "truncated", json_boolean(s->truncated));
+	for (size_t i = 0; i < s->warnings.nr; i++)
+		json_array_append_new(warn, json_string(s->warnings.v[i]));
+	json_object_set_new(doc, "warnings", warn);
+	json_object_set_new(doc, "ops", rows_json(&s->ops, "name", true, top, s->self));
+	json_object_set_new(doc, "categories",
+			    rows_json(&s->categories, "category", false, top, s->self));
+	json_object_set_new(doc, "sources", rows_json(&s->sources, "source", false, top, s->self));
+	json_object_set_new(doc, "devices", rows_json(&s->devices, "device", false, top, s->self));
+	return doc;
+}
