@@ -1,0 +1,99 @@
+/*
+ * Agent drivers: the coding agent the loop runs once per iteration
+ * (Codex CLI, Claude Code, or any command). A driver table, like the
+ * backends: each driver builds its argv, feeds the prompt, filters and
+ * judges the output. Everything runs through the child-process API
+ * (proc.h): the agent's whole process group is killed on a runtime or
+ * idle timeout, and the idle timer is reset only by real output.
+ */
+#ifndef GDNCTL_AGENT_H
+#define GDNCTL_AGENT_H
+
+#include "gdnctl/compat.h"
+#include "gdnctl/proc.h"
+#include "gdnctl/strvec.h"
+
+struct gdn_err;
+
+/* How the agent is configured for a whole loop (from flags and config). */
+struct gdn_agent_opts {
+	const char *driver;  /* "codex", "claude", "command" */
+	const char *bin;     /* --codex-bin / claude binary / NULL: GDNCTL_CODEX, PATH */
+	const char *command; /* "command" driver: 'prog arg {prompt_file}' */
+	const char *model;   /* -m / --model, or NULL */
+	const char
+	    *reasoning_effort;	/* codex -c model_reasoning_effort / claude --effort, or NULL */
+	const char *profile;	/* codex -p, or NULL */
+	bool search;		/* codex --search when supported */
+	bool ephemeral;		/* codex --ephemeral */
+	bool show_file_updates; /* keep file-update / diff blocks in the shown output */
+	long timeout_ms;	/* runtime limit per attempt (0: none) */
+	long idle_timeout_ms;	/* idle limit per attempt (0: none) */
+	long kill_grace_ms;	/* between SIGINT, SIGTERM, SIGKILL */
+	const char *const *env; /* extra "K=V" (or "K": remove) for the agent, or NULL */
+	long probe_timeout_ms;	/* codex capability probes (0: 20000) */
+};
+
+/* One run of the agent (one attempt of one iteration). */
+struct gdn_agent_request {
+	const char *workdir;
+	const char *prompt;	       /* the full prompt text */
+	const char *prompt_file;       /* where the prompt was saved (for {prompt_file}) */
+	const char *last_message_file; /* where the agent's final message goes (codex -o) */
+	const char *transcript_file;   /* the agent's full, unfiltered output is appended here */
+	gdn_line_fn on_line;	       /* filtered output for the terminal, or NULL */
+	void *payload;
+};
+
+struct gdn_agent_result {
+	enum gdn_proc_status status; /* how the process ended (TIMEOUT, IDLE, ...) */
+	int exit_code;		     /* gdn_proc_exit_code(): code, 124, 128+N */
+	bool ok; /* the driver's verdict: exited 0 (claude: and a result event with success) */
+	char *last_message; /* owned; NULL when none */
+	char reason[256];   /* why not ok, one line */
+	int64_t duration_ms;
+};
+
+struct gdn_agent;
+
+/*
+ * Resolve the driver and its binary and run its capability probes once
+ * (codex: reasoning-effort values, --search support). Warnings found while
+ * probing are appended to `warnings` (one line each) for the caller to
+ * print. A missing binary is GDN_ENOTFOUND with a clear message.
+ */
+int gdn_agent_open(const struct gdn_agent_opts *o, struct gdn_agent **out, struct strvec *warnings,
+		   struct gdn_err *err);
+/*
+ * What open() resolved, for the caller to print: the binary (borrowed;
+ * for "command", the program of the command line), the reasoning-effort
+ * values the codex binary reported (borrowed, comma-separated; NULL when
+ * unknown or not codex), and whether --search will be passed.
+ */
+const char *gdn_agent_bin(const struct gdn_agent *a);
+const char *gdn_agent_efforts(const struct gdn_agent *a);
+bool gdn_agent_search(const struct gdn_agent *a);
+/* The argv the agent would run for `req` (for --dry-run and the journal). */
+void gdn_agent_argv(const struct gdn_agent *a, const struct gdn_agent_request *req,
+		    struct strvec *argv);
+/*
+ * Run one attempt, in req->workdir, with the prompt on stdin (then
+ * closed). Before it starts, a stale req->last_message_file is removed
+ * and a header line (driver, UTC time, the shell-quoted argv with secrets
+ * masked) is appended to req->transcript_file; every output line follows
+ * unfiltered, then a trailer with the exit code. req->on_line gets what
+ * the user should see: codex/command output without file-update and diff
+ * blocks (unless show_file_updates), claude's stream-json rendered as
+ * text; a non-zero return from it stops the agent (status STOPPED).
+ * res->last_message: the -o file (codex), the result text (claude; also
+ * written to last_message_file), or what the command wrote there.
+ * Returns 0 when the process ran (see res; res->reason says why not ok),
+ * or a gdn_errcode (the program vanished, the transcript cannot be
+ * opened); res is filled and must be released either way.
+ */
+int gdn_agent_run(struct gdn_agent *a, const struct gdn_agent_request *req,
+		  struct gdn_agent_result *res, struct gdn_err *err);
+void gdn_agent_result_release(struct gdn_agent_result *res);
+void gdn_agent_free(struct gdn_agent *a);
+
+#endif

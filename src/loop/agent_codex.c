@@ -1,0 +1,410 @@
+/*
+ * The Codex CLI driver: `codex exec` with the prompt on stdin.
+ *
+ * Binary: --codex-bin (with a '/': that file, which must exist; else a
+ * PATH lookup), then $GDNCTL_CODEX, then `codex` in PATH, then the macOS
+ * app bundles when they exist. With --reasoning-effort, each candidate is
+ * probed for the values it accepts (the first that accepts the value
+ * wins; an unparseable answer is tried with a warning). Probes run with a
+ * short timeout in a fresh empty CODEX_HOME/HOME (also their working
+ * directory, which is no git repository) and without API keys, so codex
+ * cannot reach a model.
+ */
+#include "gdnctl/compat.h"
+#include "gdnctl/agent.h"
+#include "gdnctl/err.h"
+#include "gdnctl/proc.h"
+#include "gdnctl/sbuf.h"
+#include "gdnctl/strvec.h"
+#include "gdnctl/xalloc.h"
+#include "agent_impl.h"
+
+#define PROBE_VALUE   "__gdnctl_invalid_reasoning_effort_probe__"
+#define PROBE_OUT_MAX (256 * 1024)
+
+void agent_json_quote(struct sbuf *out, const char *s)
+{
+	sbuf_addch(out, '"');
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			sbuf_addf(out, "\\%c", c);
+		else if (c == '\n')
+			sbuf_adds(out, "\\n");
+		else if (c == '\t')
+			sbuf_adds(out, "\\t");
+		else if (c == '\r')
+			sbuf_adds(out, "\\r");
+		else if (c < 0x20)
+			sbuf_addf(out, "\\u%04x", c);
+		else
+			sbuf_addch(out, c);
+	}
+	sbuf_addch(out, '"');
+}
+
+static const char *find_mem(const char *hay, size_t len, const char *needle)
+{
+	return memmem(hay, len, needle, strlen(needle));
+}
+
+/* An effort value: letters, digits, '_', '-', '.' (never blanks, quotes or NUL). */
+static bool is_word(const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (!isalnum((unsigned char)s[i]) && (!s[i] || !strchr("_-.", s[i])))
+			return false;
+	return len > 0;
+}
+
+bool agent_codex_parse_efforts(const char *text, size_t len, struct strvec *values)
+{
+	static const char key[] = "in `model_reasoning_effort`";
+	const char *end = text + len, *p, *q, *stop;
+	size_t before = values->nr;
+
+	for (p = text; (p = find_mem(p, (size_t)(end - p), "unknown variant `")); p++) {
+		q = p + strlen("unknown variant `");
+		q = memchr(q, '`', (size_t)(end - q));
+		if (!q)
+			return false;
+		q++;
+		if ((size_t)(end - q) < 2 || q[0] != ',')
+			continue;
+		q++;
+		while (q < end && isspace((unsigned char)*q))
+			q++;
+		if ((size_t)(end - q) >= 15 && !memcmp(q, "expected one of", 15))
+			q += 15;
+		else if ((size_t)(end - q) >= 8 && !memcmp(q, "expected", 8))
+			q += 8;
+		else
+			continue;
+		stop = find_mem(q, (size_t)(end - q), key);
+		if (!stop)
+			continue;
+		/* the backticked tokens between "expected" and "in `model_reasoning_effort`" */
+		while (q < stop) {
+			const char *open = memchr(q, '`', (size_t)(stop - q)), *close;
+
+			if (!open)
+				break;
+			close = memchr(open + 1, '`', (size_t)(stop - open - 1));
+			if (!close)
+				break;
+			if (close > open + 1 && is_word(open + 1, (size_t)(close - open - 1))) {
+				char *v = xstrndup(open + 1, (size_t)(close - open - 1));
+
+				if (!strvec_contains(values, v))
+					strvec_push(values, v);
+				free(v);
+			}
+			q = close + 1;
+		}
+		if (values->nr > before)
+			return true;
+	}
+	return false;
+}
+
+bool agent_codex_help_has_search(const char *text, size_t len)
+{
+	const char *end = text + len, *p;
+
+	for (p = text; (p = find_mem(p, (size_t)(end - p), "--search")); p++) {
+		const char *after = p + 8;
+
+		if (p > text && !isspace((unsigned char)p[-1]))
+			continue;
+		if (after < end && !isspace((unsigned char)*after))
+			continue;
+		return true;
+	}
+	return false;
+}
+
+/* Remove a directory tree the probe may have written into (best effort, no symlinks followed). */
+static void remove_tree(const char *path, int depth)
+{
+	DIR *d;
+	struct dirent *de;
+	struct sbuf sub = SBUF_INIT;
+	struct stat st;
+
+	if (depth > 32)
+		return;
+	d = opendir(path);
+	if (d) {
+		while ((de = readdir(d))) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			sbuf_reset(&sub);
+			sbuf_addf(&sub, "%s/%s", path, de->d_name);
+			if (!lstat(sub.buf, &st) && S_ISDIR(st.st_mode))
+				remove_tree(sub.buf, depth + 1);
+			else
+				unlink(sub.buf);
+		}
+		closedir(d);
+	}
+	rmdir(path);
+	sbuf_release(&sub);
+}
+
+/* Run one probe: argv in a fresh empty home; output captured into `out`. 0 when it ran. */
+static int run_probe(const struct gdn_agent *a, const char *const *argv, bool isolated,
+		     struct sbuf *out, int *exit_code)
+{
+	const char *tmp = getenv("TMPDIR");
+	struct strvec env = STRVEC_INIT;
+	struct gdn_proc p = GDN_PROC_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	char *dir = NULL;
+	int ret = -1;
+
+	strvec_pushv(&env, a->env.v);
+	if (isolated) {
+		dir = xstrfmt("%s/gdnctl-codex-probe-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+		if (!mkdtemp(dir))
+			goto out;
+		strvec_pushf(&env, "CODEX_HOME=%s", dir);
+		strvec_pushf(&env, "HOME=%s", dir);
+		strvec_pushl(&env, "OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL",
+			     "XDG_CONFIG_HOME", NULL);
+		p.dir = dir;
+	}
+	p.argv = argv;
+	p.env = env.v;
+	p.timeout_ms = (int)(a->probe_timeout_ms > INT_MAX ? INT_MAX : a->probe_timeout_ms);
+	p.kill_grace_ms = 1000;
+	p.capture = true;
+	p.out.limit = PROBE_OUT_MAX;
+	if (gdn_proc_run(&p, &err) < 0)
+		goto out;
+	sbuf_add(out, p.out.buf, p.out.len);
+	*exit_code = p.status_kind == GDN_PROC_EXITED ? p.code : -1;
+	ret = 0;
+out:
+	if (dir) {
+		remove_tree(dir, 0);
+		free(dir);
+	}
+	gdn_proc_release(&p);
+	strvec_clear(&env);
+	return ret;
+}
+
+/* The values `bin` accepts for model_reasoning_effort: true and `values` when known. */
+static bool probe_efforts(const struct gdn_agent *a, const char *bin, struct strvec *values)
+{
+	const char *argv[] = {bin,     "exec", "-c", "model_reasoning_effort=\"" PROBE_VALUE "\"",
+			      "probe", NULL};
+	struct sbuf out = SBUF_INIT;
+	int code = 0;
+	bool known = false;
+
+	if (!run_probe(a, argv, true, &out, &code))
+		known = agent_codex_parse_efforts(out.buf, out.len, values);
+	sbuf_release(&out);
+	return known;
+}
+
+static bool probe_search(const struct gdn_agent *a, const char *bin)
+{
+	const char *argv[] = {bin, "exec", "--help", NULL};
+	struct sbuf out = SBUF_INIT;
+	int code = -1;
+	bool ok = false;
+
+	if (!run_probe(a, argv, false, &out, &code))
+		ok = code == 0 && agent_codex_help_has_search(out.buf, out.len);
+	sbuf_release(&out);
+	return ok;
+}
+
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (stat(a, &sa) || stat(b, &sb))
+		return !strcmp(a, b);
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+static void add_candidate(struct strvec *cands, char *path)
+{
+	size_t i;
+
+	if (!path)
+		return;
+	for (i = 0; i < cands->nr; i++)
+		if (same_file(cands->v[i], path))
+			break;
+	if (i == cands->nr)
+		strvec_push(cands, path);
+	free(path);
+}
+
+/* Candidates in order; an explicitly named binary that does not exist is an error. */
+static int codex_candidates(const struct gdn_agent *a, struct strvec *cands, struct gdn_err *err)
+{
+	const char *envbin = getenv("GDNCTL_CODEX"), *home = getenv("HOME");
+	char *path;
+
+	if (a->bin) {
+		path = agent_find_program(a->bin);
+		if (!path && strchr(a->bin, '/'))
+			return gdn_err_set(err, GDN_ENOTFOUND,
+					   "codex binary '%s' does not exist or is not executable",
+					   a->bin);
+		if (!path)
+			return gdn_err_set(err, GDN_ENOTFOUND,
+					   "codex binary '%s' not found in PATH", a->bin);
+		add_candidate(cands, path);
+	}
+	if (envbin && *envbin) {
+		path = agent_find_program(envbin);
+		if (!path)
+			return gdn_err_set(err, GDN_ENOTFOUND,
+					   "codex binary '%s' (from GDNCTL_CODEX) not found",
+					   envbin);
+		add_candidate(cands, path);
+	}
+	add_candidate(cands, agent_find_program("codex"));
+	add_candidate(cands,
+		      agent_find_program("/Applications/Codex.app/Contents/Resources/codex"));
+	if (home && *home) {
+		path = xstrfmt("%s/Applications/Codex.app/Contents/Resources/codex", home);
+		add_candidate(cands, agent_find_program(path));
+		free(path);
+	}
+	if (!cands->nr)
+		return gdn_err_set(err, GDN_ENOTFOUND,
+				   "could not find a 'codex' binary: install the Codex CLI (npm "
+				   "install -g @openai/codex) or pass --codex-bin /path/to/codex");
+	return 0;
+}
+
+static void join_values(struct sbuf *sb, const struct strvec *values)
+{
+	size_t i;
+
+	for (i = 0; i < values->nr; i++)
+		sbuf_addf(sb, "%s%s", i ? ", " : "", values->v[i]);
+}
+
+static int codex_open(struct gdn_agent *a, struct strvec *warnings, struct gdn_err *err)
+{
+	struct strvec cands = STRVEC_INIT, values = STRVEC_INIT;
+	struct sbuf seen = SBUF_INIT, list = SBUF_INIT;
+	const char *chosen = NULL, *unknown = NULL;
+	char *chosen_efforts = NULL;
+	size_t i;
+	int ret;
+
+	ret = codex_candidates(a, &cands, err);
+	if (ret < 0)
+		goto out;
+	if (!a->effort)
+		chosen = cands.v[0];
+	for (i = 0; a->effort && i < cands.nr && !chosen; i++) {
+		strvec_clear(&values);
+		if (!probe_efforts(a, cands.v[i], &values)) {
+			if (!unknown)
+				unknown = cands.v[i];
+			sbuf_addf(&seen, "%s'%s': unknown", seen.len ? "; " : "", cands.v[i]);
+			continue;
+		}
+		sbuf_reset(&list);
+		join_values(&list, &values);
+		sbuf_addf(&seen, "%s'%s': %s", seen.len ? "; " : "", cands.v[i], list.buf);
+		if (strvec_contains(&values, a->effort)) {
+			chosen = cands.v[i];
+			chosen_efforts = xstrdup(list.buf);
+		}
+	}
+	if (a->effort && !chosen && unknown) {
+		chosen = unknown;
+		strvec_pushf(warnings,
+			     "could not determine supported reasoning-effort values for %s; trying "
+			     "it for --reasoning-effort=%s",
+			     chosen, a->effort);
+	}
+	if (!chosen) {
+		ret = gdn_err_set(err, GDN_EBACKEND,
+				  "no codex binary supports --reasoning-effort '%s' (%s): install "
+				  "a newer Codex CLI and/or pass --codex-bin",
+				  a->effort, seen.buf);
+		goto out;
+	}
+	free(a->bin);
+	a->bin = xstrdup(chosen);
+	a->efforts = chosen_efforts;
+	chosen_efforts = NULL;
+	if (a->search) {
+		a->search_ok = probe_search(a, a->bin);
+		if (!a->search_ok)
+			strvec_pushf(
+			    warnings,
+			    "'%s exec --help' does not list --search; continuing without it",
+			    a->bin);
+	}
+out:
+	free(chosen_efforts);
+	strvec_clear(&cands);
+	strvec_clear(&values);
+	sbuf_release(&seen);
+	sbuf_release(&list);
+	return ret;
+}
+
+static void codex_argv(const struct gdn_agent *a, const struct gdn_agent_request *req,
+		       struct strvec *argv)
+{
+	struct sbuf kv = SBUF_INIT;
+
+	strvec_pushl(argv, a->bin, "exec", "-C", req->workdir ? req->workdir : ".",
+		     "--dangerously-bypass-approvals-and-sandbox", NULL);
+	if (req->last_message_file)
+		strvec_pushl(argv, "-o", req->last_message_file, NULL);
+	if (a->ephemeral)
+		strvec_push(argv, "--ephemeral");
+	if (a->model)
+		strvec_pushl(argv, "-m", a->model, NULL);
+	if (a->effort) {
+		sbuf_adds(&kv, "model_reasoning_effort=");
+		agent_json_quote(&kv, a->effort);
+		strvec_pushl(argv, "-c", kv.buf, NULL);
+	}
+	if (a->profile)
+		strvec_pushl(argv, "-p", a->profile, NULL);
+	if (a->search && a->search_ok)
+		strvec_push(argv, "--search");
+	strvec_push(argv, "-");
+	sbuf_release(&kv);
+}
+
+static int codex_line(struct agent_run *r, const char *line, size_t len)
+{
+	if (!agent_filter_show(&r->filter, line, len))
+		return 0;
+	return agent_emit(r, line, len);
+}
+
+static void codex_finish(struct agent_run *r, struct gdn_agent_result *res)
+{
+	res->last_message = agent_read_message(r->req->last_message_file);
+	res->ok = res->status == GDN_PROC_EXITED && res->exit_code == 0;
+	agent_reason_from_status(r->a, res);
+}
+
+const struct agent_driver agent_codex_driver = {
+    .name = "codex",
+    .open = codex_open,
+    .argv = codex_argv,
+    .line = codex_line,
+    .finish = codex_finish,
+};
