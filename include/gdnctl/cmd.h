@@ -64,6 +64,7 @@ void gdn_print_global_help(FILE *f);
 int cmd_config(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_help(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_lint_log(int argc, const char **argv, struct gdn_ctx *ctx);
+int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_trace(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_version(int argc, const char **argv, struct gdn_ctx *ctx);
 

@@ -6,11 +6,15 @@
 #include "gdnctl/cmd.h"
 
 const struct gdn_cmd gdn_commands[] = {
+    {"codex-loop", cmd_loop, "the original gdnctl.py name of loop", CMD_ALIAS | CMD_NEEDS_CONFIG,
+     "loop"},
     {"config", cmd_config, "show the effective configuration and where each value came from",
      CMD_NEEDS_CONFIG, NULL},
     {"help", cmd_help, "show help for gdnctl or one command", 0, NULL},
     {"lint-log", cmd_lint_log, "check the markdown running log of iterations", CMD_NEEDS_CONFIG,
      NULL},
+    {"loop", cmd_loop, "run a coding agent in an unattended hill-climb loop that never loses work",
+     CMD_NEEDS_CONFIG, NULL},
     {"trace", cmd_trace, "summarise and compare profiler traces (per-op device time)", 0, NULL},
     {"version", cmd_version, "print the version", 0, NULL},
     {NULL, NULL, NULL, 0, NULL},

@@ -3,6 +3,7 @@
 #include <git2.h>
 #include "gdnctl/err.h"
 #include "gdnctl/repo.h"
+#include "gdnctl/strvec.h"
 #include "gdnctl/xalloc.h"
 
 static void shutdown_libgit2(void)
@@ -126,6 +127,329 @@ int gdn_repo_commit_exists(const char *root, const char *rev, int *exists, char 
 	}
 out:
 	git_object_free(obj);
+	git_repository_free(repo);
+	return ret;
+}
+
+/* ---- reads for the loop engine ---- */
+
+static int open_repo(const char *root, git_repository **repo, struct gdn_err *err)
+{
+	gdn_repo_global_init();
+	if (git_repository_open(repo, root) < 0)
+		return gdn_err_set(err, GDN_EIO, "cannot open repository '%s': %s", root,
+				   git_msg());
+	return 0;
+}
+
+static int resolve_commit(git_repository *repo, const char *rev, git_oid *oid, struct gdn_err *err)
+{
+	git_object *obj = NULL;
+	int ret = 0;
+
+	if (git_revparse_single(&obj, repo, rev) < 0) {
+		ret = gdn_err_set(err, GDN_ENOTFOUND, "cannot resolve '%s': %s", rev, git_msg());
+		goto out;
+	}
+	git_oid_cpy(oid, git_object_id(obj));
+out:
+	git_object_free(obj);
+	return ret;
+}
+
+int gdn_repo_head(const char *root, char **sha, char **branch, struct gdn_err *err)
+{
+	git_repository *repo = NULL;
+	git_reference *head = NULL;
+	int ret, rc;
+
+	if (sha)
+		*sha = NULL;
+	if (branch)
+		*branch = NULL;
+	ret = open_repo(root, &repo, err);
+	if (ret)
+		goto out;
+	rc = git_repository_head(&head, repo);
+	if (rc == GIT_EUNBORNBRANCH || rc == GIT_ENOTFOUND)
+		goto out;
+	if (rc < 0) {
+		ret = gdn_err_set(err, GDN_EIO, "cannot read HEAD in '%s': %s", root, git_msg());
+		goto out;
+	}
+	if (sha) {
+		char hex[GIT_OID_HEXSZ + 1];
+
+		git_oid_tostr(hex, sizeof(hex), git_reference_target(head));
+		*sha = xstrdup(hex);
+	}
+	if (branch && git_reference_is_branch(head))
+		*branch = xstrdup(git_reference_shorthand(head));
+out:
+	git_reference_free(head);
+	git_repository_free(repo);
+	return ret;
+}
+
+int gdn_repo_dirty(const char *root, bool *dirty, struct gdn_err *err)
+{
+	git_repository *repo = NULL;
+	git_status_list *list = NULL;
+	git_status_options so;
+	int ret;
+
+	*dirty = false;
+	git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION);
+	ret = open_repo(root, &repo, err);
+	if (ret)
+		goto out;
+	so.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
+	so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS;
+	if (git_status_list_new(&list, repo, &so) < 0) {
+		ret = gdn_err_set(err, GDN_EIO, "cannot read the status of '%s': %s", root,
+				  git_msg());
+		goto out;
+	}
+	*dirty = git_status_list_entrycount(list) > 0;
+out:
+	git_status_list_free(list);
+	git_repository_free(repo);
+	return ret;
+}
+
+int gdn_repo_descendant(const char *root, const char *desc, const char *anc, bool *is_desc,
+			struct gdn_err *err)
+{
+	git_repository *repo = NULL;
+	git_oid d, a;
+	int ret, rc;
+
+	*is_desc = false;
+	ret = open_repo(root, &repo, err);
+	if (ret)
+		goto out;
+	ret = resolve_commit(repo, desc, &d, err);
+	if (!ret)
+		ret = resolve_commit(repo, anc, &a, err);
+	if (ret)
+		goto out;
+	rc = git_graph_descendant_of(repo, &d, &a);
+	if (rc < 0) {
+		ret = gdn_err_set(err, GDN_EIO, "cannot compare '%s' and '%s': %s", desc, anc,
+				  git_msg());
+		goto out;
+	}
+	*is_desc = rc == 1;
+out:
+	git_repository_free(repo);
+	return ret;
+}
+
+int gdn_repo_count_commits(const char *root, const char *from, const char *to, long *count,
+			   struct strvec *ids, size_t max, struct gdn_err *err)
+{
+	git_repository *repo = NULL;
+	git_revwalk *walk = NULL;
+	git_oid f, t, oid;
+	int ret;
+
+	*count = 0;
+	ret = open_repo(root, &repo, err);
+	if (ret)
+		goto out;
+	ret = resolve_commit(repo, to, &t, err);
+	if (!ret && from)
+		ret = resolve_commit(repo, from, &f, err);
+	if (ret)
+		goto out;
+	if (git_revwalk_new(&walk, repo) < 0 || git_revwalk_push(walk, &t) < 0 ||
+	    (from && git_revwalk_hide(walk, &f) < 0)) {
+		ret = gdn_err_set(err, GDN_EIO, "cannot walk commits in '%s': %s", root, git_msg());
+		goto out;
+	}
+	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_TIME);
+	while (git_revwalk_next(&oid, walk) == 0) {
+		if (ids && (size_t)*count < max) {
+			char hex[GIT_OID_HEXSZ + 1];
+
+			git_oid_tostr(hex, sizeof(hex), &oid);
+			strvec_push(ids, hex);
+		}
+		(*count)++;
+	}
+out:
+	git_revwalk_free(walk);
+	git_repository_free(repo);
+	return ret;
+}
+
+struct stash_find {
+	const char *sha, *msg;
+	long by_sha, by_msg;
+	git_oid sha_oid, msg_oid;
+};
+
+static int stash_cb(size_t index, const char *message, const git_oid *id, void *payload)
+{
+	struct stash_find *f = payload;
+	char hex[GIT_OID_HEXSZ + 1];
+
+	git_oid_tostr(hex, sizeof(hex), id);
+	if (f->sha && f->by_sha < 0 && !strcmp(hex, f->sha)) {
+		f->by_sha = (long)index;
+		git_oid_cpy(&f->sha_oid, id);
+	}
+	if (f->msg && f->by_msg < 0 && message) {
+		size_t ml = strlen(message), l = strlen(f->msg);
+
+		if (!strcmp(message, f->msg) || (ml > l + 2 && !strcmp(message + ml - l, f->msg) &&
+						 !strncmp(message + ml - l - 2, ": ", 2))) {
+			f->by_msg = (long)index;
+			git_oid_cpy(&f->msg_oid, id);
+		}
+	}
+	return 0;
+}
+
+int gdn_repo_stash_find(const char *root, const char *sha, const char *msg, long *index,
+			char **found, struct gdn_err *err)
+{
+	git_repository *repo = NULL;
+	struct stash_find f;
+	char hex[GIT_OID_HEXSZ + 1];
+	int ret, rc;
+
+	memset(&f, 0, sizeof(f));
+	f.sha = sha;
+	f.msg = msg;
+	f.by_sha = f.by_msg = -1;
+	*index = -1;
+	if (found)
+		*found = NULL;
+	ret = open_repo(root, &repo, err);
+	if (ret)
+		goto out;
+	rc = git_stash_foreach(repo, stash_cb, &f);
+	if (rc < 0 && rc != GIT_ENOTFOUND) {
+		ret = gdn_err_set(err, GDN_EIO, "cannot list stashes in '%s': %s", root, git_msg());
+		goto out;
+	}
+	if (f.by_sha >= 0) {
+		*index = f.by_sha;
+		git_oid_tostr(hex, sizeof(hex), &f.sha_oid);
+	} else if (f.by_msg >= 0) {
+		*index = f.by_msg;
+		git_oid_tostr(hex, sizeof(hex), &f.msg_oid);
+	}
+	if (*index >= 0 && found)
+		*found = xstrdup(hex);
+out:
+	git_repository_free(repo);
+	return ret;
+}
+
+/* Whether the working-tree file `path` has blob `id`'s content (absent: the zero id). */
+static int file_matches(git_repository *repo, const char *root, const git_diff_file *df,
+			bool *match, struct gdn_err *err)
+{
+	char *full = xstrfmt("%s/%s", root, df->path);
+	struct stat st;
+	git_oid oid;
+	int ret = 0;
+
+	if (lstat(full, &st)) {
+		*match = git_oid_is_zero(&df->id);
+		goto out;
+	}
+	if (git_oid_is_zero(&df->id)) {
+		*match = false;
+		goto out;
+	}
+	if (git_odb_hashfile(&oid, full, GIT_OBJECT_BLOB) < 0) {
+		ret = gdn_err_set(err, GDN_EIO, "cannot hash '%s': %s", full, git_msg());
+		goto out;
+	}
+	*match = git_oid_equal(&oid, &df->id);
+out:
+	(void)repo;
+	free(full);
+	return ret;
+}
+
+/* Compare the changes between two trees (old may be NULL: all added) with the working tree. */
+static int diff_in_tree(git_repository *repo, const char *root, git_tree *old, git_tree *new,
+			bool *in_tree, struct gdn_err *err)
+{
+	git_diff *diff = NULL;
+	int ret = 0;
+
+	if (git_diff_tree_to_tree(&diff, repo, old, new, NULL) < 0) {
+		ret = gdn_err_set(err, GDN_EIO, "cannot diff a stash: %s", git_msg());
+		goto out;
+	}
+	for (size_t i = 0; i < git_diff_num_deltas(diff) && *in_tree; i++) {
+		const git_diff_delta *d = git_diff_get_delta(diff, i);
+		bool match = false;
+
+		ret = file_matches(repo, root, &d->new_file, &match, err);
+		if (ret)
+			goto out;
+		if (!match)
+			*in_tree = false;
+	}
+out:
+	git_diff_free(diff);
+	return ret;
+}
+
+int gdn_repo_stash_in_tree(const char *root, const char *sha, bool *in_tree, struct gdn_err *err)
+{
+	git_repository *repo = NULL;
+	git_commit *stash = NULL, *base = NULL, *untracked = NULL;
+	git_tree *st = NULL, *bt = NULL, *ut = NULL;
+	git_oid oid;
+	int ret;
+
+	*in_tree = true;
+	ret = open_repo(root, &repo, err);
+	if (ret)
+		goto out;
+	ret = resolve_commit(repo, sha, &oid, err);
+	if (ret)
+		goto out;
+	if (git_commit_lookup(&stash, repo, &oid) < 0 || git_commit_parent(&base, stash, 0) < 0 ||
+	    git_commit_tree(&st, stash) < 0 || git_commit_tree(&bt, base) < 0) {
+		ret = gdn_err_set(err, GDN_EIO, "cannot read stash '%s': %s", sha, git_msg());
+		goto out;
+	}
+	ret = diff_in_tree(repo, root, bt, st, in_tree, err);
+	if (ret || !*in_tree || git_commit_parentcount(stash) < 3)
+		goto out;
+	if (git_commit_parent(&untracked, stash, 2) < 0 || git_commit_tree(&ut, untracked) < 0) {
+		ret = gdn_err_set(err, GDN_EIO, "cannot read stash '%s': %s", sha, git_msg());
+		goto out;
+	}
+	ret = diff_in_tree(repo, root, NULL, ut, in_tree, err);
+out:
+	git_tree_free(ut);
+	git_tree_free(bt);
+	git_tree_free(st);
+	git_commit_free(untracked);
+	git_commit_free(base);
+	git_commit_free(stash);
+	git_repository_free(repo);
+	return ret;
+}
+
+int gdn_repo_gitdir(const char *root, char **path, struct gdn_err *err)
+{
+	git_repository *repo = NULL;
+	int ret;
+
+	*path = NULL;
+	ret = open_repo(root, &repo, err);
+	if (!ret)
+		*path = xstrdup(git_repository_path(repo));
 	git_repository_free(repo);
 	return ret;
 }

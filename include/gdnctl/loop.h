@@ -1,0 +1,302 @@
+/*
+ * The loop engine (`gdnctl loop`, alias `codex-loop`): an unattended
+ * hill-climb that runs an agent once per iteration in a git working tree
+ * and never loses work. The engine never prints: progress goes through
+ * the `say` callback of struct gdn_loop_opts, every state transition to
+ * an append-only journal (<log dir>/loop.jsonl) that --resume reads.
+ *
+ * Modules:
+ *   engine.c   the iteration lifecycle and its policies
+ *   journal.c  the JSON-lines journal: write (O_APPEND + fsync), read back
+ *   prompt.c   template substitution and session directives
+ *   gitops.c   git through the child-process API: transient-lock retries,
+ *              stash by commit id with a conflict preflight, sync with a remote
+ */
+#ifndef GDNCTL_LOOP_H
+#define GDNCTL_LOOP_H
+
+#include <jansson.h>
+#include "gdnctl/compat.h"
+#include "gdnctl/agent.h"
+#include "gdnctl/sbuf.h"
+#include "gdnctl/strvec.h"
+
+struct gdn_err;
+
+/* ---- policies ---- */
+
+/* --post-check-policy, --no-commit-policy, --iteration-error-policy */
+enum gdn_loop_policy {
+	GDN_POLICY_FAIL = 0,
+	GDN_POLICY_COUNT_FAILURE,
+	GDN_POLICY_CONTINUE,
+};
+/* "fail", "count-failure", "continue"; parse returns 0 or -1. */
+const char *gdn_loop_policy_name(enum gdn_loop_policy p);
+int gdn_loop_policy_parse(const char *s, enum gdn_loop_policy *p);
+
+enum gdn_loop_verdict {
+	GDN_VERDICT_EXIT = 0, /* stop the loop with the failure's exit code */
+	GDN_VERDICT_NEXT,     /* skip the rest of the iteration, go on */
+};
+/*
+ * Apply a policy to a failure: fail exits; count-failure adds one to
+ * *failures and exits when max_failures >= 0 and *failures > max_failures;
+ * continue goes on. *counted says whether the failure was counted.
+ */
+enum gdn_loop_verdict gdn_loop_policy_apply(enum gdn_loop_policy p, long *failures,
+					    long max_failures, bool *counted);
+
+enum gdn_dirty_policy { GDN_DIRTY_FAIL = 0, GDN_DIRTY_STASH };
+enum gdn_restore_policy { GDN_RESTORE_WARN_KEEP = 0, GDN_RESTORE_FAIL };
+enum gdn_sync_policy { GDN_SYNC_OFF = 0, GDN_SYNC_ONCE, GDN_SYNC_EACH };
+enum gdn_sync_conflict { GDN_SYNC_CONFLICT_FAIL = 0, GDN_SYNC_CONFLICT_SKIP };
+
+/* Failure kinds, counted in the summary. */
+enum gdn_loop_failure {
+	GDN_FAIL_AGENT = 0,
+	GDN_FAIL_POST_CHECK,
+	GDN_FAIL_NO_COMMIT,
+	GDN_FAIL_HOOK,
+	GDN_FAIL_ITERATION_ERROR,
+	GDN_FAIL_NR,
+};
+/* "agent", "post_check", "no_commit", "hook", "iteration_error". */
+const char *gdn_loop_failure_name(enum gdn_loop_failure f);
+
+/* ---- progress messages ---- */
+
+enum gdn_loop_level {
+	GDN_LOOP_INFO = 0, /* stdout: "[gdnctl] msg" */
+	GDN_LOOP_HEADING,  /* stdout: "\n[gdnctl] msg" */
+	GDN_LOOP_NOTE,	   /* stderr: "[gdnctl] msg" (the original's failure messages) */
+	GDN_LOOP_WARN,	   /* stderr: "[gdnctl] WARNING: msg" */
+};
+typedef void (*gdn_loop_say_fn)(enum gdn_loop_level level, const char *msg, void *payload);
+
+/* ---- git operations (gitops.c) ---- */
+
+/*
+ * Whether git output names a transient lock error: it matches the
+ * original's GIT_TRANSIENT_ERROR_RE
+ * `(index\.lock|Another git process seems to be running|Unable to create '.+?\.lock')`.
+ */
+bool gdn_git_transient_error(const char *out);
+
+struct gdn_git {
+	const char *workdir;
+	int retries;	     /* extra attempts on a transient lock error (the original: 3) */
+	int retry_sleep_ms;  /* between them (the original: 2000) */
+	gdn_loop_say_fn say; /* echo and retry messages, or NULL */
+	void *payload;
+};
+/*
+ * Run `git ARGS...` in g->workdir, capturing merged output in *out (may be
+ * NULL). Returns 0 when git ran (its exit code in *rc), or a gdn_errcode
+ * when it could not be started.
+ */
+int gdn_git_run(const struct gdn_git *g, const char *const *args, int *rc, struct sbuf *out,
+		struct gdn_err *err);
+
+/* ---- the journal (journal.c) ---- */
+
+struct gdn_journal {
+	int fd;
+	char *path;
+	char *run_id;
+};
+#define GDN_JOURNAL_INIT       \
+	{                      \
+		-1, NULL, NULL \
+	}
+/* Open (create) <log_dir>/loop.jsonl for appending. */
+int gdn_journal_open(struct gdn_journal *j, const char *log_dir, const char *run_id,
+		     struct gdn_err *err);
+/*
+ * Append one event: `ev` (stolen) gets "ts" (UTC, RFC 3339 with ms),
+ * "run" and "event" first, and is written as one line with a single
+ * write(2) on an O_APPEND descriptor, then fsync(2).
+ */
+int gdn_journal_write(struct gdn_journal *j, const char *event, json_t *ev, struct gdn_err *err);
+void gdn_journal_close(struct gdn_journal *j);
+
+/* What --resume needs to know, rebuilt from the journal of the last run. */
+struct gdn_loop_state {
+	char *run_id;	     /* NULL: the journal holds no run */
+	long iterations;     /* planned, from run_start */
+	long last_done;	     /* highest iteration with a decision */
+	bool ended;	     /* a run_end was written */
+	char *end_reason;    /* its reason */
+	long failures;	     /* counted failures so far */
+	long consecutive;    /* consecutive failed iterations at the end */
+	long commits;	     /* commits kept by completed iterations */
+	long iterations_run; /* iterations that reached a decision */
+	long fail_kinds[GDN_FAIL_NR];
+	int64_t agent_ms; /* time spent in the agent */
+	/* The iteration in progress at the crash (0: none) and what it had done. */
+	long open_iter;
+	char *open_head;    /* HEAD before it, or NULL */
+	bool open_agent;    /* the agent had started */
+	bool open_decided;  /* it reached its decision */
+	bool open_restored; /* its stash was restored (the tree holds the user's changes) */
+	/* A stash saved by the loop and neither restored nor reported kept. */
+	char *stash_msg;      /* its message, or NULL */
+	char *stash_sha;      /* its commit id (NULL: saving had begun, id not recorded) */
+	bool stash_restoring; /* a restore had begun */
+	long stash_iter;
+	/* An interrupted agent's work being stashed by a recovery, not yet reported kept. */
+	char *leftover_msg, *leftover_sha;
+	/* Stashes reported kept (for manual recovery): "sha message" each. */
+	struct strvec kept;
+};
+#define GDN_LOOP_STATE_INIT         \
+	{                           \
+		.kept = STRVEC_INIT \
+	}
+/*
+ * Rebuild the state of the last run from a journal's bytes. A last line
+ * without its newline (a torn write) is ignored. Returns 0, or GDN_EPARSE
+ * naming the 1-based line of a malformed event.
+ */
+int gdn_journal_parse(const char *buf, size_t len, struct gdn_loop_state *st, struct gdn_err *err);
+void gdn_loop_state_release(struct gdn_loop_state *st);
+
+/* ---- prompt (prompt.c) ---- */
+
+struct gdn_prompt_vars {
+	long iteration;
+	long total;
+	const char *head_sha;
+	const char *branch;   /* NULL: "" */
+	const char *log_tail; /* NULL: "" */
+};
+/*
+ * The prompt of one iteration, appended to out: the template with
+ * {{ITERATION}}, {{TOTAL_ITERATIONS}}, {{HEAD_SHA}}, {{BRANCH}} and
+ * {{LOG_TAIL}} replaced (every occurrence); with directives, the original's
+ * framing: rstrip, "\n\nSession directives for this codex-loop run (must
+ * follow unless they conflict with tests/correctness):\n\n", then
+ * "[Directive N]\n<text>" blocks joined with "\n", then "\n".
+ */
+void gdn_prompt_render(const char *tmpl, const struct gdn_prompt_vars *v,
+		       const struct strvec *directives, struct sbuf *out);
+/*
+ * Read one directive file (stripped) and append it to `directives`.
+ * `source` names it in errors: "directive file not found for <source>:
+ * <path>" (GDN_ENOTFOUND), "directive file is empty for <source>: <path>"
+ * (GDN_EUSAGE).
+ */
+int gdn_prompt_add_directive_file(struct strvec *directives, const char *path, const char *source,
+				  struct gdn_err *err);
+/*
+ * The first existing file `rel` (e.g. "prompts/iteration.md") under each
+ * of `dirs` (NULL-terminated; NULL entries skipped). Returns a new string
+ * or NULL.
+ */
+char *gdn_prompt_find(const char *const *dirs, const char *rel);
+/* The last entry of a running log ("### Iteration " heading to EOF), appended to out. */
+void gdn_prompt_log_tail(const char *log, size_t len, struct sbuf *out);
+/*
+ * Replace a `- Commit: (pending)` / `- Commit: this commit` placeholder in
+ * the last entry of a running log by `- Commit: <sha>` (the original's
+ * stamping rules). Returns 1 when the file was rewritten, 0 when there was
+ * nothing to stamp (or no file), or a gdn_errcode.
+ */
+int gdn_prompt_stamp_log(const char *path, const char *sha, struct gdn_err *err);
+
+/* ---- the engine (engine.c) ---- */
+
+/* How the engine runs the agent (cmd_loop.c binds the agent drivers). */
+struct gdn_loop_agent {
+	int (*run)(void *agent, const struct gdn_agent_request *req, struct gdn_agent_result *res,
+		   struct gdn_err *err);
+	void (*release)(struct gdn_agent_result *res);
+	void *agent;
+};
+
+/* One iteration, as the hooks see it. */
+struct gdn_loop_iter {
+	long iteration;
+	const char *head_before;
+	const char *head_after;
+	long commits; /* new commits on top of head_before (0: none, or HEAD did not advance) */
+};
+/*
+ * The seam for the validation gate and the performance policy (a later
+ * issue): called after the post-checks and the no-commit check, in that
+ * order. With --allow-no-commit they also run for an iteration without a
+ * commit (it->commits == 0): they must then never revert anything (the
+ * original's bug 6 reverted a commit the iteration had not made). Each returns 0 to accept, or an
+ * exit code (> 0) for a failure that the iteration-level `policy` handles like a post-check
+ * failure.
+ */
+struct gdn_loop_hooks {
+	int (*validate)(void *payload, const struct gdn_loop_iter *it, struct gdn_err *err);
+	int (*decide)(void *payload, const struct gdn_loop_iter *it, struct gdn_err *err);
+	void *payload;
+	enum gdn_loop_policy policy;
+};
+
+struct gdn_loop_opts {
+	const char *workdir;
+	const char *log_dir;
+	const char *prompt_template; /* the template's text */
+	const struct strvec *directives;
+	const char *hillclimb_log; /* absolute path, or NULL */
+	long iterations;
+	long sleep_ms;
+	const struct strvec *post_checks;
+	enum gdn_loop_policy post_check_policy, no_commit_policy, iteration_error_policy;
+	long max_failures; /* -1: unlimited */
+	long agent_retries, post_check_retries;
+	long retry_sleep_ms;
+	bool allow_dirty, allow_no_commit;
+	enum gdn_dirty_policy dirty_policy;
+	enum gdn_restore_policy restore_policy;
+	enum gdn_sync_policy sync_policy;
+	const char *sync_remote, *sync_branch;
+	enum gdn_sync_conflict sync_conflict;
+	/* stop conditions (0: none) */
+	time_t until_time;	  /* wall clock, seconds since the epoch */
+	int64_t max_agent_ms;	  /* total time in the agent */
+	long stop_after_failures; /* consecutive failed iterations */
+	bool resume;		  /* continue the last run of the journal */
+	const char *run_id;	  /* for a new run; NULL: generated */
+	int git_retry_sleep_ms;	  /* transient lock retries (default 2000) */
+	gdn_loop_say_fn say;
+	gdn_line_fn on_agent_line; /* the agent's filtered output, for the terminal */
+	void *payload;
+};
+
+struct gdn_loop_summary {
+	char *run_id;
+	long iterations_run; /* iterations that reached a decision (all sessions of the run) */
+	long commits;	     /* commits kept */
+	long failures;	     /* counted failures */
+	long fail_kinds[GDN_FAIL_NR];
+	int64_t agent_ms;
+	char *stop_reason; /* "completed", "iterations", "failure-limit", "until-time", ... */
+	int exit_code;
+	struct strvec stashes_kept; /* "sha message" */
+	char *journal;		    /* path */
+};
+#define GDN_LOOP_SUMMARY_INIT               \
+	{                                   \
+		.stashes_kept = STRVEC_INIT \
+	}
+void gdn_loop_summary_release(struct gdn_loop_summary *s);
+/* New reference: {"schema": "gdnctl.loop_summary.v1", ...}. */
+json_t *gdn_loop_summary_json(const struct gdn_loop_summary *s);
+
+/*
+ * Run the loop. Returns 0 when it ran (the verdict, with the original's
+ * exit codes, is sum->exit_code: 0; the agent's code, 124 on a timeout;
+ * 1; 2 for an iteration error; 3 for a missing commit; 128+N when
+ * interrupted by signal N), or a negative gdn_errcode when it could not
+ * start (journal, repository, nothing to resume).
+ */
+int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *agent,
+		 const struct gdn_loop_hooks *hooks, struct gdn_loop_summary *sum,
+		 struct gdn_err *err);
+
+#endif

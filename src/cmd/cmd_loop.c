@@ -1,0 +1,634 @@
+/*
+ * `gdnctl loop` (alias `codex-loop`): the unattended hill-climb. Parses
+ * the original codex-loop's options (same names, defaults and messages),
+ * loads the prompt and the session directives, opens the agent driver and
+ * runs the engine (src/loop/engine.c), printing its progress with the
+ * "[gdnctl] " prefix and a summary at the end.
+ */
+#include "gdnctl/compat.h"
+#include "gdnctl/agent.h"
+#include "gdnctl/cmd.h"
+#include "gdnctl/config.h"
+#include "gdnctl/err.h"
+#include "gdnctl/exitcode.h"
+#include "gdnctl/json.h"
+#include "gdnctl/loop.h"
+#include "gdnctl/opt.h"
+#include "gdnctl/proc.h"
+#include "gdnctl/repo.h"
+#include "gdnctl/sbuf.h"
+#include "gdnctl/strvec.h"
+#include "gdnctl/xalloc.h"
+
+static const struct opt_usage loop_usage = {
+    "gdnctl loop --iterations N [options]\n"
+    "gdnctl loop --resume [options]",
+    "Run a coding agent in a loop, one iteration at a time, without losing work.",
+    "Each iteration: stash a dirty tree (--dirty-policy stash), optionally merge a remote\n"
+    "branch, run the agent with the prompt, detect its commits, run the post-checks and\n"
+    "apply the policies, then restore the stash by its commit id. Every transition is\n"
+    "journaled in <log dir>/loop.jsonl; --resume continues the last run after a crash.\n"
+    "Exit status: 0; the agent's exit code (124 on a timeout) when it fails; 1; 2 for an\n"
+    "iteration error; 3 when an iteration made no commit; 128+N when interrupted.\n"
+    "See docs/gdnctl-loop.md.",
+};
+
+static const char *const policies[] = {"fail", "count-failure", "continue", NULL};
+static const char *const dirty_policies[] = {"fail", "stash", NULL};
+static const char *const restore_policies[] = {"warn-keep", "fail", NULL};
+static const char *const sync_policies[] = {"off", "once", "each-iteration", NULL};
+static const char *const conflict_policies[] = {"fail", "skip", NULL};
+static const char *const agents[] = {"codex", "claude", "command", NULL};
+static const char *const off_only[] = {"off", NULL};
+
+struct loop_args {
+	long iterations;
+	const char *prompt_file, *workdir, *model, *codex_bin, *reasoning_effort, *codex_profile;
+	int ephemeral, search, show_file_updates;
+	struct strvec directives, directive_files, presets, post_checks;
+	double sleep_seconds, codex_timeout, codex_idle_timeout, retry_sleep;
+	long agent_timeout_ms, agent_idle_timeout_ms, kill_grace_ms;
+	const char *post_check_policy, *no_commit_policy, *iteration_error_policy;
+	long max_failures, codex_retries, post_check_retries;
+	int resilient, allow_dirty, allow_no_commit, resume, json, dry_run;
+	const char *log_dir, *hillclimb_log;
+	const char *dirty_policy, *restore_policy;
+	const char *sync_policy, *sync_remote, *sync_branch, *sync_conflict;
+	const char *validation_mode, *perf_mode;
+	const char *agent, *agent_cmd;
+	const char *until_time;
+	double max_agent_minutes;
+	long stop_after_failures;
+};
+
+struct printer {
+	bool json; /* progress to stderr: stdout is the summary document */
+};
+
+static void on_say(enum gdn_loop_level level, const char *msg, void *payload)
+{
+	struct printer *pr = payload;
+	FILE *info = pr->json ? stderr : stdout;
+
+	switch (level) {
+	case GDN_LOOP_HEADING:
+		fprintf(info, "\n[gdnctl] %s\n", msg);
+		fflush(info);
+		break;
+	case GDN_LOOP_INFO:
+		fprintf(info, "[gdnctl] %s\n", msg);
+		fflush(info);
+		break;
+	case GDN_LOOP_NOTE:
+		fprintf(stderr, "[gdnctl] %s\n", msg);
+		break;
+	case GDN_LOOP_WARN:
+		fprintf(stderr, "[gdnctl] WARNING: %s\n", msg);
+		break;
+	}
+}
+
+static int on_agent_line(const char *line, size_t len, void *payload)
+{
+	struct printer *pr = payload;
+	FILE *f = pr->json ? stderr : stdout;
+
+	fwrite(line, 1, len, f);
+	fputc('\n', f);
+	fflush(f);
+	return 0;
+}
+
+static int agent_run(void *agent, const struct gdn_agent_request *req, struct gdn_agent_result *res,
+		     struct gdn_err *err)
+{
+	return gdn_agent_run(agent, req, res, err);
+}
+
+/* An absolute path: `p` resolved against `base` (not required to exist). */
+static char *abspath(const char *base, const char *p)
+{
+	return p[0] == '/' ? xstrdup(p) : xstrfmt("%s/%s", base, p);
+}
+
+/* "2026-11-21T18:00:00Z" (UTC) or "+DURATION" from now. Returns 0 or -1. */
+static int parse_until(const char *s, time_t *out)
+{
+	struct tm tm = {0};
+	const char *end;
+	long ms;
+
+	if (s[0] == '+') {
+		if (opt_parse_duration_ms(s + 1, &ms))
+			return -1;
+		*out = time(NULL) + ms / 1000;
+		return 0;
+	}
+	end = strptime(s, "%Y-%m-%dT%H:%M", &tm);
+	if (end && *end == ':')
+		end = strptime(end, ":%S", &tm);
+	if (!end || strcmp(end, "Z"))
+		return -1;
+	*out = timegm(&tm);
+	return 0;
+}
+
+/* The original's --resilient preset (without the validation/perf items: the gate is off). */
+static void apply_resilient(struct loop_args *a)
+{
+	if (a->max_failures >= 0)
+		a->max_failures = -1;
+	if (!strcmp(a->dirty_policy, "fail"))
+		a->dirty_policy = "stash";
+	if (!strcmp(a->no_commit_policy, "fail"))
+		a->no_commit_policy = "count-failure";
+	if (!strcmp(a->post_check_policy, "fail"))
+		a->post_check_policy = "count-failure";
+	if (!strcmp(a->iteration_error_policy, "fail"))
+		a->iteration_error_policy = "count-failure";
+	if (!strcmp(a->sync_conflict, "fail"))
+		a->sync_conflict = "skip";
+	a->restore_policy = "warn-keep";
+	if (a->codex_retries < 2)
+		a->codex_retries = 2;
+	if (a->post_check_retries < 2)
+		a->post_check_retries = 2;
+}
+
+/* The original's startup checks (exit 1, exact messages). */
+static const char *validate(const struct loop_args *a)
+{
+	if (a->codex_retries < 0)
+		return "--codex-retries must be >= 0.";
+	if (a->post_check_retries < 0)
+		return "--post-check-retries must be >= 0.";
+	if (a->retry_sleep < 0)
+		return "--retry-sleep-seconds must be >= 0.";
+	if (!(a->codex_timeout > 0))
+		return "--codex-timeout-seconds must be > 0 when set.";
+	if (!(a->codex_idle_timeout > 0))
+		return "--codex-idle-timeout-seconds must be > 0 when set.";
+	if (strcmp(a->sync_policy, "off") && !*a->sync_remote)
+		return "--sync-main-remote must be non-empty.";
+	if (strcmp(a->sync_policy, "off") && !*a->sync_branch)
+		return "--sync-main-branch must be non-empty.";
+	if (a->sleep_seconds < 0)
+		return "--sleep-seconds must be >= 0.";
+	if (a->max_agent_minutes < 0)
+		return "--max-agent-minutes must be >= 0.";
+	if (a->stop_after_failures < 0)
+		return "--stop-after-failures must be >= 0.";
+	return NULL;
+}
+
+static const char *const *data_dirs(const char *workdir, const char **buf)
+{
+	buf[0] = workdir;
+	buf[1] = GDNCTL_DATADIR;
+	buf[2] = GDNCTL_SOURCE_DATADIR;
+	buf[3] = NULL;
+	return buf;
+}
+
+static int load_directives(const struct loop_args *a, const char *cwd, const char *workdir,
+			   struct strvec *out, struct gdn_err *err)
+{
+	const char *dirs[4];
+	int ret = 0;
+
+	for (size_t i = 0; i < a->presets.nr && !ret; i++) {
+		char *rel = xstrfmt("session_directives/%s.md", a->presets.v[i]);
+		char *path = gdn_prompt_find(data_dirs(workdir, dirs), rel);
+		char *source = xstrfmt("preset %s", a->presets.v[i]);
+
+		if (!path)
+			ret = gdn_err_set(err, GDN_ENOTFOUND, "directive file not found for %s: %s",
+					  source, rel);
+		else
+			ret = gdn_prompt_add_directive_file(out, path, source, err);
+		free(rel);
+		free(path);
+		free(source);
+	}
+	for (size_t i = 0; i < a->directive_files.nr && !ret; i++) {
+		char *path = abspath(cwd, a->directive_files.v[i]);
+
+		ret = gdn_prompt_add_directive_file(out, path, a->directive_files.v[i], err);
+		free(path);
+	}
+	for (size_t i = 0; i < a->directives.nr && !ret; i++) {
+		struct sbuf sb = SBUF_INIT;
+
+		sbuf_adds(&sb, a->directives.v[i]);
+		sbuf_trim(&sb);
+		if (sb.len)
+			strvec_push(out, sb.buf);
+		sbuf_release(&sb);
+	}
+	return ret;
+}
+
+static void print_summary(const struct gdn_loop_summary *s)
+{
+	struct sbuf kinds = SBUF_INIT;
+
+	for (int k = 0; k < GDN_FAIL_NR; k++)
+		sbuf_addf(&kinds, "%s%s=%ld", k ? ", " : "", gdn_loop_failure_name(k),
+			  s->fail_kinds[k]);
+	printf("[gdnctl] loop summary: run %s: %ld iterations, %ld commits, %ld failures (%s), "
+	       "%.3fs in the agent; stopped: %s (exit %d)\n",
+	       s->run_id, s->iterations_run, s->commits, s->failures, kinds.buf,
+	       (double)s->agent_ms / 1000.0, s->stop_reason ? s->stop_reason : "unknown",
+	       s->exit_code);
+	for (size_t i = 0; i < s->stashes_kept.nr; i++) {
+		const char *sp = strchr(s->stashes_kept.v[i], ' ');
+
+		printf("[gdnctl] stash kept for manual recovery: %.*s (%s)\n",
+		       (int)(sp ? sp - s->stashes_kept.v[i] : (long)strlen(s->stashes_kept.v[i])),
+		       s->stashes_kept.v[i], sp ? sp + 1 : "");
+	}
+	printf("[gdnctl] journal: %s\n", s->journal ? s->journal : "(none)");
+	sbuf_release(&kinds);
+}
+
+static int dry_run(struct gdn_agent *agent, const struct gdn_loop_opts *lo, struct gdn_err *err)
+{
+	struct sbuf prompt = SBUF_INIT, line = SBUF_INIT;
+	struct strvec argv = STRVEC_INIT;
+	char *head = NULL, *branch = NULL, *pfile = NULL, *mfile = NULL, *tfile = NULL;
+	struct gdn_prompt_vars v = {1, lo->iterations, NULL, NULL, NULL};
+	struct gdn_agent_request req = {0};
+	int ret;
+
+	ret = gdn_repo_head(lo->workdir, &head, &branch, err);
+	if (ret)
+		goto out;
+	v.head_sha = head;
+	v.branch = branch;
+	gdn_prompt_render(lo->prompt_template, &v, lo->directives, &prompt);
+	pfile = xstrfmt("%s/iteration-001-prompt.txt", lo->log_dir);
+	mfile = xstrfmt("%s/iteration-001-last-message.txt", lo->log_dir);
+	tfile = xstrfmt("%s/iteration-001-transcript.log", lo->log_dir);
+	req = (struct gdn_agent_request){lo->workdir, prompt.buf, pfile, mfile, tfile, NULL, NULL};
+	gdn_agent_argv(agent, &req, &argv);
+	printf("[gdnctl] dry run: the prompt of iteration 1 (%s):\n", pfile);
+	fwrite(prompt.buf, 1, prompt.len, stdout);
+	if (prompt.len && prompt.buf[prompt.len - 1] != '\n')
+		putchar('\n');
+	gdn_argv_format(&line, argv.v);
+	printf("[gdnctl] dry run: the agent command (in %s):\n[gdnctl] $ %s\n", lo->workdir,
+	       line.buf);
+out:
+	free(head);
+	free(branch);
+	free(pfile);
+	free(mfile);
+	free(tfile);
+	strvec_clear(&argv);
+	sbuf_release(&prompt);
+	sbuf_release(&line);
+	return ret;
+}
+
+int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
+{
+	struct loop_args a = {
+	    .iterations = 0,
+	    .ephemeral = 1,
+	    .reasoning_effort = NULL,
+	    .sleep_seconds = 5.0,
+	    .codex_timeout = 7200.0,
+	    .codex_idle_timeout = 900.0,
+	    .retry_sleep = 20.0,
+	    .agent_timeout_ms = -1,
+	    .agent_idle_timeout_ms = -1,
+	    .kill_grace_ms = 10000,
+	    .post_check_policy = "fail",
+	    .no_commit_policy = "fail",
+	    .iteration_error_policy = "fail",
+	    .dirty_policy = "fail",
+	    .restore_policy = "warn-keep",
+	    .sync_policy = "off",
+	    .sync_remote = "origin",
+	    .sync_branch = "main",
+	    .sync_conflict = "fail",
+	    .validation_mode = "off",
+	    .perf_mode = "off",
+	    .agent = "codex",
+	};
+	struct opt opts[] = {
+	    OPT_GROUP_("Loop"),
+	    OPT_INT_(0, "iterations", &a.iterations, "N",
+		     "number of iterations (required unless --resume)", NULL, 0, 0),
+	    OPT_STRING_(0, "prompt-file", &a.prompt_file, "PATH",
+			"prompt template ({{ITERATION}}, {{TOTAL_ITERATIONS}}, {{HEAD_SHA}}, "
+			"{{BRANCH}}, {{LOG_TAIL}})",
+			"<repo>/prompts/iteration.md, else the installed one"),
+	    OPT_STRING_(0, "workdir", &a.workdir, "PATH",
+			"repository where the agent runs and git operations happen",
+			"the repository root"),
+	    OPT_STRING_(0, "log-dir", &a.log_dir, "PATH",
+			"prompts, transcripts, last messages and the journal loop.jsonl",
+			"<workdir>/.agents/logs/gdn_codex_loop"),
+	    OPT_STRING_(0, "hillclimb-log-file", &a.hillclimb_log, "PATH",
+			"running log: {{LOG_TAIL}} and commit stamping",
+			"config log_file, under --workdir"),
+	    OPT_FLOAT_(0, "sleep-seconds", &a.sleep_seconds, "S",
+		       "sleep after a successful iteration (not after the last)", "5.0"),
+	    OPT_BOOL_(0, "resume", &a.resume,
+		      "continue the last run journaled in the log dir after a crash or kill"),
+	    OPT_BOOL_(0, "dry-run", &a.dry_run,
+		      "print the prompt and the agent command of iteration 1, run nothing"),
+	    OPT_BOOL_(
+		0, "json", &a.json,
+		"print the summary as JSON (gdnctl.loop_summary.v1); progress goes to stderr"),
+	    OPT_GROUP_("Stop conditions"),
+	    OPT_STRING_(0, "until-time", &a.until_time, "TIME",
+			"start no iteration after TIME (2026-11-21T18:00:00Z, UTC) or +DURATION",
+			NULL),
+	    OPT_FLOAT_(0, "max-agent-minutes", &a.max_agent_minutes, "M",
+		       "start no iteration once the agent has run this long in total (0: no limit)",
+		       "0"),
+	    OPT_INT_(0, "stop-after-failures", &a.stop_after_failures, "N",
+		     "stop (exit 1) after N consecutive failed iterations (0: never)", "0", 0, 0),
+	    OPT_INT_(0, "max-failures", &a.max_failures, "N",
+		     "abort when counted failures exceed N; -1 unlimited", "0", 0, 0),
+	    OPT_GROUP_("Agent"),
+	    OPT_CHOICE_(0, "agent", &a.agent, agents, "the agent driver", "codex"),
+	    OPT_STRING_(0, "agent-cmd", &a.agent_cmd, "CMD",
+			"command driver: 'prog arg {prompt_file}' (prompt also on stdin)", NULL),
+	    OPT_STRING_(0, "codex-bin", &a.codex_bin, "PATH", "explicit agent binary", NULL),
+	    OPT_STRING_(0, "model", &a.model, "NAME", "model (-m)", "gpt-5.4 for codex"),
+	    OPT_STRING_(0, "reasoning-effort", &a.reasoning_effort, "LEVEL",
+			"reasoning effort (codex -c model_reasoning_effort)", "xhigh for codex"),
+	    OPT_STRING_(0, "codex-profile", &a.codex_profile, "NAME", "codex profile (-p)", NULL),
+	    {OPT_BOOL, 0, "codex-ephemeral", &a.ephemeral, NULL, "codex --ephemeral", NULL, "on",
+	     OPT_NEGATABLE, 0, 0, 0},
+	    OPT_BOOL_(0, "search", &a.search, "codex --search (when the binary supports it)"),
+	    OPT_BOOL_(0, "show-file-updates", &a.show_file_updates,
+		      "show the agent's file-update and diff blocks on the terminal"),
+	    OPT_INT_(0, "codex-retries", &a.codex_retries, "N",
+		     "extra agent attempts per iteration", "0", 0, 0),
+	    OPT_FLOAT_(0, "codex-timeout-seconds", &a.codex_timeout, "S",
+		       "wall-clock limit per agent attempt (any agent)", "7200"),
+	    OPT_FLOAT_(0, "codex-idle-timeout-seconds", &a.codex_idle_timeout, "S",
+		       "no-output limit per agent attempt (any agent)", "900"),
+	    OPT_DURATION_(0, "agent-timeout", &a.agent_timeout_ms,
+			  "same as --codex-timeout-seconds, as a duration (0: none)", NULL),
+	    OPT_DURATION_(0, "agent-idle-timeout", &a.agent_idle_timeout_ms,
+			  "same as --codex-idle-timeout-seconds, as a duration (0: none)", NULL),
+	    OPT_DURATION_(0, "agent-kill-grace", &a.kill_grace_ms,
+			  "between SIGINT, SIGTERM and SIGKILL to the agent's process group",
+			  "10s"),
+	    OPT_FLOAT_(0, "retry-sleep-seconds", &a.retry_sleep, "S",
+		       "sleep between agent and post-check retries", "20.0"),
+	    OPT_GROUP_("Prompt and session directives"),
+	    OPT_LIST_(0, "directive", &a.directives, "TEXT", "an inline session directive"),
+	    OPT_LIST_(0, "directive-file", &a.directive_files, "PATH", "a directive from a file"),
+	    OPT_LIST_(0, "directive-preset", &a.presets, "NAME",
+		      "session_directives/NAME.md (the repository's, else the installed one)"),
+	    OPT_GROUP_("Working tree"),
+	    OPT_BOOL_(0, "allow-dirty", &a.allow_dirty, "skip the clean-tree requirement"),
+	    OPT_CHOICE_(0, "dirty-policy", &a.dirty_policy, dirty_policies,
+			"a dirty tree before an iteration", "fail"),
+	    OPT_CHOICE_(0, "stash-restore-policy", &a.restore_policy, restore_policies,
+			"when the stash cannot be restored", "warn-keep"),
+	    OPT_BOOL_(0, "allow-no-commit", &a.allow_no_commit, "do not require a new commit"),
+	    OPT_CHOICE_(0, "no-commit-policy", &a.no_commit_policy, policies,
+			"an iteration without a new commit", "fail"),
+	    OPT_CHOICE_(0, "iteration-error-policy", &a.iteration_error_policy, policies,
+			"an unexpected error in an iteration", "fail"),
+	    OPT_BOOL_(0, "resilient", &a.resilient,
+		      "tolerant preset: unlimited failures, stash, count-failure, retries"),
+	    OPT_GROUP_("Post-checks"),
+	    OPT_LIST_(0, "post-check", &a.post_checks, "CMD",
+		      "run with bash -lc after each iteration"),
+	    OPT_CHOICE_(0, "post-check-policy", &a.post_check_policy, policies,
+			"a failing post-check", "fail"),
+	    OPT_INT_(0, "post-check-retries", &a.post_check_retries, "N",
+		     "extra attempts per post-check", "0", 0, 0),
+	    OPT_GROUP_("Sync with a remote branch"),
+	    OPT_CHOICE_(0, "sync-main-policy", &a.sync_policy, sync_policies,
+			"merge the remote branch before iterations", "off"),
+	    OPT_STRING_(0, "sync-main-remote", &a.sync_remote, "NAME", "remote", "origin"),
+	    OPT_STRING_(0, "sync-main-branch", &a.sync_branch, "NAME", "branch", "main"),
+	    OPT_CHOICE_(0, "sync-main-conflict-policy", &a.sync_conflict, conflict_policies,
+			"a merge conflict", "fail"),
+	    OPT_GROUP_("Validation gate and performance policy (not built yet: off only)"),
+	    OPT_CHOICE_(0, "validation-mode", &a.validation_mode, off_only,
+			"the TPU validation gate", "off"),
+	    OPT_CHOICE_(0, "perf-mode", &a.perf_mode, off_only, "the performance policy", "off"),
+	    OPT_END_(),
+	};
+	struct printer pr = {false};
+	struct gdn_err err = GDN_ERR_INIT;
+	struct strvec rest = STRVEC_INIT, directives = STRVEC_INIT, warnings = STRVEC_INIT;
+	struct sbuf tmpl = SBUF_INIT;
+	struct gdn_agent_opts ao = {0};
+	struct gdn_agent *agent = NULL;
+	struct gdn_loop_opts lo = {0};
+	struct gdn_loop_agent la = {agent_run, gdn_agent_result_release, NULL};
+	struct gdn_loop_summary sum = GDN_LOOP_SUMMARY_INIT;
+	char *workdir = NULL, *log_dir = NULL, *hlog = NULL, *prompt_path = NULL;
+	const char *dirs[4], *msg;
+	enum gdn_loop_policy pcp, ncp, iep;
+	int code = GDN_EXIT_OK;
+
+	a.max_failures = 0;
+	if (!gdn_cmd_parse_opts(opts, &loop_usage, argc, argv, OPT_PARSE_NO_POSITIONAL, &rest,
+				&code))
+		goto out;
+	pr.json = a.json;
+	if (a.iterations <= 0 && !a.resume && !opts[1].seen) {
+		gdn_error("option '--iterations' is required (or --resume)");
+		code = GDN_EXIT_USAGE;
+		goto out;
+	}
+	if (!strcmp(a.agent, "command") && !a.agent_cmd) {
+		gdn_error("--agent command needs --agent-cmd");
+		code = GDN_EXIT_USAGE;
+		goto out;
+	}
+	if (a.resilient)
+		apply_resilient(&a);
+	msg = validate(&a);
+	if (msg) {
+		fprintf(stderr, "[gdnctl] %s\n", msg);
+		code = GDN_EXIT_FAILED;
+		goto out;
+	}
+	lo.until_time = 0;
+	if (a.until_time && parse_until(a.until_time, &lo.until_time)) {
+		gdn_error("--until-time: expected YYYY-MM-DDTHH:MM[:SS]Z or +DURATION, got '%s'",
+			  a.until_time);
+		code = GDN_EXIT_USAGE;
+		goto out;
+	}
+	/* Paths: the working tree, then everything in it (bug 11: one tree for all). */
+	if (a.workdir) {
+		char *p = abspath(ctx->cwd, a.workdir);
+
+		workdir = realpath(p, NULL);
+		if (!workdir) {
+			gdn_error("cannot use --workdir '%s': %s", a.workdir, strerror(errno));
+			code = GDN_EXIT_USAGE;
+		}
+		free(p);
+		if (code)
+			goto out;
+	} else if (ctx->repo_root) {
+		workdir = xstrdup(ctx->repo_root);
+	} else {
+		gdn_error("not inside a git repository: '%s' (use --workdir)", ctx->cwd);
+		code = GDN_EXIT_USAGE;
+		goto out;
+	}
+	log_dir = a.log_dir ? abspath(ctx->cwd, a.log_dir)
+			    : xstrfmt("%s/.agents/logs/gdn_codex_loop", workdir);
+	if (a.hillclimb_log)
+		hlog = abspath(ctx->cwd, a.hillclimb_log);
+	else
+		hlog = gdn_config_path(&ctx->config, "log_file", workdir);
+	prompt_path = a.prompt_file
+			  ? abspath(ctx->cwd, a.prompt_file)
+			  : gdn_prompt_find(data_dirs(workdir, dirs), "prompts/iteration.md");
+	if (!prompt_path) {
+		gdn_error("no prompt template: pass --prompt-file (looked for prompts/iteration.md "
+			  "in '%s', '%s', '%s')",
+			  workdir, GDNCTL_DATADIR, GDNCTL_SOURCE_DATADIR);
+		code = GDN_EXIT_FAILED;
+		goto out;
+	}
+	if (sbuf_read_file(&tmpl, prompt_path, 16 * 1024 * 1024, &err) ||
+	    load_directives(&a, ctx->cwd, workdir, &directives, &err)) {
+		fprintf(stderr, "[gdnctl] %s\n", err.msg);
+		code = GDN_EXIT_FAILED;
+		goto out;
+	}
+	if (!a.dry_run) {
+		struct stat st;
+
+		if (mkdir(log_dir, 0755) && errno == ENOENT) {
+			/* mkdir -p */
+			for (char *s = strchr(log_dir + 1, '/'); s; s = strchr(s + 1, '/')) {
+				*s = '\0';
+				mkdir(log_dir, 0755);
+				*s = '/';
+			}
+			mkdir(log_dir, 0755);
+		}
+		if (stat(log_dir, &st) || !S_ISDIR(st.st_mode)) {
+			gdn_error("cannot create log directory '%s': %s", log_dir, strerror(errno));
+			code = GDN_EXIT_FAILED;
+			goto out;
+		}
+	}
+	if (a.resilient)
+		on_say(GDN_LOOP_INFO,
+		       "resilient mode active: unlimited failures, stash dirty handling, "
+		       "best-effort dev TPU hold, and retry-enabled command paths.",
+		       &pr);
+
+	ao.driver = a.agent;
+	ao.bin = a.codex_bin;
+	ao.command = a.agent_cmd;
+	ao.model =
+	    a.model ? (*a.model ? a.model : NULL) : (!strcmp(a.agent, "codex") ? "gpt-5.4" : NULL);
+	ao.reasoning_effort = a.reasoning_effort ? (*a.reasoning_effort ? a.reasoning_effort : NULL)
+						 : (!strcmp(a.agent, "codex") ? "xhigh" : NULL);
+	ao.profile = a.codex_profile;
+	ao.search = a.search;
+	ao.ephemeral = a.ephemeral;
+	ao.show_file_updates = a.show_file_updates;
+	ao.timeout_ms =
+	    a.agent_timeout_ms >= 0 ? a.agent_timeout_ms : (long)(a.codex_timeout * 1000.0);
+	ao.idle_timeout_ms = a.agent_idle_timeout_ms >= 0 ? a.agent_idle_timeout_ms
+							  : (long)(a.codex_idle_timeout * 1000.0);
+	ao.kill_grace_ms = a.kill_grace_ms;
+	if (gdn_agent_open(&ao, &agent, &warnings, &err)) {
+		code = gdn_die_err(&err);
+		goto out;
+	}
+	for (size_t i = 0; i < warnings.nr; i++)
+		gdn_warn("%s", warnings.v[i]);
+	if (directives.nr) {
+		char line[64];
+
+		snprintf(line, sizeof(line), "session directives: %zu loaded", directives.nr);
+		on_say(GDN_LOOP_INFO, line, &pr);
+	}
+
+	gdn_loop_policy_parse(a.post_check_policy, &pcp);
+	gdn_loop_policy_parse(a.no_commit_policy, &ncp);
+	gdn_loop_policy_parse(a.iteration_error_policy, &iep);
+	lo.workdir = workdir;
+	lo.log_dir = log_dir;
+	lo.prompt_template = tmpl.buf;
+	lo.directives = &directives;
+	lo.hillclimb_log = hlog;
+	lo.iterations = a.iterations;
+	lo.sleep_ms = (long)(a.sleep_seconds * 1000.0);
+	lo.post_checks = &a.post_checks;
+	lo.post_check_policy = pcp;
+	lo.no_commit_policy = ncp;
+	lo.iteration_error_policy = iep;
+	lo.max_failures = a.max_failures;
+	lo.agent_retries = a.codex_retries;
+	lo.post_check_retries = a.post_check_retries;
+	lo.retry_sleep_ms = (long)(a.retry_sleep * 1000.0);
+	lo.allow_dirty = a.allow_dirty;
+	lo.allow_no_commit = a.allow_no_commit;
+	lo.dirty_policy = !strcmp(a.dirty_policy, "stash") ? GDN_DIRTY_STASH : GDN_DIRTY_FAIL;
+	lo.restore_policy =
+	    !strcmp(a.restore_policy, "fail") ? GDN_RESTORE_FAIL : GDN_RESTORE_WARN_KEEP;
+	lo.sync_policy = !strcmp(a.sync_policy, "once")		    ? GDN_SYNC_ONCE
+			 : !strcmp(a.sync_policy, "each-iteration") ? GDN_SYNC_EACH
+								    : GDN_SYNC_OFF;
+	lo.sync_remote = a.sync_remote;
+	lo.sync_branch = a.sync_branch;
+	lo.sync_conflict =
+	    !strcmp(a.sync_conflict, "skip") ? GDN_SYNC_CONFLICT_SKIP : GDN_SYNC_CONFLICT_FAIL;
+	lo.max_agent_ms = (int64_t)(a.max_agent_minutes * 60000.0);
+	if (a.max_agent_minutes > 0 && lo.max_agent_ms < 1)
+		lo.max_agent_ms = 1;
+	lo.stop_after_failures = a.stop_after_failures;
+	lo.resume = a.resume;
+	lo.git_retry_sleep_ms = 2000;
+	lo.say = on_say;
+	lo.on_agent_line = on_agent_line;
+	lo.payload = &pr;
+	if (a.dry_run) {
+		if (dry_run(agent, &lo, &err))
+			code = gdn_die_err(&err);
+		goto out;
+	}
+	la.agent = agent;
+	if (gdn_loop_run(&lo, &la, NULL, &sum, &err)) {
+		code = gdn_die_err(&err);
+		goto out;
+	}
+	if (a.json) {
+		if (gdn_json_print(gdn_loop_summary_json(&sum)))
+			code = GDN_EXIT_FAILED;
+	} else {
+		print_summary(&sum);
+	}
+	if (!code)
+		code = sum.exit_code;
+out:
+	gdn_agent_free(agent);
+	gdn_loop_summary_release(&sum);
+	strvec_clear(&a.directives);
+	strvec_clear(&a.directive_files);
+	strvec_clear(&a.presets);
+	strvec_clear(&a.post_checks);
+	strvec_clear(&rest);
+	strvec_clear(&directives);
+	strvec_clear(&warnings);
+	sbuf_release(&tmpl);
+	free(workdir);
+	free(log_dir);
+	free(hlog);
+	free(prompt_path);
+	return code;
+}

@@ -1,0 +1,1394 @@
+/*
+ * The loop engine: the original codex-loop's iteration lifecycle (dirty
+ * tree, sync, agent with retries, commit detection, post-checks,
+ * no-commit policy, stamping), with every transition journaled so that
+ * --resume continues after a crash without redoing a finished iteration
+ * or losing uncommitted work.
+ */
+#include "gdnctl/compat.h"
+#include "gdnctl/err.h"
+#include "gdnctl/loop.h"
+#include "gdnctl/proc.h"
+#include "gdnctl/repo.h"
+#include "gdnctl/sbuf.h"
+#include "gdnctl/strvec.h"
+#include "gdnctl/xalloc.h"
+
+#define MAX_IDS_JOURNALED 64
+
+static const char *const policy_names[] = {"fail", "count-failure", "continue"};
+static const char *const failure_names[] = {"agent", "post_check", "no_commit", "hook",
+					    "iteration_error"};
+
+const char *gdn_loop_policy_name(enum gdn_loop_policy p)
+{
+	return policy_names[p];
+}
+
+int gdn_loop_policy_parse(const char *s, enum gdn_loop_policy *p)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(policy_names); i++) {
+		if (!strcmp(s, policy_names[i])) {
+			*p = (enum gdn_loop_policy)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+const char *gdn_loop_failure_name(enum gdn_loop_failure f)
+{
+	return failure_names[f];
+}
+
+enum gdn_loop_verdict gdn_loop_policy_apply(enum gdn_loop_policy p, long *failures,
+					    long max_failures, bool *counted)
+{
+	*counted = false;
+	if (p == GDN_POLICY_FAIL)
+		return GDN_VERDICT_EXIT;
+	if (p == GDN_POLICY_COUNT_FAILURE) {
+		(*failures)++;
+		*counted = true;
+		if (max_failures >= 0 && *failures > max_failures)
+			return GDN_VERDICT_EXIT;
+	}
+	return GDN_VERDICT_NEXT;
+}
+
+void gdn_loop_summary_release(struct gdn_loop_summary *s)
+{
+	free(s->run_id);
+	free(s->stop_reason);
+	free(s->journal);
+	strvec_clear(&s->stashes_kept);
+	memset(s, 0, sizeof(*s));
+	strvec_init(&s->stashes_kept);
+}
+
+json_t *gdn_loop_summary_json(const struct gdn_loop_summary *s)
+{
+	json_t *doc = json_object(), *kinds = json_object(), *kept = json_array();
+
+	json_object_set_new(doc, "schema", json_string("gdnctl.loop_summary.v1"));
+	json_object_set_new(doc, "run", s->run_id ? json_string(s->run_id) : json_null());
+	json_object_set_new(doc, "iterations", json_integer(s->iterations_run));
+	json_object_set_new(doc, "commits", json_integer(s->commits));
+	json_object_set_new(doc, "failures", json_integer(s->failures));
+	for (int k = 0; k < GDN_FAIL_NR; k++)
+		json_object_set_new(kinds, failure_names[k], json_integer(s->fail_kinds[k]));
+	json_object_set_new(doc, "failures_by_kind", kinds);
+	json_object_set_new(doc, "agent_seconds", json_real((double)s->agent_ms / 1000.0));
+	json_object_set_new(doc, "stop_reason",
+			    json_string(s->stop_reason ? s->stop_reason : "unknown"));
+	json_object_set_new(doc, "exit_code", json_integer(s->exit_code));
+	for (size_t i = 0; i < s->stashes_kept.nr; i++) {
+		const char *sp = strchr(s->stashes_kept.v[i], ' ');
+		json_t *o = json_object();
+
+		json_object_set_new(
+		    o, "sha",
+		    json_stringn(s->stashes_kept.v[i], sp ? (size_t)(sp - s->stashes_kept.v[i])
+							  : strlen(s->stashes_kept.v[i])));
+		json_object_set_new(o, "message", json_string(sp ? sp + 1 : ""));
+		json_array_append_new(kept, o);
+	}
+	json_object_set_new(doc, "stashes_kept", kept);
+	json_object_set_new(doc, "journal", s->journal ? json_string(s->journal) : json_null());
+	return doc;
+}
+
+/* ---- the engine's state ---- */
+
+struct loop {
+	const struct gdn_loop_opts *o;
+	const struct gdn_loop_agent *agent;
+	const struct gdn_loop_hooks *hooks;
+	struct gdn_loop_summary *sum;
+	struct gdn_journal j;
+	struct gdn_git git;
+	long total;
+	long first; /* first iteration of this session */
+	long failures, consecutive;
+	bool journal_warned;
+	/* the stash saved by the current iteration */
+	char *stash_sha, *stash_msg;
+	long stash_iter;
+};
+
+static void say(struct loop *l, enum gdn_loop_level level, const char *fmt, ...) GDN_PRINTF(3, 4);
+static void say(struct loop *l, enum gdn_loop_level level, const char *fmt, ...)
+{
+	struct sbuf sb = SBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	sbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	if (l->o->say)
+		l->o->say(level, sb.buf, l->o->payload);
+	sbuf_release(&sb);
+}
+
+/* Journal an event (ev stolen). A failing journal is reported once; the loop goes on. */
+static void jw(struct loop *l, const char *event, json_t *ev)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+
+	if (gdn_journal_write(&l->j, event, ev, &err) && !l->journal_warned) {
+		l->journal_warned = true;
+		say(l, GDN_LOOP_WARN, "%s; --resume will not see this run's progress", err.msg);
+	}
+}
+
+static json_t *jit(long it)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "iteration", json_integer(it));
+	return o;
+}
+
+static long atol_safe(const char *s)
+{
+	return strtol(s, NULL, 10);
+}
+
+static int interrupted(void)
+{
+	return gdn_proc_interrupted();
+}
+
+static void sleep_ms(long ms)
+{
+	int64_t end = gdn_now_ms() + ms;
+
+	while (!interrupted()) {
+		int64_t left = end - gdn_now_ms();
+		struct timespec ts;
+
+		if (left <= 0)
+			break;
+		if (left > 100)
+			left = 100;
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)left * 1000000L;
+		nanosleep(&ts, NULL);
+	}
+}
+
+static int git(struct loop *l, int *rc, struct sbuf *out, struct gdn_err *err, ...)
+{
+	struct strvec args = STRVEC_INIT;
+	const char *a;
+	va_list ap;
+	int ret;
+
+	va_start(ap, err);
+	while ((a = va_arg(ap, const char *)))
+		strvec_push(&args, a);
+	va_end(ap);
+	ret = gdn_git_run(&l->git, args.v, rc, out, err);
+	strvec_clear(&args);
+	return ret;
+}
+
+/* Print captured git output, one message, stripped. */
+static void say_output(struct loop *l, enum gdn_loop_level level, const char *prefix,
+		       struct sbuf *out)
+{
+	sbuf_trim(out);
+	if (out->len)
+		say(l, level, "%s%s", prefix, out->buf);
+}
+
+/* ---- stash: saved by commit id, restored after a preflight ---- */
+
+static void forget_stash(struct loop *l)
+{
+	FREE_AND_NULL(l->stash_sha);
+	FREE_AND_NULL(l->stash_msg);
+	l->stash_iter = 0;
+}
+
+/* kind: "user" (the tree before an iteration), "leftovers" (an interrupted agent's work). */
+static int stash_save(struct loop *l, long it, const char *msg, const char *kind,
+		      struct gdn_err *err)
+{
+	struct sbuf out = SBUF_INIT;
+	long index = -1;
+	json_t *ev;
+	int rc = 0, ret;
+
+	forget_stash(l);
+	l->stash_msg = xstrdup(msg);
+	l->stash_iter = it;
+	ev = jit(it);
+	json_object_set_new(ev, "message", json_string(msg));
+	json_object_set_new(ev, "kind", json_string(kind));
+	jw(l, "stash_saving", ev);
+	ret = git(l, &rc, &out, err, "stash", "push", "-u", "-m", msg, NULL);
+	if (ret)
+		goto out;
+	if (rc) {
+		sbuf_trim(&out);
+		ret = gdn_err_set(err, GDN_EFAILED, "git stash push failed (exit=%d): %s", rc,
+				  out.buf);
+		goto out;
+	}
+	say(l, GDN_LOOP_INFO, "stashed dirty tree: %s", msg);
+	say_output(l, GDN_LOOP_INFO, "", &out);
+	ret = gdn_repo_stash_find(l->o->workdir, NULL, msg, &index, &l->stash_sha, err);
+	if (ret)
+		goto out;
+	if (index < 0) {
+		ret = gdn_err_set(err, GDN_EFAILED,
+				  "Failed to resolve stash ref after stashing dirty tree.");
+		goto out;
+	}
+	ev = jit(it);
+	json_object_set_new(ev, "sha", json_string(l->stash_sha));
+	json_object_set_new(ev, "message", json_string(msg));
+	json_object_set_new(ev, "kind", json_string(kind));
+	jw(l, "stash_saved", ev);
+out:
+	if (ret && !l->stash_sha)
+		forget_stash(l);
+	sbuf_release(&out);
+	return ret;
+}
+
+/* Apply the stash in a throw-away worktree at HEAD: *conflict when it would not apply. */
+static int stash_preflight(struct loop *l, bool *conflict, struct sbuf *report, struct gdn_err *err)
+{
+	char tmpl[] = "/tmp/gdnctl-stash-preflight-XXXXXX";
+	char *probe = NULL;
+	struct gdn_git pg = l->git;
+	struct sbuf out = SBUF_INIT;
+	int rc = 0, ret = 0;
+
+	*conflict = false;
+	if (!mkdtemp(tmpl))
+		goto out; /* fail open, as the original */
+	probe = xstrfmt("%s/probe", tmpl);
+	ret = git(l, &rc, report, err, "worktree", "add", "--detach", probe, "HEAD", NULL);
+	if (ret || rc) {
+		ret = 0; /* fail open; the output is kept in report */
+		goto out;
+	}
+	pg.workdir = probe;
+	ret =
+	    gdn_git_run(&pg, (const char *const[]){"stash", "apply", "--quiet", l->stash_sha, NULL},
+			&rc, &out, err);
+	if (!ret && rc) {
+		*conflict = true;
+		sbuf_add(report, out.buf, out.len);
+	}
+	ret = 0;
+	git(l, &rc, &out, err, "worktree", "remove", "--force", probe, NULL);
+out:
+	if (probe) {
+		struct gdn_err ignored = GDN_ERR_INIT;
+
+		git(l, &rc, &out, &ignored, "worktree", "prune", NULL);
+		rmdir(probe);
+	}
+	rmdir(tmpl);
+	free(probe);
+	sbuf_release(&out);
+	return ret;
+}
+
+static void report_kept(struct loop *l, const char *reason)
+{
+	json_t *ev = jit(l->stash_iter);
+
+	json_object_set_new(ev, "sha", json_string(l->stash_sha));
+	json_object_set_new(ev, "message", json_string(l->stash_msg));
+	json_object_set_new(ev, "reason", json_string(reason));
+	jw(l, "stash_kept", ev);
+	if (!strvec_contains(&l->sum->stashes_kept, l->stash_sha))
+		strvec_pushf(&l->sum->stashes_kept, "%s %s", l->stash_sha, l->stash_msg);
+}
+
+static int drop_stash(struct loop *l, bool *dropped, struct gdn_err *err)
+{
+	struct sbuf out = SBUF_INIT;
+	char ref[64];
+	long index = -1;
+	int rc = 0, ret;
+
+	*dropped = false;
+	ret = gdn_repo_stash_find(l->o->workdir, l->stash_sha, NULL, &index, NULL, err);
+	if (ret || index < 0)
+		goto out; /* already gone (dropped by someone else): nothing to drop */
+	snprintf(ref, sizeof(ref), "stash@{%ld}", index);
+	ret = git(l, &rc, &out, err, "stash", "drop", ref, NULL);
+	*dropped = !ret && !rc;
+out:
+	sbuf_release(&out);
+	return ret;
+}
+
+static void journal_restored(struct loop *l, bool dropped)
+{
+	json_t *ev = jit(l->stash_iter);
+
+	json_object_set_new(ev, "sha", json_string(l->stash_sha));
+	json_object_set_new(ev, "message", json_string(l->stash_msg));
+	json_object_set_new(ev, "dropped", json_boolean(dropped));
+	jw(l, "stash_restored", ev);
+}
+
+/* After a failed restore: the original's unmerged-paths recovery. */
+static int recover_unmerged(struct loop *l, struct gdn_err *err)
+{
+	struct sbuf out = SBUF_INIT;
+	int rc = 0, ret;
+
+	ret = git(l, &rc, &out, err, "diff", "--name-only", "--diff-filter=U", NULL);
+	sbuf_trim(&out);
+	if (ret || rc || !out.len)
+		goto out;
+	say(l, GDN_LOOP_WARN,
+	    "unmerged paths detected after stash restore attempt; resetting index/worktree to "
+	    "HEAD to keep loop running (stashes are preserved).");
+	ret = git(l, &rc, &out, err, "reset", "--merge", NULL);
+	if (!ret)
+		ret = git(l, &rc, &out, err, "diff", "--name-only", "--diff-filter=U", NULL);
+	sbuf_trim(&out);
+	if (!ret && (rc || out.len))
+		ret = gdn_err_set(err, GDN_EFAILED,
+				  "Unable to recover from unmerged paths after stash restore "
+				  "attempt. Resolve conflicts manually before continuing.");
+out:
+	sbuf_release(&out);
+	return ret;
+}
+
+/* A stash that could not be restored: report it, recover the tree, apply the policy. */
+static int keep_stash(struct loop *l, const char *reason, struct gdn_err *err)
+{
+	int ret;
+
+	report_kept(l, reason);
+	ret = recover_unmerged(l, err);
+	if (!ret && l->o->restore_policy == GDN_RESTORE_FAIL)
+		ret = gdn_err_set(err, GDN_EFAILED,
+				  "Failed to restore stashed dirty tree. Resolve stash conflicts "
+				  "manually before continuing.");
+	forget_stash(l);
+	return ret;
+}
+
+/*
+ * Restore the iteration's stash by its commit id (never by position: the
+ * agent may have pushed or dropped stashes). Returns 0 (restored, or kept
+ * under warn-keep) or an error (the restore policy is fail, or recovery
+ * failed).
+ */
+static int stash_restore(struct loop *l, struct gdn_err *err)
+{
+	struct sbuf report = SBUF_INIT, out = SBUF_INIT;
+	bool conflict = false, dropped = false, in_tree = false;
+	json_t *ev;
+	int rc = 0, ret = 0;
+
+	if (!l->stash_sha)
+		goto out;
+	say(l, GDN_LOOP_INFO, "restoring stashed dirty tree: %s (%s)", l->stash_msg, l->stash_sha);
+	ev = jit(l->stash_iter);
+	json_object_set_new(ev, "sha", json_string(l->stash_sha));
+	jw(l, "stash_restoring", ev);
+	ret = stash_preflight(l, &conflict, &report, err);
+	if (ret)
+		goto out;
+	if (conflict) {
+		say_output(l, GDN_LOOP_NOTE, "stash preflight: ", &report);
+		say(l, GDN_LOOP_NOTE,
+		    "stash restore skipped because preflight detected conflicts; stash kept for "
+		    "manual recovery (%s, message=%s).",
+		    l->stash_sha, l->stash_msg);
+		ret = keep_stash(l, "conflict", err);
+		goto out;
+	}
+	ret = git(l, &rc, &out, err, "stash", "apply", l->stash_sha, NULL);
+	if (ret)
+		goto out;
+	if (rc) {
+		say_output(l, GDN_LOOP_NOTE, "", &out);
+		/* apply may have half-worked; keep the stash, recover the tree */
+		say(l, GDN_LOOP_NOTE,
+		    "stash restore failed; stash was kept for manual recovery (%s, message=%s).",
+		    l->stash_sha, l->stash_msg);
+		ret = keep_stash(l, "apply-failed", err);
+		goto out;
+	}
+	ret = drop_stash(l, &dropped, err);
+	if (ret)
+		goto out;
+	if (!dropped && !gdn_repo_stash_in_tree(l->o->workdir, l->stash_sha, &in_tree, err) &&
+	    in_tree) {
+		long index = -1;
+
+		gdn_repo_stash_find(l->o->workdir, l->stash_sha, NULL, &index, NULL, err);
+		if (index >= 0)
+			say(l, GDN_LOOP_WARN,
+			    "stash was applied but could not be dropped automatically (%s).",
+			    l->stash_sha);
+	}
+	journal_restored(l, dropped);
+	forget_stash(l);
+	goto out;
+out:
+	sbuf_release(&report);
+	sbuf_release(&out);
+	return ret;
+}
+
+/* ---- sync with a remote branch ---- */
+
+/* Returns 0 (merged, or skipped by policy) or an error. */
+static int sync_branch(struct loop *l, struct gdn_err *err)
+{
+	const char *remote = l->o->sync_remote, *branch = l->o->sync_branch;
+	struct sbuf out = SBUF_INIT, aout = SBUF_INIT;
+	char *target = xstrfmt("%s/%s", remote, branch);
+	int rc = 0, arc = 0, ret;
+
+	say(l, GDN_LOOP_INFO, "syncing branch with %s", target);
+	ret = git(l, &rc, &out, err, "fetch", remote, branch, NULL);
+	if (ret)
+		goto out;
+	if (rc) {
+		sbuf_trim(&out);
+		ret = gdn_err_set(err, GDN_EFAILED, "git fetch %s %s failed (exit=%d): %s", remote,
+				  branch, rc, out.buf);
+		goto out;
+	}
+	ret = git(l, &rc, &out, err, "merge", "--no-edit", target, NULL);
+	if (ret)
+		goto out;
+	say_output(l, rc ? GDN_LOOP_NOTE : GDN_LOOP_INFO, "", &out);
+	if (!rc)
+		goto out;
+	ret = git(l, &arc, &aout, err, "merge", "--abort", NULL);
+	if (ret)
+		goto out;
+	if ((strstr(out.buf, "CONFLICT") || strstr(out.buf, "Automatic merge failed")) &&
+	    l->o->sync_conflict == GDN_SYNC_CONFLICT_SKIP) {
+		say(l, GDN_LOOP_WARN,
+		    "sync-main merge conflict detected; continuing without syncing from main this "
+		    "iteration due policy=skip.");
+		goto out;
+	}
+	ret = gdn_err_set(err, GDN_EFAILED,
+			  "failed to merge %s into current branch (exit=%d). Resolve conflicts and "
+			  "rerun.",
+			  target, rc);
+out:
+	free(target);
+	sbuf_release(&out);
+	sbuf_release(&aout);
+	return ret;
+}
+
+static void clear_stale_locks(struct loop *l);
+
+/* ---- one iteration ---- */
+
+enum step {
+	STEP_OK = 0,
+	STEP_FAIL,  /* a failure handled by a policy: c->kind, c->rc, c->policy, c->msg */
+	STEP_ERROR, /* an unexpected error (err): the iteration-error policy */
+	STEP_INTR,  /* SIGINT/SIGTERM */
+};
+
+struct iter {
+	long it;
+	char *head_before, *head_after;
+	long commits;
+	enum gdn_loop_failure kind;
+	int rc;
+	enum gdn_loop_policy policy;
+	bool agent_note; /* the agent's failure: counted, no "Continuing" suffix */
+	struct sbuf msg;
+	struct strvec ids;
+};
+
+static enum step fail(struct iter *c, enum gdn_loop_failure kind, int rc,
+		      enum gdn_loop_policy policy, const char *msg)
+{
+	c->kind = kind;
+	c->rc = rc;
+	c->policy = policy;
+	sbuf_reset(&c->msg);
+	sbuf_adds(&c->msg, msg);
+	return STEP_FAIL;
+}
+
+static char *iter_path(struct loop *l, long it, const char *what)
+{
+	return xstrfmt("%s/iteration-%03ld-%s", l->o->log_dir, it, what);
+}
+
+static int write_file(const char *path, const char *text, struct gdn_err *err)
+{
+	size_t len = strlen(text);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), ret = 0;
+
+	if (fd < 0)
+		return gdn_err_errno(err, GDN_EIO, "cannot write '%s'", path);
+	if (write(fd, text, len) != (ssize_t)len)
+		ret = gdn_err_errno(err, GDN_EIO, "cannot write '%s'", path);
+	close(fd);
+	return ret;
+}
+
+static int build_prompt(struct loop *l, struct iter *c, const char *branch, struct sbuf *prompt,
+			struct gdn_err *err)
+{
+	struct sbuf log = SBUF_INIT, tail = SBUF_INIT;
+	struct gdn_prompt_vars v = {c->it, l->total, c->head_before, branch, NULL};
+	int ret = 0;
+
+	if (l->o->hillclimb_log && !access(l->o->hillclimb_log, R_OK)) {
+		ret = sbuf_read_file(&log, l->o->hillclimb_log, 64 * 1024 * 1024, err);
+		if (ret)
+			goto out;
+		gdn_prompt_log_tail(log.buf, log.len, &tail);
+		v.log_tail = tail.buf;
+	}
+	gdn_prompt_render(l->o->prompt_template, &v, l->o->directives, prompt);
+out:
+	sbuf_release(&log);
+	sbuf_release(&tail);
+	return ret;
+}
+
+static enum step run_agent(struct loop *l, struct iter *c, const char *prompt, struct gdn_err *err)
+{
+	char *pfile = iter_path(l, c->it, "prompt.txt");
+	char *mfile = iter_path(l, c->it, "last-message.txt");
+	char *tfile = iter_path(l, c->it, "transcript.log");
+	struct gdn_agent_request req = {l->o->workdir,	     prompt,	   pfile, mfile, tfile,
+					l->o->on_agent_line, l->o->payload};
+	long attempts = l->o->agent_retries + 1;
+	enum step step = STEP_OK;
+	char msg[128];
+
+	if (write_file(pfile, prompt, err)) {
+		step = STEP_ERROR;
+		goto out;
+	}
+	for (long a = 1; a <= attempts; a++) {
+		struct gdn_agent_result res = {0};
+		json_t *ev = jit(c->it);
+		int rc;
+
+		json_object_set_new(ev, "attempt", json_integer(a));
+		jw(l, "agent_start", ev);
+		if (l->agent->run(l->agent->agent, &req, &res, err)) {
+			l->agent->release(&res);
+			step = STEP_ERROR;
+			goto out;
+		}
+		rc = res.exit_code;
+		if (rc == 0 && !res.ok)
+			rc = 1;
+		l->sum->agent_ms += res.duration_ms;
+		ev = jit(c->it);
+		json_object_set_new(ev, "attempt", json_integer(a));
+		json_object_set_new(ev, "rc", json_integer(rc));
+		json_object_set_new(ev, "status", json_integer(res.status));
+		json_object_set_new(ev, "ok", json_boolean(res.ok && !rc));
+		json_object_set_new(ev, "duration_ms", json_integer(res.duration_ms));
+		if (res.reason[0])
+			json_object_set_new(ev, "reason", json_string(res.reason));
+		jw(l, "agent_end", ev);
+		if (res.reason[0] && rc)
+			say(l, GDN_LOOP_NOTE, "agent: %s", res.reason);
+		if (res.last_message && access(mfile, F_OK))
+			write_file(mfile, res.last_message, err);
+		l->agent->release(&res);
+		if (res.status != GDN_PROC_EXITED)
+			clear_stale_locks(l); /* its group was killed, maybe in the middle of git */
+		if (interrupted() || res.status == GDN_PROC_STOPPED) {
+			step = STEP_INTR;
+			goto out;
+		}
+		if (!rc)
+			goto out;
+		if (a < attempts) {
+			say(l, GDN_LOOP_NOTE,
+			    "codex iteration command failed (attempt %ld/%ld, rc=%d); retrying.", a,
+			    attempts, rc);
+			sleep_ms(l->o->retry_sleep_ms);
+			if (interrupted()) {
+				step = STEP_INTR;
+				goto out;
+			}
+			continue;
+		}
+		snprintf(msg, sizeof(msg), "codex iteration failed with exit code %d", rc);
+		step = fail(c, GDN_FAIL_AGENT, rc, GDN_POLICY_COUNT_FAILURE, msg);
+		c->agent_note = true;
+	}
+out:
+	free(pfile);
+	free(mfile);
+	free(tfile);
+	return step;
+}
+
+static enum step post_checks(struct loop *l, struct iter *c, struct gdn_err *err)
+{
+	const struct strvec *pc = l->o->post_checks;
+	long attempts = l->o->post_check_retries + 1;
+	struct sbuf echo = SBUF_INIT;
+	enum step step = STEP_OK;
+
+	for (size_t i = 0; pc && i < pc->nr && step == STEP_OK; i++) {
+		const char *argv[] = {"bash", "-lc", pc->v[i], NULL};
+		int rc = 0;
+
+		for (long a = 1; a <= attempts; a++) {
+			struct gdn_proc p = GDN_PROC_INIT;
+			json_t *ev;
+			int ret;
+
+			sbuf_reset(&echo);
+			gdn_argv_format(&echo, argv);
+			say(l, GDN_LOOP_INFO, "$ %s", echo.buf);
+			p.argv = argv;
+			p.dir = l->o->workdir;
+			p.inherit_output = true;
+			ret = gdn_proc_run(&p, err);
+			rc = ret ? 127 : gdn_proc_exit_code(&p);
+			gdn_proc_release(&p);
+			if (ret) {
+				step = STEP_ERROR;
+				goto out;
+			}
+			ev = jit(c->it);
+			json_object_set_new(ev, "command", json_string(pc->v[i]));
+			json_object_set_new(ev, "attempt", json_integer(a));
+			json_object_set_new(ev, "rc", json_integer(rc));
+			jw(l, "check", ev);
+			if (interrupted()) {
+				step = STEP_INTR;
+				goto out;
+			}
+			if (!rc)
+				break;
+			if (a < attempts) {
+				say(l, GDN_LOOP_NOTE,
+				    "post-check failed (attempt %ld/%ld) for command: %s", a,
+				    attempts, pc->v[i]);
+				if (l->o->retry_sleep_ms > 0)
+					say(l, GDN_LOOP_NOTE, "retrying post-check in %.1fs",
+					    l->o->retry_sleep_ms / 1000.0);
+				sleep_ms(l->o->retry_sleep_ms);
+			}
+		}
+		if (rc)
+			step = fail(
+			    c, GDN_FAIL_POST_CHECK, rc, l->o->post_check_policy,
+			    "post-check failed. Use --post-check-policy count-failure/continue "
+			    "to avoid exiting.");
+	}
+out:
+	sbuf_release(&echo);
+	return step;
+}
+
+/* HEAD after the agent: commits on top of head_before, or a reset reported. */
+static int detect_commits(struct loop *l, struct iter *c, struct gdn_err *err)
+{
+	bool desc = false, dirty = false;
+	json_t *ev, *ids;
+	int ret;
+
+	ret = gdn_repo_head(l->o->workdir, &c->head_after, NULL, err);
+	if (ret)
+		return ret;
+	if (!c->head_after)
+		return gdn_err_set(err, GDN_EFAILED, "HEAD has no commit after the agent ran");
+	if (strcmp(c->head_after, c->head_before)) {
+		ret = gdn_repo_descendant(l->o->workdir, c->head_after, c->head_before, &desc, err);
+		if (ret)
+			return ret;
+		if (desc) {
+			ret = gdn_repo_count_commits(l->o->workdir, c->head_before, c->head_after,
+						     &c->commits, &c->ids, MAX_IDS_JOURNALED, err);
+			if (ret)
+				return ret;
+		} else {
+			say(l, GDN_LOOP_WARN,
+			    "HEAD moved from %.12s to %.12s, which does not descend from it (a "
+			    "reset "
+			    "or checkout by the agent?); not counted as progress",
+			    c->head_before, c->head_after);
+		}
+	}
+	ev = jit(c->it);
+	json_object_set_new(ev, "before", json_string(c->head_before));
+	json_object_set_new(ev, "after", json_string(c->head_after));
+	json_object_set_new(ev, "descendant", json_boolean(desc));
+	json_object_set_new(ev, "commits", json_integer(c->commits));
+	ids = json_array();
+	for (size_t i = 0; i < c->ids.nr; i++)
+		json_array_append_new(ids, json_string(c->ids.v[i]));
+	json_object_set_new(ev, "ids", ids);
+	jw(l, "head", ev);
+	if (!gdn_repo_dirty(l->o->workdir, &dirty, err) && dirty) {
+		say(l, GDN_LOOP_WARN, "the agent left uncommitted changes in the working tree");
+		jw(l, "dirty_after", jit(c->it));
+	}
+	return 0;
+}
+
+/* Stamp the running log's placeholder with the new HEAD and commit the stamp (bug 4). */
+static void stamp_log(struct loop *l, struct iter *c)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+	struct sbuf out = SBUF_INIT;
+	char *msg = NULL, *head = NULL;
+	json_t *ev;
+	int rc = 0, r;
+
+	if (!l->o->hillclimb_log || !c->commits)
+		goto out;
+	r = gdn_prompt_stamp_log(l->o->hillclimb_log, c->head_after, &err);
+	if (r < 0) {
+		say(l, GDN_LOOP_WARN, "%s", err.msg);
+		goto out;
+	}
+	if (r == 0)
+		goto out;
+	say(l, GDN_LOOP_INFO, "stamped last hill-climb log entry with commit %.12s", c->head_after);
+	msg = xstrfmt("gdnctl: stamp hill-climb log entry with commit %.12s", c->head_after);
+	if (git(l, &rc, &out, &err, "commit", "-q", "-m", msg, "--", l->o->hillclimb_log, NULL) ||
+	    rc) {
+		sbuf_trim(&out);
+		say(l, GDN_LOOP_WARN, "could not commit the stamped hill-climb log: %s",
+		    err.msg[0] ? err.msg : out.buf);
+		goto out;
+	}
+	if (gdn_repo_head(l->o->workdir, &head, NULL, &err) || !head)
+		goto out;
+	ev = jit(c->it);
+	json_object_set_new(ev, "commit", json_string(head));
+	jw(l, "stamp", ev);
+out:
+	free(head);
+	free(msg);
+	sbuf_release(&out);
+}
+
+static enum step iteration_body(struct loop *l, struct iter *c, struct gdn_err *err)
+{
+	char *branch = NULL, *smsg = NULL;
+	struct sbuf prompt = SBUF_INIT;
+	bool dirty = false;
+	enum step step = STEP_OK;
+	json_t *ev;
+
+	say(l, GDN_LOOP_HEADING, "=== codex iteration %ld/%ld ===", c->it, l->total);
+	if (gdn_repo_head(l->o->workdir, &c->head_before, &branch, err)) {
+		step = STEP_ERROR;
+		goto out;
+	}
+	ev = jit(c->it);
+	json_object_set_new(ev, "head", c->head_before ? json_string(c->head_before) : json_null());
+	json_object_set_new(ev, "branch", branch ? json_string(branch) : json_null());
+	jw(l, "iteration_start", ev);
+	if (!l->o->allow_dirty) {
+		if (gdn_repo_dirty(l->o->workdir, &dirty, err)) {
+			step = STEP_ERROR;
+			goto out;
+		}
+		if (dirty && l->o->dirty_policy == GDN_DIRTY_STASH) {
+			smsg = xstrfmt("gdnctl-loop: %s iteration %ld", l->sum->run_id, c->it);
+			if (stash_save(l, c->it, smsg, "user", err)) {
+				step = STEP_ERROR;
+				goto out;
+			}
+		} else if (dirty) {
+			gdn_err_set(
+			    err, GDN_EFAILED,
+			    "Working tree is dirty before starting the iteration. "
+			    "Commit/stash or rerun with --allow-dirty or --dirty-policy stash.");
+			step = STEP_ERROR;
+			goto out;
+		}
+	}
+	if (interrupted()) {
+		step = STEP_INTR;
+		goto out;
+	}
+	if (l->o->sync_policy == GDN_SYNC_EACH ||
+	    (l->o->sync_policy == GDN_SYNC_ONCE && c->it == l->first)) {
+		if (sync_branch(l, err)) {
+			step = STEP_ERROR;
+			goto out;
+		}
+		if (interrupted()) {
+			step = STEP_INTR;
+			goto out;
+		}
+	}
+	FREE_AND_NULL(c->head_before);
+	if (gdn_repo_head(l->o->workdir, &c->head_before, NULL, err)) {
+		step = STEP_ERROR;
+		goto out;
+	}
+	if (!c->head_before) {
+		gdn_err_set(err, GDN_EFAILED, "HEAD has no commit in '%s'", l->o->workdir);
+		step = STEP_ERROR;
+		goto out;
+	}
+	if (build_prompt(l, c, branch, &prompt, err)) {
+		step = STEP_ERROR;
+		goto out;
+	}
+	step = run_agent(l, c, prompt.buf, err);
+	if (step != STEP_OK)
+		goto out;
+	if (detect_commits(l, c, err)) {
+		step = STEP_ERROR;
+		goto out;
+	}
+	if (interrupted()) {
+		step = STEP_INTR;
+		goto out;
+	}
+	step = post_checks(l, c, err);
+	if (step != STEP_OK)
+		goto out;
+	if (!l->o->allow_no_commit && !c->commits) {
+		step = fail(c, GDN_FAIL_NO_COMMIT, 3, l->o->no_commit_policy,
+			    "Iteration did not produce a new commit. Use --allow-no-commit or set "
+			    "--no-commit-policy count-failure/continue.");
+		goto out;
+	}
+	if (l->hooks) {
+		struct gdn_loop_iter gi = {c->it, c->head_before, c->head_after, c->commits};
+		int rc = 0;
+
+		if (l->hooks->validate)
+			rc = l->hooks->validate(l->hooks->payload, &gi, err);
+		if (!rc && l->hooks->decide)
+			rc = l->hooks->decide(l->hooks->payload, &gi, err);
+		if (rc < 0) {
+			step = STEP_ERROR;
+			goto out;
+		}
+		if (rc > 0) {
+			step = fail(c, GDN_FAIL_HOOK, rc, l->hooks->policy,
+				    err->msg[0] ? err->msg : "iteration hook failed.");
+			goto out;
+		}
+	}
+	stamp_log(l, c);
+out:
+	free(branch);
+	free(smsg);
+	sbuf_release(&prompt);
+	return step;
+}
+
+static void journal_decision(struct loop *l, struct iter *c, bool failed, bool counted, int exit)
+{
+	json_t *ev = jit(c->it);
+
+	json_object_set_new(ev, "outcome", json_string(failed ? "failed" : "ok"));
+	json_object_set_new(ev, "failure",
+			    failed ? json_string(failure_names[c->kind]) : json_null());
+	json_object_set_new(ev, "counted", json_boolean(counted));
+	json_object_set_new(ev, "commits", json_integer(c->commits));
+	json_object_set_new(ev, "failures", json_integer(l->failures));
+	json_object_set_new(ev, "consecutive", json_integer(l->consecutive));
+	json_object_set_new(ev, "exit", exit >= 0 ? json_integer(exit) : json_null());
+	jw(l, "decision", ev);
+}
+
+/*
+ * Run iteration `it`. Returns -1 to go on, or the loop's exit code.
+ */
+static int iteration(struct loop *l, long it)
+{
+	struct gdn_err err = GDN_ERR_INIT, rerr = GDN_ERR_INIT;
+	struct iter c = {.it = it, .msg = SBUF_INIT, .ids = STRVEC_INIT};
+	enum step step = iteration_body(l, &c, &err);
+	bool failed = false, counted = false;
+	int exit = -1;
+
+	if (step == STEP_ERROR) {
+		sbuf_reset(&c.msg);
+		sbuf_addf(&c.msg, "iteration %ld raised: %s", it, err.msg);
+		c.kind = GDN_FAIL_ITERATION_ERROR;
+		c.rc = 2;
+		c.policy = l->o->iteration_error_policy;
+		jw(l, "error",
+		   json_pack("{sIss}", "iteration", (json_int_t)it, "message", err.msg));
+	}
+	if (step == STEP_FAIL || step == STEP_ERROR) {
+		failed = true;
+		if (c.agent_note)
+			say(l, GDN_LOOP_NOTE, "%s", c.msg.buf);
+		else if (c.policy == GDN_POLICY_FAIL)
+			say(l, GDN_LOOP_NOTE, "%s", c.msg.buf);
+		else
+			say(l, GDN_LOOP_NOTE, "%s%s Continuing due to policy=%s.", c.msg.buf,
+			    step == STEP_ERROR ? "." : "", policy_names[c.policy]);
+		if (gdn_loop_policy_apply(c.policy, &l->failures, l->o->max_failures, &counted) ==
+		    GDN_VERDICT_EXIT)
+			exit = c.rc;
+		l->sum->fail_kinds[c.kind]++;
+		l->consecutive++;
+	} else if (step == STEP_OK) {
+		l->consecutive = 0;
+		l->sum->commits += c.commits;
+	}
+	if (step != STEP_INTR) { /* an interrupted iteration has no decision: --resume redoes it */
+		l->sum->iterations_run++;
+		journal_decision(l, &c, failed, counted, exit);
+	}
+	if (stash_restore(l, &rerr)) {
+		/* bug 12: a failing restore never turns an exit into "continue" */
+		say(l, GDN_LOOP_NOTE, "iteration %ld raised: %s", it, rerr.msg);
+		jw(l, "error",
+		   json_pack("{sIss}", "iteration", (json_int_t)it, "message", rerr.msg));
+		if (exit < 0 && step != STEP_INTR) {
+			if (gdn_loop_policy_apply(l->o->iteration_error_policy, &l->failures,
+						  l->o->max_failures, &counted) == GDN_VERDICT_EXIT)
+				exit = 2;
+			l->sum->fail_kinds[GDN_FAIL_ITERATION_ERROR]++;
+			jw(l, "failure",
+			   json_pack("{sIsssIsI}", "iteration", (json_int_t)it, "failure",
+				     "iteration_error", "failures", (json_int_t)l->failures,
+				     "consecutive", (json_int_t)l->consecutive));
+		}
+	}
+	if (step == STEP_INTR || interrupted()) {
+		int sig = interrupted();
+
+		jw(l, "interrupted",
+		   json_pack("{sIsi}", "iteration", (json_int_t)it, "signal", sig));
+		exit = 128 + (sig ? sig : SIGINT);
+		free(l->sum->stop_reason);
+		l->sum->stop_reason = xstrdup("interrupted");
+		goto out;
+	}
+	jw(l, "iteration_end", jit(it));
+	if (exit < 0 && !failed && it < l->total && l->o->sleep_ms > 0)
+		sleep_ms(l->o->sleep_ms);
+	if (exit >= 0) {
+		free(l->sum->stop_reason);
+		l->sum->stop_reason = xstrdup("failure");
+	}
+out:
+	free(c.head_before);
+	free(c.head_after);
+	sbuf_release(&c.msg);
+	strvec_clear(&c.ids);
+	return exit;
+}
+
+/* A stop condition met before iteration `it`, or NULL. */
+static const char *stop_condition(struct loop *l)
+{
+	if (l->o->until_time && time(NULL) >= l->o->until_time)
+		return "until-time";
+	if (l->o->max_agent_ms && l->sum->agent_ms >= l->o->max_agent_ms)
+		return "agent-budget";
+	if (l->o->stop_after_failures && l->consecutive >= l->o->stop_after_failures)
+		return "consecutive-failures";
+	return NULL;
+}
+
+/* ---- resume ---- */
+
+static int load_state(struct loop *l, struct gdn_loop_state *st, struct gdn_err *err)
+{
+	struct sbuf sb = SBUF_INIT;
+	int ret;
+
+	ret = sbuf_read_file(&sb, l->j.path, 256 * 1024 * 1024, err);
+	if (ret == GDN_ENOTFOUND || (!ret && !sb.len)) {
+		ret = gdn_err_set(err, GDN_ENOTFOUND, "nothing to resume: no journal at '%s'",
+				  l->j.path);
+		goto out;
+	}
+	if (ret)
+		goto out;
+	ret = gdn_journal_parse(sb.buf, sb.len, st, err);
+	if (!ret && !st->run_id)
+		ret =
+		    gdn_err_set(err, GDN_ENOTFOUND, "nothing to resume: no run in '%s'", l->j.path);
+out:
+	sbuf_release(&sb);
+	return ret;
+}
+
+/* Put the commits of an interrupted iteration aside (a ref) and the branch back. */
+static int set_aside(struct loop *l, struct gdn_loop_state *st, struct gdn_err *err)
+{
+	struct sbuf out = SBUF_INIT;
+	char *head = NULL, *ref = NULL;
+	int rc = 0, ret;
+
+	ret = gdn_repo_head(l->o->workdir, &head, NULL, err);
+	if (ret || !head || !st->open_head || !strcmp(head, st->open_head))
+		goto out;
+	ref = xstrfmt("refs/gdnctl/loop/%s/iteration-%ld", st->run_id, st->open_iter);
+	ret = git(l, &rc, &out, err, "update-ref", ref, head, NULL);
+	if (!ret && !rc)
+		ret = git(l, &rc, &out, err, "reset", "-q", "--keep", st->open_head, NULL);
+	if (!ret && rc) {
+		sbuf_trim(&out);
+		ret = gdn_err_set(err, GDN_EFAILED,
+				  "cannot move the branch back to %.12s before redoing interrupted "
+				  "iteration %ld: %s",
+				  st->open_head, st->open_iter, out.buf);
+	}
+	if (ret)
+		goto out;
+	say(l, GDN_LOOP_WARN,
+	    "iteration %ld was interrupted; its commits are kept at %s and the branch is back at "
+	    "%.12s",
+	    st->open_iter, ref, st->open_head);
+	jw(l, "set_aside",
+	   json_pack("{sIssss}", "iteration", (json_int_t)st->open_iter, "ref", ref, "head", head));
+out:
+	free(head);
+	free(ref);
+	sbuf_release(&out);
+	return ret;
+}
+
+/* Whether a git process (other than ours) runs in `workdir` or in a stash preflight worktree. */
+static bool git_running_in(const char *workdir)
+{
+	bool found = false;
+#ifdef __linux__
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	while (d && !found && (de = readdir(d))) {
+		char path[300], cwd[PATH_MAX], comm[64] = "";
+		ssize_t n;
+		FILE *f;
+
+		if (!isdigit((unsigned char)de->d_name[0]) || atol_safe(de->d_name) == getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (!fgets(comm, sizeof(comm), f))
+			comm[0] = '\0';
+		fclose(f);
+		/* git, or a child of a killed gdnctl between fork and exec */
+		if (strncmp(comm, "git", 3) && strncmp(comm, "gdnctl", 6))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cwd", de->d_name);
+		n = readlink(path, cwd, sizeof(cwd) - 1);
+		if (n <= 0)
+			continue;
+		cwd[n] = '\0';
+		found = !strcmp(cwd, workdir) || !strncmp(cwd, "/tmp/gdnctl-stash-preflight-", 28);
+	}
+	if (d)
+		closedir(d);
+#else
+	(void)workdir;
+#endif
+	return found;
+}
+
+/*
+ * git commands started by the crashed gdnctl run in their own process
+ * groups and survive it: wait (at most 10 s) until none runs in the tree.
+ */
+static void wait_for_git(struct loop *l)
+{
+	int64_t deadline = gdn_now_ms() + 10000;
+
+	while (git_running_in(l->o->workdir) && gdn_now_ms() < deadline)
+		sleep_ms(20);
+}
+
+/*
+ * A git command killed with its agent's process group (or with a crashed
+ * gdnctl) leaves index.lock or HEAD.lock behind, and every later git
+ * command fails. When no git process runs in the tree, such a lock is
+ * stale: remove it and say so.
+ */
+static void clear_stale_locks(struct loop *l)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+	struct strvec locks = STRVEC_INIT;
+	char *gitdir = NULL, *branch = NULL;
+
+	if (gdn_repo_gitdir(l->o->workdir, &gitdir, &err))
+		goto out;
+	strvec_pushl(&locks, "index.lock", "HEAD.lock", "refs/stash.lock", NULL);
+	if (!gdn_repo_head(l->o->workdir, NULL, &branch, &err) && branch)
+		strvec_pushf(&locks, "refs/heads/%s.lock", branch);
+	for (size_t i = 0; i < locks.nr; i++) {
+		char *path = xstrfmt("%s%s", gitdir, locks.v[i]);
+
+		if (!access(path, F_OK)) {
+			wait_for_git(l);
+			if (!access(path, F_OK) && !unlink(path)) {
+				say(l, GDN_LOOP_WARN,
+				    "removed stale '%s' left by a killed git process", path);
+				jw(l, "stale_lock", json_pack("{ss}", "path", path));
+			}
+		}
+		free(path);
+	}
+out:
+	strvec_clear(&locks);
+	free(branch);
+	free(gitdir);
+}
+
+static int recover(struct loop *l, struct gdn_loop_state *st, struct gdn_err *err)
+{
+	bool dirty = false, in_tree = false;
+	long index = -1;
+	int ret = 0;
+
+	wait_for_git(l);
+	clear_stale_locks(l);
+	/* A recovery that was itself killed while stashing an interrupted agent's work. */
+	if (st->leftover_msg) {
+		ret = gdn_repo_stash_find(l->o->workdir, st->leftover_sha, st->leftover_msg, &index,
+					  &l->stash_sha, err);
+		if (ret)
+			goto out;
+		if (index >= 0) {
+			l->stash_msg = xstrdup(st->leftover_msg);
+			l->stash_iter = st->open_iter;
+			report_kept(l, "interrupted");
+		}
+		forget_stash(l);
+		index = -1;
+	}
+
+	/*
+	 * Work the interrupted agent left uncommitted is stashed under its own
+	 * name. The tree was clean when the agent started (or stashed), unless
+	 * --allow-dirty or the stash was already restored.
+	 */
+	if (st->open_iter && st->open_agent && !st->open_decided && !l->o->allow_dirty &&
+	    !st->open_restored && !st->stash_restoring) {
+		ret = gdn_repo_dirty(l->o->workdir, &dirty, err);
+		if (ret)
+			goto out;
+		if (dirty) {
+			char *user_msg = st->stash_msg, *user_sha = st->stash_sha;
+			char *msg = xstrfmt("gdnctl-loop: %s iteration %ld interrupted", st->run_id,
+					    st->open_iter);
+
+			st->stash_msg = st->stash_sha = NULL;
+			ret = stash_save(l, st->open_iter, msg, "leftovers", err);
+			if (!ret) {
+				say(l, GDN_LOOP_WARN,
+				    "uncommitted work of interrupted iteration %ld is kept in "
+				    "stash "
+				    "%s (%s)",
+				    st->open_iter, l->stash_sha, msg);
+				report_kept(l, "interrupted");
+				forget_stash(l);
+			}
+			st->stash_msg = user_msg;
+			st->stash_sha = user_sha;
+			free(msg);
+			if (ret)
+				goto out;
+		}
+	}
+	if (st->open_iter && st->open_agent && !st->open_decided) {
+		ret = set_aside(l, st, err);
+		if (ret)
+			goto out;
+	}
+	if (st->stash_msg) {
+		ret = gdn_repo_stash_find(l->o->workdir, st->stash_sha, st->stash_msg, &index,
+					  st->stash_sha ? NULL : &st->stash_sha, err);
+		if (ret)
+			goto out;
+		if (!st->stash_sha) {
+			/* the push never happened */
+			jw(l, "stash_forgotten",
+			   json_pack("{sIss}", "iteration", (json_int_t)st->stash_iter, "message",
+				     st->stash_msg));
+			goto out;
+		}
+		l->stash_sha = xstrdup(st->stash_sha);
+		l->stash_msg = xstrdup(st->stash_msg);
+		l->stash_iter = st->stash_iter;
+		if (st->stash_restoring) {
+			ret = gdn_repo_stash_in_tree(l->o->workdir, l->stash_sha, &in_tree, err);
+			if (ret)
+				goto out;
+		}
+		if (in_tree) {
+			bool dropped = false;
+
+			ret = drop_stash(l, &dropped, err);
+			if (ret)
+				goto out;
+			say(l, GDN_LOOP_INFO, "stash %s was already restored", l->stash_sha);
+			journal_restored(l, dropped);
+			forget_stash(l);
+		} else {
+			ret = stash_restore(l, err);
+		}
+	}
+out:
+	if (!ret && st->open_iter && st->open_decided)
+		jw(l, "iteration_end", jit(st->open_iter));
+	return ret;
+}
+
+static char *new_run_id(void)
+{
+	struct timespec ts;
+	struct tm tm;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	return xstrfmt("%04d%02d%02dT%02d%02d%02dZ-%ld", tm.tm_year + 1900, tm.tm_mon + 1,
+		       tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)getpid());
+}
+
+/* Keep the log directory's files out of `git status` when it lies inside the tree. */
+static void ignore_log_dir(const char *log_dir)
+{
+	char *path = xstrfmt("%s/.gitignore", log_dir);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+	if (fd >= 0) {
+		if (write(fd, "*\n", 2) != 2) {
+			/* best effort */
+		}
+		close(fd);
+	}
+	free(path);
+}
+
+int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *agent,
+		 const struct gdn_loop_hooks *hooks, struct gdn_loop_summary *sum,
+		 struct gdn_err *err)
+{
+	struct loop l = {.o = o, .agent = agent, .hooks = hooks, .sum = sum, .j = GDN_JOURNAL_INIT};
+	struct gdn_loop_state st = GDN_LOOP_STATE_INIT;
+	char *head = NULL, *branch = NULL;
+	const char *reason = NULL;
+	int ret = 0, exit = -1;
+
+	l.git.workdir = o->workdir;
+	l.git.retries = 3;
+	l.git.retry_sleep_ms = o->git_retry_sleep_ms;
+	l.git.say = o->say;
+	l.git.payload = o->payload;
+	ignore_log_dir(o->log_dir);
+	sum->run_id = o->run_id ? xstrdup(o->run_id) : new_run_id();
+	ret = gdn_journal_open(&l.j, o->log_dir, sum->run_id, err);
+	if (ret)
+		goto out;
+	sum->journal = xstrdup(l.j.path);
+	l.total = o->iterations;
+	l.first = 1;
+	if (o->resume) {
+		ret = load_state(&l, &st, err);
+		if (ret)
+			goto out;
+		free(sum->run_id);
+		sum->run_id = xstrdup(st.run_id);
+		free(l.j.run_id);
+		l.j.run_id = xstrdup(st.run_id);
+		if (l.total <= 0)
+			l.total = st.iterations;
+		l.failures = st.failures;
+		l.consecutive = st.consecutive;
+		sum->commits = st.commits;
+		sum->iterations_run = st.iterations_run;
+		sum->agent_ms = st.agent_ms;
+		memcpy(sum->fail_kinds, st.fail_kinds, sizeof(sum->fail_kinds));
+		for (size_t i = 0; i < st.kept.nr; i++) {
+			long index = -1;
+			char *sha = xstrndup(st.kept.v[i], strcspn(st.kept.v[i], " "));
+
+			if (!gdn_repo_stash_find(o->workdir, sha, NULL, &index, NULL, err) &&
+			    index >= 0 && !strvec_contains(&sum->stashes_kept, st.kept.v[i]))
+				strvec_push(&sum->stashes_kept, st.kept.v[i]);
+			free(sha);
+		}
+		gdn_err_clear(err);
+		l.first = st.last_done + 1;
+		say(&l, GDN_LOOP_INFO, "resuming run %s after iteration %ld of %ld", st.run_id,
+		    st.last_done, l.total);
+		jw(&l, "run_resume",
+		   json_pack("{sIsI}", "iterations", (json_int_t)l.total, "after",
+			     (json_int_t)st.last_done));
+		ret = recover(&l, &st, err);
+		if (ret)
+			goto out;
+	} else {
+		ret = gdn_repo_head(o->workdir, &head, &branch, err);
+		if (ret)
+			goto out;
+		jw(&l, "run_start",
+		   json_pack("{sIssssso*so*}", "iterations", (json_int_t)l.total, "workdir",
+			     o->workdir, "log_dir", o->log_dir, "head",
+			     head ? json_string(head) : NULL, "branch",
+			     branch ? json_string(branch) : NULL));
+	}
+	for (long it = l.first; it <= l.total && exit < 0; it++) {
+		reason = stop_condition(&l);
+		if (reason) {
+			say(&l, GDN_LOOP_INFO, "stopping before iteration %ld: %s", it, reason);
+			jw(&l, "stop",
+			   json_pack("{sIss}", "iteration", (json_int_t)it, "reason", reason));
+			exit = !strcmp(reason, "consecutive-failures") ? 1 : 0;
+			sum->stop_reason = xstrdup(reason);
+			break;
+		}
+		if (interrupted()) {
+			int sig = interrupted();
+
+			jw(&l, "interrupted",
+			   json_pack("{sIsi}", "iteration", (json_int_t)it, "signal", sig));
+			exit = 128 + sig;
+			sum->stop_reason = xstrdup("interrupted");
+			break;
+		}
+		exit = iteration(&l, it);
+	}
+	if (exit < 0) {
+		exit = 0;
+		free(sum->stop_reason);
+		sum->stop_reason = xstrdup("completed");
+	}
+	sum->exit_code = exit;
+	sum->failures = l.failures;
+	jw(&l, "run_end", json_pack("{sssi}", "reason", sum->stop_reason, "exit_code", exit));
+out:
+	if (l.stash_sha) {
+		struct gdn_err ignored = GDN_ERR_INIT;
+
+		stash_restore(&l, &ignored);
+	}
+	forget_stash(&l);
+	gdn_loop_state_release(&st);
+	gdn_journal_close(&l.j);
+	free(head);
+	free(branch);
+	return ret;
+}

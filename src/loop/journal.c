@@ -1,0 +1,254 @@
+/*
+ * The loop journal: <log dir>/loop.jsonl, one JSON object per state
+ * transition, appended with one write(2) on an O_APPEND descriptor and
+ * fsync(2)ed, so that a crash or kill -9 leaves at most one torn last
+ * line. gdn_journal_parse() rebuilds what --resume needs.
+ */
+#include "gdnctl/compat.h"
+#include "gdnctl/err.h"
+#include "gdnctl/loop.h"
+#include "gdnctl/sbuf.h"
+#include "gdnctl/xalloc.h"
+
+int gdn_journal_open(struct gdn_journal *j, const char *log_dir, const char *run_id,
+		     struct gdn_err *err)
+{
+	j->path = xstrfmt("%s/loop.jsonl", log_dir);
+	j->run_id = xstrdup(run_id);
+	j->fd = open(j->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (j->fd < 0)
+		return gdn_err_errno(err, GDN_EIO, "cannot open journal '%s'", j->path);
+	return 0;
+}
+
+static void utc_now(char *buf, size_t size)
+{
+	struct timespec ts;
+	struct tm tm;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 (long)(ts.tv_nsec / 1000000L) % 1000);
+}
+
+int gdn_journal_write(struct gdn_journal *j, const char *event, json_t *ev, struct gdn_err *err)
+{
+	json_t *line = json_object();
+	char ts[80], *text = NULL;
+	const char *key;
+	json_t *val;
+	size_t len;
+	ssize_t n;
+	int ret = 0;
+
+	utc_now(ts, sizeof(ts));
+	json_object_set_new(line, "ts", json_string(ts));
+	json_object_set_new(line, "run", json_string(j->run_id));
+	json_object_set_new(line, "event", json_string(event));
+	if (ev)
+		json_object_foreach(ev, key, val) json_object_set(line, key, val);
+	text = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
+	if (!text) {
+		ret = gdn_err_set(err, GDN_EIO, "cannot encode journal event '%s'", event);
+		goto out;
+	}
+	len = strlen(text);
+	text[len++] = '\n'; /* replaces the NUL; written with its length */
+	do {
+		n = write(j->fd, text, len);
+	} while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)len) {
+		ret = gdn_err_errno(err, GDN_EIO, "cannot write journal '%s'", j->path);
+		goto out;
+	}
+	if (fsync(j->fd) && errno != EINVAL) {
+		ret = gdn_err_errno(err, GDN_EIO, "cannot sync journal '%s'", j->path);
+		goto out;
+	}
+out:
+	free(text);
+	json_decref(line);
+	json_decref(ev);
+	return ret;
+}
+
+void gdn_journal_close(struct gdn_journal *j)
+{
+	if (j->fd >= 0)
+		close(j->fd);
+	j->fd = -1;
+	FREE_AND_NULL(j->path);
+	FREE_AND_NULL(j->run_id);
+}
+
+void gdn_loop_state_release(struct gdn_loop_state *st)
+{
+	free(st->run_id);
+	free(st->end_reason);
+	free(st->open_head);
+	free(st->stash_msg);
+	free(st->stash_sha);
+	free(st->leftover_msg);
+	free(st->leftover_sha);
+	strvec_clear(&st->kept);
+	memset(st, 0, sizeof(*st));
+	strvec_init(&st->kept);
+}
+
+static const char *str_of(json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+static long long int_of(json_t *o, const char *key)
+{
+	return json_integer_value(json_object_get(o, key));
+}
+
+static void set_str(char **dst, const char *s)
+{
+	free(*dst);
+	*dst = s ? xstrdup(s) : NULL;
+}
+
+static void forget_stash(struct gdn_loop_state *st)
+{
+	FREE_AND_NULL(st->stash_msg);
+	FREE_AND_NULL(st->stash_sha);
+	st->stash_restoring = false;
+	st->stash_iter = 0;
+}
+
+/* Start a new run's state. */
+static void new_run(struct gdn_loop_state *st, json_t *o)
+{
+	gdn_loop_state_release(st);
+	set_str(&st->run_id, str_of(o, "run"));
+	st->iterations = (long)int_of(o, "iterations");
+}
+
+static void apply_event(struct gdn_loop_state *st, const char *ev, json_t *o)
+{
+	long it = (long)int_of(o, "iteration");
+	const char *kind;
+
+	if (!strcmp(ev, "run_start")) {
+		new_run(st, o);
+		return;
+	}
+	if (!st->run_id || strcmp(st->run_id, str_of(o, "run") ? str_of(o, "run") : ""))
+		return; /* an event of no run, or of an older run interleaved */
+	if (!strcmp(ev, "run_resume")) {
+		st->ended = false;
+		FREE_AND_NULL(st->end_reason);
+		if (int_of(o, "iterations") > 0)
+			st->iterations = (long)int_of(o, "iterations");
+	} else if (!strcmp(ev, "iteration_start")) {
+		st->open_iter = it;
+		set_str(&st->open_head, str_of(o, "head"));
+		st->open_agent = false;
+		st->open_decided = false;
+		st->open_restored = false;
+	} else if (!strcmp(ev, "agent_start")) {
+		if (it == st->open_iter)
+			st->open_agent = true;
+	} else if (!strcmp(ev, "agent_end")) {
+		st->agent_ms += int_of(o, "duration_ms");
+	} else if (!strcmp(ev, "decision")) {
+		if (it == st->open_iter)
+			st->open_decided = true;
+		if (it > st->last_done)
+			st->last_done = it;
+		st->iterations_run++;
+		st->commits += (long)int_of(o, "commits");
+		st->failures = (long)int_of(o, "failures");
+		st->consecutive = (long)int_of(o, "consecutive");
+		kind = str_of(o, "failure");
+		for (int k = 0; kind && k < GDN_FAIL_NR; k++)
+			if (!strcmp(kind, gdn_loop_failure_name(k)))
+				st->fail_kinds[k]++;
+	} else if (!strcmp(ev, "failure")) {
+		st->failures = (long)int_of(o, "failures");
+		st->consecutive = (long)int_of(o, "consecutive");
+		kind = str_of(o, "failure");
+		for (int k = 0; kind && k < GDN_FAIL_NR; k++)
+			if (!strcmp(kind, gdn_loop_failure_name(k)))
+				st->fail_kinds[k]++;
+	} else if (!strcmp(ev, "iteration_end")) {
+		if (it == st->open_iter) {
+			st->open_iter = 0;
+			FREE_AND_NULL(st->open_head);
+		}
+	} else if (!strncmp(ev, "stash_", 6) && str_of(o, "kind") &&
+		   !strcmp(str_of(o, "kind"), "leftovers")) {
+		/* an interrupted agent's work: reported kept, never restored */
+		if (!strcmp(ev, "stash_saving") || !strcmp(ev, "stash_saved")) {
+			set_str(&st->leftover_msg, str_of(o, "message"));
+			set_str(&st->leftover_sha, str_of(o, "sha"));
+		}
+	} else if (!strcmp(ev, "stash_saving")) {
+		forget_stash(st);
+		set_str(&st->stash_msg, str_of(o, "message"));
+		st->stash_iter = it;
+	} else if (!strcmp(ev, "stash_saved")) {
+		set_str(&st->stash_msg, str_of(o, "message"));
+		set_str(&st->stash_sha, str_of(o, "sha"));
+		st->stash_iter = it;
+	} else if (!strcmp(ev, "stash_restoring")) {
+		st->stash_restoring = true;
+	} else if (!strcmp(ev, "stash_restored")) {
+		if (it == st->open_iter)
+			st->open_restored = true;
+		forget_stash(st);
+	} else if (!strcmp(ev, "stash_kept")) {
+		if (str_of(o, "sha"))
+			strvec_pushf(&st->kept, "%s %s", str_of(o, "sha"),
+				     str_of(o, "message") ? str_of(o, "message") : "");
+		if (st->stash_sha && str_of(o, "sha") && !strcmp(st->stash_sha, str_of(o, "sha")))
+			forget_stash(st);
+		if (st->leftover_msg && str_of(o, "message") &&
+		    !strcmp(st->leftover_msg, str_of(o, "message"))) {
+			FREE_AND_NULL(st->leftover_msg);
+			FREE_AND_NULL(st->leftover_sha);
+		}
+	} else if (!strcmp(ev, "run_end")) {
+		st->ended = true;
+		set_str(&st->end_reason, str_of(o, "reason"));
+	}
+}
+
+int gdn_journal_parse(const char *buf, size_t len, struct gdn_loop_state *st, struct gdn_err *err)
+{
+	size_t pos = 0, lineno = 0;
+	int ret = 0;
+
+	while (pos < len) {
+		const char *nl = memchr(buf + pos, '\n', len - pos);
+		json_error_t jerr;
+		json_t *o;
+		const char *ev;
+
+		lineno++;
+		if (!nl)
+			break; /* a torn last line: the write did not finish */
+		if (nl == buf + pos) {
+			pos++;
+			continue;
+		}
+		o = json_loadb(buf + pos, (size_t)(nl - (buf + pos)), JSON_REJECT_DUPLICATES,
+			       &jerr);
+		pos = (size_t)(nl - buf) + 1;
+		if (!o || !json_is_object(o) || !(ev = str_of(o, "event"))) {
+			json_decref(o);
+			ret = gdn_err_set(err, GDN_EPARSE, "journal line %zu: %s", lineno,
+					  o ? "not an event object" : jerr.text);
+			goto out;
+		}
+		apply_event(st, ev, o);
+		json_decref(o);
+	}
+out:
+	return ret;
+}

@@ -1,0 +1,211 @@
+/*
+ * The prompt of one iteration: the template with its placeholders
+ * replaced, then the session directives in the original's framing; and
+ * the running-log helpers (last entry for {{LOG_TAIL}}, commit stamping).
+ */
+#include "gdnctl/compat.h"
+#include "gdnctl/err.h"
+#include "gdnctl/loop.h"
+#include "gdnctl/sbuf.h"
+#include "gdnctl/strvec.h"
+#include "gdnctl/xalloc.h"
+
+#define DIRECTIVES_HEADER                                                                    \
+	"Session directives for this codex-loop run (must follow unless they conflict with " \
+	"tests/correctness):"
+
+void gdn_prompt_render(const char *tmpl, const struct gdn_prompt_vars *v,
+		       const struct strvec *directives, struct sbuf *out)
+{
+	struct sbuf body = SBUF_INIT;
+	char num[32], total[32];
+	const struct {
+		const char *name, *value;
+	} vars[] = {
+	    {"{{ITERATION}}", num},
+	    {"{{TOTAL_ITERATIONS}}", total},
+	    {"{{HEAD_SHA}}", v->head_sha ? v->head_sha : ""},
+	    {"{{BRANCH}}", v->branch ? v->branch : ""},
+	    {"{{LOG_TAIL}}", v->log_tail ? v->log_tail : ""},
+	};
+
+	snprintf(num, sizeof(num), "%ld", v->iteration);
+	snprintf(total, sizeof(total), "%ld", v->total);
+	/* One pass: a value that contains a placeholder is not expanded again. */
+	for (const char *p = tmpl; *p;) {
+		size_t i;
+
+		for (i = 0; i < ARRAY_SIZE(vars); i++)
+			if (!strncmp(p, vars[i].name, strlen(vars[i].name)))
+				break;
+		if (i < ARRAY_SIZE(vars)) {
+			sbuf_adds(&body, vars[i].value);
+			p += strlen(vars[i].name);
+		} else {
+			sbuf_addch(&body, *p++);
+		}
+	}
+	if (directives && directives->nr) {
+		sbuf_rtrim(&body);
+		sbuf_adds(&body, "\n\n" DIRECTIVES_HEADER "\n\n");
+		for (size_t i = 0; i < directives->nr; i++)
+			sbuf_addf(&body, "%s[Directive %zu]\n%s", i ? "\n" : "", i + 1,
+				  directives->v[i]);
+		sbuf_addch(&body, '\n');
+	}
+	sbuf_add(out, body.buf, body.len);
+	sbuf_release(&body);
+}
+
+int gdn_prompt_add_directive_file(struct strvec *directives, const char *path, const char *source,
+				  struct gdn_err *err)
+{
+	struct sbuf sb = SBUF_INIT;
+	int ret;
+
+	ret = sbuf_read_file(&sb, path, 4 * 1024 * 1024, err);
+	if (ret == GDN_ENOTFOUND) {
+		ret = gdn_err_set(err, GDN_ENOTFOUND, "directive file not found for %s: %s", source,
+				  path);
+		goto out;
+	}
+	if (ret)
+		goto out;
+	sbuf_trim(&sb);
+	if (!sb.len) {
+		ret = gdn_err_set(err, GDN_EUSAGE, "directive file is empty for %s: %s", source,
+				  path);
+		goto out;
+	}
+	strvec_push(directives, sb.buf);
+out:
+	sbuf_release(&sb);
+	return ret;
+}
+
+char *gdn_prompt_find(const char *const *dirs, const char *rel)
+{
+	for (; *dirs; dirs++) {
+		char *path;
+
+		if (!**dirs)
+			continue;
+		path = xstrfmt("%s/%s", *dirs, rel);
+		if (!access(path, R_OK))
+			return path;
+		free(path);
+	}
+	return NULL;
+}
+
+/* Offset of the last line starting with "### Iteration ", or len when none. */
+static size_t last_entry(const char *log, size_t len)
+{
+	size_t found = len;
+
+	for (size_t pos = 0; pos < len;) {
+		const char *nl = memchr(log + pos, '\n', len - pos);
+		size_t end = nl ? (size_t)(nl - log) : len;
+
+		if (end - pos >= 14 && !memcmp(log + pos, "### Iteration ", 14))
+			found = pos;
+		pos = end + 1;
+	}
+	return found;
+}
+
+void gdn_prompt_log_tail(const char *log, size_t len, struct sbuf *out)
+{
+	size_t start = last_entry(log, len);
+
+	sbuf_add(out, log + start, len - start);
+}
+
+int gdn_prompt_stamp_log(const char *path, const char *sha, struct gdn_err *err)
+{
+	struct sbuf sb = SBUF_INIT, res = SBUF_INIT;
+	struct strvec lines = STRVEC_INIT;
+	size_t start, hit = SIZE_MAX, entry_line = 0;
+	char *tmp = NULL;
+	int ret = 0, fd = -1;
+
+	if (access(path, F_OK))
+		goto out;
+	ret = sbuf_read_file(&sb, path, 64 * 1024 * 1024, err);
+	if (ret)
+		goto out;
+	start = last_entry(sb.buf, sb.len);
+	if (start == sb.len)
+		goto out;
+	/* Split into lines (universal newlines, as Python's splitlines). */
+	for (size_t pos = 0; pos < sb.len;) {
+		size_t end = pos;
+
+		while (end < sb.len && sb.buf[end] != '\n' && sb.buf[end] != '\r')
+			end++;
+		if (pos == start)
+			entry_line = lines.nr;
+		sbuf_reset(&res);
+		sbuf_add(&res, sb.buf + pos, end - pos);
+		strvec_push(&lines, res.buf);
+		if (end < sb.len && sb.buf[end] == '\r' && end + 1 < sb.len &&
+		    sb.buf[end + 1] == '\n')
+			end++;
+		pos = end + 1;
+	}
+	for (size_t i = lines.nr; i-- > entry_line;) {
+		const char *l = lines.v[i];
+
+		while (isspace((unsigned char)*l))
+			l++;
+		if (!strncmp(l, "- Commit:", 9)) {
+			struct sbuf val = SBUF_INIT;
+
+			sbuf_adds(&val, strchr(l, ':') + 1);
+			sbuf_trim(&val);
+			if (!strcmp(val.buf, "this commit") || !strcmp(val.buf, "(pending)"))
+				hit = i;
+			sbuf_release(&val);
+			break;
+		}
+	}
+	if (hit == SIZE_MAX)
+		goto out;
+	sbuf_reset(&res);
+	for (size_t i = 0; i < lines.nr; i++) {
+		const char *l = lines.v[i];
+
+		if (i == hit) {
+			size_t ind = 0;
+
+			while (isspace((unsigned char)l[ind]))
+				ind++;
+			sbuf_add(&res, l, ind);
+			sbuf_addf(&res, "- Commit: %s", sha);
+		} else {
+			sbuf_adds(&res, l);
+		}
+		sbuf_addch(&res, '\n');
+	}
+	tmp = xstrfmt("%s.gdnctl-tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, res.buf, res.len) != (ssize_t)res.len || fsync(fd)) {
+		ret = gdn_err_errno(err, GDN_EIO, "cannot write '%s'", tmp);
+		goto out;
+	}
+	if (rename(tmp, path)) {
+		ret = gdn_err_errno(err, GDN_EIO, "cannot replace '%s'", path);
+		goto out;
+	}
+	ret = 1;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (tmp && ret != 1)
+		unlink(tmp);
+	free(tmp);
+	strvec_clear(&lines);
+	sbuf_release(&res);
+	sbuf_release(&sb);
+	return ret;
+}

@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""A scripted OpenAI Responses API server for driving the real Codex CLI.
+
+Python stdlib only; listens on 127.0.0.1 with an OS-chosen port, written to
+--port-file once it is ready. Every request is appended to --log as one
+JSON line ({"method", "path", "body"}).
+
+POST .../responses answers with a Server-Sent-Events stream, in the shapes
+codex's own tests use (codex-rs/core/tests/common/responses.rs):
+
+  event: response.created            data: {"type": ..., "response": {"id": ...}}
+  event: response.output_item.added  data: {"type": ..., "item": {...}}
+  event: response.output_item.done   data: {"type": ..., "item": {...}}
+  event: response.completed          data: {"type": ..., "response": {"id", "usage"}}
+
+A new turn (no tool output in the request's input) gets one function call
+to the shell tool that the request offers (exec_command, shell_command or
+shell), running --command in the workspace. A request that carries that
+call's output gets a final assistant message (--final-message). Anything
+else is answered 404 (and logged).
+"""
+
+import argparse
+import json
+import os
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+CALL_ID = "call_gdnctl_1"
+
+
+def sse(events):
+    out = []
+    for ev in events:
+        out.append("event: %s\ndata: %s\n\n" % (ev["type"], json.dumps(ev)))
+    return "".join(out).encode()
+
+
+def tool_names(body):
+    names = []
+    for tool in body.get("tools") or []:
+        name = tool.get("name") or (tool.get("function") or {}).get("name")
+        if name:
+            names.append(name)
+        elif tool.get("type"):
+            names.append(tool["type"])
+    return names
+
+
+def shell_call(body, command):
+    """A function_call item for whichever shell tool the request offers."""
+    names = tool_names(body)
+    if "exec_command" in names:
+        name, args = "exec_command", {"cmd": command, "yield_time_ms": 10000}
+    elif "shell_command" in names:
+        name, args = "shell_command", {"command": command, "timeout_ms": 10000}
+    elif "shell" in names:
+        name, args = "shell", {"command": ["bash", "-lc", command], "timeout_ms": 10000}
+    else:
+        return None
+    return {
+        "type": "function_call",
+        "id": "fc_gdnctl_1",
+        "call_id": CALL_ID,
+        "name": name,
+        "arguments": json.dumps(args),
+        "status": "completed",
+    }
+
+
+def has_tool_output(body):
+    for item in body.get("input") or []:
+        if item.get("type") in ("function_call_output", "custom_tool_call_output"):
+            if item.get("call_id") == CALL_ID:
+                return True
+    return False
+
+
+def completed(rid):
+    return {
+        "type": "response.completed",
+        "response": {
+            "id": rid,
+            "usage": {
+                "input_tokens": 10,
+                "input_tokens_details": None,
+                "output_tokens": 5,
+                "output_tokens_details": None,
+                "total_tokens": 15,
+            },
+        },
+    }
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "gdnctl-responses/1"
+
+    def log_message(self, fmt, *args):  # keep stderr quiet
+        pass
+
+    def record(self, body):
+        with self.server.lock:
+            with open(self.server.opts.log, "a") as f:
+                f.write(json.dumps({"method": self.command, "path": self.path, "body": body}) + "\n")
+
+    def reply(self, code, ctype, data):
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        self.record(None)
+        if self.path.split("?")[0].endswith("/models"):
+            self.reply(200, "application/json", json.dumps({"object": "list", "data": [], "models": []}).encode())
+        else:
+            self.reply(404, "application/json", b'{"error": {"message": "not found"}}')
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = {"unparsed": raw.decode("utf-8", "replace")}
+        self.record(body)
+        if not self.path.split("?")[0].endswith("/responses"):
+            self.reply(404, "application/json", b'{"error": {"message": "not found"}}')
+            return
+        with self.server.lock:
+            self.server.turns += 1
+            rid = "resp_gdnctl_%d" % self.server.turns
+        if has_tool_output(body):
+            item = {
+                "type": "message",
+                "role": "assistant",
+                "id": "msg_" + rid,
+                "status": "completed",
+                "content": [{"type": "output_text", "text": self.server.opts.final_message, "annotations": []}],
+            }
+        else:
+            item = shell_call(body, self.server.opts.command)
+            if item is None:
+                sys.stderr.write("responses_server: no shell tool offered: %r\n" % tool_names(body))
+                item = {
+                    "type": "message",
+                    "role": "assistant",
+                    "id": "msg_" + rid,
+                    "content": [{"type": "output_text", "text": "no shell tool offered"}],
+                }
+        events = [
+            {"type": "response.created", "response": {"id": rid}},
+            {"type": "response.output_item.added", "output_index": 0, "item": item},
+            {"type": "response.output_item.done", "output_index": 0, "item": item},
+            completed(rid),
+        ]
+        self.reply(200, "text/event-stream", sse(events))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--port-file", required=True)
+    ap.add_argument("--log", required=True)
+    ap.add_argument("--command", required=True, help="shell command the model asks codex to run")
+    ap.add_argument("--final-message", default="Done: edited hello.txt and committed it.")
+    opts = ap.parse_args()
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv.daemon_threads = True
+    srv.opts = opts
+    srv.lock = threading.Lock()
+    srv.turns = 0
+    with open(opts.port_file + ".tmp", "w") as f:
+        f.write("%d\n" % srv.server_address[1])
+    os.replace(opts.port_file + ".tmp", opts.port_file)
+    srv.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

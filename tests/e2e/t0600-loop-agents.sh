@@ -1,0 +1,318 @@
+#!/usr/bin/env bash
+# gdnctl loop with fake agents (shell scripts run by the command driver):
+# for each, the repository, the stash list, the journal and the exit code.
+. "$(dirname "$0")/lib.sh"
+
+AG=$TRASH/agents
+mkdir -p "$AG"
+# Every agent records its pid (= its process group) and appends to a file outside the repo.
+agent() {
+	{
+		echo '#!/bin/sh'
+		echo 'echo $$ >"'"$TRASH"'/agent.pid"'
+		cat
+	} >"$AG/$1" && chmod +x "$AG/$1"
+}
+agent commit-one <<'EOF2'
+echo "one $(date +%s%N)" >>work.txt && git add work.txt && git commit -qm "agent: one change"
+echo "committed one change"
+EOF2
+agent commit-two <<'EOF2'
+echo a >>work.txt && git add work.txt && git commit -qm "agent: first" &&
+echo b >>work.txt && git add work.txt && git commit -qm "agent: second"
+EOF2
+agent no-change <<'EOF2'
+echo "nothing to do"
+EOF2
+agent dirty <<'EOF2'
+echo leftover >"leftover-$(date +%s%N).txt"
+echo "left a dirty tree"
+EOF2
+agent fail <<'EOF2'
+echo "agent failing" >&2
+exit 7
+EOF2
+agent hang <<'EOF2'
+exec sleep 60
+EOF2
+agent chatty <<'EOF2'
+while :; do echo spam; done
+EOF2
+agent grandchild <<'EOF2'
+(trap '' INT TERM; echo $$ >"$GRANDCHILD_PID"; exec sleep 60) &
+(trap '' INT TERM; sh -c 'echo $$ >"$GRANDCHILD_PID.2"; trap "" INT TERM; sleep 60') &
+wait
+EOF2
+agent reset-back <<'EOF2'
+git reset -q --hard HEAD~1
+EOF2
+agent own-stash <<'EOF2'
+echo mine >agent-stash.txt && git stash push -q -u -m agent-own-stash &&
+echo x >>work.txt && git add work.txt && git commit -qm "agent: after own stash"
+EOF2
+agent conflict <<'EOF2'
+echo "agent version" >user.txt && git add user.txt && git commit -qm "agent: edits user.txt"
+EOF2
+agent edit-uncommitted <<'EOF2'
+echo "agent edit" >user.txt
+EOF2
+agent prompt-copy <<'EOF2'
+cp "$1" "$PROMPT_COPY"
+echo c >>work.txt && git add work.txt && git commit -qm "agent: copy"
+EOF2
+
+printf 'Iteration {{ITERATION}} of {{TOTAL_ITERATIONS}} at {{HEAD_SHA}} on {{BRANCH}}\n' >"$TRASH/prompt.md"
+
+# A repository with a committed user.txt that the user has changed, and an untracked note.
+new_repo() {
+	rm -rf "$TRASH/repo" "$TRASH/logs" &&
+		test_create_repo "$TRASH/repo" &&
+		(cd "$TRASH/repo" && echo base >user.txt && git add user.txt && git commit -qm base) &&
+		if [ "${1:-}" = dirty ]; then
+			echo "user change" >"$TRASH/repo/user.txt" &&
+				echo "user note" >"$TRASH/repo/notes.txt"
+		fi
+}
+
+run_loop() {
+	local a=$1
+	shift
+	(cd "$TRASH/repo" && gdnctl loop --agent command --agent-cmd "$AG/$a {prompt_file}" \
+		--prompt-file "$TRASH/prompt.md" --log-dir "$TRASH/logs" --sleep-seconds 0 \
+		--retry-sleep-seconds 0 "$@")
+}
+
+user_change_intact() {
+	test "$(cat "$TRASH/repo/user.txt")" = "user change" &&
+		test "$(cat "$TRASH/repo/notes.txt")" = "user note"
+}
+
+# Alive: the process exists and is not a zombie (dead, waiting for a parent that may never reap it).
+alive() {
+	local s
+	s=$(ps -o stat= -p "$1" 2>/dev/null) && [ -n "$s" ] && [ "${s#Z}" = "$s" ]
+}
+
+events() { sed -n 's/.*"event":"\([a-z_]*\)".*/\1/p' "$TRASH/logs/loop.jsonl"; }
+
+test_expect_success 'commit one change: exit 0, one commit, user change restored, journal' '
+	new_repo dirty &&
+	run_loop commit-one --iterations 1 --dirty-policy stash >out 2>err &&
+	test "$(git -C repo rev-list --count HEAD)" = 3 &&
+	user_change_intact &&
+	test -z "$(git -C repo stash list)" &&
+	test_grep "stashed dirty tree: gdnctl-loop: .* iteration 1" out &&
+	test_grep "loop summary: run .*: 1 iterations, 1 commits, 0 failures" out &&
+	events >ev &&
+	for e in run_start iteration_start stash_saving stash_saved agent_start agent_end head \
+		decision stash_restoring stash_restored iteration_end run_end; do
+		test_grep -x "$e" ev || exit 1
+	done &&
+	test_grep "\"commits\":1,\"ids\":\\[\"$(git -C repo rev-parse HEAD)\"\\]" logs/loop.jsonl &&
+	test_grep "committed one change" logs/iteration-001-transcript.log &&
+	test -s logs/iteration-001-prompt.txt
+'
+
+test_expect_success 'two commits in one iteration are both recognised' '
+	new_repo &&
+	run_loop commit-two --iterations 1 >out 2>err &&
+	test_grep "1 iterations, 2 commits" out &&
+	test_grep "\"descendant\":true,\"commits\":2" logs/loop.jsonl
+'
+
+test_expect_success 'no change: exit 3 with the original message' '
+	new_repo &&
+	test_must_fail =3 run_loop no-change --iterations 2 >out 2>err &&
+	test_grep "^\[gdnctl\] Iteration did not produce a new commit. Use --allow-no-commit or set --no-commit-policy count-failure/continue.$" err &&
+	test_grep "\"failure\":\"no_commit\"" logs/loop.jsonl &&
+	test_grep ! "codex iteration 2/2" out
+'
+
+test_expect_success 'no change with --no-commit-policy continue: exit 0, message says so' '
+	new_repo &&
+	run_loop no-change --iterations 2 --no-commit-policy continue >out 2>err &&
+	test_grep "Continuing due to policy=continue." err &&
+	test_grep "codex iteration 2/2" out
+'
+
+test_expect_success 'no change with count-failure: the second failure exceeds --max-failures 1' '
+	new_repo &&
+	test_must_fail =3 run_loop no-change --iterations 5 --no-commit-policy count-failure \
+		--max-failures 1 >out 2>err &&
+	test_grep "codex iteration 2/5" out &&
+	test_grep ! "codex iteration 3/5" out &&
+	test_grep "\"failures\":2" logs/loop.jsonl
+'
+
+test_expect_success '--allow-no-commit accepts an iteration without a commit' '
+	new_repo &&
+	run_loop no-change --iterations 1 --allow-no-commit >out 2>err
+'
+
+test_expect_success 'dirty tree with the default --dirty-policy fail: iteration error, exit 2' '
+	new_repo dirty &&
+	test_must_fail =2 run_loop commit-one --iterations 1 >out 2>err &&
+	test_grep "iteration 1 raised: Working tree is dirty before starting the iteration. Commit/stash or rerun with --allow-dirty or --dirty-policy stash." err &&
+	user_change_intact &&
+	test "$(git -C repo rev-list --count HEAD)" = 2
+'
+
+test_expect_success 'agent leaves a dirty tree: warned, next iteration stashes and restores it' '
+	new_repo dirty &&
+	run_loop dirty --iterations 2 --dirty-policy stash --allow-no-commit >out 2>err &&
+	test_grep "WARNING: the agent left uncommitted changes" err &&
+	user_change_intact &&
+	test "$(cat repo/leftover-*.txt)" = "$(printf "leftover\nleftover")" &&
+	test -z "$(git -C repo stash list)" &&
+	test_grep "\"event\":\"dirty_after\"" logs/loop.jsonl
+'
+
+test_expect_success 'agent exits non-zero: its exit code, the original message, stash restored' '
+	new_repo dirty &&
+	test_must_fail =7 run_loop fail --iterations 3 --dirty-policy stash >out 2>err &&
+	test_grep "^\[gdnctl\] codex iteration failed with exit code 7$" err &&
+	user_change_intact &&
+	test -z "$(git -C repo stash list)" &&
+	test_grep "\"event\":\"agent_end\",\"iteration\":1,\"attempt\":1,\"rc\":7" logs/loop.jsonl
+'
+
+test_expect_success '--codex-retries 2: three attempts, retry messages' '
+	new_repo &&
+	test_must_fail =7 run_loop fail --iterations 1 --codex-retries 2 >out 2>err &&
+	test_grep "codex iteration command failed (attempt 1/3, rc=7); retrying." err &&
+	test_grep "codex iteration command failed (attempt 2/3, rc=7); retrying." err &&
+	test "$(grep -c "\"event\":\"agent_start\"" logs/loop.jsonl)" = 3
+'
+
+test_expect_success 'agent failures under --max-failures -1 and --stop-after-failures 2: exit 1' '
+	new_repo &&
+	test_must_fail =1 run_loop fail --iterations 5 --max-failures -1 --stop-after-failures 2 >out 2>err &&
+	test_grep "stopping before iteration 3: consecutive-failures" out &&
+	test_grep "stopped: consecutive-failures (exit 1)" out &&
+	test_grep "\"event\":\"stop\",\"iteration\":3,\"reason\":\"consecutive-failures\"" logs/loop.jsonl
+'
+
+test_expect_success 'hang with no output: idle timeout kills it, exit 124' '
+	new_repo dirty &&
+	start=$(date +%s) &&
+	test_must_fail =124 run_loop hang --iterations 1 --agent-idle-timeout 1s \
+		--agent-kill-grace 500ms --dirty-policy stash >out 2>err &&
+	test $(($(date +%s) - start)) -lt 20 &&
+	! alive "$(cat agent.pid)" &&
+	user_change_intact &&
+	test_grep "codex iteration failed with exit code 124" err
+'
+
+test_expect_success 'print forever: the runtime timeout kills it, exit 124' '
+	new_repo &&
+	test_must_fail =124 run_loop chatty --iterations 1 --codex-timeout-seconds 1 \
+		--agent-kill-grace 500ms >out 2>err &&
+	! alive "$(cat agent.pid)" &&
+	test -s logs/iteration-001-transcript.log
+'
+
+test_expect_success 'grandchildren that ignore SIGINT/SIGTERM die with the agent group' '
+	new_repo &&
+	export GRANDCHILD_PID=$TRASH/gc.pid &&
+	test_must_fail =124 run_loop grandchild --iterations 1 --agent-timeout 1s \
+		--agent-kill-grace 300ms >out 2>err &&
+	test -s gc.pid && test -s gc.pid.2 &&
+	! alive "$(cat gc.pid)" &&
+	! alive "$(cat gc.pid.2)"
+'
+
+test_expect_success 'agent resets HEAD backwards: reported, not progress, exit 3' '
+	new_repo &&
+	before=$(git -C repo rev-parse HEAD) &&
+	test_must_fail =3 run_loop reset-back --iterations 1 >out 2>err &&
+	test_grep "WARNING: HEAD moved from ${before:0:12} to .* which does not descend from it" err &&
+	test_grep "\"descendant\":false,\"commits\":0" logs/loop.jsonl &&
+	test "$(git -C repo rev-parse HEAD)" = "$(git -C repo rev-parse HEAD)"
+'
+
+test_expect_success 'agent pushes its own stash: ours is restored by id, theirs is left' '
+	new_repo dirty &&
+	run_loop own-stash --iterations 1 --dirty-policy stash >out 2>err &&
+	user_change_intact &&
+	git -C repo stash list >stashes &&
+	test_line_count = 1 stashes &&
+	test_grep "agent-own-stash" stashes
+'
+
+test_expect_success 'agent edits the file the user changed: preflight conflict, stash kept' '
+	new_repo dirty &&
+	run_loop conflict --iterations 1 --dirty-policy stash >out 2>err &&
+	test "$(cat repo/user.txt)" = "agent version" &&
+	git -C repo stash list >stashes &&
+	test_line_count = 1 stashes &&
+	test_grep "gdnctl-loop: .* iteration 1" stashes &&
+	sha=$(git -C repo rev-parse "stash@{0}") &&
+	test "$(git -C repo show "$sha:user.txt")" = "user change" &&
+	test "$(git -C repo show "$sha^3:notes.txt")" = "user note" &&
+	test_grep "stash restore skipped because preflight detected conflicts; stash kept for manual recovery ($sha, message=gdnctl-loop: .* iteration 1)." err &&
+	test_grep "stash kept for manual recovery: $sha" out &&
+	test_grep "\"event\":\"stash_kept\".*\"sha\":\"$sha\".*\"reason\":\"conflict\"" logs/loop.jsonl &&
+	test -z "$(git -C repo status --porcelain)"
+'
+
+test_expect_success 'conflict with --stash-restore-policy fail: iteration error, exit 2' '
+	new_repo dirty &&
+	test_must_fail =2 run_loop conflict --iterations 2 --dirty-policy stash \
+		--stash-restore-policy fail >out 2>err &&
+	test_grep "Failed to restore stashed dirty tree" err &&
+	test_grep ! "codex iteration 2/2" out
+'
+
+test_expect_success 'a failing restore does not turn an exit into "continue" (original bug 12)' '
+	new_repo dirty &&
+	test_must_fail =3 run_loop edit-uncommitted --iterations 3 --dirty-policy stash \
+		--stash-restore-policy fail --iteration-error-policy continue >out 2>err &&
+	test_grep "stash restore failed; stash was kept for manual recovery" err &&
+	test_grep "iteration 1 raised: Failed to restore stashed dirty tree" err &&
+	test_grep ! "codex iteration 2/3" out &&
+	sha=$(git -C repo rev-parse "stash@{0}") &&
+	test "$(git -C repo show "$sha:user.txt")" = "user change"
+'
+
+test_expect_success 'the prompt: placeholders, directives in the original framing' '
+	new_repo &&
+	export PROMPT_COPY=$TRASH/prompt-copy &&
+	echo "from a file" >dfile &&
+	run_loop prompt-copy --iterations 1 --directive "  inline one  " --directive-file "$TRASH/dfile" \
+		--directive "" >out 2>err &&
+	head=$(git -C repo rev-parse HEAD~1) &&
+	{
+		printf "Iteration 1 of 1 at %s on main\n\n" "$head" &&
+		printf "Session directives for this codex-loop run (must follow unless they conflict with tests/correctness):\n\n" &&
+		printf "[Directive 1]\nfrom a file\n[Directive 2]\ninline one\n"
+	} >expect &&
+	test_cmp expect prompt-copy &&
+	test_cmp expect logs/iteration-001-prompt.txt &&
+	test_grep "session directives: 2 loaded" out
+'
+
+test_expect_success 'post-check failure: its exit code and the original message' '
+	new_repo &&
+	test_must_fail =5 run_loop commit-one --iterations 2 --post-check "exit 5" >out 2>err &&
+	test_grep "post-check failed. Use --post-check-policy count-failure/continue to avoid exiting." err &&
+	test_grep "\"event\":\"check\",\"iteration\":1,\"command\":\"exit 5\",\"attempt\":1,\"rc\":5" logs/loop.jsonl
+'
+
+test_expect_success 'post-check retries, then continue; a passing post-check runs in the workdir' '
+	new_repo &&
+	run_loop commit-one --iterations 1 --post-check "false" --post-check-retries 1 \
+		--post-check-policy continue --post-check "pwd >../pc-dir" >out 2>err &&
+	test_grep "post-check failed (attempt 1/2) for command: false" err &&
+	test_grep "Continuing due to policy=continue." err &&
+	test ! -e pc-dir &&
+	run_loop commit-one --iterations 1 --post-check "pwd >../pc-dir" >out 2>err &&
+	test "$(cat pc-dir)" = "$TRASH/repo"
+'
+
+test_expect_success 'a missing agent program: iteration error policy' '
+	new_repo &&
+	test_must_fail run_loop nonexistent --iterations 1 >out 2>err &&
+	test_grep "not found" err
+'
+
+test_done

@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# gdnctl loop --resume after kill -9, and SIGINT/SIGTERM to gdnctl: no
+# finished iteration is redone, no uncommitted work is lost.
+. "$(dirname "$0")/lib.sh"
+
+AG=$TRASH/agents
+mkdir -p "$AG"
+agent() {
+	{
+		echo '#!/bin/sh'
+		echo 'echo $$ >"'"$TRASH"'/agent.pid"'
+		cat
+	} >"$AG/$1" && chmod +x "$AG/$1"
+}
+agent commit-one <<'EOF2'
+echo "one $(date +%s%N)" >>work.txt && git add work.txt && git commit -qm "agent: one change"
+EOF2
+agent commit-then-hang <<'EOF2'
+echo hung >>work.txt && git add work.txt && git commit -qm "agent: before the crash"
+echo "half-done work" >half.txt
+touch "$MARK"
+exec sleep 60
+EOF2
+agent edit-then-hang <<'EOF2'
+echo "agent half edit" >>user.txt
+touch "$MARK"
+exec sleep 60
+EOF2
+agent hang <<'EOF2'
+touch "$MARK"
+exec sleep 60
+EOF2
+# first call commits, later calls hang
+agent first-then-hang <<'EOF2'
+if [ ! -e "$MARK.first" ]; then
+	touch "$MARK.first"
+	echo first >>work.txt && git add work.txt && git commit -qm "agent: first iteration"
+	exit 0
+fi
+touch "$MARK"
+exec sleep 60
+EOF2
+
+printf 'Iteration {{ITERATION}} of {{TOTAL_ITERATIONS}}\n' >"$TRASH/prompt.md"
+export MARK=$TRASH/mark
+
+new_repo() {
+	rm -rf "$TRASH/repo" "$TRASH/logs" "$MARK" "$MARK.first" &&
+		test_create_repo "$TRASH/repo" &&
+		(cd "$TRASH/repo" && echo base >user.txt && git add user.txt && git commit -qm base) &&
+		echo "user change" >"$TRASH/repo/user.txt" &&
+		echo "user note" >"$TRASH/repo/notes.txt"
+}
+
+loop_args() {
+	ARGS=(--agent command --agent-cmd "$AG/$1 {prompt_file}" --prompt-file "$TRASH/prompt.md"
+		--log-dir "$TRASH/logs" --sleep-seconds 0 --retry-sleep-seconds 0 --dirty-policy stash)
+}
+
+run_loop() {
+	local a=$1
+	shift
+	loop_args "$a"
+	(cd "$TRASH/repo" && gdnctl loop "${ARGS[@]}" "$@")
+}
+
+# Start gdnctl in the background, wait for the agent's mark, then deliver $1 to gdnctl.
+start_and_signal() {
+	local sig=$1 a=$2 pid i
+	shift 2
+	rm -f "$MARK"
+	loop_args "$a"
+	(cd "$TRASH/repo" && exec ${GDNCTL_TEST_EXEC_PREFIX:-} "$GDNCTL_BIN" loop "${ARGS[@]}" "$@" \
+		>"$TRASH/bg.out" 2>"$TRASH/bg.err") &
+	pid=$!
+	for i in $(seq 1 200); do [ -e "$MARK" ] && break; sleep 0.05; done
+	test -e "$MARK" || return 1
+	kill "-$sig" "$pid"
+	wait "$pid"
+	bg_rc=$?
+	if [ "$sig" = KILL ]; then
+		# gdnctl died without cleanup: its agent (own process group) is still running
+		kill -KILL -- "-$(cat "$TRASH/agent.pid")" 2>/dev/null
+		sleep 0.1
+	fi
+	return 0
+}
+
+user_change_intact() {
+	test "$(cat "$TRASH/repo/user.txt")" = "user change" &&
+		test "$(cat "$TRASH/repo/notes.txt")" = "user note"
+}
+
+test_expect_success '--resume with no journal: nothing to resume' '
+	new_repo &&
+	test_must_fail run_loop commit-one --resume >out 2>err &&
+	test_grep "nothing to resume" err
+'
+
+test_expect_success 'kill -9 during the agent, after it committed: resume sets the commit aside and redoes the iteration' '
+	new_repo &&
+	base=$(git -C repo rev-parse HEAD) &&
+	start_and_signal KILL commit-then-hang --iterations 2 &&
+	test "$bg_rc" = 137 &&
+	crashed=$(git -C repo rev-parse HEAD) &&
+	test "$crashed" != "$base" &&
+	git -C repo stash list >stashes && test_line_count = 1 stashes &&
+	run_loop commit-one --resume >out 2>err &&
+	test_grep "resuming run .* after iteration 0 of 2" out &&
+	run=$(sed -n "1s/.*\"run\":\"\([^\"]*\)\".*/\1/p" logs/loop.jsonl) &&
+	test "$(git -C repo rev-parse "refs/gdnctl/loop/$run/iteration-1")" = "$crashed" &&
+	test_grep "iteration 1 was interrupted; its commits are kept at refs/gdnctl/loop/$run/iteration-1" err &&
+	git -C repo log --format=%s "$base..HEAD" >subjects &&
+	printf "agent: one change\nagent: one change\n" >expect &&
+	test_cmp expect subjects &&
+	user_change_intact &&
+	test ! -e repo/half.txt &&
+	git -C repo stash list >stashes &&
+	test_line_count = 1 stashes &&
+	test_grep "gdnctl-loop: $run iteration 1 interrupted" stashes &&
+	test "$(git -C repo show "stash@{0}^3:half.txt")" = "half-done work" &&
+	test_grep "stash kept for manual recovery: .* (gdnctl-loop: $run iteration 1 interrupted)" out &&
+	test "$(grep -c "\"event\":\"iteration_start\",\"iteration\":1," logs/loop.jsonl)" = 2 &&
+	test_grep "\"event\":\"run_end\",\"reason\":\"completed\"" logs/loop.jsonl
+'
+
+test_expect_success 'kill -9 with a clean tree at the start: the agent'"'"'s half edit is stashed aside' '
+	new_repo && git -C repo checkout -q -- user.txt && rm repo/notes.txt &&
+	start_and_signal KILL edit-then-hang --iterations 1 &&
+	run_loop commit-one --resume >out 2>err &&
+	run=$(sed -n "1s/.*\"run\":\"\([^\"]*\)\".*/\1/p" logs/loop.jsonl) &&
+	git -C repo stash list >stashes && test_line_count = 1 stashes &&
+	test_grep "gdnctl-loop: $run iteration 1 interrupted" stashes &&
+	git -C repo show "stash@{0}:user.txt" >stashed &&
+	test_grep "agent half edit" stashed &&
+	test "$(cat repo/user.txt)" = base &&
+	test_grep "1 iterations, 1 commits" out
+'
+
+test_expect_success 'kill -9 in iteration 2: iteration 1 is not redone' '
+	new_repo &&
+	start_and_signal KILL first-then-hang --iterations 3 &&
+	run_loop commit-one --resume >out 2>err &&
+	test_grep "resuming run .* after iteration 1 of 3" out &&
+	test "$(grep -c "\"event\":\"iteration_start\",\"iteration\":1," logs/loop.jsonl)" = 1 &&
+	test "$(grep -c "\"event\":\"iteration_start\",\"iteration\":2," logs/loop.jsonl)" = 2 &&
+	test_grep "loop summary: run .*: 3 iterations, 3 commits" out &&
+	test "$(git -C repo rev-list --count HEAD)" = 5 &&
+	user_change_intact &&
+	test -z "$(git -C repo stash list)"
+'
+
+test_expect_success 'a torn last journal line (kill during a write) is ignored' '
+	new_repo &&
+	start_and_signal KILL hang --iterations 1 &&
+	printf "{\"ts\":\"x\",\"run\":\"r\",\"event\":\"decis" >>logs/loop.jsonl &&
+	run_loop commit-one --resume >out 2>err &&
+	user_change_intact &&
+	test -z "$(git -C repo stash list)"
+'
+
+test_expect_success 'a malformed journal line is an error that names the line' '
+	new_repo &&
+	run_loop commit-one --iterations 1 >out 2>err &&
+	sed -i "2s/.*/not json/" logs/loop.jsonl &&
+	test_must_fail run_loop commit-one --resume >out 2>err &&
+	test_grep "journal line 2" err
+'
+
+test_expect_success 'resuming a completed run does nothing' '
+	new_repo &&
+	run_loop commit-one --iterations 1 >out 2>err &&
+	head=$(git -C repo rev-parse HEAD) &&
+	run_loop commit-one --resume >out 2>err &&
+	test "$(git -C repo rev-parse HEAD)" = "$head" &&
+	test_grep "after iteration 1 of 1" out
+'
+
+test_expect_success 'SIGINT to gdnctl: agent stopped, stash restored, journaled, exit 130' '
+	new_repo &&
+	start_and_signal INT hang --iterations 2 --agent-kill-grace 300ms &&
+	test "$bg_rc" = 130 &&
+	! kill -0 "$(cat agent.pid)" 2>/dev/null &&
+	user_change_intact &&
+	test -z "$(git -C repo stash list)" &&
+	test_grep "\"event\":\"interrupted\",\"iteration\":1,\"signal\":2" logs/loop.jsonl &&
+	test_grep "stopped: interrupted (exit 130)" bg.out
+'
+
+test_expect_success 'SIGTERM to gdnctl: exit 143; --resume then finishes the run' '
+	new_repo &&
+	start_and_signal TERM hang --iterations 1 --agent-kill-grace 300ms &&
+	test "$bg_rc" = 143 &&
+	user_change_intact &&
+	test_grep "\"signal\":15" logs/loop.jsonl &&
+	run_loop commit-one --resume >out 2>err &&
+	test_grep "1 iterations, 1 commits" out &&
+	user_change_intact
+'
+
+test_done

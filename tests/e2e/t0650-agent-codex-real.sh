@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# The codex driver against the real Codex CLI (npm @openai/codex, pinned),
+# offline: codex talks to tests/e2e/responses_server.py on loopback through
+# a model provider in CODEX_HOME/config.toml. The scripted model answers
+# the first turn with one exec_command call that edits hello.txt and
+# commits, and the call's output with a final message.
+#
+# The CLI is installed once into a cache directory (GDNCTL_CODEX_CACHE, or
+# ~/.cache/gdnctl) with `npm install --prefix`; without npm, or when the
+# install fails, the script is skipped (exit 77), except in CI ($CI = true)
+# where that is a failure. GDNCTL_TEST_CODEX_BIN=/path/to/codex uses an
+# existing binary instead.
+#
+# Drives the driver twice: through the unit-test binary's real_codex_run
+# (the driver alone) and, when `gdnctl loop` exists, through
+# `gdnctl loop --agent codex`.
+CODEX_VERSION=0.169.0
+REAL_HOME=${HOME:-/root}
+. "$(dirname "$0")/lib.sh"
+
+in_ci() { [ "${CI:-}" = true ]; }
+give_up() {
+	if in_ci; then
+		echo "not ok 1 - $*"
+		echo "1..1"
+		exit 1
+	fi
+	skip_all "$*"
+}
+
+command -v python3 >/dev/null 2>&1 || give_up "python3 is not installed"
+command -v git >/dev/null 2>&1 || give_up "git is not installed"
+
+CODEX=${GDNCTL_TEST_CODEX_BIN:-}
+if [ -z "$CODEX" ]; then
+	cache=${GDNCTL_CODEX_CACHE:-${XDG_CACHE_HOME:-$REAL_HOME/.cache}/gdnctl}/codex-$CODEX_VERSION
+	CODEX=$cache/node_modules/.bin/codex
+	if ! [ -x "$CODEX" ]; then
+		command -v node >/dev/null 2>&1 || give_up "node is not installed (needed by @openai/codex)"
+		command -v npm >/dev/null 2>&1 || give_up "npm is not installed"
+		say "installing @openai/codex@$CODEX_VERSION into $cache"
+		mkdir -p "$cache" 2>/dev/null || give_up "cannot create $cache"
+		if ! HOME=$REAL_HOME timeout 600 npm install --no-audit --no-fund --loglevel=error \
+			--prefix "$cache" "@openai/codex@$CODEX_VERSION" >"$TRASH/npm.log" 2>&1; then
+			sed 's/^/# npm: /' "$TRASH/npm.log" | tail -20
+			give_up "npm install @openai/codex@$CODEX_VERSION failed (offline?)"
+		fi
+	fi
+fi
+[ -x "$CODEX" ] || give_up "no codex binary at $CODEX"
+"$CODEX" --version >"$TRASH/version" 2>&1 || give_up "$CODEX --version failed: $(cat "$TRASH/version")"
+
+UNIT=${GDNCTL_BUILD_DIR:-}/tests/test_agent
+
+# One scripted model server per script; killed by pid at exit.
+port_file=$TRASH/port
+python3 "$GDNCTL_SOURCE_DIR/tests/e2e/responses_server.py" --port-file "$port_file" \
+	--log "$TRASH/requests.jsonl" \
+	--command "printf 'edited by codex\n' >>hello.txt && git add hello.txt && git commit -q -m 'codex: edit hello.txt' && git log --oneline -1" \
+	--final-message "Done: edited hello.txt and committed it." \
+	>"$TRASH/server.log" 2>&1 &
+server_pid=$!
+test_atexit "kill $server_pid"
+for _ in $(seq 100); do
+	[ -s "$port_file" ] && break
+	sleep 0.1
+done
+[ -s "$port_file" ] || give_up "the responses server did not start: $(cat "$TRASH/server.log")"
+PORT=$(cat "$port_file")
+
+# codex's home: a provider on loopback, no network, no real credentials.
+export CODEX_HOME=$TRASH/codex-home
+mkdir -p "$CODEX_HOME"
+cat >"$CODEX_HOME/config.toml" <<EOF
+model = "gpt-config-default"
+model_provider = "gdnctl_test"
+
+[model_providers.gdnctl_test]
+name = "gdnctl test server"
+base_url = "http://127.0.0.1:$PORT/v1"
+wire_api = "responses"
+env_key = "GDNCTL_TEST_API_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+EOF
+export GDNCTL_TEST_API_KEY=dummy-key-for-the-local-server
+unset OPENAI_API_KEY CODEX_API_KEY OPENAI_BASE_URL
+
+# requests.jsonl helpers: field of the Nth (0-based) POST to /responses.
+req_json() {
+	python3 - "$TRASH/requests.jsonl" "$1" <<'EOF'
+import json, sys
+reqs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+posts = [r["body"] for r in reqs if r["method"] == "POST" and r["path"].endswith("/responses")]
+print(eval(sys.argv[2], {"posts": posts, "json": json}))
+EOF
+}
+
+test_expect_success "codex is the pinned version ($CODEX_VERSION)" '
+	test_grep -F "$CODEX_VERSION" "$TRASH/version"
+'
+
+test_expect_success 'setup: a repository for the agent' '
+	test_create_repo repo &&
+	(cd repo && echo hello >hello.txt && git add hello.txt && git commit -q -m hello) &&
+	git -C repo rev-parse HEAD >head-before
+'
+
+if [ -x "$UNIT" ]; then
+	test_expect_success 'the codex driver runs the real codex: edit, commit, last message' '
+		mkdir -p unit-logs &&
+		: >"$TRASH/requests.jsonl" &&
+		GDNCTL_TEST_CODEX_BIN="$CODEX" GDNCTL_TEST_CODEX_WORKDIR="$TRASH/repo" \
+		GDNCTL_TEST_CODEX_LOGDIR="$TRASH/unit-logs" "$UNIT" >unit.out 2>&1 ||
+			{ cat unit.out; false; } &&
+		test_grep "PASSED.*1 test" unit.out &&
+		test "$(git -C repo log -1 --format=%s)" = "codex: edit hello.txt" &&
+		test "$(git -C repo rev-parse HEAD~1)" = "$(cat head-before)" &&
+		printf "hello\nedited by codex\n" >expect &&
+		test_cmp expect repo/hello.txt &&
+		printf "Done: edited hello.txt and committed it." >expect &&
+		test_cmp expect unit-logs/last-message.txt
+	'
+
+	test_expect_success 'the prompt went on stdin; -m and the effort reached the model' '
+		test "$(req_json "len(posts)")" = 2 &&
+		test "$(req_json "posts[0][\"model\"]")" = gpt-gdnctl-test &&
+		test "$(req_json "(posts[0].get(\"reasoning\") or {}).get(\"effort\")")" = high &&
+		grep -q -F "Append a line to hello.txt and commit it." requests.jsonl &&
+		test "$(req_json "\" \".join(i[\"type\"] for i in posts[1][\"input\"][-2:])")" = \
+			"function_call function_call_output"
+	'
+
+	test_expect_success 'codex 0.169 probes degrade to warnings, no --search' '
+		test_grep "warning: could not determine supported reasoning-effort values for $CODEX; trying it for --reasoning-effort=high" unit.out &&
+		test_grep "does not list --search; continuing without it" unit.out &&
+		test_grep "^# | codex$" unit.out &&
+		test_grep "^# | Done: edited hello.txt and committed it.$" unit.out
+	'
+
+	test_expect_success 'the transcript has the unfiltered run with a header' '
+		test_grep "^==== gdnctl: codex agent started .* exec -C $TRASH/repo --dangerously-bypass-approvals-and-sandbox -o $TRASH/unit-logs/last-message.txt --ephemeral -m gpt-gdnctl-test -c .model_reasoning_effort=\"high\". -" unit-logs/transcript.log &&
+		test_grep "^exec$" unit-logs/transcript.log &&
+		test_grep "codex: edit hello.txt" unit-logs/transcript.log &&
+		test_grep "^==== gdnctl: codex agent ended: exit 0" unit-logs/transcript.log
+	'
+else
+	test_skip 'the codex driver runs the real codex' "unit test binary $UNIT not built"
+fi
+
+# Through the loop command, once it exists.
+if gdnctl loop -h >loop-help 2>&1 && grep -q -- "--agent" loop-help; then
+	loop_flags=()
+	grep -q -- "--validation-mode" loop-help && loop_flags+=(--validation-mode off)
+	grep -q -- "--perf-mode" loop-help && loop_flags+=(--perf-mode off)
+	grep -q -- "--sleep-seconds" loop-help && loop_flags+=(--sleep-seconds 0)
+	grep -q -- "--sleep" loop-help && ! grep -q -- "--sleep-seconds" loop-help && loop_flags+=(--sleep 0)
+
+	test_expect_success 'gdnctl loop --agent codex makes one commit with the real codex' '
+		: >"$TRASH/requests.jsonl" &&
+		git -C repo rev-parse HEAD >head-before &&
+		printf "Iteration {{ITERATION}} of {{TOTAL_ITERATIONS}} at {{HEAD_SHA}}: append a line to hello.txt and commit it.\n" >prompt.md &&
+		gdnctl loop --agent codex --codex-bin "$CODEX" --iterations 1 \
+			--workdir "$TRASH/repo" --log-dir "$TRASH/loop-logs" --prompt-file prompt.md \
+			--model gpt-gdnctl-test --reasoning-effort high --search "${loop_flags[@]}" \
+			>loop.out 2>loop.err ||
+			{ cat loop.out loop.err; false; } &&
+		test "$(git -C repo log -1 --format=%s)" = "codex: edit hello.txt" &&
+		test "$(git -C repo rev-parse HEAD~1)" = "$(cat head-before)" &&
+		grep -q -F "Iteration 1 of 1 at $(cat head-before)" requests.jsonl &&
+		printf "Done: edited hello.txt and committed it." >expect &&
+		test_cmp expect loop-logs/iteration-001-last-message.txt &&
+		test_grep "^exec$" loop-logs/iteration-001-transcript.log &&
+		test_grep "could not determine supported reasoning-effort values" loop.err &&
+		test_grep "search" loop.err
+	'
+else
+	test_skip 'gdnctl loop --agent codex with the real codex' 'gdnctl loop does not exist yet'
+fi
+
+test_done

@@ -1,0 +1,433 @@
+/*
+ * Unit tests for the loop engine's pure parts (prompt assembly, policies,
+ * the transient-lock matcher, log stamping, the summary) and for the
+ * engine itself with a fake agent and the validation/decision hooks.
+ */
+#include "gdnctl/compat.h"
+#include <setjmp.h>
+#include <cmocka.h>
+#include "gdnctl/err.h"
+#include "gdnctl/loop.h"
+#include "gdnctl/proc.h"
+#include "gdnctl/repo.h"
+#include "gdnctl/sbuf.h"
+#include "gdnctl/strvec.h"
+#include "gdnctl/xalloc.h"
+
+static void test_prompt_without_directives(void **unused)
+{
+	struct sbuf out = SBUF_INIT;
+	struct gdn_prompt_vars v = {3, 10, "abc123", "main", "### Iteration 2\n- Commit: x\n"};
+
+	(void)unused;
+	gdn_prompt_render("it {{ITERATION}}/{{TOTAL_ITERATIONS}} {{HEAD_SHA}} {{ITERATION}}\n"
+			  "on {{BRANCH}}\n{{LOG_TAIL}}{{UNKNOWN}}  \n\n",
+			  &v, NULL, &out);
+	assert_string_equal(out.buf, "it 3/10 abc123 3\non main\n### Iteration 2\n- Commit: "
+				     "x\n{{UNKNOWN}}  \n\n");
+	sbuf_release(&out);
+}
+
+static void test_prompt_directive_framing(void **unused)
+{
+	struct sbuf out = SBUF_INIT;
+	struct strvec d = STRVEC_INIT;
+	struct gdn_prompt_vars v = {1, 2, "{{ITERATION}}", NULL, NULL};
+
+	(void)unused;
+	strvec_push(&d, "First directive\nwith two lines");
+	strvec_push(&d, "Second");
+	gdn_prompt_render("Head {{HEAD_SHA}} [{{BRANCH}}]\n\n\n", &v, &d, &out);
+	/* a value holding a placeholder is not expanded again */
+	assert_string_equal(out.buf,
+			    "Head {{ITERATION}} []\n\n"
+			    "Session directives for this codex-loop run (must follow unless they "
+			    "conflict with tests/correctness):\n\n"
+			    "[Directive 1]\nFirst directive\nwith two lines\n"
+			    "[Directive 2]\nSecond\n");
+	sbuf_release(&out);
+	strvec_clear(&d);
+}
+
+static char *write_tmp(const char *text)
+{
+	char path[] = "/tmp/gdnctl-test-loop-XXXXXX";
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	return xstrdup(path);
+}
+
+static void test_directive_files(void **unused)
+{
+	struct strvec d = STRVEC_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	char *ok = write_tmp("\n  Focus on X.  \n\n"), *empty = write_tmp(" \n\t\n");
+
+	(void)unused;
+	assert_int_equal(gdn_prompt_add_directive_file(&d, ok, "preset x", &err), 0);
+	assert_string_equal(d.v[0], "Focus on X.");
+	assert_int_equal(gdn_prompt_add_directive_file(&d, empty, "e.md", &err), GDN_EUSAGE);
+	assert_non_null(strstr(err.msg, "directive file is empty for e.md: "));
+	assert_int_equal(gdn_prompt_add_directive_file(&d, "/nonexistent/d.md", "preset y", &err),
+			 GDN_ENOTFOUND);
+	assert_string_equal(err.msg, "directive file not found for preset y: /nonexistent/d.md");
+	assert_int_equal(d.nr, 1);
+	unlink(ok);
+	unlink(empty);
+	free(ok);
+	free(empty);
+	strvec_clear(&d);
+}
+
+static void test_prompt_find(void **unused)
+{
+	char *f = write_tmp("x"), *dir = xstrdup(f), *found;
+	const char *dirs[] = {"", "/nonexistent", NULL, NULL};
+
+	(void)unused;
+	*strrchr(dir, '/') = '\0';
+	dirs[2] = dir;
+	found = gdn_prompt_find(dirs, strrchr(f, '/') + 1);
+	assert_string_equal(found, f);
+	free(found);
+	dirs[2] = NULL;
+	assert_null(gdn_prompt_find(dirs, "x"));
+	unlink(f);
+	free(f);
+	free(dir);
+}
+
+static void check_stamp(const char *in, int want, const char *expect)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+	struct sbuf sb = SBUF_INIT;
+	char *path = write_tmp(in);
+
+	assert_int_equal(
+	    gdn_prompt_stamp_log(path, "0123456789abcdef0123456789abcdef01234567", &err), want);
+	assert_int_equal(sbuf_read_file(&sb, path, 1 << 20, &err), 0);
+	assert_string_equal(sb.buf, expect);
+	unlink(path);
+	free(path);
+	sbuf_release(&sb);
+}
+
+static void test_stamp_log(void **unused)
+{
+	(void)unused;
+	check_stamp("# Log\n### Iteration 1\n- Commit: (pending)\n### Iteration 2\n  - Commit: "
+		    "this commit\r\n- Result: ok",
+		    1,
+		    "# Log\n### Iteration 1\n- Commit: (pending)\n### Iteration 2\n  - Commit: "
+		    "0123456789abcdef0123456789abcdef01234567\n- Result: ok\n");
+	/* the last Commit line of the last entry decides */
+	check_stamp("### Iteration 1\n- Commit: (pending)\n- Commit: abc1234\n", 0,
+		    "### Iteration 1\n- Commit: (pending)\n- Commit: abc1234\n");
+	check_stamp("no entries\n- Commit: (pending)\n", 0, "no entries\n- Commit: (pending)\n");
+	assert_int_equal(gdn_prompt_stamp_log("/nonexistent/log.md", "x", NULL), 0);
+}
+
+static void test_log_tail(void **unused)
+{
+	struct sbuf out = SBUF_INIT;
+	const char *log = "# Log\n### Iteration 1\na\n### Iteration 2\nb\n";
+
+	(void)unused;
+	gdn_prompt_log_tail(log, strlen(log), &out);
+	assert_string_equal(out.buf, "### Iteration 2\nb\n");
+	sbuf_reset(&out);
+	gdn_prompt_log_tail("none\n", 5, &out);
+	assert_string_equal(out.buf, "");
+	sbuf_release(&out);
+}
+
+static void test_transient_lock_matcher(void **unused)
+{
+	(void)unused;
+	assert_true(
+	    gdn_git_transient_error("fatal: Unable to create '/r/.git/index.lock': File exists."));
+	assert_true(gdn_git_transient_error("error: index.lock held"));
+	assert_true(
+	    gdn_git_transient_error("Another git process seems to be running in this repository"));
+	assert_true(gdn_git_transient_error("Unable to create 'x/HEAD.lock': File exists"));
+	assert_true(gdn_git_transient_error("Unable to create 'a.lock'"));
+	/* `.+?` needs a character and stays on one line */
+	assert_false(gdn_git_transient_error("Unable to create '.lock'"));
+	assert_false(gdn_git_transient_error("Unable to create 'x\n.lock'"));
+	assert_false(gdn_git_transient_error("CONFLICT (content): Merge conflict in a.txt"));
+	assert_false(gdn_git_transient_error(""));
+	assert_false(gdn_git_transient_error("index lock"));
+}
+
+static void test_policies(void **unused)
+{
+	long failures = 0;
+	bool counted;
+	enum gdn_loop_policy p;
+
+	(void)unused;
+	assert_int_equal(gdn_loop_policy_apply(GDN_POLICY_FAIL, &failures, -1, &counted),
+			 GDN_VERDICT_EXIT);
+	assert_false(counted);
+	assert_int_equal(gdn_loop_policy_apply(GDN_POLICY_CONTINUE, &failures, 0, &counted),
+			 GDN_VERDICT_NEXT);
+	assert_int_equal(failures, 0);
+	/* --max-failures 1: the first counted failure goes on, the second exits */
+	assert_int_equal(gdn_loop_policy_apply(GDN_POLICY_COUNT_FAILURE, &failures, 1, &counted),
+			 GDN_VERDICT_NEXT);
+	assert_true(counted);
+	assert_int_equal(gdn_loop_policy_apply(GDN_POLICY_COUNT_FAILURE, &failures, 1, &counted),
+			 GDN_VERDICT_EXIT);
+	assert_int_equal(failures, 2);
+	/* -1: unlimited; 0 (the default): the first counted failure exits */
+	assert_int_equal(gdn_loop_policy_apply(GDN_POLICY_COUNT_FAILURE, &failures, -1, &counted),
+			 GDN_VERDICT_NEXT);
+	failures = 0;
+	assert_int_equal(gdn_loop_policy_apply(GDN_POLICY_COUNT_FAILURE, &failures, 0, &counted),
+			 GDN_VERDICT_EXIT);
+	assert_int_equal(gdn_loop_policy_parse("count-failure", &p), 0);
+	assert_int_equal(p, GDN_POLICY_COUNT_FAILURE);
+	assert_int_equal(gdn_loop_policy_parse("Continue", &p), -1);
+	assert_string_equal(gdn_loop_policy_name(GDN_POLICY_CONTINUE), "continue");
+	assert_string_equal(gdn_loop_failure_name(GDN_FAIL_NO_COMMIT), "no_commit");
+}
+
+static void test_summary_json(void **unused)
+{
+	struct gdn_loop_summary s = GDN_LOOP_SUMMARY_INIT;
+	json_t *doc;
+	char *text;
+
+	(void)unused;
+	s.run_id = xstrdup("r");
+	s.iterations_run = 4;
+	s.commits = 3;
+	s.failures = 1;
+	s.fail_kinds[GDN_FAIL_POST_CHECK] = 1;
+	s.agent_ms = 1500;
+	s.stop_reason = xstrdup("completed");
+	strvec_push(&s.stashes_kept, "abc gdnctl-loop: r iteration 2");
+	doc = gdn_loop_summary_json(&s);
+	text = json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	assert_string_equal(
+	    text,
+	    "{\"schema\":\"gdnctl.loop_summary.v1\",\"run\":\"r\",\"iterations\":4,\"commits\":3,"
+	    "\"failures\":1,\"failures_by_kind\":{\"agent\":0,\"post_check\":1,\"no_commit\":0,"
+	    "\"hook\":0,\"iteration_error\":0},\"agent_seconds\":1.5,\"stop_reason\":"
+	    "\"completed\",\"exit_code\":0,\"stashes_kept\":[{\"sha\":\"abc\",\"message\":"
+	    "\"gdnctl-loop: r iteration 2\"}],\"journal\":null}");
+	free(text);
+	json_decref(doc);
+	gdn_loop_summary_release(&s);
+}
+
+/* ---- the engine with a fake agent ---- */
+
+static int run(const char *dir, const char *const *argv)
+{
+	struct gdn_proc p = GDN_PROC_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	int rc;
+
+	p.argv = argv;
+	p.dir = dir;
+	p.capture = true;
+	assert_int_equal(gdn_proc_run(&p, &err), 0);
+	rc = gdn_proc_exit_code(&p);
+	gdn_proc_release(&p);
+	return rc;
+}
+
+struct fake {
+	int calls;
+	bool commit;
+};
+
+static int fake_run(void *agent, const struct gdn_agent_request *req, struct gdn_agent_result *res,
+		    struct gdn_err *err)
+{
+	struct fake *f = agent;
+	const char *argv[] = {"git",	"-c", "user.name=a",   "-c", "user.email=a@b",
+			      "commit", "-q", "--allow-empty", "-m", "fake",
+			      NULL};
+
+	(void)err;
+	memset(res, 0, sizeof(*res));
+	f->calls++;
+	assert_non_null(strstr(req->prompt, "Iteration"));
+	if (f->commit)
+		assert_int_equal(run(req->workdir, argv), 0);
+	res->status = GDN_PROC_EXITED;
+	res->ok = true;
+	res->duration_ms = 10;
+	res->last_message = xstrdup("done");
+	return 0;
+}
+
+static void fake_release(struct gdn_agent_result *res)
+{
+	FREE_AND_NULL(res->last_message);
+}
+
+struct hook_state {
+	int validated, decided;
+	long commits_seen;
+	int validate_rc;
+};
+
+static int hook_validate(void *payload, const struct gdn_loop_iter *it, struct gdn_err *err)
+{
+	struct hook_state *h = payload;
+
+	h->validated++;
+	h->commits_seen += it->commits;
+	assert_non_null(it->head_before);
+	assert_non_null(it->head_after);
+	if (h->validate_rc)
+		gdn_err_set(err, GDN_EFAILED, "validation gate failed");
+	return h->validate_rc;
+}
+
+static int hook_decide(void *payload, const struct gdn_loop_iter *it, struct gdn_err *err)
+{
+	struct hook_state *h = payload;
+
+	(void)it;
+	(void)err;
+	h->decided++;
+	return 0;
+}
+
+static void say_nothing(enum gdn_loop_level level, const char *msg, void *payload)
+{
+	(void)level;
+	(void)msg;
+	(void)payload;
+}
+
+static void engine_run(bool commit, struct hook_state *h, enum gdn_loop_policy hook_policy,
+		       struct gdn_loop_summary *sum, struct fake *f)
+{
+	char dir[] = "/tmp/gdnctl-test-engine-XXXXXX";
+	char *logs, *repo;
+	struct gdn_err err = GDN_ERR_INIT;
+	struct gdn_loop_opts o = {0};
+	struct gdn_loop_agent agent = {fake_run, fake_release, f};
+	struct gdn_loop_hooks hooks = {hook_validate, hook_decide, h, hook_policy};
+	const char *init[] = {"git", "init", "-q", "-b", "main", "repo", NULL};
+	const char *seed[] = {"git",	"-c", "user.name=a",   "-c", "user.email=a@b",
+			      "commit", "-q", "--allow-empty", "-m", "seed",
+			      NULL};
+	const char *rm[] = {"rm", "-rf", dir, NULL};
+	struct sbuf sb = SBUF_INIT;
+
+	assert_non_null(mkdtemp(dir));
+	repo = xstrfmt("%s/repo", dir);
+	logs = xstrfmt("%s/logs", dir);
+	assert_int_equal(run(dir, init), 0);
+	assert_int_equal(run(repo, seed), 0);
+	assert_int_equal(mkdir(logs, 0755), 0);
+	f->commit = commit;
+	o.workdir = repo;
+	o.log_dir = logs;
+	o.prompt_template = "Iteration {{ITERATION}}";
+	o.iterations = 2;
+	o.max_failures = -1;
+	o.no_commit_policy = GDN_POLICY_COUNT_FAILURE;
+	o.say = say_nothing;
+	o.run_id = "unit";
+	assert_int_equal(gdn_loop_run(&o, &agent, &hooks, sum, &err), 0);
+	/* the agent's last message is saved in the log dir */
+	{
+		char *m = xstrfmt("%s/iteration-001-last-message.txt", logs);
+
+		assert_int_equal(sbuf_read_file(&sb, m, 100, &err), 0);
+		assert_string_equal(sb.buf, "done");
+		free(m);
+	}
+	assert_int_equal(run("/", rm), 0);
+	sbuf_release(&sb);
+	free(repo);
+	free(logs);
+}
+
+static void test_engine_hooks_after_post_checks(void **unused)
+{
+	struct hook_state h = {0};
+	struct gdn_loop_summary sum = GDN_LOOP_SUMMARY_INIT;
+	struct fake f = {0};
+
+	(void)unused;
+	engine_run(true, &h, GDN_POLICY_FAIL, &sum, &f);
+	assert_int_equal(f.calls, 2);
+	assert_int_equal(h.validated, 2);
+	assert_int_equal(h.decided, 2);
+	assert_int_equal(h.commits_seen, 2);
+	assert_int_equal(sum.exit_code, 0);
+	assert_int_equal(sum.commits, 2);
+	assert_string_equal(sum.stop_reason, "completed");
+	assert_string_equal(sum.run_id, "unit");
+	gdn_loop_summary_release(&sum);
+}
+
+static void test_engine_hook_failure_policy(void **unused)
+{
+	struct hook_state h = {.validate_rc = 9};
+	struct gdn_loop_summary sum = GDN_LOOP_SUMMARY_INIT;
+	struct fake f = {0};
+
+	(void)unused;
+	/* count-failure with unlimited failures: both iterations run, both counted */
+	engine_run(true, &h, GDN_POLICY_COUNT_FAILURE, &sum, &f);
+	assert_int_equal(h.validated, 2);
+	assert_int_equal(h.decided, 0);
+	assert_int_equal(sum.fail_kinds[GDN_FAIL_HOOK], 2);
+	assert_int_equal(sum.exit_code, 0);
+	gdn_loop_summary_release(&sum);
+
+	/* fail: the hook's code is the exit code */
+	memset(&h, 0, sizeof(h));
+	h.validate_rc = 9;
+	f.calls = 0;
+	engine_run(true, &h, GDN_POLICY_FAIL, &sum, &f);
+	assert_int_equal(f.calls, 1);
+	assert_int_equal(sum.exit_code, 9);
+	assert_string_equal(sum.stop_reason, "failure");
+	gdn_loop_summary_release(&sum);
+}
+
+static void test_engine_no_commit_skips_hooks(void **unused)
+{
+	struct hook_state h = {0};
+	struct gdn_loop_summary sum = GDN_LOOP_SUMMARY_INIT;
+	struct fake f = {0};
+
+	(void)unused;
+	engine_run(false, &h, GDN_POLICY_FAIL, &sum, &f);
+	assert_int_equal(h.validated, 0);
+	assert_int_equal(sum.fail_kinds[GDN_FAIL_NO_COMMIT], 2);
+	assert_int_equal(sum.failures, 2);
+	gdn_loop_summary_release(&sum);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_prompt_without_directives),
+	    cmocka_unit_test(test_prompt_directive_framing),
+	    cmocka_unit_test(test_directive_files),
+	    cmocka_unit_test(test_prompt_find),
+	    cmocka_unit_test(test_stamp_log),
+	    cmocka_unit_test(test_log_tail),
+	    cmocka_unit_test(test_transient_lock_matcher),
+	    cmocka_unit_test(test_policies),
+	    cmocka_unit_test(test_summary_json),
+	    cmocka_unit_test(test_engine_hooks_after_post_checks),
+	    cmocka_unit_test(test_engine_hook_failure_policy),
+	    cmocka_unit_test(test_engine_no_commit_skips_hooks),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

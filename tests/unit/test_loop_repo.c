@@ -1,0 +1,191 @@
+/*
+ * Unit tests for the libgit2 reads the loop engine uses (src/repo/repo.c):
+ * HEAD and branch, dirty check, descendant check, commit counting, stash
+ * lookup by id and by name, and "is this stash already in the tree".
+ */
+#include "gdnctl/compat.h"
+#include <setjmp.h>
+#include <cmocka.h>
+#include "gdnctl/err.h"
+#include "gdnctl/proc.h"
+#include "gdnctl/repo.h"
+#include "gdnctl/sbuf.h"
+#include "gdnctl/strvec.h"
+#include "gdnctl/xalloc.h"
+
+static char dir[] = "/tmp/gdnctl-test-loop-repo-XXXXXX";
+
+/* Run a command in dir; returns its trimmed output (owned). */
+static char *sh(const char *const *argv)
+{
+	struct gdn_proc p = GDN_PROC_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	const char *env[] = {"GIT_AUTHOR_NAME=t",     "GIT_AUTHOR_EMAIL=t@e",
+			     "GIT_COMMITTER_NAME=t",  "GIT_COMMITTER_EMAIL=t@e",
+			     "GIT_CONFIG_NOSYSTEM=1", NULL};
+	char *out;
+
+	p.argv = argv;
+	p.dir = dir;
+	p.env = env;
+	p.capture = true;
+	assert_int_equal(gdn_proc_run(&p, &err), 0);
+	assert_int_equal(gdn_proc_exit_code(&p), 0);
+	sbuf_trim(&p.out);
+	out = xstrdup(p.out.buf);
+	gdn_proc_release(&p);
+	return out;
+}
+
+static char *git(const char *a, const char *b, const char *c, const char *d, const char *e)
+{
+	const char *argv[] = {"git", a, b, c, d, e, NULL};
+
+	return sh(argv);
+}
+
+static void write_file(const char *name, const char *text)
+{
+	char *path = xstrfmt("%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	free(path);
+}
+
+static void remove_file(const char *name)
+{
+	char *path = xstrfmt("%s/%s", dir, name);
+
+	unlink(path);
+	free(path);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	free(git("init", "-q", "-b", "main", NULL));
+	write_file("a.txt", "one\n");
+	free(git("add", "a.txt", NULL, NULL, NULL));
+	free(git("commit", "-qm", "one", NULL, NULL));
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	const char *argv[] = {"rm", "-rf", dir, NULL};
+
+	(void)state;
+	free(sh(argv));
+	return 0;
+}
+
+static void test_head_dirty_descendant_count(void **unused)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+	struct strvec ids = STRVEC_INIT;
+	char *sha = NULL, *branch = NULL, *first, *second, *third;
+	bool dirty = true, desc = false;
+	long count = -1;
+
+	(void)unused;
+	first = git("rev-parse", "HEAD", NULL, NULL, NULL);
+	assert_int_equal(gdn_repo_head(dir, &sha, &branch, &err), 0);
+	assert_string_equal(sha, first);
+	assert_string_equal(branch, "main");
+	free(sha);
+	free(branch);
+	assert_int_equal(gdn_repo_dirty(dir, &dirty, &err), 0);
+	assert_false(dirty);
+	write_file("untracked.txt", "u\n");
+	assert_int_equal(gdn_repo_dirty(dir, &dirty, &err), 0);
+	assert_true(dirty);
+	remove_file("untracked.txt");
+
+	write_file("a.txt", "two\n");
+	free(git("commit", "-qam", "two", NULL, NULL));
+	write_file("a.txt", "three\n");
+	free(git("commit", "-qam", "three", NULL, NULL));
+	second = git("rev-parse", "HEAD~1", NULL, NULL, NULL);
+	third = git("rev-parse", "HEAD", NULL, NULL, NULL);
+	assert_int_equal(gdn_repo_descendant(dir, third, first, &desc, &err), 0);
+	assert_true(desc);
+	assert_int_equal(gdn_repo_descendant(dir, first, third, &desc, &err), 0);
+	assert_false(desc);
+	assert_int_equal(gdn_repo_descendant(dir, first, first, &desc, &err), 0);
+	assert_false(desc);
+	assert_int_equal(gdn_repo_count_commits(dir, first, third, &count, &ids, 10, &err), 0);
+	assert_int_equal(count, 2);
+	assert_int_equal(ids.nr, 2);
+	assert_string_equal(ids.v[0], third);
+	assert_string_equal(ids.v[1], second);
+	strvec_clear(&ids);
+	assert_int_equal(gdn_repo_count_commits(dir, first, third, &count, &ids, 1, &err), 0);
+	assert_int_equal(count, 2);
+	assert_int_equal(ids.nr, 1);
+	assert_int_equal(gdn_repo_count_commits(dir, third, first, &count, NULL, 0, &err), 0);
+	assert_int_equal(count, 0);
+	assert_int_equal(gdn_repo_descendant(dir, "0000000", first, &desc, &err), GDN_ENOTFOUND);
+	free(first);
+	free(second);
+	free(third);
+	strvec_clear(&ids);
+}
+
+static void test_stash_find_and_in_tree(void **unused)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+	char *ours, *theirs, *found = NULL;
+	long index = -1;
+	bool in_tree = true;
+
+	(void)unused;
+	assert_int_equal(gdn_repo_stash_find(dir, "abc", "x", &index, &found, &err), 0);
+	assert_int_equal(index, -1);
+	write_file("a.txt", "user change\n");
+	write_file("note.txt", "note\n");
+	free(git("stash", "push", "-u", "-m", "gdnctl-loop: r iteration 1"));
+	ours = git("rev-parse", "stash@{0}", NULL, NULL, NULL);
+	write_file("b.txt", "agent\n");
+	free(git("stash", "push", "-u", "-m", "gdnctl-loop: r iteration 11"));
+	theirs = git("rev-parse", "stash@{0}", NULL, NULL, NULL);
+
+	assert_int_equal(gdn_repo_stash_find(dir, ours, NULL, &index, &found, &err), 0);
+	assert_int_equal(index, 1);
+	assert_string_equal(found, ours);
+	free(found);
+	/* by name: "iteration 1" is not a suffix match of "iteration 11" */
+	assert_int_equal(
+	    gdn_repo_stash_find(dir, NULL, "gdnctl-loop: r iteration 1", &index, &found, &err), 0);
+	assert_int_equal(index, 1);
+	assert_string_equal(found, ours);
+	free(found);
+	assert_int_equal(
+	    gdn_repo_stash_find(dir, theirs, "gdnctl-loop: r iteration 1", &index, NULL, &err), 0);
+	assert_int_equal(index, 0);
+
+	/* not applied yet */
+	assert_int_equal(gdn_repo_stash_in_tree(dir, ours, &in_tree, &err), 0);
+	assert_false(in_tree);
+	free(git("stash", "apply", ours, NULL, NULL));
+	assert_int_equal(gdn_repo_stash_in_tree(dir, ours, &in_tree, &err), 0);
+	assert_true(in_tree);
+	/* the untracked part counts too */
+	remove_file("note.txt");
+	assert_int_equal(gdn_repo_stash_in_tree(dir, ours, &in_tree, &err), 0);
+	assert_false(in_tree);
+	free(ours);
+	free(theirs);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_head_dirty_descendant_count),
+	    cmocka_unit_test(test_stash_find_and_in_tree),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
