@@ -62,9 +62,11 @@ void gdn_print_global_help(FILE *f);
 
 /* Commands */
 int cmd_config(int argc, const char **argv, struct gdn_ctx *ctx);
+int cmd_download_trace(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_help(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_lint_log(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx);
+int cmd_metrics(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_trace(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_version(int argc, const char **argv, struct gdn_ctx *ctx);
 

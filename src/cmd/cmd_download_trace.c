@@ -1,0 +1,477 @@
+/*
+ * `gdnctl download-trace` (alias `hf-download-trace`, the original tool's
+ * name and flags): download profiler artifacts from a Hugging Face Hub
+ * repository. The client lives in src/hub/; this file resolves the
+ * options, token and pattern, prints the original's lines, draws a
+ * progress bar on a terminal, and optionally summarises the traces.
+ * See docs/gdnctl-download-trace.md.
+ */
+#include "gdnctl/compat.h"
+#include "gdnctl/cmd.h"
+#include "gdnctl/err.h"
+#include "gdnctl/exitcode.h"
+#include "gdnctl/hub.h"
+#include "gdnctl/json.h"
+#include "gdnctl/opt.h"
+#include "gdnctl/proc.h"
+#include "gdnctl/sbuf.h"
+#include "gdnctl/strvec.h"
+#include "gdnctl/trace.h"
+#include "gdnctl/xalloc.h"
+
+#define JSON_SCHEMA	   "gdnctl.download_trace.v1"
+#define DEFAULT_OUTPUT_DIR ".profiles/hf"
+#define SUMMARY_TOP	   15
+
+static const char *const repo_types[] = {"dataset", "model", "space", NULL};
+
+#define USAGE_EXTRA                                                                           \
+	"Lists the repository (recursive tree listing, every page), keeps the files under\n"  \
+	"--path-prefix whose path matches --pattern (POSIX extended regex, searched\n"        \
+	"anywhere in the path), sorts them, keeps the first --limit, and downloads them\n"    \
+	"into --output-dir/<repo path>: via <file>.part, resumed after an interruption,\n"    \
+	"checked against the listing's size and LFS sha256, then renamed into place.\n"       \
+	"A file already present and verified is not fetched again.\n"                         \
+	"Endpoint: HF_ENDPOINT (default https://huggingface.co). Token: --token, HF_TOKEN,\n" \
+	"HUGGING_FACE_HUB_TOKEN, or the token file ($HF_HOME/token, default\n"                \
+	"~/.cache/huggingface/token); it is never printed.\n"                                 \
+	"Exit status: 0 done (also when nothing matched); 1 a file failed verification,\n"    \
+	"the hub refused (401, 403, 404), or a trace could not be summarised; 2 usage;\n"     \
+	"5 network failure after the retries; 124 --deadline passed; 130, 143 interrupted."
+
+static const struct opt_usage usage = {
+    "gdnctl download-trace --repo-id ID [options]",
+    "Download profiler traces from a Hugging Face Hub repository.",
+    USAGE_EXTRA,
+};
+
+static const struct opt_usage alias_usage = {
+    "gdnctl hf-download-trace --repo-id ID [options]",
+    "Download profiler traces from a Hugging Face Hub repository (the original\n"
+    "gdnctl.py name; same as 'gdnctl download-trace').",
+    USAGE_EXTRA,
+};
+
+struct dt_args {
+	const char *repo_id, *repo_type, *revision, *path_prefix, *pattern, *output_dir, *token;
+	int include_xplane, summarize, json, dry_run;
+	long limit, jobs, retries;
+	long retry_base_ms, retry_max_ms, stall_ms, connect_ms, deadline_ms;
+};
+
+struct dt_state {
+	const struct dt_args *a;
+	bool bar;	/* progress bar on stderr (a terminal) */
+	bool bar_shown; /* a bar line is on screen */
+	int64_t last_bar;
+	bool quiet; /* --json: nothing but the document on stdout */
+};
+
+static bool repo_id_ok(const char *s)
+{
+	int slashes = 0;
+
+	if (!*s || *s == '/' || s[strlen(s) - 1] == '/')
+		return false;
+	for (const char *p = s; *p; p++) {
+		if (*p == '/') {
+			if (++slashes > 1 || p[1] == '/')
+				return false;
+		} else if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' && *p != '.') {
+			return false;
+		}
+	}
+	return !strstr(s, "..");
+}
+
+static void clear_bar(struct dt_state *st)
+{
+	if (st->bar_shown) {
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+		st->bar_shown = false;
+	}
+}
+
+static void on_progress(void *ctx, const struct gdn_hf_progress *p)
+{
+	struct dt_state *st = ctx;
+	int64_t now = gdn_now_ms();
+	double secs = (double)p->elapsed_ms / 1000.0;
+
+	if (!st->bar || now - st->last_bar < 100)
+		return;
+	st->last_bar = now;
+	fprintf(stderr, "\r\033[K[gdnctl] %zu/%zu files  %.1f/%.1f MB  %.1f MB/s", p->files_done,
+		p->files_total, (double)p->bytes_done / 1e6, (double)p->bytes_total / 1e6,
+		secs > 0 ? (double)p->bytes_done / 1e6 / secs : 0.0);
+	if (p->files_failed)
+		fprintf(stderr, "  %zu failed", p->files_failed);
+	fflush(stderr);
+	st->bar_shown = true;
+}
+
+static void on_file(void *ctx, const struct gdn_hf_file *f)
+{
+	struct dt_state *st = ctx;
+
+	clear_bar(st);
+	if (f->state == GDN_HF_FAILED)
+		gdn_error("%s", f->error ? f->error : "download failed");
+	else if (!st->quiet)
+		gdn_say("%s -> %s", f->path, f->local_path);
+}
+
+static const char *state_name(enum gdn_hf_state s)
+{
+	switch (s) {
+	case GDN_HF_DOWNLOADED:
+		return "downloaded";
+	case GDN_HF_PRESENT:
+		return "present";
+	case GDN_HF_FAILED:
+		return "failed";
+	default:
+		return "pending";
+	}
+}
+
+/* json_string() refuses invalid UTF-8: replace such bytes. New reference. */
+static json_t *jstr(const char *s)
+{
+	json_t *j = json_string(s); /* new */
+	char *copy;
+
+	if (j)
+		return j;
+	copy = xstrdup(s);
+	for (unsigned char *p = (unsigned char *)copy; *p; p++)
+		if (*p >= 0x80)
+			*p = '?';
+	j = json_string(copy);
+	free(copy);
+	return j;
+}
+
+/* Whether a file is a trace the trace engine reads. */
+static bool is_trace(const char *path)
+{
+	static const char *const ends[] = {".trace.json.gz", ".trace.json",
+					   "perfetto_trace.json.gz"};
+	size_t len = strlen(path);
+
+	for (size_t i = 0; i < ARRAY_SIZE(ends); i++) {
+		size_t el = strlen(ends[i]);
+
+		if (len >= el && !strcmp(path + len - el, ends[i]))
+			return true;
+	}
+	return false;
+}
+
+/* Summarise the traces among the files; returns the number that failed. */
+/* jsummaries (borrowed) gets one object per trace, or is NULL for text output. */
+static int summarize(const struct gdn_hf_files *files, bool quiet, json_t *jsummaries)
+{
+	int failed = 0;
+
+	for (size_t i = 0; i < files->nr; i++) {
+		const struct gdn_hf_file *f = &files->v[i];
+		struct gdn_trace_opts topts = GDN_TRACE_OPTS_INIT;
+		struct gdn_trace_summary s;
+		struct gdn_err err = GDN_ERR_INIT;
+		struct sbuf out = SBUF_INIT;
+
+		if ((f->state != GDN_HF_DOWNLOADED && f->state != GDN_HF_PRESENT) ||
+		    !is_trace(f->path))
+			continue;
+		gdn_trace_summary_init(&s);
+		if (gdn_trace_summarize_file(f->local_path, &topts, &s, &err)) {
+			gdn_error("cannot summarise '%s': %s", f->path, err.msg);
+			failed++;
+		} else if (jsummaries) {
+			json_t *o = json_object(); /* new, stolen by jsummaries */
+
+			json_object_set_new(o, "path", jstr(f->path));
+			json_object_set_new(o, "summary", gdn_trace_summary_json(&s, SUMMARY_TOP));
+			json_array_append_new(jsummaries, o);
+		} else if (!quiet) {
+			gdn_say("summary of %s:", f->path);
+			gdn_trace_render_table(&s, GDN_TRACE_BY_OP, SUMMARY_TOP, &out);
+			fwrite(out.buf, 1, out.len, stdout);
+			for (size_t w = 0; w < s.warnings.nr; w++)
+				gdn_warn("%s: %s", f->path, s.warnings.v[w]);
+		}
+		gdn_trace_summary_release(&s);
+		sbuf_release(&out);
+	}
+	return failed;
+}
+
+/* New reference: the files array of the document. */
+static json_t *files_json(const struct gdn_hf_files *files)
+{
+	json_t *arr = json_array(); /* new */
+
+	for (size_t i = 0; i < files->nr; i++) {
+		const struct gdn_hf_file *f = &files->v[i];
+		json_t *o = json_object(); /* new, stolen by arr */
+
+		json_object_set_new(o, "path", jstr(f->path));
+		json_object_set_new(o, "local_path",
+				    f->local_path ? jstr(f->local_path) : json_null());
+		json_object_set_new(o, "size", json_integer((json_int_t)f->size));
+		json_object_set_new(o, "lfs", json_boolean(f->lfs));
+		json_object_set_new(o, "sha256", f->lfs ? json_string(f->sha256) : json_null());
+		json_object_set_new(o, "state", json_string(state_name(f->state)));
+		json_object_set_new(o, "resumed_bytes", json_integer((json_int_t)f->resumed));
+		json_object_set_new(o, "fetched_bytes", json_integer((json_int_t)f->fetched));
+		json_object_set_new(o, "attempts", json_integer(f->attempts));
+		if (f->error)
+			json_object_set_new(o, "error", jstr(f->error));
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
+/* The output directory as an absolute path (a new string). */
+static char *absolute_dir(const char *dir, const char *cwd)
+{
+	struct sbuf sb = SBUF_INIT;
+
+	if (dir[0] == '/')
+		sbuf_adds(&sb, dir);
+	else
+		sbuf_addf(&sb, "%s/%s", cwd, dir);
+	while (sb.len > 1 && sb.buf[sb.len - 1] == '/')
+		sbuf_setlen(&sb, sb.len - 1);
+	/* Drop "./" components, for tidy paths in messages. */
+	for (char *p; (p = strstr(sb.buf, "/./"));)
+		memmove(p, p + 2, strlen(p + 2) + 1);
+	sbuf_setlen(&sb, strlen(sb.buf));
+	if (sb.len >= 2 && !strcmp(sb.buf + sb.len - 2, "/."))
+		sbuf_setlen(&sb, sb.len - 2);
+	return sbuf_detach(&sb, NULL);
+}
+
+int cmd_download_trace(int argc, const char **argv, struct gdn_ctx *ctx)
+{
+	struct dt_args a = {0};
+	struct opt opts[] = {
+	    {OPT_STRING, 0, "repo-id", &a.repo_id, "ID",
+	     "the repository, e.g. marin-community/my-traces", NULL, NULL, OPT_REQUIRED, 0, 0, 0},
+	    OPT_CHOICE_(0, "repo-type", &a.repo_type, repo_types, "the repository type", "dataset"),
+	    OPT_STRING_(0, "revision", &a.revision, "REV", "branch, tag, commit or refs/pr/N",
+			"main"),
+	    OPT_STRING_(0, "path-prefix", &a.path_prefix, "PATH",
+			"keep only files equal to or under PATH", NULL),
+	    OPT_STRING_(0, "pattern", &a.pattern, "REGEX",
+			"keep files whose path matches (POSIX extended regex)",
+			"perfetto_trace.json.gz, *trace.json.gz, profile.json"),
+	    OPT_BOOL_(0, "include-xplane", &a.include_xplane, "also keep xplane.pb files"),
+	    OPT_INT_(0, "limit", &a.limit, "N", "keep the first N files (sorted by path)", NULL, 1,
+		     LONG_MAX),
+	    OPT_STRING_(0, "output-dir", &a.output_dir, "DIR", "where files go (created)",
+			DEFAULT_OUTPUT_DIR),
+	    OPT_STRING_(0, "token", &a.token, "TOKEN",
+			"Hugging Face token (else HF_TOKEN, HUGGING_FACE_HUB_TOKEN, token file)",
+			NULL),
+	    OPT_GROUP_("New in gdnctl"),
+	    OPT_INT_(0, "jobs", &a.jobs, "N", "parallel transfers", "4", 1, 64),
+	    OPT_BOOL_(0, "summarize", &a.summarize,
+		      "summarise each downloaded trace (as 'gdnctl trace summary')"),
+	    OPT_BOOL_(0, "dry-run", &a.dry_run, "list the files that would be downloaded"),
+	    OPT_BOOL_(0, "json", &a.json, "print a JSON document (schema " JSON_SCHEMA ")"),
+	    OPT_GROUP_("Network"),
+	    OPT_INT_(0, "retries", &a.retries, "N",
+		     "retries per request (connection errors, 5xx, 429, stalls)", "4", 0, 100),
+	    OPT_DURATION_(0, "retry-base-delay", &a.retry_base_ms,
+			  "first backoff, doubled per retry (with jitter)", "1s"),
+	    OPT_DURATION_(0, "retry-max-delay", &a.retry_max_ms, "longest backoff", "30s"),
+	    OPT_DURATION_(0, "stall-timeout", &a.stall_ms,
+			  "retry a transfer that receives nothing for this long (0: never)", "60s"),
+	    OPT_DURATION_(0, "connect-timeout", &a.connect_ms, "per connection attempt", "15s"),
+	    OPT_DURATION_(0, "deadline", &a.deadline_ms,
+			  "give up on everything after this long (0: no deadline)", "0"),
+	    OPT_END_(),
+	};
+	struct gdn_hf hf = {0};
+	struct gdn_hf_files files = {0};
+	struct gdn_http_opts ho = GDN_HTTP_OPTS_INIT;
+	struct gdn_hf_download_opts dopts = {0};
+	struct gdn_hf_select sel = {0};
+	struct dt_state st = {0};
+	struct gdn_err err = GDN_ERR_INIT;
+	struct strvec rest = STRVEC_INIT, unsafe = STRVEC_INIT;
+	struct sbuf pattern = SBUF_INIT;
+	char *token = NULL, *token_src = NULL, *outdir = NULL;
+	json_t *doc = NULL, *jsummaries = NULL; /* new, new */
+	size_t listed = 0, pages = 0;
+	regex_t re;
+	bool have_re = false, alias = ctx->name && !strcmp(ctx->name, "hf-download-trace");
+	int code = 0, ret, rc;
+
+	a.repo_type = "dataset";
+	a.revision = "main";
+	a.output_dir = DEFAULT_OUTPUT_DIR;
+	a.jobs = 4;
+	a.retries = 4;
+	a.retry_base_ms = 1000;
+	a.retry_max_ms = 30000;
+	a.stall_ms = 60000;
+	a.connect_ms = 15000;
+	if (!gdn_cmd_parse_opts(opts, alias ? &alias_usage : &usage, argc, argv,
+				OPT_PARSE_NO_POSITIONAL, &rest, &code))
+		goto out;
+	st.a = &a;
+	st.quiet = a.json;
+	st.bar = !a.json && isatty(STDERR_FILENO);
+	if (!repo_id_ok(a.repo_id)) {
+		char *q = gdn_one_line(a.repo_id, 200);
+
+		gdn_error("invalid --repo-id '%s': expected NAME or OWNER/NAME", q);
+		free(q);
+		code = GDN_EXIT_USAGE;
+		goto out;
+	}
+	if (!*a.revision) {
+		gdn_error("--revision must not be empty");
+		code = GDN_EXIT_USAGE;
+		goto out;
+	}
+	sbuf_adds(&pattern, a.pattern ? a.pattern : GDN_HF_DEFAULT_PATTERN);
+	if (a.include_xplane) {
+		char *p = sbuf_detach(&pattern, NULL);
+
+		sbuf_addf(&pattern, "(%s)|(%s)", p, GDN_HF_XPLANE_PATTERN);
+		free(p);
+	}
+	rc = regcomp(&re, pattern.buf, REG_EXTENDED | REG_NOSUB);
+	if (rc) {
+		char msg[256];
+
+		regerror(rc, &re, msg, sizeof(msg));
+		gdn_error("invalid --pattern '%s': %s", a.pattern ? a.pattern : pattern.buf, msg);
+		code = GDN_EXIT_USAGE;
+		goto out;
+	}
+	have_re = true;
+	if (gdn_hf_find_token(a.token, &token, &token_src, &err)) {
+		code = gdn_die_err(&err);
+		goto out;
+	}
+	outdir = absolute_dir(a.output_dir, ctx->cwd ? ctx->cwd : ".");
+
+	ho.retries = (int)a.retries;
+	ho.retry_base_ms = a.retry_base_ms;
+	ho.retry_max_ms = a.retry_max_ms;
+	ho.stall_ms = a.stall_ms;
+	ho.connect_timeout_ms = a.connect_ms;
+	ho.deadline = a.deadline_ms > 0 ? gdn_now_ms() + a.deadline_ms : 0;
+	if (gdn_hf_init(&hf, NULL, token, &ho, &err)) {
+		code = gdn_die_err(&err);
+		goto out;
+	}
+	if (a.json) {
+		doc = gdn_json_doc(JSON_SCHEMA);
+		json_object_set_new(doc, "repo_id", jstr(a.repo_id));
+		json_object_set_new(doc, "repo_type", json_string(a.repo_type));
+		json_object_set_new(doc, "revision", jstr(a.revision));
+		json_object_set_new(doc, "endpoint", jstr(hf.endpoint));
+		json_object_set_new(doc, "output_dir", jstr(outdir));
+		json_object_set_new(doc, "pattern", jstr(pattern.buf));
+		json_object_set_new(doc, "path_prefix",
+				    a.path_prefix ? jstr(a.path_prefix) : json_null());
+		json_object_set_new(doc, "authenticated", json_boolean(token != NULL));
+		json_object_set_new(doc, "token_source", token_src ? jstr(token_src) : json_null());
+	}
+
+	ret = gdn_hf_list(&hf, gdn_hf_repo_type_parse(a.repo_type), a.repo_id, a.revision, &files,
+			  &err);
+	if (ret) {
+		code = gdn_die_err(&err);
+		if (!token && (strstr(err.msg, "HTTP 401") || strstr(err.msg, "HTTP 403")))
+			fprintf(stderr, "[gdnctl] hint: a private repository needs a token: "
+					"--token, HF_TOKEN or 'huggingface-cli login'\n");
+		goto out;
+	}
+	listed = files.nr;
+	pages = files.pages;
+	sel.path_prefix = a.path_prefix;
+	sel.regex = &re;
+	sel.limit = a.limit;
+	gdn_hf_select_files(&files, &sel, &unsafe);
+	for (size_t i = 0; i < unsafe.nr; i++) {
+		char *q = gdn_one_line(unsafe.v[i], 300);
+
+		gdn_warn("skipping '%s': not a safe local path", q);
+		free(q);
+	}
+	if (!files.nr) {
+		if (!a.json)
+			gdn_say("No matching files found.");
+		goto out;
+	}
+	if (a.dry_run) {
+		for (size_t i = 0; i < files.nr && !a.json; i++)
+			gdn_say("would download %s (%" PRIu64 " bytes)", files.v[i].path,
+				files.v[i].size);
+		goto out;
+	}
+	if (!a.json)
+		gdn_say("downloading %zu files to %s", files.nr, outdir);
+	dopts.type = gdn_hf_repo_type_parse(a.repo_type);
+	dopts.repo_id = a.repo_id;
+	dopts.revision = a.revision;
+	dopts.output_dir = outdir;
+	dopts.jobs = (int)a.jobs;
+	dopts.on_file = on_file;
+	dopts.on_progress = on_progress;
+	dopts.ctx = &st;
+	ret = gdn_hf_download(&hf, &files, &dopts, &err);
+	clear_bar(&st);
+	if (ret) {
+		size_t failed = 0;
+
+		for (size_t i = 0; i < files.nr; i++)
+			failed += files.v[i].state == GDN_HF_FAILED;
+		gdn_error("%zu of %zu files failed", failed, files.nr);
+		code = ret == GDN_EINTR && gdn_proc_interrupted()
+			   ? GDN_EXIT_SIGNAL + gdn_proc_interrupted()
+			   : gdn_exit_for_error(ret);
+	}
+	if (a.summarize) {
+		if (a.json)
+			jsummaries = json_array();
+		if (summarize(&files, a.json, jsummaries) && !code)
+			code = GDN_EXIT_FAILED;
+	}
+out:
+	if (doc) {
+		json_object_set_new(doc, "listed", json_integer((json_int_t)listed));
+		json_object_set_new(doc, "pages", json_integer((json_int_t)pages));
+		json_object_set_new(doc, "dry_run", json_boolean(a.dry_run));
+		json_object_set_new(doc, "files", files_json(&files));
+		if (jsummaries)
+			json_object_set_new(doc, "summaries", jsummaries);
+		jsummaries = NULL;
+		json_object_set_new(doc, "ok", json_boolean(!code));
+		json_object_set_new(doc, "exit_code", json_integer(code));
+		if (code && err.msg[0])
+			json_object_set_new(doc, "error", jstr(err.msg));
+		if (gdn_json_print(doc) && !code)
+			code = GDN_EXIT_FAILED;
+	}
+	json_decref(jsummaries);
+	if (have_re)
+		regfree(&re);
+	gdn_hf_files_release(&files);
+	gdn_hf_release(&hf);
+	strvec_clear(&rest);
+	strvec_clear(&unsafe);
+	sbuf_release(&pattern);
+	free(token);
+	free(token_src);
+	free(outdir);
+	return code;
+}
