@@ -65,9 +65,17 @@ int cmd_config(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_download_trace(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_help(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_lint_log(int argc, const char **argv, struct gdn_ctx *ctx);
+int cmd_allocate(int argc, const char **argv, struct gdn_ctx *ctx);
+int cmd_marin_alias(int argc, const char **argv, struct gdn_ctx *ctx); /* by argv[0] */
+int cmd_profile(int argc, const char **argv, struct gdn_ctx *ctx);
+int cmd_test(int argc, const char **argv, struct gdn_ctx *ctx);
+int cmd_logs(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_metrics(int argc, const char **argv, struct gdn_ctx *ctx);
+int cmd_run(int argc, const char **argv, struct gdn_ctx *ctx);
+int cmd_stop(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_trace(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_version(int argc, const char **argv, struct gdn_ctx *ctx);
+int cmd_wait(int argc, const char **argv, struct gdn_ctx *ctx);
 
 #endif

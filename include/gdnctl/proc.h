@@ -171,4 +171,33 @@ void gdn_argv_format(struct sbuf *out, const char *const *argv);
 /* Replace every registered secret value in sb with "***". */
 void gdn_secret_mask(struct sbuf *sb);
 
+/*
+ * A child that keeps running while the caller works (src/util/proc_async.c):
+ * gdn_proc_run() on a thread of its own, for holds such as a dev TPU
+ * allocation. Everything above applies (process group, registry, signal
+ * forwarding: SIGINT/SIGTERM to gdnctl stops it too, kill_grace_ms
+ * apart). on_line runs on that thread; the caller must not touch *p
+ * until gdn_proc_finish() returned.
+ */
+struct gdn_proc_async;
+/* Start p. 0 and *out; an error only when the thread cannot be started. */
+int gdn_proc_start(struct gdn_proc *p, struct gdn_proc_async **out, struct gdn_err *err);
+/* Wait up to wait_ms (0: just look) for the run to end; true when it has. */
+bool gdn_proc_poll(struct gdn_proc_async *a, int wait_ms);
+/*
+ * Stop the child's group: SIGINT, then SIGTERM after int_grace_ms, then
+ * SIGKILL after term_grace_ms, until the run has ended and the group is
+ * empty (bounded: it gives up term_grace_ms after the SIGKILL). Nothing
+ * when the run has ended and its group is gone. When gdnctl got SIGINT or
+ * SIGTERM while the child ran, gdn_proc_run is stopping it already
+ * (kill_grace_ms apart): then this only waits, so the child never gets a
+ * second SIGINT in the middle of its own cleanup.
+ */
+void gdn_proc_stop(struct gdn_proc_async *a, int int_grace_ms, int term_grace_ms);
+/*
+ * Wait for the run to end, free a, and return what gdn_proc_run returned
+ * (its error in err); p holds the results.
+ */
+int gdn_proc_finish(struct gdn_proc_async *a, struct gdn_err *err);
+
 #endif

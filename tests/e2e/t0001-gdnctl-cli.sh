@@ -51,6 +51,7 @@ test_expect_success '-c without = is a usage error' '
 '
 
 commands=$(gdnctl --help | sed -n "/^Commands:/,/^$/p" | awk "NR>1 && NF {print \$1}")
+aliases=$(gdnctl --help | sed -n "/^Aliases:/,/^$/p" | awk "NR>1 && NF {print \$1}")
 
 test_expect_success 'the command list is not empty' '
 	test -n "$commands"
@@ -73,10 +74,12 @@ test_expect_success 'an unknown option of a command: one-line error and a hint, 
 '
 
 # Every option a command prints in -h must be documented in docs/.
-for c in $commands; do
+# The original tool's names (aliases) are documented in compatibility.md.
+for c in $commands $aliases; do
 	case "$c" in help | version) doc=$GDNCTL_SOURCE_DIR/docs/gdnctl.md ;;
 	*) doc=$GDNCTL_SOURCE_DIR/docs/gdnctl-$c.md ;;
 	esac
+	case " $(echo $aliases) " in *" $c "*) doc=$GDNCTL_SOURCE_DIR/docs/compatibility.md ;; esac
 	test_expect_success "docs list every option of $c" '
 		test -f '"$doc"' &&
 		gdnctl '"$c"' -h | grep -oE -- "--(\[no-\])?[a-z][a-z0-9-]*" | sed "s/\[no-\]//" | sort -u >opts &&

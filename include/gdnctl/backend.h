@@ -1,0 +1,256 @@
+/*
+ * Backends: where work runs. A vtable over the child-process API; gdnctl
+ * never reimplements a scheduler, it drives the real tools (ssh, sbatch,
+ * squeue, sacct, scontrol, scancel, the Ray job CLI, Marin's dev_tpu.py).
+ *
+ * Backends are named in configuration (`backends.<name>.type` and the
+ * type's keys, see docs/configuration.md); built-in names exist for the
+ * defaults (`local`, and the Marin `ray` / `dev-tpu` conventions).
+ *
+ * Jobs outlive the gdnctl process that submitted them: a job id printed
+ * by `gdnctl run --no-wait` must work with a later `gdnctl wait/logs/stop
+ * --backend NAME JOB` (Slurm job id, Ray submission id; local and ssh
+ * jobs keep a small job directory with pid, output and exit status).
+ *
+ * Modules here never print: output of the work itself is streamed to the
+ * caller's on_line callback; what the backend is doing (the argv it
+ * runs) is reported through on_event so the command can echo it.
+ *
+ * Types live in src/backend/<type>.c; the registry (src/backend/backend.c)
+ * is a table of their ops, and src/backend/backend_impl.h holds what the
+ * types share (config lookups, echo-and-run, the poll loop of `wait`).
+ */
+#ifndef GDNCTL_BACKEND_H
+#define GDNCTL_BACKEND_H
+
+#include "gdnctl/compat.h"
+#include "gdnctl/proc.h"
+#include "gdnctl/strvec.h"
+
+struct gdn_config;
+struct gdn_err;
+
+enum gdn_job_state {
+	GDN_JOB_UNKNOWN = 0,
+	GDN_JOB_PENDING,
+	GDN_JOB_RUNNING,
+	GDN_JOB_SUCCEEDED,
+	GDN_JOB_FAILED,	 /* includes Slurm TIMEOUT, OUT_OF_MEMORY, NODE_FAIL, PREEMPTED... */
+	GDN_JOB_STOPPED, /* cancelled / stopped on request: not success */
+	GDN_JOB_TIMEOUT, /* gdnctl's own deadline passed */
+};
+
+struct gdn_job_status {
+	enum gdn_job_state state;
+	bool final;
+	int exit_code;	   /* -1 when unknown; 128+N for "killed by signal N" */
+	char native[64];   /* the backend's own state name: "OUT_OF_MEMORY", "STOPPED" */
+	char message[256]; /* one line from the backend, may be empty */
+	char job_id[128];  /* run(): the job it submitted ("" when none, e.g. local) */
+};
+#define GDN_JOB_STATUS_INIT     \
+	{                       \
+		.exit_code = -1 \
+	}
+
+/* Progress and echo events a backend reports while it works. */
+enum gdn_backend_event {
+	GDN_EV_SPAWN,	/* text: the shell-quoted argv about to run (secrets masked) */
+	GDN_EV_WAITING, /* text: "waiting for job 12 on hpc (RUNNING) for 1m30s" */
+	GDN_EV_INFO,	/* text: anything else worth a line */
+	GDN_EV_POLL,	/* text: like SPAWN, for a status poll repeated while waiting
+			   (gdn_backend_echo reports the first round only) */
+};
+typedef void (*gdn_backend_event_fn)(enum gdn_backend_event ev, const char *text, void *payload);
+
+struct gdn_run_spec {
+	/* Exactly one of argv (run as given) or shell (run with `bash -lc SHELL`). */
+	const char *const *argv;
+	const char *shell;
+	const char *const *env; /* "K=V" for the work's environment, in order */
+	const char *name;	/* job name (Slurm -J, Ray submission-id prefix), or NULL */
+	long timeout_ms;	/* 0: none; on expiry the work is stopped and state is TIMEOUT */
+	bool dry_run;		/* report the argv(s) through GDN_EV_SPAWN, run nothing */
+	gdn_line_fn on_line;	/* the work's output, per line */
+	void *payload;
+};
+
+struct gdn_wait_spec {
+	long timeout_ms;  /* 0: forever */
+	long poll_ms;	  /* 0: the backend's default */
+	long progress_ms; /* GDN_EV_WAITING at most this often while the state stays the
+			     same (0: 60 s); a new state is reported at once */
+	bool show_logs;	  /* stream the job's output while waiting */
+	long tail;	  /* lines of output to show at the end (0: none) */
+	gdn_line_fn on_line;
+	void *payload;
+};
+
+struct gdn_backend;
+
+/*
+ * Return values of the ops: 0, or a negative gdn_errcode with err filled:
+ * GDN_EUSAGE (a bad job id or argument), GDN_ECONFIG, GDN_EBACKEND (a
+ * program misbehaved), GDN_ENOTFOUND (no such job), GDN_ETIMEOUT (wait:
+ * its timeout passed; *st holds the last state), GDN_EINTR (SIGINT or
+ * SIGTERM; gdn_proc_interrupted() names it). A job that ran and failed is
+ * 0 with st->state GDN_JOB_FAILED. With b->dry_run (or spec->dry_run) the
+ * ops report the argv they would run through GDN_EV_SPAWN/GDN_EV_POLL,
+ * run nothing and leave st->state GDN_JOB_UNKNOWN.
+ */
+struct gdn_backend_ops {
+	const char *type;
+	/* A backend of this type named like the type works without configuration ("local"). */
+	bool builtin;
+	/* Read and check the type's configuration (backends.<name>.*); set b->priv. */
+	int (*open)(struct gdn_backend *b, struct gdn_err *err);
+	/* Run and wait, streaming output; *st gets the final state and exit code. */
+	int (*run)(struct gdn_backend *b, const struct gdn_run_spec *spec,
+		   struct gdn_job_status *st, struct gdn_err *err);
+	/* Submit without waiting; *job_id (caller frees) names the job for later calls. */
+	int (*submit)(struct gdn_backend *b, const struct gdn_run_spec *spec, char **job_id,
+		      struct gdn_err *err);
+	int (*status)(struct gdn_backend *b, const char *job_id, struct gdn_job_status *st,
+		      struct gdn_err *err);
+	int (*wait)(struct gdn_backend *b, const char *job_id, const struct gdn_wait_spec *w,
+		    struct gdn_job_status *st, struct gdn_err *err);
+	int (*logs)(struct gdn_backend *b, const char *job_id, long tail, gdn_line_fn on_line,
+		    void *payload, struct gdn_err *err);
+	int (*stop)(struct gdn_backend *b, const char *job_id, struct gdn_err *err);
+	/* Hold an allocation (dev TPU) until release; NULL for backends without one. */
+	int (*hold)(struct gdn_backend *b, struct gdn_err *err);
+	int (*release)(struct gdn_backend *b, struct gdn_err *err);
+	void (*free_priv)(struct gdn_backend *b);
+};
+
+struct gdn_backend {
+	const struct gdn_backend_ops *ops;
+	char *name;			 /* the configured name */
+	const struct gdn_config *config; /* borrowed */
+	gdn_backend_event_fn on_event;
+	void *event_payload;
+	void *priv; /* the type's own state */
+	/* Set by the caller after gdn_backend_open: */
+	const char *repo_root; /* borrowed: sync source and default workdir, or NULL (cwd) */
+	bool dry_run;	       /* every op only reports what it would run */
+	/* Private to the poll loop: GDN_EV_POLL is reported in the first round only. */
+	bool quiet_polls;
+};
+
+/*
+ * Open the backend `name` from configuration (or a built-in name; a
+ * section named like a built-in type may leave out `type`). Returns 0,
+ * GDN_ENOTFOUND for an unknown name (message lists the known ones),
+ * GDN_EUSAGE for a name that cannot be one (only letters, digits, '_'
+ * and '-', not starting with '-'), or GDN_ECONFIG for a bad definition
+ * (the message names file:line:col).
+ */
+int gdn_backend_open(const struct gdn_config *cfg, const char *name, struct gdn_backend **out,
+		     struct gdn_err *err);
+void gdn_backend_free(struct gdn_backend *b);
+
+/* "unknown", "pending", "running", "succeeded", "failed", "stopped", "timeout". */
+const char *gdn_job_state_name(enum gdn_job_state s);
+/* The types in the registry, in order (for messages and docs); NULL-terminated, static. */
+const char *const *gdn_backend_types(void);
+
+/*
+ * The exit code of `gdnctl run` for a finished job: 0 succeeded; the
+ * command's own code when it exited non-zero (128+N for signal N); 124
+ * for gdnctl's timeout; 128+signal when gdnctl was interrupted; 1 for
+ * any other failure (Slurm TIMEOUT, OUT_OF_MEMORY, CANCELLED...).
+ */
+int gdn_job_exit_code(const struct gdn_job_status *st);
+
+/* ---- pure helpers (no programs run), exposed for the tests and fuzzers ---- */
+
+/*
+ * Names that reach ssh, a remote shell or a batch script. Each returns 0
+ * or `code` with a one-line message "invalid WHAT 'VALUE': reason"
+ * (control characters escaped, long values cut):
+ * - host: letters, digits and . - _ : % [ ] only; not starting with '-'
+ *   (ssh would read an option; shell metacharacters would reach
+ *   ProxyCommand and friends through %h);
+ * - user: letters, digits and . - _ only; not starting with '-';
+ * - text: any value without control characters (newlines included) and
+ *   at most 4096 bytes: paths and options that are quoted where used.
+ */
+int gdn_check_host(const char *value, const char *what, int code, struct gdn_err *err);
+int gdn_check_user(const char *value, const char *what, int code, struct gdn_err *err);
+int gdn_check_text(const char *value, const char *what, int code, struct gdn_err *err);
+/* A job id of the local and ssh backends: [A-Za-z0-9_-][A-Za-z0-9._-]*, at most 100 bytes. */
+int gdn_check_job_id(const char *value, int code, struct gdn_err *err);
+
+/*
+ * Append `path` for a POSIX shell: quoted, except that a leading "~/" (or
+ * a lone "~") becomes "$HOME"/ so the remote home is used.
+ */
+void gdn_sh_add_path(struct sbuf *out, const char *path);
+
+/*
+ * The remote command string of the ssh backend:
+ *   [cd -- DIR && ][env K=V... ]bash -s -- ARG...
+ * every value quoted for the remote shell (DIR through gdn_sh_add_path).
+ * The job shim (gdn_job_shim) is fed to that bash on standard input.
+ */
+void gdn_ssh_remote_command(struct sbuf *out, const char *dir, const char *const *env,
+			    const char *const *args);
+
+/* The shell script that runs, watches, stops and reports local and ssh jobs. */
+extern const char gdn_job_shim[];
+
+/*
+ * What the shim printed: the first line "gdnctl-job: STATUS..." (lines
+ * before it, e.g. from a login script, are skipped) into *st, and where
+ * the data after that line starts (*data_off; the length when none).
+ * GDN_EPARSE when there is no such line.
+ */
+int gdn_job_parse_shim(const char *out, size_t len, struct gdn_job_status *st, size_t *data_off,
+		       struct gdn_err *err);
+
+/* ---- Slurm output parsers ---- */
+
+struct gdn_slurm_job {
+	char id[64];	  /* "12", "12_3" (array task) */
+	char cluster[64]; /* "" unless sbatch said "12;cluster" */
+};
+
+/*
+ * `sbatch --parsable` output: the last line that is "ID" or "ID;CLUSTER"
+ * (warnings may come before it). GDN_EPARSE for anything else.
+ */
+int gdn_slurm_parse_sbatch(const char *out, struct gdn_slurm_job *job, struct gdn_err *err);
+/* A job id given by the user: "12", "12_3", "12@cluster" (what gdnctl prints), "12;cluster". */
+int gdn_slurm_parse_job_id(const char *text, struct gdn_slurm_job *job, struct gdn_err *err);
+/* "12" or "12@cluster". */
+void gdn_slurm_format_job_id(const struct gdn_slurm_job *job, struct sbuf *out);
+
+/*
+ * Fill st from a Slurm state name ("RUNNING", "CANCELLED by 0",
+ * "CANCELLED+", "OUT_OF_MEMORY") and an ExitCode "E:S" (or NULL): final
+ * states are SUCCEEDED (COMPLETED with exit 0), FAILED (with the name in
+ * st->native) or STOPPED (CANCELLED); exit_code is E, or 128+S when S is
+ * not 0, or -1. Returns false for a name that is not a Slurm state.
+ */
+bool gdn_slurm_state(const char *name, size_t len, const char *exit_code, size_t exit_len,
+		     struct gdn_job_status *st);
+/*
+ * `squeue -h -j ID -o %T`: 1 and st filled for a state, 0 when the job is
+ * not in the queue (no output, or "Invalid job id specified"), GDN_EPARSE
+ * for anything else (an error message, in err).
+ */
+int gdn_slurm_parse_squeue(const char *out, struct gdn_job_status *st, struct gdn_err *err);
+/*
+ * `sacct -j ID -X -n -P -o JobID,State,ExitCode`: 1 and st filled from the
+ * last line for job `id`; 0 when there is none (accounting disabled, job
+ * unknown).
+ */
+int gdn_slurm_parse_sacct(const char *out, const char *id, struct gdn_job_status *st);
+/*
+ * `scontrol show job ID` (multi-line or -o): 1 and st filled from
+ * JobState=, ExitCode= and Reason=; the StdOut= path appended to stdout_path
+ * when it is non-NULL; 0 when the job is unknown ("Invalid job id").
+ */
+int gdn_slurm_parse_scontrol(const char *out, struct gdn_job_status *st, struct sbuf *stdout_path);
+
+#endif

@@ -1,0 +1,120 @@
+# A private OpenSSH server for end-to-end tests (sourced after lib.sh):
+# sshd on 127.0.0.1 with a port chosen by the OS, its own host key, a
+# generated user key and configuration, every file under $TRASH/sshd.
+#
+#   . "$(dirname "$0")/lib.sh"
+#   . "$(dirname "$0")/lib-sshd.sh"
+#   sshd_start         # skips or fails the script; sets the variables below
+#
+#   SSHD_PORT  SSHD_USER  SSHD_KEY (client private key)  SSHD_KNOWN_HOSTS
+#   sshd_config_yaml NAME [EXTRA_YAML_LINES]  prints a gdnctl backend section
+#   sshd_ssh CMD...    runs CMD on the server with the test key (checks
+#                      done "on the remote side")
+#
+# When OpenSSH is not installed the script is skipped outside CI and fails
+# in CI ($CI = true). An sshd that does not start fails the script with its
+# log. sshd is stopped at exit by its pid.
+
+SSHD_DIR=$TRASH/sshd
+
+# Whether process $1 still runs (a zombie that init has not reaped yet does not).
+_proc_alive() {
+	local s
+	s=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
+	case $s in Z*) return 1 ;; esac
+	return 0
+}
+
+_sshd_fail() {
+	echo "Bail out! $*"
+	[ -s "$SSHD_DIR/log" ] && sed 's/^/# /' "$SSHD_DIR/log" | tail -n 30
+	exit 1
+}
+
+_sshd_stop() {
+	local pid i
+	[ -s "$SSHD_DIR/pid" ] || return 0
+	pid=$(cat "$SSHD_DIR/pid")
+	kill -TERM "$pid" 2>/dev/null || return 0
+	for ((i = 0; i < 50; i++)); do
+		_proc_alive "$pid" || return 0
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null
+	return 0
+}
+
+sshd_start() {
+	local sshd=/usr/sbin/sshd p missing= i
+	[ -x "$sshd" ] || missing=" sshd"
+	for p in ssh ssh-keygen; do
+		command -v "$p" >/dev/null 2>&1 || missing="$missing $p"
+	done
+	if [ -n "$missing" ]; then
+		if [ "${CI:-}" = true ]; then
+			echo "Bail out! OpenSSH is not installed (missing:$missing)"
+			exit 1
+		fi
+		skip_all "OpenSSH is not installed (missing:$missing; bash .ci/setup test installs it)"
+	fi
+	mkdir -p "$SSHD_DIR" && chmod 700 "$SSHD_DIR" || _sshd_fail "cannot create $SSHD_DIR"
+	# the privilege separation directory sshd insists on
+	[ -d /run/sshd ] || mkdir -p /run/sshd 2>/dev/null ||
+		_sshd_fail "sshd needs /run/sshd and it cannot be created (not root?)"
+	ssh-keygen -q -t ed25519 -N '' -f "$SSHD_DIR/host_key" >/dev/null &&
+		ssh-keygen -q -t ed25519 -N '' -f "$SSHD_DIR/id" >/dev/null &&
+		cp "$SSHD_DIR/id.pub" "$SSHD_DIR/authorized_keys" ||
+		_sshd_fail "ssh-keygen failed"
+	SSHD_PORT=$(test_free_port)
+	SSHD_USER=$(id -un)
+	SSHD_KEY=$SSHD_DIR/id
+	SSHD_KNOWN_HOSTS=$SSHD_DIR/known_hosts
+	cat >"$SSHD_DIR/sshd_config" <<EOF
+Port $SSHD_PORT
+ListenAddress 127.0.0.1
+HostKey $SSHD_DIR/host_key
+PidFile $SSHD_DIR/pid
+AuthorizedKeysFile $SSHD_DIR/authorized_keys
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin prohibit-password
+StrictModes no
+UsePAM no
+PrintMotd no
+Subsystem sftp internal-sftp
+EOF
+	test_atexit "_sshd_stop"
+	"$sshd" -f "$SSHD_DIR/sshd_config" -E "$SSHD_DIR/log" ||
+		_sshd_fail "sshd did not start (exit $?)"
+	for ((i = 0; i < 100; i++)); do
+		if sshd_ssh true 2>/dev/null; then
+			say "sshd: listening on 127.0.0.1:$SSHD_PORT (pid $(cat "$SSHD_DIR/pid"))"
+			return 0
+		fi
+		sleep 0.1
+	done
+	_sshd_fail "cannot log in to the test sshd on port $SSHD_PORT: $(sshd_ssh true 2>&1)"
+}
+
+sshd_ssh() {
+	ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile="$SSHD_KNOWN_HOSTS" \
+		-o LogLevel=ERROR -i "$SSHD_KEY" -p "$SSHD_PORT" -l "$SSHD_USER" 127.0.0.1 -- "$@"
+}
+
+# A gdnctl.yaml backend section for the test server: sshd_config_yaml NAME [LINE...]
+sshd_config_yaml() {
+	local name=$1 line
+	shift
+	cat <<EOF
+  $name:
+    type: ssh
+    host: 127.0.0.1
+    port: $SSHD_PORT
+    user: $SSHD_USER
+    identity: $SSHD_KEY
+    ssh_options: [StrictHostKeyChecking=no, UserKnownHostsFile=$SSHD_KNOWN_HOSTS, LogLevel=ERROR]
+EOF
+	for line; do
+		echo "    $line"
+	done
+}
