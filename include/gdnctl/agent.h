@@ -43,6 +43,9 @@ struct gdn_agent_request {
 	const char *transcript_file;   /* the agent's full, unfiltered output is appended here */
 	gdn_line_fn on_line;	       /* filtered output for the terminal, or NULL */
 	void *payload;
+	/* Called when the agent's process group exists (for the journal), or NULL. */
+	void (*on_spawn)(pid_t pgid, void *spawn_payload);
+	void *spawn_payload;
 };
 
 struct gdn_agent_result {

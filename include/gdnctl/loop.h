@@ -135,10 +135,12 @@ struct gdn_loop_state {
 	int64_t agent_ms; /* time spent in the agent */
 	/* The iteration in progress at the crash (0: none) and what it had done. */
 	long open_iter;
-	char *open_head;    /* HEAD before it, or NULL */
-	bool open_agent;    /* the agent had started */
-	bool open_decided;  /* it reached its decision */
-	bool open_restored; /* its stash was restored (the tree holds the user's changes) */
+	char *open_head;	 /* HEAD before it, or NULL */
+	bool open_agent;	 /* the agent had started */
+	bool open_decided;	 /* it reached its decision */
+	bool open_restored;	 /* its stash was restored (the tree holds the user's changes) */
+	long agent_pgid;	 /* its agent's process group while the agent ran (0: none) */
+	long long agent_started; /* that process's start time (/proc/PID/stat field 22) */
 	/* A stash saved by the loop and neither restored nor reported kept. */
 	char *stash_msg;      /* its message, or NULL */
 	char *stash_sha;      /* its commit id (NULL: saving had begun, id not recorded) */

@@ -70,6 +70,8 @@ struct gdn_proc {
 	int kill_grace_ms;	/* between SIGINT, SIGTERM, SIGKILL; 0: 5000 */
 	gdn_line_fn on_line;
 	void *payload;
+	/* Called once the program runs (exec succeeded), with its pid = process group id. */
+	void (*on_spawn)(pid_t pgid, void *payload);
 	/*
 	 * The child writes straight to our stdout/stderr: nothing is read, so
 	 * capture, on_line and idle_timeout_ms cannot be used with it

@@ -269,7 +269,11 @@ static int dry_run(struct gdn_agent *agent, const struct gdn_loop_opts *lo, stru
 	pfile = xstrfmt("%s/iteration-001-prompt.txt", lo->log_dir);
 	mfile = xstrfmt("%s/iteration-001-last-message.txt", lo->log_dir);
 	tfile = xstrfmt("%s/iteration-001-transcript.log", lo->log_dir);
-	req = (struct gdn_agent_request){lo->workdir, prompt.buf, pfile, mfile, tfile, NULL, NULL};
+	req = (struct gdn_agent_request){.workdir = lo->workdir,
+					 .prompt = prompt.buf,
+					 .prompt_file = pfile,
+					 .last_message_file = mfile,
+					 .transcript_file = tfile};
 	gdn_agent_argv(agent, &req, &argv);
 	printf("[gdnctl] dry run: the prompt of iteration 1 (%s):\n", pfile);
 	fwrite(prompt.buf, 1, prompt.len, stdout);

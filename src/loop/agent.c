@@ -210,6 +210,14 @@ int agent_emit(struct agent_run *r, const char *line, size_t len)
 	return r->consumer_stopped;
 }
 
+static void on_child_spawn(pid_t pgid, void *payload)
+{
+	struct agent_run *r = payload;
+
+	if (r->req->on_spawn)
+		r->req->on_spawn(pgid, r->req->spawn_payload);
+}
+
 static int on_child_line(const char *line, size_t len, void *payload)
 {
 	struct agent_run *r = payload;
@@ -291,6 +299,7 @@ int gdn_agent_run(struct gdn_agent *a, const struct gdn_agent_request *req,
 	p.idle_timeout_ms = a->idle_timeout_ms > INT_MAX ? INT_MAX : (int)a->idle_timeout_ms;
 	p.kill_grace_ms = a->kill_grace_ms > INT_MAX ? INT_MAX : (int)a->kill_grace_ms;
 	p.on_line = on_child_line;
+	p.on_spawn = on_child_spawn;
 	p.payload = &r;
 	ret = gdn_proc_run(&p, err);
 	res->status = p.status_kind;

@@ -141,6 +141,13 @@ static void jw(struct loop *l, const char *event, json_t *ev)
 	}
 }
 
+/* What the agent's spawn callback needs to journal its process group. */
+struct spawn_note {
+	struct loop *l;
+	long it;
+};
+static void agent_spawned(pid_t pgid, void *payload);
+
 static json_t *jit(long it)
 {
 	json_t *o = json_object();
@@ -571,8 +578,16 @@ static enum step run_agent(struct loop *l, struct iter *c, const char *prompt, s
 	char *pfile = iter_path(l, c->it, "prompt.txt");
 	char *mfile = iter_path(l, c->it, "last-message.txt");
 	char *tfile = iter_path(l, c->it, "transcript.log");
-	struct gdn_agent_request req = {l->o->workdir,	     prompt,	   pfile, mfile, tfile,
-					l->o->on_agent_line, l->o->payload};
+	struct spawn_note note = {l, c->it};
+	struct gdn_agent_request req = {.workdir = l->o->workdir,
+					.prompt = prompt,
+					.prompt_file = pfile,
+					.last_message_file = mfile,
+					.transcript_file = tfile,
+					.on_line = l->o->on_agent_line,
+					.payload = l->o->payload,
+					.on_spawn = agent_spawned,
+					.spawn_payload = &note};
 	long attempts = l->o->agent_retries + 1;
 	enum step step = STEP_OK;
 	char msg[128];
@@ -1068,6 +1083,84 @@ out:
 	return ret;
 }
 
+/*
+ * When process `pid` started (field 22 of /proc/PID/stat, clock ticks
+ * since boot), or -1. With the pid it tells one process from a later one
+ * that got the same pid.
+ */
+static long long proc_started(pid_t pid)
+{
+	long long started = -1;
+#ifdef __linux__
+	char path[64], buf[1024];
+	const char *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
+	if (p && p[1] == ' ' && p[2] == 'Z')
+		return -1; /* a zombie: it has ended */
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		started = strtoll(p + 1, NULL, 10);
+#else
+	(void)pid;
+#endif
+	return started;
+}
+
+/* The agent's process group exists: journal it, so a resume can stop it if we die. */
+static void agent_spawned(pid_t pgid, void *payload)
+{
+	struct spawn_note *n = payload;
+	json_t *ev = jit(n->it);
+
+	json_object_set_new(ev, "pgid", json_integer(pgid));
+	json_object_set_new(ev, "started", json_integer(proc_started(pgid)));
+	jw(n->l, "agent_pid", ev);
+}
+
+/*
+ * The agent of an iteration whose gdnctl was killed (kill -9) keeps
+ * running in its own process group and would go on editing the tree the
+ * resumed run works in. Stop it: SIGINT, SIGTERM, SIGKILL to its group,
+ * but only when its leader is still the process that was journaled (same
+ * pid and start time), never a stranger that reused the number.
+ */
+static void stop_orphan_agent(struct loop *l, const struct gdn_loop_state *st)
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGKILL};
+	pid_t pg = (pid_t)st->agent_pgid;
+
+	if (!st->open_iter || pg <= 1 || st->agent_started < 0 ||
+	    proc_started(pg) != st->agent_started)
+		return;
+	say(l, GDN_LOOP_WARN,
+	    "the agent of interrupted iteration %ld is still running (process group %ld); "
+	    "stopping it",
+	    st->open_iter, (long)pg);
+	for (size_t i = 0; i < ARRAY_SIZE(sigs) && !kill(-pg, 0); i++) {
+		int64_t deadline = gdn_now_ms() + 2000;
+
+		kill(-pg, sigs[i]);
+		while (!kill(-pg, 0) && proc_started(pg) == st->agent_started &&
+		       gdn_now_ms() < deadline)
+			sleep_ms(20);
+		if (proc_started(pg) != st->agent_started)
+			break; /* the leader is gone (a zombie of init's counts as gone) */
+	}
+	jw(l, "orphan_agent_stopped",
+	   json_pack("{sIsI}", "iteration", (json_int_t)st->open_iter, "pgid", (json_int_t)pg));
+}
+
 /* Whether a git process (other than ours) runs in `workdir` or in a stash preflight worktree. */
 static bool git_running_in(const char *workdir)
 {
@@ -1162,6 +1255,7 @@ static int recover(struct loop *l, struct gdn_loop_state *st, struct gdn_err *er
 	long index = -1;
 	int ret = 0;
 
+	stop_orphan_agent(l, st);
 	wait_for_git(l);
 	clear_stale_locks(l);
 	/* A recovery that was itself killed while stashing an interrupted agent's work. */

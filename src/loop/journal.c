@@ -149,12 +149,19 @@ static void apply_event(struct gdn_loop_state *st, const char *ev, json_t *o)
 		st->open_iter = it;
 		set_str(&st->open_head, str_of(o, "head"));
 		st->open_agent = false;
+		st->agent_pgid = 0;
 		st->open_decided = false;
 		st->open_restored = false;
 	} else if (!strcmp(ev, "agent_start")) {
 		if (it == st->open_iter)
 			st->open_agent = true;
+	} else if (!strcmp(ev, "agent_pid")) {
+		if (it == st->open_iter) {
+			st->agent_pgid = (long)int_of(o, "pgid");
+			st->agent_started = int_of(o, "started");
+		}
 	} else if (!strcmp(ev, "agent_end")) {
+		st->agent_pgid = 0;
 		st->agent_ms += int_of(o, "duration_ms");
 	} else if (!strcmp(ev, "decision")) {
 		if (it == st->open_iter)

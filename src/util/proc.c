@@ -872,6 +872,8 @@ int gdn_proc_run(struct gdn_proc *p, struct gdn_err *err)
 		goto out;
 	}
 
+	if (p->on_spawn)
+		p->on_spawn(pid, p->payload);
 	r.out_fd = outp[0];
 	outp[0] = -1;
 	r.in_fd = inp[1];

@@ -78,12 +78,17 @@ start_and_signal() {
 	kill "-$sig" "$pid"
 	wait "$pid"
 	bg_rc=$?
-	if [ "$sig" = KILL ]; then
+	if [ "$sig" = KILL ] && [ -z "${KEEP_ORPHAN:-}" ]; then
 		# gdnctl died without cleanup: its agent (own process group) is still running
 		kill -KILL -- "-$(cat "$TRASH/agent.pid")" 2>/dev/null
 		sleep 0.1
 	fi
 	return 0
+}
+
+# A process that has ended (gone, or a zombie nobody reaps in this container).
+ended() {
+	! kill -0 "$1" 2>/dev/null || [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ]
 }
 
 user_change_intact() {
@@ -135,6 +140,20 @@ test_expect_success 'kill -9 with a clean tree at the start: the agent'"'"'s hal
 	test_grep "agent half edit" stashed &&
 	test "$(cat repo/user.txt)" = base &&
 	test_grep "1 iterations, 1 commits" out
+'
+
+test_expect_success 'kill -9 leaves its agent running: --resume stops that agent first' '
+	new_repo &&
+	KEEP_ORPHAN=1 start_and_signal KILL edit-then-hang --iterations 1 &&
+	apid=$(cat "$TRASH/agent.pid") &&
+	! ended "$apid" &&
+	grep -q "\"event\":\"agent_pid\",\"iteration\":1,.*\"pgid\":$apid" logs/loop.jsonl &&
+	run_loop commit-one --resume >out 2>err &&
+	cat out err >all &&
+	test_grep "agent of interrupted iteration 1 is still running (process group $apid); stopping it" all &&
+	ended "$apid" &&
+	grep -q "\"event\":\"orphan_agent_stopped\"" logs/loop.jsonl &&
+	user_change_intact
 '
 
 test_expect_success 'kill -9 in iteration 2: iteration 1 is not redone' '
