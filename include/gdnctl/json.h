@@ -7,6 +7,11 @@
 
 struct sbuf;
 
+/*
+ * New reference: a JSON string of s; bytes that are not valid UTF-8 (a
+ * path or a server's text may hold any) become '?'. NULL gives null.
+ */
+json_t *gdn_json_string_lossy(const char *s);
 /* New reference: an object {"schema": schema}. */
 json_t *gdn_json_doc(const char *schema);
 /* Append the document (indented, keys in insertion order, trailing newline) to out. */

@@ -136,23 +136,6 @@ static const char *state_name(enum gdn_hf_state s)
 	}
 }
 
-/* json_string() refuses invalid UTF-8: replace such bytes. New reference. */
-static json_t *jstr(const char *s)
-{
-	json_t *j = json_string(s); /* new */
-	char *copy;
-
-	if (j)
-		return j;
-	copy = xstrdup(s);
-	for (unsigned char *p = (unsigned char *)copy; *p; p++)
-		if (*p >= 0x80)
-			*p = '?';
-	j = json_string(copy);
-	free(copy);
-	return j;
-}
-
 /* Whether a file is a trace the trace engine reads. */
 static bool is_trace(const char *path)
 {
@@ -192,7 +175,7 @@ static int summarize(const struct gdn_hf_files *files, bool quiet, json_t *jsumm
 		} else if (jsummaries) {
 			json_t *o = json_object(); /* new, stolen by jsummaries */
 
-			json_object_set_new(o, "path", jstr(f->path));
+			json_object_set_new(o, "path", gdn_json_string_lossy(f->path));
 			json_object_set_new(o, "summary", gdn_trace_summary_json(&s, SUMMARY_TOP));
 			json_array_append_new(jsummaries, o);
 		} else if (!quiet) {
@@ -217,9 +200,10 @@ static json_t *files_json(const struct gdn_hf_files *files)
 		const struct gdn_hf_file *f = &files->v[i];
 		json_t *o = json_object(); /* new, stolen by arr */
 
-		json_object_set_new(o, "path", jstr(f->path));
+		json_object_set_new(o, "path", gdn_json_string_lossy(f->path));
 		json_object_set_new(o, "local_path",
-				    f->local_path ? jstr(f->local_path) : json_null());
+				    f->local_path ? gdn_json_string_lossy(f->local_path)
+						  : json_null());
 		json_object_set_new(o, "size", json_integer((json_int_t)f->size));
 		json_object_set_new(o, "lfs", json_boolean(f->lfs));
 		json_object_set_new(o, "sha256", f->lfs ? json_string(f->sha256) : json_null());
@@ -228,7 +212,7 @@ static json_t *files_json(const struct gdn_hf_files *files)
 		json_object_set_new(o, "fetched_bytes", json_integer((json_int_t)f->fetched));
 		json_object_set_new(o, "attempts", json_integer(f->attempts));
 		if (f->error)
-			json_object_set_new(o, "error", jstr(f->error));
+			json_object_set_new(o, "error", gdn_json_string_lossy(f->error));
 		json_array_append_new(arr, o);
 	}
 	return arr;
@@ -374,16 +358,18 @@ int cmd_download_trace(int argc, const char **argv, struct gdn_ctx *ctx)
 	}
 	if (a.json) {
 		doc = gdn_json_doc(JSON_SCHEMA);
-		json_object_set_new(doc, "repo_id", jstr(a.repo_id));
+		json_object_set_new(doc, "repo_id", gdn_json_string_lossy(a.repo_id));
 		json_object_set_new(doc, "repo_type", json_string(a.repo_type));
-		json_object_set_new(doc, "revision", jstr(a.revision));
-		json_object_set_new(doc, "endpoint", jstr(hf.endpoint));
-		json_object_set_new(doc, "output_dir", jstr(outdir));
-		json_object_set_new(doc, "pattern", jstr(pattern.buf));
+		json_object_set_new(doc, "revision", gdn_json_string_lossy(a.revision));
+		json_object_set_new(doc, "endpoint", gdn_json_string_lossy(hf.endpoint));
+		json_object_set_new(doc, "output_dir", gdn_json_string_lossy(outdir));
+		json_object_set_new(doc, "pattern", gdn_json_string_lossy(pattern.buf));
 		json_object_set_new(doc, "path_prefix",
-				    a.path_prefix ? jstr(a.path_prefix) : json_null());
+				    a.path_prefix ? gdn_json_string_lossy(a.path_prefix)
+						  : json_null());
 		json_object_set_new(doc, "authenticated", json_boolean(token != NULL));
-		json_object_set_new(doc, "token_source", token_src ? jstr(token_src) : json_null());
+		json_object_set_new(doc, "token_source",
+				    token_src ? gdn_json_string_lossy(token_src) : json_null());
 	}
 
 	ret = gdn_hf_list(&hf, gdn_hf_repo_type_parse(a.repo_type), a.repo_id, a.revision, &files,
@@ -458,7 +444,7 @@ out:
 		json_object_set_new(doc, "ok", json_boolean(!code));
 		json_object_set_new(doc, "exit_code", json_integer(code));
 		if (code && err.msg[0])
-			json_object_set_new(doc, "error", jstr(err.msg));
+			json_object_set_new(doc, "error", gdn_json_string_lossy(err.msg));
 		if (gdn_json_print(doc) && !code)
 			code = GDN_EXIT_FAILED;
 	}

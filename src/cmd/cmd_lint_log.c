@@ -155,30 +155,13 @@ static char *resolve_log_file(const struct lint_args *a, const struct gdn_ctx *c
 	return absolute_path(cfg, ctx->repo_root ? ctx->repo_root : ctx->cwd);
 }
 
-/* json_string() refuses invalid UTF-8 (a path may hold any bytes): replace them. */
-static json_t *jstr(const char *s)
-{
-	json_t *j = json_string(s);
-	char *copy;
-
-	if (j)
-		return j;
-	copy = xstrdup(s);
-	for (unsigned char *p = (unsigned char *)copy; *p; p++)
-		if (*p >= 0x80)
-			*p = '?';
-	j = json_string(copy);
-	free(copy);
-	return j;
-}
-
 static int print_json(const char *path, enum lint_scope scope, const struct lint_result *res,
 		      bool fields_checked, const char *error)
 {
 	json_t *doc = gdn_json_doc(JSON_SCHEMA);
 	json_t *findings = json_array();
 
-	json_object_set_new(doc, "path", jstr(path));
+	json_object_set_new(doc, "path", gdn_json_string_lossy(path));
 	json_object_set_new(doc, "scope", json_string(lint_scope_name(scope)));
 	json_object_set_new(doc, "ok", json_boolean(!error && !res->nr));
 	json_object_set_new(doc, "entries", json_integer((json_int_t)res->entries));
@@ -188,7 +171,7 @@ static int print_json(const char *path, enum lint_scope scope, const struct lint
 
 		json_object_set_new(jf, "rule", json_string(lint_rule_name(f->rule)));
 		json_object_set_new(jf, "line", json_integer((json_int_t)f->line));
-		json_object_set_new(jf, "message", jstr(f->message));
+		json_object_set_new(jf, "message", gdn_json_string_lossy(f->message));
 		json_array_append_new(findings, jf);
 	}
 	json_object_set_new(doc, "findings", findings);
@@ -196,11 +179,11 @@ static int print_json(const char *path, enum lint_scope scope, const struct lint
 		json_t *jfields = json_array();
 
 		for (size_t i = 0; i < res->fields.nr; i++)
-			json_array_append_new(jfields, jstr(res->fields.v[i]));
+			json_array_append_new(jfields, gdn_json_string_lossy(res->fields.v[i]));
 		json_object_set_new(doc, "required_fields", jfields);
 	}
 	if (error)
-		json_object_set_new(doc, "error", jstr(error));
+		json_object_set_new(doc, "error", gdn_json_string_lossy(error));
 	return gdn_json_print(doc);
 }
 

@@ -57,17 +57,6 @@ static const struct opt *find_opt(const struct opt *opts, const char *long_name)
 	BUG("metrics has no option '--%s'", long_name);
 }
 
-/* New reference: a JSON string, or null. */
-static json_t *jstr_or_null(const char *s)
-{
-	json_t *j;
-
-	if (!s)
-		return json_null();
-	j = json_string(s);
-	return j ? j : json_string("?");
-}
-
 static void fmt_value(struct sbuf *out, const struct gdn_metric *m)
 {
 	if (m->status == GDN_METRIC_OK)
@@ -110,16 +99,16 @@ static int print_json(const struct metrics_args *a, const struct gdn_metric_set 
 	json_t *doc = gdn_json_doc(JSON_SCHEMA);	 /* new */
 	json_t *run = json_object(), *ms = json_array(); /* new, stolen by doc */
 
-	json_object_set_new(run, "entity", jstr_or_null(s->run.entity));
-	json_object_set_new(run, "project", jstr_or_null(s->run.project));
-	json_object_set_new(run, "name", jstr_or_null(s->run.name));
-	json_object_set_new(run, "display_name", jstr_or_null(s->run.display_name));
-	json_object_set_new(run, "state", jstr_or_null(s->run.state));
-	json_object_set_new(run, "created_at", jstr_or_null(s->run.created_at));
-	json_object_set_new(run, "url", jstr_or_null(s->run.url));
+	json_object_set_new(run, "entity", gdn_json_string_lossy(s->run.entity));
+	json_object_set_new(run, "project", gdn_json_string_lossy(s->run.project));
+	json_object_set_new(run, "name", gdn_json_string_lossy(s->run.name));
+	json_object_set_new(run, "display_name", gdn_json_string_lossy(s->run.display_name));
+	json_object_set_new(run, "state", gdn_json_string_lossy(s->run.state));
+	json_object_set_new(run, "created_at", gdn_json_string_lossy(s->run.created_at));
+	json_object_set_new(run, "url", gdn_json_string_lossy(s->run.url));
 	json_object_set_new(doc, "run", run);
 	json_object_set_new(doc, "mode", json_string(a->history ? "history" : "summary"));
-	json_object_set_new(doc, "source", jstr_or_null(s->source));
+	json_object_set_new(doc, "source", gdn_json_string_lossy(s->source));
 	if (a->history) {
 		json_t *jw = json_object(); /* new, stolen by doc */
 
@@ -137,7 +126,7 @@ static int print_json(const struct metrics_args *a, const struct gdn_metric_set 
 		const struct gdn_metric *m = &s->v[i];
 		json_t *o = json_object(); /* new, stolen by ms */
 
-		json_object_set_new(o, "key", jstr_or_null(m->key));
+		json_object_set_new(o, "key", gdn_json_string_lossy(m->key));
 		json_object_set_new(o, "status", json_string(gdn_metric_status_name(m->status)));
 		json_object_set_new(o, "value",
 				    m->status == GDN_METRIC_OK ? json_real(m->value) : json_null());

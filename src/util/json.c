@@ -1,6 +1,26 @@
 #include "gdnctl/compat.h"
 #include "gdnctl/json.h"
 #include "gdnctl/sbuf.h"
+#include "gdnctl/xalloc.h"
+
+json_t *gdn_json_string_lossy(const char *s)
+{
+	json_t *j;
+	char *copy;
+
+	if (!s)
+		return json_null();
+	j = json_string(s);
+	if (j)
+		return j;
+	copy = xstrdup(s);
+	for (unsigned char *p = (unsigned char *)copy; *p; p++)
+		if (*p >= 0x80)
+			*p = '?';
+	j = json_string(copy);
+	free(copy);
+	return j;
+}
 
 json_t *gdn_json_doc(const char *schema)
 {
