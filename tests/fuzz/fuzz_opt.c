@@ -17,7 +17,7 @@ static const struct opt_usage usage = {"fuzz [options]", "fuzz", NULL};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *copy = xstrndup((const char *)data, size);
+	char *copy = xmalloc(size + 1); /* NUL-separated words, all kept */
 	struct strvec args = STRVEC_INIT, list = STRVEC_INIT, kv = STRVEC_INIT, rest = STRVEC_INIT;
 	struct sbuf help = SBUF_INIT;
 	struct gdn_err err = GDN_ERR_INIT;
@@ -38,6 +38,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    OPT_END_(),
 	};
 
+	memcpy(copy, data, size);
+	copy[size] = '\0';
 	strvec_push(&args, "fuzz");
 	while (off < size) {
 		size_t len = strnlen((const char *)data + off, size - off);
