@@ -8,6 +8,7 @@
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/cmd.h"
+#include "gdnctl/cmd_net.h"
 #include "gdnctl/err.h"
 #include "gdnctl/exitcode.h"
 #include "gdnctl/hub.h"
@@ -55,8 +56,8 @@ static const struct opt_usage alias_usage = {
 struct dt_args {
 	const char *repo_id, *repo_type, *revision, *path_prefix, *pattern, *output_dir, *token;
 	int include_xplane, summarize, json, dry_run;
-	long limit, jobs, retries;
-	long retry_base_ms, retry_max_ms, stall_ms, connect_ms, deadline_ms;
+	long limit, jobs;
+	struct gdn_net_args net;
 };
 
 struct dt_state {
@@ -266,17 +267,7 @@ int cmd_download_trace(int argc, const char **argv, struct gdn_ctx *ctx)
 		      "summarise each downloaded trace (as 'gdnctl trace summary')"),
 	    OPT_BOOL_(0, "dry-run", &a.dry_run, "list the files that would be downloaded"),
 	    OPT_BOOL_(0, "json", &a.json, "print a JSON document (schema " JSON_SCHEMA ")"),
-	    OPT_GROUP_("Network"),
-	    OPT_INT_(0, "retries", &a.retries, "N",
-		     "retries per request (connection errors, 5xx, 429, stalls)", "4", 0, 100),
-	    OPT_DURATION_(0, "retry-base-delay", &a.retry_base_ms,
-			  "first backoff, doubled per retry (with jitter)", "1s"),
-	    OPT_DURATION_(0, "retry-max-delay", &a.retry_max_ms, "longest backoff", "30s"),
-	    OPT_DURATION_(0, "stall-timeout", &a.stall_ms,
-			  "retry a transfer that receives nothing for this long (0: never)", "60s"),
-	    OPT_DURATION_(0, "connect-timeout", &a.connect_ms, "per connection attempt", "15s"),
-	    OPT_DURATION_(0, "deadline", &a.deadline_ms,
-			  "give up on everything after this long (0: no deadline)", "0"),
+	    GDN_NET_OPTS(&a.net, "60s", "0"),
 	    OPT_END_(),
 	};
 	struct gdn_hf hf = {0};
@@ -299,11 +290,7 @@ int cmd_download_trace(int argc, const char **argv, struct gdn_ctx *ctx)
 	a.revision = "main";
 	a.output_dir = DEFAULT_OUTPUT_DIR;
 	a.jobs = 4;
-	a.retries = 4;
-	a.retry_base_ms = 1000;
-	a.retry_max_ms = 30000;
-	a.stall_ms = 60000;
-	a.connect_ms = 15000;
+	gdn_net_args_init(&a.net, 60000, 0);
 	if (!gdn_cmd_parse_opts(opts, alias ? &alias_usage : &usage, argc, argv,
 				OPT_PARSE_NO_POSITIONAL, &rest, &code))
 		goto out;
@@ -346,12 +333,7 @@ int cmd_download_trace(int argc, const char **argv, struct gdn_ctx *ctx)
 	}
 	outdir = absolute_dir(a.output_dir, ctx->cwd ? ctx->cwd : ".");
 
-	ho.retries = (int)a.retries;
-	ho.retry_base_ms = a.retry_base_ms;
-	ho.retry_max_ms = a.retry_max_ms;
-	ho.stall_ms = a.stall_ms;
-	ho.connect_timeout_ms = a.connect_ms;
-	ho.deadline = a.deadline_ms > 0 ? gdn_now_ms() + a.deadline_ms : 0;
+	gdn_net_args_apply(&a.net, &ho);
 	if (gdn_hf_init(&hf, NULL, token, &ho, &err)) {
 		code = gdn_die_err(&err);
 		goto out;

@@ -8,6 +8,7 @@
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/cmd.h"
+#include "gdnctl/cmd_net.h"
 #include "gdnctl/err.h"
 #include "gdnctl/exitcode.h"
 #include "gdnctl/hub.h"
@@ -45,8 +46,8 @@ struct metrics_args {
 	const char *run, *entity, *project, *prefix, *steps, *agg;
 	struct strvec keys;
 	int summary, history, json;
-	long min_points, samples, max_runs, retries;
-	long retry_base_ms, retry_max_ms, stall_ms, connect_ms, deadline_ms;
+	long min_points, samples, max_runs;
+	struct gdn_net_args net;
 };
 
 static const struct opt *find_opt(const struct opt *opts, const char *long_name)
@@ -209,17 +210,7 @@ int cmd_metrics(int argc, const char **argv, struct gdn_ctx *ctx)
 		     1000000),
 	    OPT_GROUP_("Output"),
 	    OPT_BOOL_(0, "json", &a.json, "print a JSON document (schema " JSON_SCHEMA ")"),
-	    OPT_GROUP_("Network"),
-	    OPT_INT_(0, "retries", &a.retries, "N",
-		     "retries per request (connection errors, 5xx, 429)", "4", 0, 100),
-	    OPT_DURATION_(0, "retry-base-delay", &a.retry_base_ms,
-			  "first backoff, doubled per retry (with jitter)", "1s"),
-	    OPT_DURATION_(0, "retry-max-delay", &a.retry_max_ms, "longest backoff", "30s"),
-	    OPT_DURATION_(0, "stall-timeout", &a.stall_ms,
-			  "retry a request that receives nothing for this long (0: never)", "30s"),
-	    OPT_DURATION_(0, "connect-timeout", &a.connect_ms, "per connection attempt", "15s"),
-	    OPT_DURATION_(0, "deadline", &a.deadline_ms, "give up after this long (0: never)",
-			  "2m"),
+	    GDN_NET_OPTS(&a.net, "30s", "2m"),
 	    OPT_END_(),
 	};
 	struct gdn_wandb c = {0};
@@ -241,12 +232,7 @@ int cmd_metrics(int argc, const char **argv, struct gdn_ctx *ctx)
 	a.min_points = 5;
 	a.samples = 1000;
 	a.max_runs = 1000;
-	a.retries = 4;
-	a.retry_base_ms = 1000;
-	a.retry_max_ms = 30000;
-	a.stall_ms = 30000;
-	a.connect_ms = 15000;
-	a.deadline_ms = 120000;
+	gdn_net_args_init(&a.net, 30000, 120000);
 	(void)ctx;
 	if (!gdn_cmd_parse_opts(opts, &usage, argc, argv, OPT_PARSE_NO_POSITIONAL, &rest, &code))
 		goto out;
@@ -289,12 +275,7 @@ int cmd_metrics(int argc, const char **argv, struct gdn_ctx *ctx)
 	}
 	gdn_wandb_run_release(&found);
 
-	ho.retries = (int)a.retries;
-	ho.retry_base_ms = a.retry_base_ms;
-	ho.retry_max_ms = a.retry_max_ms;
-	ho.stall_ms = a.stall_ms;
-	ho.connect_timeout_ms = a.connect_ms;
-	ho.deadline = a.deadline_ms > 0 ? gdn_now_ms() + a.deadline_ms : 0;
+	gdn_net_args_apply(&a.net, &ho);
 	if (gdn_wandb_init(&c, NULL, NULL, &ho, &err)) {
 		code = gdn_die_err(&err);
 		goto out;
