@@ -11,6 +11,7 @@
  *   prompt.c   template substitution and session directives
  *   gitops.c   git through the child-process API: transient-lock retries,
  *              stash by commit id with a conflict preflight, sync with a remote
+ *   gate.c     the hooks: the validation gate and the performance policy
  */
 #ifndef GDNCTL_LOOP_H
 #define GDNCTL_LOOP_H
@@ -222,21 +223,53 @@ struct gdn_loop_iter {
 	const char *head_before;
 	const char *head_after;
 	long commits; /* new commits on top of head_before (0: none, or HEAD did not advance) */
+	/*
+	 * The engine's reporting, for the hooks (which never print): a
+	 * progress message (through gdn_loop_opts.say) and a journal event
+	 * (`ev` stolen). Both are always set.
+	 */
+	void (*report)(void *ctx, enum gdn_loop_level level, const char *msg);
+	void (*journal)(void *ctx, const char *event, json_t *ev);
+	void *ctx;
 };
+/* What a hook did besides its return value (zeroed by the engine before each call). */
+struct gdn_loop_hook_out {
+	/*
+	 * The hook reverted the iteration's commits: none of them is kept
+	 * (the decision journals 0 commits) and the running log is not
+	 * stamped, whether the hook accepted (0) or failed (> 0).
+	 */
+	bool reverted;
+	/* With a failure (> 0): handle it with `policy` instead of gdn_loop_hooks.policy. */
+	bool has_policy;
+	enum gdn_loop_policy policy;
+};
+
 /*
- * The seam for the validation gate and the performance policy (a later
- * issue): called after the post-checks and the no-commit check, in that
- * order. With --allow-no-commit they also run for an iteration without a
- * commit (it->commits == 0): they must then never revert anything (the
- * original's bug 6 reverted a commit the iteration had not made). Each returns 0 to accept, or an
- * exit code (> 0) for a failure that the iteration-level `policy` handles like a post-check
- * failure.
+ * The seam for the validation gate and the performance policy: called
+ * after the post-checks and the no-commit check, in that order (decide
+ * only when validate accepted). With --allow-no-commit they also run for
+ * an iteration without a commit (it->commits == 0): they must then never
+ * revert anything (the original's bug 6 reverted a commit the iteration
+ * had not made). Each returns 0 to accept, an exit code (> 0) for a
+ * failure that the iteration-level `policy` (or out->policy) handles like
+ * a post-check failure (kind "hook", message err->msg), or a negative
+ * gdn_errcode for an iteration error.
+ *
+ * `start` (may be NULL) runs once at the start of a new run (not on
+ * --resume), after the run_start event, with iteration 0 and HEAD as both
+ * heads (commits 0): the performance policy measures its baseline there.
+ * A non-zero return stops the run before iteration 1: > 0 is the exit
+ * code, < 0 an error (gdn_loop_run returns it).
  */
 struct gdn_loop_hooks {
-	int (*validate)(void *payload, const struct gdn_loop_iter *it, struct gdn_err *err);
-	int (*decide)(void *payload, const struct gdn_loop_iter *it, struct gdn_err *err);
+	int (*validate)(void *payload, const struct gdn_loop_iter *it,
+			struct gdn_loop_hook_out *out, struct gdn_err *err);
+	int (*decide)(void *payload, const struct gdn_loop_iter *it, struct gdn_loop_hook_out *out,
+		      struct gdn_err *err);
 	void *payload;
 	enum gdn_loop_policy policy;
+	int (*start)(void *payload, const struct gdn_loop_iter *it, struct gdn_err *err);
 };
 
 struct gdn_loop_opts {
@@ -300,5 +333,69 @@ json_t *gdn_loop_summary_json(const struct gdn_loop_summary *s);
 int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *agent,
 		 const struct gdn_loop_hooks *hooks, struct gdn_loop_summary *sum,
 		 struct gdn_err *err);
+
+/* ---- the validation gate and the performance policy (gate.c): the hooks ---- */
+
+struct gdn_backend;
+struct gdn_perf_config;
+struct gdn_perf_state;
+
+enum gdn_gate_mode {
+	GDN_GATE_OFF = 0,
+	GDN_GATE_REQUIRED,     /* tests, then profile */
+	GDN_GATE_PROFILE_ONLY, /* profile only */
+};
+/* "off", "required", "profile-only"; parse returns 0 or -1. */
+int gdn_gate_mode_parse(const char *s, enum gdn_gate_mode *mode);
+
+struct gdn_gate {
+	const char *workdir;
+	enum gdn_gate_mode mode;
+	const char *test_command, *profile_command; /* NULL or "": the phase is skipped */
+	long timeout_ms;			    /* per phase; 0: none */
+	struct gdn_backend *backend;		    /* borrowed */
+	gdn_line_fn on_line;			    /* the phases' output */
+	void *payload;
+	/* The performance policy (perf_config NULL: off); all borrowed. */
+	const struct gdn_perf_config *perf_config;
+	struct gdn_perf_state *perf_state; /* loaded; saved after each decision */
+	long perf_repeats;		   /* profile runs per commit (>= 1) */
+	const char *trace_glob;		   /* relative to workdir, or NULL */
+	/* Private: the profile runs of the validation gate, reused by decide. */
+	void *measured;
+	long measured_iter;
+};
+/*
+ * The validate hook (payload: struct gdn_gate). For an iteration with
+ * commits, runs each phase with `bash -lc` on the backend (in the working
+ * tree for the local backend) and journals a `validation` event (phase,
+ * rc, state, duration_ms). A failed phase reverts every commit of the
+ * iteration (gdn_revert_iteration, reason "validation failed: <phase>
+ * exit N"), journals `revert` (discarded ref, head) and returns the exit
+ * code (> 0) with the reason in err; a failed revert is an error (< 0).
+ * Never reverts an iteration without commits (it does nothing then).
+ */
+int gdn_gate_validate(void *payload, const struct gdn_loop_iter *it, struct gdn_loop_hook_out *out,
+		      struct gdn_err *err);
+/*
+ * The decide hook (payload: struct gdn_gate with perf_config set). For an
+ * iteration with commits: profiles HEAD perf_repeats times (or reuses the
+ * validation gate's profile runs of this iteration): each run's output
+ * gives the CLI metric, and the newest file matching trace_glob that the
+ * run wrote gives the trace figures; then gdn_perf_decide(), saves the
+ * state, reports the reasons and journals a `perf_decision` event, and
+ * carries out the action: revert (every commit of the iteration, journaled
+ * as `revert`), count a failure (returns 1, count-failure) or stop
+ * (returns 1, fail).
+ */
+int gdn_gate_decide(void *payload, const struct gdn_loop_iter *it, struct gdn_loop_hook_out *out,
+		    struct gdn_err *err);
+/*
+ * The start hook: profiles the starting commit as the baseline (decision
+ * `baseline`) unless the state already has a champion for the metric.
+ */
+int gdn_gate_start(void *payload, const struct gdn_loop_iter *it, struct gdn_err *err);
+/* Free what the hooks kept between calls. */
+void gdn_gate_release(struct gdn_gate *g);
 
 #endif

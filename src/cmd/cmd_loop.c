@@ -8,11 +8,13 @@
 #include "gdnctl/compat.h"
 #include "gdnctl/agent.h"
 #include "gdnctl/cmd.h"
+#include "gdnctl/backend.h"
 #include "gdnctl/config.h"
 #include "gdnctl/err.h"
 #include "gdnctl/exitcode.h"
 #include "gdnctl/json.h"
 #include "gdnctl/loop.h"
+#include "gdnctl/perf.h"
 #include "gdnctl/opt.h"
 #include "gdnctl/proc.h"
 #include "gdnctl/repo.h"
@@ -39,7 +41,11 @@ static const char *const restore_policies[] = {"warn-keep", "fail", NULL};
 static const char *const sync_policies[] = {"off", "once", "each-iteration", NULL};
 static const char *const conflict_policies[] = {"fail", "skip", NULL};
 static const char *const agents[] = {"codex", "claude", "command", NULL};
-static const char *const off_only[] = {"off", NULL};
+static const char *const perf_modes[] = {"on", "required", "off", NULL};
+static const char *const perf_directions[] = {"auto", "higher", "lower", NULL};
+static const char *const perf_policies[] = {"revert-count-failure", "revert-continue", "fail",
+					    "count-failure",	    "continue",	       NULL};
+static const char *const validation_modes[] = {"required", "profile-only", "off", NULL};
 
 struct loop_args {
 	long iterations;
@@ -55,6 +61,12 @@ struct loop_args {
 	const char *dirty_policy, *restore_policy;
 	const char *sync_policy, *sync_remote, *sync_branch, *sync_conflict;
 	const char *validation_mode, *perf_mode;
+	const char *validation_policy, *backend;
+	long validation_timeout_ms;
+	const char *perf_metric, *perf_direction, *perf_policy, *perf_state_file;
+	double perf_min_improvement, perf_max_regression, perf_min_confidence;
+	struct strvec perf_gates;
+	long perf_repeats;
 	const char *agent, *agent_cmd;
 	const char *until_time;
 	double max_agent_minutes;
@@ -103,6 +115,11 @@ static int agent_run(void *agent, const struct gdn_agent_request *req, struct gd
 		     struct gdn_err *err)
 {
 	return gdn_agent_run(agent, req, res, err);
+}
+
+static bool nonempty(const char *s)
+{
+	return s && *s;
 }
 
 /* An absolute path: `p` resolved against `base` (not required to exist). */
@@ -317,7 +334,15 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 	    .sync_branch = "main",
 	    .sync_conflict = "fail",
 	    .validation_mode = "off",
+	    .validation_policy = "count-failure",
+	    .validation_timeout_ms = 30 * 60 * 1000,
 	    .perf_mode = "off",
+	    .perf_metric = GDN_PERF_DEFAULT_METRIC,
+	    .perf_direction = "auto",
+	    .perf_policy = "revert-count-failure",
+	    .perf_min_improvement = 0.25,
+	    .perf_max_regression = 1.0,
+	    .perf_repeats = 1,
 	    .agent = "codex",
 	};
 	struct opt opts[] = {
@@ -418,10 +443,44 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 	    OPT_STRING_(0, "sync-main-branch", &a.sync_branch, "NAME", "branch", "main"),
 	    OPT_CHOICE_(0, "sync-main-conflict-policy", &a.sync_conflict, conflict_policies,
 			"a merge conflict", "fail"),
-	    OPT_GROUP_("Validation gate and performance policy (not built yet: off only)"),
-	    OPT_CHOICE_(0, "validation-mode", &a.validation_mode, off_only,
-			"the TPU validation gate", "off"),
-	    OPT_CHOICE_(0, "perf-mode", &a.perf_mode, off_only, "the performance policy", "off"),
+	    OPT_GROUP_("Validation gate"),
+	    OPT_CHOICE_(0, "validation-mode", &a.validation_mode, validation_modes,
+			"after an iteration with commits: project.test_command then "
+			"project.profile_command (required), the profile only, or nothing",
+			"off"),
+	    OPT_CHOICE_(0, "validation-policy", &a.validation_policy, policies,
+			"a failed validation (its commits are reverted first)", "count-failure"),
+	    OPT_DURATION_(0, "validation-timeout", &a.validation_timeout_ms,
+			  "per validation phase (0: none)", "30m"),
+	    OPT_STRING_(0, "backend", &a.backend, "NAME",
+			"where the validation commands run (backends.NAME, or local)",
+			"config loop.backend, else local"),
+	    OPT_GROUP_("Performance policy (docs/performance-policy.md)"),
+	    OPT_CHOICE_(0, "perf-mode", &a.perf_mode, perf_modes,
+			"measure each iteration with project.profile_command and keep, promote or "
+			"revert it (required: same as on)",
+			"off"),
+	    OPT_STRING_(0, "perf-metric", &a.perf_metric, "NAME",
+			"the metric (profile output, or trace/step_ms, trace/category/NAME_ms, "
+			"trace/op/NAME_ms)",
+			GDN_PERF_DEFAULT_METRIC),
+	    OPT_CHOICE_(0, "perf-direction", &a.perf_direction, perf_directions,
+			"which way is better", "auto"),
+	    OPT_FLOAT_(0, "perf-min-improvement-pct", &a.perf_min_improvement, "PCT",
+		       "promote at an improvement of at least PCT", "0.25"),
+	    OPT_FLOAT_(0, "perf-max-regression-pct", &a.perf_max_regression, "PCT",
+		       "a regression at a loss of at least PCT", "1.0"),
+	    OPT_CHOICE_(0, "perf-regression-policy", &a.perf_policy, perf_policies,
+			"a regression, a gate rejection or a missing metric",
+			"revert-count-failure"),
+	    OPT_LIST_(0, "perf-gate", &a.perf_gates, "RULE",
+		      "a trace gate rule (repeatable; none: the defaults)"),
+	    OPT_FLOAT_(0, "perf-min-confidence", &a.perf_min_confidence, "Z",
+		       "z of the noise rule (0: off)", "0"),
+	    OPT_INT_(0, "perf-repeats", &a.perf_repeats, "K", "profile runs per commit", "1", 1,
+		     1000),
+	    OPT_STRING_(0, "perf-state-file", &a.perf_state_file, "PATH", "champion and history",
+			"<log-dir>/perf_state.json"),
 	    OPT_END_(),
 	};
 	struct printer pr = {false};
@@ -435,9 +494,17 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 	struct gdn_loop_summary sum = GDN_LOOP_SUMMARY_INIT;
 	char *workdir = NULL, *log_dir = NULL, *hlog = NULL, *prompt_path = NULL;
 	const char *dirs[4], *msg;
-	enum gdn_loop_policy pcp, ncp, iep;
+	enum gdn_loop_policy pcp, ncp, iep, vp = GDN_POLICY_COUNT_FAILURE;
+	struct gdn_gate gate = {0};
+	struct gdn_loop_hooks hooks = {gdn_gate_validate, NULL, &gate, GDN_POLICY_COUNT_FAILURE,
+				       NULL};
+	struct gdn_backend *backend = NULL;
+	struct gdn_perf_config pc;
+	struct gdn_perf_state ps = GDN_PERF_STATE_INIT;
+	bool perf_on = false;
 	int code = GDN_EXIT_OK;
 
+	gdn_perf_config_init(&pc);
 	a.max_failures = 0;
 	if (!gdn_cmd_parse_opts(opts, &loop_usage, argc, argv, OPT_PARSE_NO_POSITIONAL, &rest,
 				&code))
@@ -562,6 +629,64 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 		on_say(GDN_LOOP_INFO, line, &pr);
 	}
 
+	gdn_gate_mode_parse(a.validation_mode, &gate.mode);
+	if (gate.mode == GDN_GATE_REQUIRED &&
+	    !nonempty(gdn_config_str(&ctx->config, "project.test_command"))) {
+		gdn_error(
+		    "--validation-mode required needs project.test_command in the configuration");
+		code = GDN_EXIT_USAGE;
+		goto out;
+	}
+	if (gate.mode == GDN_GATE_PROFILE_ONLY &&
+	    !nonempty(gdn_config_str(&ctx->config, "project.profile_command"))) {
+		gdn_error("--validation-mode profile-only needs project.profile_command in the "
+			  "configuration");
+		code = GDN_EXIT_USAGE;
+		goto out;
+	}
+	perf_on = strcmp(a.perf_mode, "off") != 0;
+	if (perf_on) {
+		char *spath;
+
+		if (!nonempty(gdn_config_str(&ctx->config, "project.profile_command"))) {
+			gdn_error(
+			    "--perf-mode on needs project.profile_command in the configuration");
+			code = GDN_EXIT_USAGE;
+			goto out;
+		}
+		pc.metric = a.perf_metric;
+		gdn_perf_direction_parse(a.perf_direction, &pc.direction);
+		gdn_perf_policy_parse(a.perf_policy, &pc.policy);
+		pc.min_improvement_pct = a.perf_min_improvement;
+		pc.max_regression_pct = a.perf_max_regression;
+		pc.min_confidence = a.perf_min_confidence;
+		for (size_t i = 0; i < a.perf_gates.nr; i++) {
+			if (gdn_perf_gate_parse(&pc.gates, a.perf_gates.v[i], &err)) {
+				gdn_error("%s", err.msg);
+				code = GDN_EXIT_USAGE;
+				goto out;
+			}
+		}
+		if (!a.perf_gates.nr)
+			gdn_perf_gates_add_defaults(&pc.gates);
+		if (gdn_perf_config_check(&pc, &err)) {
+			gdn_error("%s", err.msg);
+			code = GDN_EXIT_USAGE;
+			goto out;
+		}
+		spath = a.perf_state_file ? abspath(ctx->cwd, a.perf_state_file)
+					  : xstrfmt("%s/perf_state.json", log_dir);
+		if (gdn_perf_state_load(&ps, spath, &err)) {
+			free(spath);
+			code = gdn_die_err(&err);
+			goto out;
+		}
+		free(spath);
+		gate.perf_config = &pc;
+		gate.perf_state = &ps;
+		gate.perf_repeats = a.perf_repeats;
+		gate.trace_glob = gdn_config_str(&ctx->config, "project.trace_glob");
+	}
 	gdn_loop_policy_parse(a.post_check_policy, &pcp);
 	gdn_loop_policy_parse(a.no_commit_policy, &ncp);
 	gdn_loop_policy_parse(a.iteration_error_policy, &iep);
@@ -607,7 +732,33 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 		goto out;
 	}
 	la.agent = agent;
-	if (gdn_loop_run(&lo, &la, NULL, &sum, &err)) {
+	if (gate.mode != GDN_GATE_OFF || perf_on) {
+		const char *bname =
+		    a.backend ? a.backend : gdn_config_str(&ctx->config, "loop.backend");
+
+		if (!bname || !*bname)
+			bname = "local";
+		if (gdn_backend_open(&ctx->config, bname, &backend, &err)) {
+			code = gdn_die_err(&err);
+			goto out;
+		}
+		backend->repo_root = workdir;
+		gate.workdir = workdir;
+		gate.test_command = gdn_config_str(&ctx->config, "project.test_command");
+		gate.profile_command = gdn_config_str(&ctx->config, "project.profile_command");
+		gate.timeout_ms = a.validation_timeout_ms;
+		gate.backend = backend;
+		gate.on_line = on_agent_line;
+		gate.payload = &pr;
+		gdn_loop_policy_parse(a.validation_policy, &vp);
+		hooks.policy = vp;
+		if (perf_on) {
+			hooks.decide = gdn_gate_decide;
+			hooks.start = gdn_gate_start;
+		}
+	}
+	if (gdn_loop_run(&lo, &la, gate.mode != GDN_GATE_OFF || perf_on ? &hooks : NULL, &sum,
+			 &err)) {
 		code = gdn_die_err(&err);
 		goto out;
 	}
@@ -620,6 +771,11 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 	if (!code)
 		code = sum.exit_code;
 out:
+	gdn_gate_release(&gate);
+	gdn_perf_state_release(&ps);
+	gdn_perf_config_release(&pc);
+	strvec_clear(&a.perf_gates);
+	gdn_backend_free(backend);
 	gdn_agent_free(agent);
 	gdn_loop_summary_release(&sum);
 	strvec_clear(&a.directives);

@@ -97,6 +97,8 @@ const struct gdn_cfg_key gdn_cfg_schema[] = {
      "entries numbered below this are not field-checked", false},
     {"log_file", GDN_CFG_STRING, "lib/levanter/.agents/projects/gdn_pallas_tpu_hillclimb.md",
      "GDNCTL_LOG_FILE", NULL, "the markdown running log, relative to the repository root", false},
+    {"loop.backend", GDN_CFG_STRING, NULL, "GDNCTL_LOOP_BACKEND", NULL,
+     "the backend the loop's validation gate uses without --backend (default: local)", false},
     {"programs.ray", GDN_CFG_STRING, "ray", "GDNCTL_RAY", NULL,
      "the ray program (ray backends with cli: ray)", false},
     {"programs.rsync", GDN_CFG_STRING, "rsync", "GDNCTL_RSYNC", NULL,

@@ -141,6 +141,17 @@ static void jw(struct loop *l, const char *event, json_t *ev)
 	}
 }
 
+/* The hooks' reporting (struct gdn_loop_iter): through say and the journal. */
+static void hook_report(void *ctx, enum gdn_loop_level level, const char *msg)
+{
+	say(ctx, level, "%s", msg);
+}
+
+static void hook_journal(void *ctx, const char *event, json_t *ev)
+{
+	jw(ctx, event, ev);
+}
+
 /* What the agent's spawn callback needs to journal its process group. */
 struct spawn_note {
 	struct loop *l;
@@ -888,22 +899,34 @@ static enum step iteration_body(struct loop *l, struct iter *c, struct gdn_err *
 		goto out;
 	}
 	if (l->hooks) {
-		struct gdn_loop_iter gi = {c->it, c->head_before, c->head_after, c->commits};
+		struct gdn_loop_iter gi = {
+		    c->it, c->head_before, c->head_after, c->commits, hook_report, hook_journal, l};
+		struct gdn_loop_hook_out ho = {0};
+		bool reverted = false;
 		int rc = 0;
 
 		if (l->hooks->validate)
-			rc = l->hooks->validate(l->hooks->payload, &gi, err);
-		if (!rc && l->hooks->decide)
-			rc = l->hooks->decide(l->hooks->payload, &gi, err);
+			rc = l->hooks->validate(l->hooks->payload, &gi, &ho, err);
+		reverted = ho.reverted;
+		if (!rc && l->hooks->decide) {
+			memset(&ho, 0, sizeof(ho));
+			rc = l->hooks->decide(l->hooks->payload, &gi, &ho, err);
+			reverted = reverted || ho.reverted;
+		}
+		if (reverted)
+			c->commits = 0; /* none of them is kept */
 		if (rc < 0) {
 			step = STEP_ERROR;
 			goto out;
 		}
 		if (rc > 0) {
-			step = fail(c, GDN_FAIL_HOOK, rc, l->hooks->policy,
-				    err->msg[0] ? err->msg : "iteration hook failed.");
+			step =
+			    fail(c, GDN_FAIL_HOOK, rc, ho.has_policy ? ho.policy : l->hooks->policy,
+				 err->msg[0] ? err->msg : "iteration hook failed.");
 			goto out;
 		}
+		if (reverted)
+			goto out;
 	}
 	stamp_log(l, c);
 out:
@@ -1443,6 +1466,20 @@ int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *age
 			     o->workdir, "log_dir", o->log_dir, "head",
 			     head ? json_string(head) : NULL, "branch",
 			     branch ? json_string(branch) : NULL));
+		if (hooks && hooks->start && head && l.total >= 1) {
+			struct gdn_loop_iter gi = {0, head, head, 0, hook_report, hook_journal, &l};
+			int rc = hooks->start(hooks->payload, &gi, err);
+
+			if (rc < 0) {
+				ret = rc;
+				goto out;
+			}
+			if (rc > 0) {
+				say(&l, GDN_LOOP_NOTE, "%s", err->msg);
+				exit = rc;
+				sum->stop_reason = xstrdup("start");
+			}
+		}
 	}
 	for (long it = l.first; it <= l.total && exit < 0; it++) {
 		reason = stop_condition(&l);

@@ -276,14 +276,30 @@ struct hook_state {
 	int validated, decided;
 	long commits_seen;
 	int validate_rc;
+	/* decide: what it returns and sets in its out */
+	int decide_rc;
+	bool decide_reverted, decide_has_policy;
+	enum gdn_loop_policy decide_policy;
+	/* start: used when use_start; its return value */
+	bool use_start;
+	int start_rc, started;
+	int reported;  /* hook messages seen by the say callback */
+	char *journal; /* loop.jsonl after the run */
 };
 
-static int hook_validate(void *payload, const struct gdn_loop_iter *it, struct gdn_err *err)
+static int hook_validate(void *payload, const struct gdn_loop_iter *it,
+			 struct gdn_loop_hook_out *out, struct gdn_err *err)
 {
 	struct hook_state *h = payload;
 
 	h->validated++;
 	h->commits_seen += it->commits;
+	/* the engine's reporting, for the hooks */
+	assert_non_null(it->report);
+	assert_non_null(it->journal);
+	it->report(it->ctx, GDN_LOOP_INFO, "hook says hello");
+	it->journal(it->ctx, "validation",
+		    json_pack("{sIss}", "iteration", (json_int_t)it->iteration, "phase", "unit"));
 	assert_non_null(it->head_before);
 	assert_non_null(it->head_after);
 	if (h->validate_rc)
@@ -291,21 +307,42 @@ static int hook_validate(void *payload, const struct gdn_loop_iter *it, struct g
 	return h->validate_rc;
 }
 
-static int hook_decide(void *payload, const struct gdn_loop_iter *it, struct gdn_err *err)
+static int hook_decide(void *payload, const struct gdn_loop_iter *it, struct gdn_loop_hook_out *out,
+		       struct gdn_err *err)
 {
 	struct hook_state *h = payload;
 
 	(void)it;
-	(void)err;
 	h->decided++;
-	return 0;
+	out->reverted = h->decide_reverted;
+	out->has_policy = h->decide_has_policy;
+	out->policy = h->decide_policy;
+	if (h->decide_rc)
+		gdn_err_set(err, GDN_EFAILED, "decided against");
+	return h->decide_rc;
+}
+
+static int hook_start(void *payload, const struct gdn_loop_iter *it, struct gdn_err *err)
+{
+	struct hook_state *h = payload;
+
+	h->started++;
+	assert_int_equal(it->iteration, 0);
+	assert_int_equal(it->commits, 0);
+	assert_string_equal(it->head_before, it->head_after);
+	it->journal(it->ctx, "perf_decision",
+		    json_pack("{sIss}", "iteration", (json_int_t)0, "decision", "baseline"));
+	if (h->start_rc)
+		gdn_err_set(err, GDN_EFAILED, "baseline failed");
+	return h->start_rc;
 }
 
 static void say_nothing(enum gdn_loop_level level, const char *msg, void *payload)
 {
-	(void)level;
-	(void)msg;
-	(void)payload;
+	struct hook_state *h = payload;
+
+	if (level == GDN_LOOP_INFO && !strcmp(msg, "hook says hello"))
+		h->reported++;
 }
 
 static void engine_run(bool commit, struct hook_state *h, enum gdn_loop_policy hook_policy,
@@ -316,7 +353,8 @@ static void engine_run(bool commit, struct hook_state *h, enum gdn_loop_policy h
 	struct gdn_err err = GDN_ERR_INIT;
 	struct gdn_loop_opts o = {0};
 	struct gdn_loop_agent agent = {fake_run, fake_release, f};
-	struct gdn_loop_hooks hooks = {hook_validate, hook_decide, h, hook_policy};
+	struct gdn_loop_hooks hooks = {hook_validate, hook_decide, h, hook_policy,
+				       h->use_start ? hook_start : NULL};
 	const char *init[] = {"git", "init", "-q", "-b", "main", "repo", NULL};
 	const char *seed[] = {"git",	"-c", "user.name=a",   "-c", "user.email=a@b",
 			      "commit", "-q", "--allow-empty", "-m", "seed",
@@ -338,14 +376,23 @@ static void engine_run(bool commit, struct hook_state *h, enum gdn_loop_policy h
 	o.max_failures = -1;
 	o.no_commit_policy = GDN_POLICY_COUNT_FAILURE;
 	o.say = say_nothing;
+	o.payload = h;
 	o.run_id = "unit";
 	assert_int_equal(gdn_loop_run(&o, &agent, &hooks, sum, &err), 0);
 	/* the agent's last message is saved in the log dir */
 	{
 		char *m = xstrfmt("%s/iteration-001-last-message.txt", logs);
 
-		assert_int_equal(sbuf_read_file(&sb, m, 100, &err), 0);
-		assert_string_equal(sb.buf, "done");
+		if (f->calls) {
+			assert_int_equal(sbuf_read_file(&sb, m, 100, &err), 0);
+			assert_string_equal(sb.buf, "done");
+		}
+		free(m);
+		m = xstrfmt("%s/loop.jsonl", logs);
+		sbuf_reset(&sb);
+		assert_int_equal(sbuf_read_file(&sb, m, 1 << 20, &err), 0);
+		free(h->journal);
+		h->journal = xstrdup(sb.buf);
 		free(m);
 	}
 	assert_int_equal(run("/", rm), 0);
@@ -366,6 +413,12 @@ static void test_engine_hooks_after_post_checks(void **unused)
 	assert_int_equal(h.validated, 2);
 	assert_int_equal(h.decided, 2);
 	assert_int_equal(h.commits_seen, 2);
+	assert_int_equal(h.reported, 2);
+	assert_non_null(
+	    strstr(h.journal, "\"event\":\"validation\",\"iteration\":1,\"phase\":\"unit\""));
+	assert_non_null(
+	    strstr(h.journal, "\"event\":\"validation\",\"iteration\":2,\"phase\":\"unit\""));
+	free(h.journal);
 	assert_int_equal(sum.exit_code, 0);
 	assert_int_equal(sum.commits, 2);
 	assert_string_equal(sum.stop_reason, "completed");
@@ -387,6 +440,7 @@ static void test_engine_hook_failure_policy(void **unused)
 	assert_int_equal(sum.fail_kinds[GDN_FAIL_HOOK], 2);
 	assert_int_equal(sum.exit_code, 0);
 	gdn_loop_summary_release(&sum);
+	FREE_AND_NULL(h.journal);
 
 	/* fail: the hook's code is the exit code */
 	memset(&h, 0, sizeof(h));
@@ -397,6 +451,7 @@ static void test_engine_hook_failure_policy(void **unused)
 	assert_int_equal(sum.exit_code, 9);
 	assert_string_equal(sum.stop_reason, "failure");
 	gdn_loop_summary_release(&sum);
+	free(h.journal);
 }
 
 static void test_engine_no_commit_skips_hooks(void **unused)
@@ -408,8 +463,118 @@ static void test_engine_no_commit_skips_hooks(void **unused)
 	(void)unused;
 	engine_run(false, &h, GDN_POLICY_FAIL, &sum, &f);
 	assert_int_equal(h.validated, 0);
+	assert_int_equal(h.reported, 0);
+	assert_null(strstr(h.journal, "\"event\":\"validation\""));
+	free(h.journal);
 	assert_int_equal(sum.fail_kinds[GDN_FAIL_NO_COMMIT], 2);
 	assert_int_equal(sum.failures, 2);
+	gdn_loop_summary_release(&sum);
+}
+
+static void test_gate_never_runs_without_commits(void **unused)
+{
+	enum gdn_gate_mode m;
+	struct gdn_gate g = {0};
+	struct gdn_loop_iter it = {0};
+	struct gdn_loop_hook_out ho = {0};
+	struct gdn_err err = GDN_ERR_INIT;
+
+	(void)unused;
+	assert_int_equal(gdn_gate_mode_parse("required", &m), 0);
+	assert_int_equal(m, GDN_GATE_REQUIRED);
+	assert_int_equal(gdn_gate_mode_parse("profile-only", &m), 0);
+	assert_int_equal(m, GDN_GATE_PROFILE_ONLY);
+	assert_int_equal(gdn_gate_mode_parse("off", &m), 0);
+	assert_int_equal(m, GDN_GATE_OFF);
+	assert_int_equal(gdn_gate_mode_parse("on", &m), -1);
+	/* no commit: nothing is run (the backend is not even looked at) nor reverted */
+	g.mode = GDN_GATE_REQUIRED;
+	g.test_command = "false";
+	it.iteration = 1;
+	it.head_before = it.head_after = "0123456789012345678901234567890123456789";
+	assert_int_equal(gdn_gate_validate(&g, &it, &ho, &err), 0);
+	assert_false(ho.reverted);
+	/* off: nothing either */
+	g.mode = GDN_GATE_OFF;
+	it.commits = 1;
+	assert_int_equal(gdn_gate_validate(&g, &it, &ho, &err), 0);
+	assert_false(ho.reverted);
+}
+
+static void test_engine_hook_out(void **unused)
+{
+	struct hook_state h = {.decide_reverted = true};
+	struct gdn_loop_summary sum = GDN_LOOP_SUMMARY_INIT;
+	struct fake f = {0};
+
+	(void)unused;
+	/* accepted but reverted: no commit kept, no failure, the decision says 0 commits */
+	engine_run(true, &h, GDN_POLICY_FAIL, &sum, &f);
+	assert_int_equal(h.decided, 2);
+	assert_int_equal(sum.commits, 0);
+	assert_int_equal(sum.failures, 0);
+	assert_int_equal(sum.exit_code, 0);
+	assert_non_null(strstr(h.journal, "\"outcome\":\"ok\",\"failure\":null,\"counted\":false,"
+					  "\"commits\":0"));
+	FREE_AND_NULL(h.journal);
+	gdn_loop_summary_release(&sum);
+
+	/* a failure with its own policy: fail overrides the hooks' count-failure */
+	memset(&h, 0, sizeof(h));
+	h.decide_rc = 1;
+	h.decide_has_policy = true;
+	h.decide_policy = GDN_POLICY_FAIL;
+	f.calls = 0;
+	engine_run(true, &h, GDN_POLICY_COUNT_FAILURE, &sum, &f);
+	assert_int_equal(f.calls, 1);
+	assert_int_equal(sum.exit_code, 1);
+	assert_int_equal(sum.fail_kinds[GDN_FAIL_HOOK], 1);
+	FREE_AND_NULL(h.journal);
+	gdn_loop_summary_release(&sum);
+
+	/* count-failure from the hook under the hooks' fail: counted, both iterations run */
+	memset(&h, 0, sizeof(h));
+	h.decide_rc = 1;
+	h.decide_has_policy = true;
+	h.decide_policy = GDN_POLICY_COUNT_FAILURE;
+	f.calls = 0;
+	engine_run(true, &h, GDN_POLICY_FAIL, &sum, &f);
+	assert_int_equal(f.calls, 2);
+	assert_int_equal(sum.exit_code, 0);
+	assert_int_equal(sum.failures, 2);
+	free(h.journal);
+	gdn_loop_summary_release(&sum);
+}
+
+static void test_engine_start_hook(void **unused)
+{
+	struct hook_state h = {.use_start = true};
+	struct gdn_loop_summary sum = GDN_LOOP_SUMMARY_INIT;
+	struct fake f = {0};
+	const char *start, *first;
+
+	(void)unused;
+	engine_run(true, &h, GDN_POLICY_FAIL, &sum, &f);
+	assert_int_equal(h.started, 1);
+	assert_int_equal(f.calls, 2);
+	start = strstr(h.journal, "\"event\":\"perf_decision\",\"iteration\":0");
+	first = strstr(h.journal, "\"event\":\"iteration_start\"");
+	assert_non_null(start);
+	assert_non_null(first);
+	assert_true(start < first);
+	FREE_AND_NULL(h.journal);
+	gdn_loop_summary_release(&sum);
+
+	/* a start hook that fails stops the run before iteration 1 with its code */
+	memset(&h, 0, sizeof(h));
+	h.use_start = true;
+	h.start_rc = 5;
+	f.calls = 0;
+	engine_run(true, &h, GDN_POLICY_FAIL, &sum, &f);
+	assert_int_equal(f.calls, 0);
+	assert_int_equal(sum.exit_code, 5);
+	assert_string_equal(sum.stop_reason, "start");
+	free(h.journal);
 	gdn_loop_summary_release(&sum);
 }
 
@@ -428,6 +593,9 @@ int main(void)
 	    cmocka_unit_test(test_engine_hooks_after_post_checks),
 	    cmocka_unit_test(test_engine_hook_failure_policy),
 	    cmocka_unit_test(test_engine_no_commit_skips_hooks),
+	    cmocka_unit_test(test_gate_never_runs_without_commits),
+	    cmocka_unit_test(test_engine_hook_out),
+	    cmocka_unit_test(test_engine_start_hook),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
