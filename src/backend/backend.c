@@ -76,6 +76,29 @@ void gdn_job_status_set(struct gdn_job_status *st, enum gdn_job_state state, con
 	snprintf(st->native, sizeof(st->native), "%s", native ? native : "");
 }
 
+void gdn_job_status_from_proc(struct gdn_job_status *st, const struct gdn_proc *p,
+			      const char *ok_name)
+{
+	switch (p->status_kind) {
+	case GDN_PROC_EXITED:
+		if (p->code)
+			gdn_job_status_set(st, GDN_JOB_FAILED, "FAILED", p->code);
+		else
+			gdn_job_status_set(st, GDN_JOB_SUCCEEDED, ok_name, 0);
+		break;
+	case GDN_PROC_SIGNALED:
+		gdn_job_status_set(st, GDN_JOB_FAILED, "FAILED", 128 + p->signo);
+		break;
+	case GDN_PROC_TIMEOUT:
+	case GDN_PROC_IDLE:
+		gdn_job_status_set(st, GDN_JOB_TIMEOUT, "TIMEOUT", 124);
+		break;
+	default:
+		gdn_job_status_set(st, GDN_JOB_STOPPED, "STOPPED", gdn_proc_exit_code(p));
+		break;
+	}
+}
+
 int gdn_job_exit_code(const struct gdn_job_status *st)
 {
 	switch (st->state) {

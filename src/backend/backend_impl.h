@@ -134,6 +134,14 @@ int gdn_backend_poll_wait(struct gdn_backend *b, const char *job_id, const struc
 void gdn_job_status_set(struct gdn_job_status *st, enum gdn_job_state state, const char *native,
 			int exit_code);
 
+/*
+ * Set st from how a child that ran the work ended: exit 0 -> SUCCEEDED
+ * (native name ok_name), another exit or a signal -> FAILED (128+N),
+ * a runtime or idle timeout -> TIMEOUT (124), stopped -> STOPPED.
+ */
+void gdn_job_status_from_proc(struct gdn_job_status *st, const struct gdn_proc *p,
+			      const char *ok_name);
+
 /* ---- local and ssh jobs: the job shim (jobdir.c) ---- */
 
 /*

@@ -659,24 +659,7 @@ static int devtpu_run(struct gdn_backend *b, const struct gdn_run_spec *spec,
 	ret = gdn_backend_spawn(b, GDN_EV_SPAWN, &p, err);
 	if (ret || b->dry_run)
 		goto out;
-	switch (p.status_kind) {
-	case GDN_PROC_EXITED:
-		if (p.code)
-			gdn_job_status_set(st, GDN_JOB_FAILED, "FAILED", p.code);
-		else
-			gdn_job_status_set(st, GDN_JOB_SUCCEEDED, "SUCCEEDED", 0);
-		break;
-	case GDN_PROC_SIGNALED:
-		gdn_job_status_set(st, GDN_JOB_FAILED, "FAILED", 128 + p.signo);
-		break;
-	case GDN_PROC_TIMEOUT:
-	case GDN_PROC_IDLE:
-		gdn_job_status_set(st, GDN_JOB_TIMEOUT, "TIMEOUT", 124);
-		break;
-	default:
-		gdn_job_status_set(st, GDN_JOB_STOPPED, "STOPPED", gdn_proc_exit_code(&p));
-		break;
-	}
+	gdn_job_status_from_proc(st, &p, "SUCCEEDED");
 out:
 	strvec_clear(&argv);
 	sbuf_release(&cmd);

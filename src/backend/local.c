@@ -115,27 +115,13 @@ static int local_run(struct gdn_backend *b, const struct gdn_run_spec *spec,
 	}
 	if (ret || b->dry_run)
 		goto out;
-	switch (p.status_kind) {
-	case GDN_PROC_EXITED:
-		if (p.code)
-			gdn_job_status_set(st, GDN_JOB_FAILED, "FAILED", p.code);
-		else
-			gdn_job_status_set(st, GDN_JOB_SUCCEEDED, "COMPLETED", 0);
-		break;
-	case GDN_PROC_SIGNALED:
-		gdn_job_status_set(st, GDN_JOB_FAILED, "FAILED", 128 + p.signo);
+	gdn_job_status_from_proc(st, &p, "COMPLETED");
+	if (p.status_kind == GDN_PROC_SIGNALED) {
 		snprintf(st->message, sizeof(st->message), "killed by signal %d", p.signo);
-		break;
-	case GDN_PROC_TIMEOUT:
-	case GDN_PROC_IDLE:
+	} else if (st->state == GDN_JOB_TIMEOUT) {
 		gdn_format_duration(spec->timeout_ms, &dur);
-		gdn_job_status_set(st, GDN_JOB_TIMEOUT, "TIMEOUT", 124);
 		snprintf(st->message, sizeof(st->message), "stopped after the timeout of %s",
 			 dur.buf);
-		break;
-	default:
-		gdn_job_status_set(st, GDN_JOB_STOPPED, "STOPPED", gdn_proc_exit_code(&p));
-		break;
 	}
 out:
 	gdn_proc_release(&p);

@@ -646,28 +646,11 @@ static int marin_run(struct gdn_backend *b, const struct gdn_run_spec *spec,
 		goto out;
 	if (so.id && !check_job(so.id, NULL))
 		snprintf(st->job_id, sizeof(st->job_id), "%s", so.id);
-	switch (p.status_kind) {
-	case GDN_PROC_EXITED:
-		if (p.code)
-			gdn_job_status_set(st, GDN_JOB_FAILED, "FAILED", p.code);
-		else
-			gdn_job_status_set(st, GDN_JOB_SUCCEEDED, "SUCCEEDED", 0);
-		break;
-	case GDN_PROC_SIGNALED:
-		gdn_job_status_set(st, GDN_JOB_FAILED, "FAILED", 128 + p.signo);
-		break;
-	case GDN_PROC_TIMEOUT:
-	case GDN_PROC_IDLE:
-		gdn_job_status_set(st, GDN_JOB_TIMEOUT, "TIMEOUT", 124);
-		if (st->job_id[0])
-			stop_after(b, st->job_id, "timed out");
-		break;
-	default:
-		gdn_job_status_set(st, GDN_JOB_STOPPED, "STOPPED", gdn_proc_exit_code(&p));
-		if (st->job_id[0])
-			stop_after(b, st->job_id, "interrupted");
-		break;
-	}
+	gdn_job_status_from_proc(st, &p, "SUCCEEDED");
+	if (st->job_id[0] && st->state == GDN_JOB_TIMEOUT)
+		stop_after(b, st->job_id, "timed out");
+	else if (st->job_id[0] && st->state == GDN_JOB_STOPPED)
+		stop_after(b, st->job_id, "interrupted");
 out:
 	free(so.id);
 	free(sid);
