@@ -76,6 +76,19 @@ void gdn_job_status_set(struct gdn_job_status *st, enum gdn_job_state state, con
 	snprintf(st->native, sizeof(st->native), "%s", native ? native : "");
 }
 
+void gdn_spec_command(const struct gdn_run_spec *spec, struct sbuf *out)
+{
+	if (spec->shell) {
+		sbuf_adds(out, spec->shell);
+		return;
+	}
+	for (size_t i = 0; spec->argv && spec->argv[i]; i++) {
+		if (i)
+			sbuf_addch(out, ' ');
+		sbuf_add_shell_quoted(out, spec->argv[i]);
+	}
+}
+
 void gdn_job_status_from_proc(struct gdn_job_status *st, const struct gdn_proc *p,
 			      const char *ok_name)
 {

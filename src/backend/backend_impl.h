@@ -130,6 +130,9 @@ int gdn_backend_poll_wait(struct gdn_backend *b, const char *job_id, const struc
 			  long default_poll_ms, gdn_poll_fn poll, void *ctx,
 			  struct gdn_job_status *st, struct gdn_err *err);
 
+/* Append the work as one shell string: spec->shell, or spec->argv shell-quoted. */
+void gdn_spec_command(const struct gdn_run_spec *spec, struct sbuf *out);
+
 /* Set st to a state with its native name (copied, truncated) and final flag. */
 void gdn_job_status_set(struct gdn_job_status *st, enum gdn_job_state state, const char *native,
 			int exit_code);

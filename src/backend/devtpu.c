@@ -589,20 +589,6 @@ static int devtpu_stop(struct gdn_backend *b, const char *job_id, struct gdn_err
 
 /* ---- running commands ---- */
 
-/* The command as one shell string: spec->shell, or the argv quoted. */
-static void spec_command(const struct gdn_run_spec *spec, struct sbuf *out)
-{
-	if (spec->shell) {
-		sbuf_adds(out, spec->shell);
-		return;
-	}
-	for (size_t i = 0; spec->argv && spec->argv[i]; i++) {
-		if (i)
-			sbuf_addch(out, ' ');
-		sbuf_add_shell_quoted(out, spec->argv[i]);
-	}
-}
-
 /* ssh dev-tpu-N -- 'cd WORKDIR && exec env K=V... bash -lc CMD' */
 static void ssh_argv(struct devtpu_priv *dp, const struct gdn_run_spec *spec, const char *cmd,
 		     struct strvec *argv)
@@ -637,7 +623,7 @@ static int devtpu_run(struct gdn_backend *b, const struct gdn_run_spec *spec,
 	int ret = 0;
 
 	*st = (struct gdn_job_status)GDN_JOB_STATUS_INIT;
-	spec_command(spec, &cmd);
+	gdn_spec_command(spec, &cmd);
 	gdn_backend_register_secrets(spec->env);
 	if (dp->ssh_execute) {
 		ssh_argv(dp, spec, cmd.buf, &argv);

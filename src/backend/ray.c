@@ -207,20 +207,6 @@ static int submission_id(const struct gdn_run_spec *spec, char **out, struct gdn
 	return 0;
 }
 
-/* The command as one shell string: spec->shell, or the argv quoted. */
-static void spec_command(const struct gdn_run_spec *spec, struct sbuf *out)
-{
-	if (spec->shell) {
-		sbuf_adds(out, spec->shell);
-		return;
-	}
-	for (size_t i = 0; spec->argv && spec->argv[i]; i++) {
-		if (i)
-			sbuf_addch(out, ' ');
-		sbuf_add_shell_quoted(out, spec->argv[i]);
-	}
-}
-
 /* ---- what a submit prints ---- */
 
 struct submit_out {
@@ -280,7 +266,7 @@ static int plain_submit_argv(const struct ray_priv *rp, const struct gdn_run_spe
 					  key);
 		free(key);
 	}
-	spec_command(spec, &command);
+	gdn_spec_command(spec, &command);
 	v = ret ? NULL : json_string(command.buf);
 	if (!ret && (!v || json_object_set_new(vars, COMMAND_VARIABLE, v)))
 		ret = gdn_err_set(err, GDN_EUSAGE,
