@@ -328,6 +328,38 @@ static void shim_call_release(struct shim_call *c)
 	gdn_proc_release(&c->p);
 }
 
+/* Point c at the shim: `args` run through t's transport (bash or ssh), the shim on stdin. */
+static void shim_prepare(struct gdn_backend *b, const struct gdn_job_target *t, const char *run_dir,
+			 const char *const *run_env, const char *const *args, struct shim_call *c)
+{
+	t->build(b, run_dir, run_env, args, &c->argv, &c->p.dir, &c->env);
+	c->p.argv = c->argv.v;
+	c->p.env = c->env.nr ? c->env.v : NULL;
+	c->p.stdin_text = gdn_job_shim;
+	c->p.kill_grace_ms = 1000;
+}
+
+/*
+ * A new job: its id (in id[idsz]) and directory (in dir), and c set up for
+ * the shim's `run DIR MODE CMD...` (MODE "bg" or "fg").
+ */
+static void shim_run_prepare(struct gdn_backend *b, const struct gdn_job_target *t,
+			     const char *run_dir, const struct gdn_run_spec *spec, const char *mode,
+			     char *id, size_t idsz, struct sbuf *dir, struct shim_call *c)
+{
+	struct strvec args = STRVEC_INIT;
+
+	if (spec->dry_run)
+		b->dry_run = true;
+	gdn_job_new_id(id, idsz);
+	gdn_job_dir(t, id, dir);
+	strvec_pushl(&args, "run", dir->buf, mode, NULL);
+	gdn_run_spec_argv(spec, &args);
+	gdn_backend_register_secrets(spec->env);
+	shim_prepare(b, t, run_dir, spec->env, args.v, c);
+	strvec_clear(&args);
+}
+
 /*
  * Run one shim operation, capturing its output. 0 with the status in *st
  * and the data offset in *data_off; in a dry run 0 and nothing else.
@@ -340,14 +372,10 @@ static int shim_op(struct gdn_backend *b, const struct gdn_job_target *t, enum g
 	struct sbuf first = SBUF_INIT;
 	int ret;
 
-	t->build(b, NULL, NULL, args, &c->argv, &c->p.dir, &c->env);
-	c->p.argv = c->argv.v;
-	c->p.env = c->env.nr ? c->env.v : NULL;
-	c->p.stdin_text = gdn_job_shim;
+	shim_prepare(b, t, NULL, NULL, args, c);
 	c->p.capture = true;
 	c->p.out.limit = SHIM_OUT_LIMIT;
 	c->p.timeout_ms = (int)timeout_ms;
-	c->p.kill_grace_ms = 1000;
 	ret = gdn_backend_spawn(b, ev, &c->p, err);
 	if (ret || b->dry_run)
 		goto out;
@@ -382,7 +410,6 @@ int gdn_job_submit(struct gdn_backend *b, const struct gdn_job_target *t, const 
 		   const struct gdn_run_spec *spec, char **job_id, struct gdn_err *err)
 {
 	struct shim_call c = SHIM_CALL_INIT;
-	struct strvec args = STRVEC_INIT;
 	struct sbuf dir = SBUF_INIT, first = SBUF_INIT;
 	struct gdn_job_status st = GDN_JOB_STATUS_INIT;
 	char id[64];
@@ -390,21 +417,10 @@ int gdn_job_submit(struct gdn_backend *b, const struct gdn_job_target *t, const 
 	int ret;
 
 	*job_id = NULL;
-	if (spec->dry_run)
-		b->dry_run = true;
-	gdn_job_new_id(id, sizeof(id));
-	gdn_job_dir(t, id, &dir);
-	strvec_pushl(&args, "run", dir.buf, "bg", NULL);
-	gdn_run_spec_argv(spec, &args);
-	gdn_backend_register_secrets(spec->env);
-	t->build(b, run_dir, spec->env, args.v, &c.argv, &c.p.dir, &c.env);
-	c.p.argv = c.argv.v;
-	c.p.env = c.env.nr ? c.env.v : NULL;
-	c.p.stdin_text = gdn_job_shim;
+	shim_run_prepare(b, t, run_dir, spec, "bg", id, sizeof(id), &dir, &c);
 	c.p.capture = true;
 	c.p.out.limit = SHIM_OUT_LIMIT;
 	c.p.timeout_ms = SHIM_TIMEOUT_MS;
-	c.p.kill_grace_ms = 1000;
 	ret = gdn_backend_spawn(b, GDN_EV_SPAWN, &c.p, err);
 	if (ret || b->dry_run)
 		goto out;
@@ -426,7 +442,6 @@ int gdn_job_submit(struct gdn_backend *b, const struct gdn_job_target *t, const 
 	*job_id = xstrdup(id);
 out:
 	shim_call_release(&c);
-	strvec_clear(&args);
 	sbuf_release(&dir);
 	sbuf_release(&first);
 	return ret;
@@ -573,28 +588,16 @@ int gdn_job_run_fg(struct gdn_backend *b, const struct gdn_job_target *t, const 
 		   const struct gdn_run_spec *spec, struct gdn_job_status *st, struct gdn_err *err)
 {
 	struct shim_call c = SHIM_CALL_INIT, r = SHIM_CALL_INIT;
-	struct strvec args = STRVEC_INIT;
 	struct sbuf dir = SBUF_INIT, dur = SBUF_INIT;
 	struct gdn_job_status rst = GDN_JOB_STATUS_INIT;
 	char id[64];
 	size_t off;
 	int ret;
 
-	if (spec->dry_run)
-		b->dry_run = true;
-	gdn_job_new_id(id, sizeof(id));
-	gdn_job_dir(t, id, &dir);
-	strvec_pushl(&args, "run", dir.buf, "fg", NULL);
-	gdn_run_spec_argv(spec, &args);
-	gdn_backend_register_secrets(spec->env);
-	t->build(b, run_dir, spec->env, args.v, &c.argv, &c.p.dir, &c.env);
-	c.p.argv = c.argv.v;
-	c.p.env = c.env.nr ? c.env.v : NULL;
-	c.p.stdin_text = gdn_job_shim;
+	shim_run_prepare(b, t, run_dir, spec, "fg", id, sizeof(id), &dir, &c);
 	c.p.on_line = spec->on_line;
 	c.p.payload = spec->payload;
 	c.p.timeout_ms = (int)spec->timeout_ms;
-	c.p.kill_grace_ms = 1000;
 	ret = gdn_backend_spawn(b, GDN_EV_SPAWN, &c.p, err);
 	if (ret || b->dry_run)
 		goto out;
@@ -643,7 +646,6 @@ int gdn_job_run_fg(struct gdn_backend *b, const struct gdn_job_target *t, const 
 out:
 	shim_call_release(&c);
 	shim_call_release(&r);
-	strvec_clear(&args);
 	sbuf_release(&dir);
 	sbuf_release(&dur);
 	return ret;
