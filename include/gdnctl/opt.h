@@ -121,8 +121,29 @@ enum opt_parse_flags {
 int opt_parse(struct opt *opts, const struct opt_usage *u, int argc, const char **argv, int flags,
 	      struct strvec *rest, struct sbuf *help, struct gdn_err *err);
 
+/* The argument name shown in help ("N", "PATH", "KEY=VALUE"); NULL for a bool or a choice. */
+const char *opt_arg_name(const struct opt *o);
+
 /* Append the help text of a command to out. */
 void opt_help(const struct opt *opts, const struct opt_usage *u, struct sbuf *out);
+
+/*
+ * Describe mode (process-wide): while it is on, the front end that parses a
+ * command's options (gdn_cmd_parse_opts) hands the table to `fn` and stops
+ * the command before it parses argv or does anything, so tools such as
+ * `gdnctl help --json` and `gdnctl completion` read every command's table
+ * from the code that parses it. With `sub` set, the first table parsed with
+ * OPT_PARSE_STOP_AT_NON_OPTION (a dispatcher such as `trace`) is parsed
+ * normally once, so that the subcommand named in argv describes its own.
+ */
+typedef void (*opt_describe_fn)(const struct opt *opts, const struct opt_usage *u, int parse_flags,
+				void *data);
+void opt_describe_begin(opt_describe_fn fn, void *data, const char *sub);
+/* End describe mode. Returns the number of tables described; *sub_taken whether a dispatcher
+ * passed `sub` on (may be NULL). */
+int opt_describe_end(bool *sub_taken);
+/* For the parsing front end: true when the table was described (do not run the command). */
+bool opt_describe_take(const struct opt *opts, const struct opt_usage *u, int parse_flags);
 
 /* Value parsers shared with configuration loading. Each returns 0 or GDN_EUSAGE. */
 int opt_parse_long(const char *s, long *out);

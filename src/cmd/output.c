@@ -57,9 +57,14 @@ bool gdn_cmd_parse_opts(struct opt *opts, const struct opt_usage *u, int argc, c
 {
 	struct sbuf help = SBUF_INIT;
 	struct gdn_err err = GDN_ERR_INIT;
-	int ret = opt_parse(opts, u, argc, argv, flags, rest, &help, &err);
+	int ret;
 	bool go_on = false;
 
+	if (opt_describe_take(opts, u, flags)) {
+		*exit_code = GDN_EXIT_OK;
+		return false;
+	}
+	ret = opt_parse(opts, u, argc, argv, flags, rest, &help, &err);
 	if (ret == OPT_HELP_REQUESTED) {
 		fwrite(help.buf, 1, help.len, stdout);
 		*exit_code = GDN_EXIT_OK;

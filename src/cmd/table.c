@@ -10,6 +10,7 @@ const struct gdn_cmd gdn_commands[] = {
      NULL},
     {"codex-loop", cmd_loop, "the original gdnctl.py name of loop", CMD_ALIAS | CMD_NEEDS_CONFIG,
      "loop"},
+    {"completion", cmd_completion, "print a bash or zsh completion script", 0, NULL},
     {"config", cmd_config, "show the effective configuration and where each value came from",
      CMD_NEEDS_CONFIG, NULL},
     {"dev-tpu-allocate", cmd_marin_alias, "the original gdnctl.py name of allocate",

@@ -105,8 +105,11 @@ int opt_parse_kv(const char *s, size_t *key_len)
 	return 0;
 }
 
-static const char *type_argh(const struct opt *o)
+const char *opt_arg_name(const struct opt *o)
 {
+	if (o->type == OPT_BOOL || o->type == OPT_CHOICE || o->type == OPT_GROUP ||
+	    o->type == OPT_END)
+		return NULL;
 	if (o->argh)
 		return o->argh;
 	switch (o->type) {
@@ -368,7 +371,7 @@ void opt_help(const struct opt *opts, const struct opt_usage *u, struct sbuf *ou
 			choices_join(&left, o->choices, "|");
 			sbuf_adds(&left, "}");
 		} else if (o->type != OPT_BOOL) {
-			sbuf_addf(&left, " %s", type_argh(o));
+			sbuf_addf(&left, " %s", opt_arg_name(o));
 		}
 		sbuf_adds(out, left.buf);
 		if (left.len >= 30)
@@ -388,4 +391,45 @@ void opt_help(const struct opt *opts, const struct opt_usage *u, struct sbuf *ou
 	if (u->extra)
 		sbuf_addf(out, "\n%s\n", u->extra);
 	sbuf_release(&left);
+}
+
+static struct {
+	opt_describe_fn fn;
+	void *data;
+	const char *sub;
+	bool sub_taken;
+	int described;
+} describe;
+
+void opt_describe_begin(opt_describe_fn fn, void *data, const char *sub)
+{
+	describe.fn = fn;
+	describe.data = data;
+	describe.sub = sub;
+	describe.sub_taken = false;
+	describe.described = 0;
+}
+
+int opt_describe_end(bool *sub_taken)
+{
+	int n = describe.described;
+
+	if (sub_taken)
+		*sub_taken = describe.sub_taken;
+	memset(&describe, 0, sizeof(describe));
+	return n;
+}
+
+bool opt_describe_take(const struct opt *opts, const struct opt_usage *u, int parse_flags)
+{
+	if (!describe.fn)
+		return false;
+	if (describe.sub && (parse_flags & OPT_PARSE_STOP_AT_NON_OPTION)) {
+		describe.sub = NULL;
+		describe.sub_taken = true;
+		return false;
+	}
+	describe.fn(opts, u, parse_flags, describe.data);
+	describe.described++;
+	return true;
 }

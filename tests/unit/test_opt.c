@@ -4,6 +4,7 @@
 #include <cmocka.h>
 #include "gdnctl/err.h"
 #include "gdnctl/opt.h"
+#include "gdnctl/optdoc.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
 
@@ -227,12 +228,216 @@ static void numbers_and_names(void **state)
 	assert_false(opt_is_env_name("", 0));
 }
 
+static void roff(const char *in, const char *want)
+{
+	struct sbuf out = SBUF_INIT;
+
+	roff_escape(&out, in);
+	assert_string_equal(out.buf, want);
+	sbuf_release(&out);
+}
+
+static void roff_escaping(void **state)
+{
+	struct sbuf out = SBUF_INIT;
+
+	roff("--log-file", "\\-\\-log\\-file");
+	roff("a\\b", "a\\eb");
+	roff(".start", "\\&.start");
+	roff("'quote", "\\&'quote");
+	roff("x.y 'z'", "x.y 'z'");
+	roff("one\n.two\n'three", "one\n\\&.two\n\\&'three");
+	roff("say \"hi\"", "say \\(dqhi\\(dq");
+	roff("caf\xc3\xa9 \xe2\x80\x94 \xf0\x9f\x98\x80", "caf\\[u00E9] \\[u2014] \\[u1F600]");
+	roff("bad \xc3 \xff byte", "bad ? ? byte");
+	roff("ctl\x01", "ctl?");
+	/* a '.' is only escaped at the start of a line of the output */
+	sbuf_adds(&out, "text ");
+	roff_escape(&out, ".x");
+	assert_string_equal(out.buf, "text .x");
+	sbuf_reset(&out);
+	roff_escape_len(&out, "-abc", 2);
+	assert_string_equal(out.buf, "\\-a");
+	sbuf_release(&out);
+}
+
+static const char *const modes[] = {"off", "on", NULL};
+
+static void roff_options(void **state)
+{
+	int b = 0, neg = 0;
+	long n = 0;
+	const char *mode = NULL, *path = NULL;
+	struct strvec list = STRVEC_INIT;
+	struct opt opts[] = {
+	    OPT_GROUP_("Main"),
+	    OPT_BOOL_('f', "flag", &b, "a flag"),
+	    {OPT_BOOL, 0, "sync", &neg, NULL, "sync first", NULL, NULL, OPT_NEGATABLE, 0, 0, 0},
+	    OPT_INT_('n', "num", &n, "N", "a number", "3", 1, 10),
+	    OPT_CHOICE_(0, "mode", &mode, modes, "the mode", "off"),
+	    OPT_STRING_(0, "out", &path, "PATH", ".hidden-looking help", NULL),
+	    OPT_LIST_(0, "field", &list, "NAME", "a field"),
+	    {OPT_STRING, 0, "secret", &path, "S", "not shown", NULL, NULL, OPT_HIDDEN, 0, 0, 0},
+	    OPT_END_(),
+	};
+	struct sbuf out = SBUF_INIT;
+
+	opt_doc_roff_options(&out, opts);
+	assert_non_null(strstr(out.buf, ".SS Main\n"));
+	assert_non_null(strstr(out.buf, ".TP\n\\fB\\-f\\fR, \\fB\\-\\-flag\\fR\na flag\n"));
+	assert_non_null(strstr(out.buf, "\\fB\\-\\-sync\\fR, \\fB\\-\\-no\\-sync\\fR\n"));
+	assert_non_null(strstr(out.buf, "\\fB\\-\\-num\\fR \\fIN\\fR\na number (default: 3)\n"));
+	assert_non_null(strstr(out.buf, "\\fB\\-\\-mode\\fR {off|on}\nthe mode (default: off)\n"));
+	assert_non_null(strstr(out.buf, "\\fIPATH\\fR\n\\&.hidden\\-looking help\n"));
+	assert_non_null(strstr(out.buf, "a field (repeatable)\n"));
+	assert_null(strstr(out.buf, "secret"));
+	assert_non_null(strstr(out.buf, "\\fB\\-h\\fR, \\fB\\-\\-help\\fR\n"));
+	sbuf_release(&out);
+	strvec_clear(&list);
+}
+
+static void json_description(void **state)
+{
+	int b = 0;
+	long n = 0;
+	const char *mode = NULL;
+	struct strvec kv = STRVEC_INIT;
+	struct opt opts[] = {
+	    OPT_BOOL_('f', "flag", &b, "a flag"),
+	    OPT_GROUP_("Tuning"),
+	    OPT_INT_(0, "num", &n, "N", "a number", "3", 1, 10),
+	    {OPT_CHOICE, 0, "mode", &mode, NULL, "the mode", modes, "off", OPT_REQUIRED, 0, 0, 0},
+	    OPT_KV_('e', "env", &kv, "a variable"),
+	    OPT_END_(),
+	};
+	json_t *j = opt_doc_json(opts, &usage, OPT_PARSE_NO_POSITIONAL), *o;
+
+	assert_string_equal(json_string_value(json_array_get(json_object_get(j, "usage"), 0)),
+			    "gdnctl demo [options] [--] [ARGS...]");
+	assert_string_equal(json_string_value(json_object_get(j, "description")), "Try options.");
+	assert_string_equal(json_string_value(json_object_get(j, "extra")), "Extra text.");
+	assert_true(json_is_false(json_object_get(j, "positional")));
+	assert_int_equal(json_array_size(json_object_get(j, "options")), 4);
+	o = json_array_get(json_object_get(j, "options"), 0);
+	assert_string_equal(json_string_value(json_object_get(o, "long")), "flag");
+	assert_string_equal(json_string_value(json_object_get(o, "short")), "f");
+	assert_string_equal(json_string_value(json_object_get(o, "type")), "bool");
+	assert_true(json_is_null(json_object_get(o, "arg")));
+	assert_true(json_is_null(json_object_get(o, "group")));
+	o = json_array_get(json_object_get(j, "options"), 1);
+	assert_string_equal(json_string_value(json_object_get(o, "group")), "Tuning");
+	assert_string_equal(json_string_value(json_object_get(o, "arg")), "N");
+	assert_string_equal(json_string_value(json_object_get(o, "default")), "3");
+	assert_int_equal(json_integer_value(json_object_get(o, "min")), 1);
+	assert_int_equal(json_integer_value(json_object_get(o, "max")), 10);
+	o = json_array_get(json_object_get(j, "options"), 2);
+	assert_string_equal(json_string_value(json_object_get(o, "type")), "choice");
+	assert_int_equal(json_array_size(json_object_get(o, "choices")), 2);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(o, "choices"), 1)),
+			    "on");
+	assert_true(json_is_true(json_object_get(o, "required")));
+	o = json_array_get(json_object_get(j, "options"), 3);
+	assert_string_equal(json_string_value(json_object_get(o, "type")), "kv");
+	assert_string_equal(json_string_value(json_object_get(o, "arg")), "KEY=VALUE");
+	assert_true(json_is_true(json_object_get(o, "repeatable")));
+	json_decref(j);
+	strvec_clear(&kv);
+}
+
+static void subcommands_from_usage(void **state)
+{
+	static const struct opt_usage trace = {
+	    "gdnctl trace summary [options] INPUT\ngdnctl trace diff [options] BEFORE AFTER", NULL,
+	    NULL};
+	static const struct opt_usage config = {
+	    "gdnctl config [show] [--json]\ngdnctl config get KEY\ngdnctl config keys\n"
+	    "gdnctl config show --origin",
+	    NULL, NULL};
+	static const struct opt_usage plain = {
+	    "gdnctl run [options] -- CMD...\ngdnctl run [options] --shell STRING\n"
+	    "gdnctl loop [options]\ngdnctl runner x",
+	    NULL, NULL};
+	struct strvec subs = STRVEC_INIT;
+
+	opt_doc_subcommands(&trace, "trace", &subs);
+	assert_int_equal(subs.nr, 2);
+	assert_string_equal(subs.v[0], "summary");
+	assert_string_equal(subs.v[1], "diff");
+	strvec_clear(&subs);
+	opt_doc_subcommands(&config, "config", &subs);
+	assert_int_equal(subs.nr, 3);
+	assert_string_equal(subs.v[0], "show");
+	assert_string_equal(subs.v[2], "keys");
+	strvec_clear(&subs);
+	opt_doc_subcommands(&plain, "run", &subs);
+	assert_int_equal(subs.nr, 0);
+	strvec_clear(&subs);
+}
+
+struct seen {
+	int calls, flags;
+	const char *first;
+};
+
+static void record(const struct opt *opts, const struct opt_usage *u, int parse_flags, void *data)
+{
+	struct seen *s = data;
+
+	s->calls++;
+	s->flags = parse_flags;
+	s->first = opts[0].long_name;
+}
+
+static void describe_mode(void **state)
+{
+	struct opt top[] = {OPT_END_()};
+	struct opt sub[] = {{OPT_BOOL, 0, "deep", NULL, NULL, "x", NULL, NULL, 0, 0, 0, 0},
+			    OPT_END_()};
+	struct seen s = {0};
+	bool taken = true;
+
+	/* off: nothing is taken */
+	assert_false(opt_describe_take(sub, &usage, 0));
+	opt_describe_begin(record, &s, NULL);
+	assert_true(opt_describe_take(sub, &usage, OPT_PARSE_NO_POSITIONAL));
+	assert_int_equal(opt_describe_end(&taken), 1);
+	assert_false(taken);
+	assert_int_equal(s.calls, 1);
+	assert_int_equal(s.flags, OPT_PARSE_NO_POSITIONAL);
+	assert_string_equal(s.first, "deep");
+	assert_false(opt_describe_take(sub, &usage, 0));
+
+	/* a dispatcher lets the subcommand through once; the subcommand's table is described */
+	memset(&s, 0, sizeof(s));
+	opt_describe_begin(record, &s, "summary");
+	assert_false(opt_describe_take(top, &usage, OPT_PARSE_STOP_AT_NON_OPTION));
+	assert_true(opt_describe_take(sub, &usage, 0));
+	assert_int_equal(opt_describe_end(&taken), 1);
+	assert_true(taken);
+	assert_string_equal(s.first, "deep");
+
+	/* a command that parses without stopping at its subcommand is described itself */
+	memset(&s, 0, sizeof(s));
+	opt_describe_begin(record, &s, "show");
+	assert_true(opt_describe_take(top, &usage, 0));
+	assert_int_equal(opt_describe_end(&taken), 1);
+	assert_false(taken);
+	assert_null(s.first);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(parses_every_type),       cmocka_unit_test(rejects_bad_values),
-	    cmocka_unit_test(help_lists_every_option), cmocka_unit_test(durations),
+	    cmocka_unit_test(parses_every_type),
+	    cmocka_unit_test(rejects_bad_values),
+	    cmocka_unit_test(help_lists_every_option),
+	    cmocka_unit_test(durations),
 	    cmocka_unit_test(numbers_and_names),
+	    cmocka_unit_test(roff_escaping),
+	    cmocka_unit_test(roff_options),
+	    cmocka_unit_test(json_description),
+	    cmocka_unit_test(subcommands_from_usage),
+	    cmocka_unit_test(describe_mode),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
