@@ -19,6 +19,8 @@ const struct gdn_cmd gdn_commands[] = {
      CMD_ALIAS | CMD_NEEDS_CONFIG, "profile"},
     {"dev-tpu-test", cmd_marin_alias, "the original gdnctl.py name of test",
      CMD_ALIAS | CMD_NEEDS_CONFIG, "test"},
+    {"doctor", cmd_doctor,
+     "check the environment (programs, ssh, tokens, disk) and say what to fix", 0, NULL},
     {"download-trace", cmd_download_trace,
      "download profiler traces from a Hugging Face Hub repository", 0, NULL},
     {"help", cmd_help, "show help for gdnctl or one command", 0, NULL},
