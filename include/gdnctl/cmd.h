@@ -74,6 +74,7 @@ int cmd_test(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_logs(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_metrics(int argc, const char **argv, struct gdn_ctx *ctx);
+int cmd_report(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_run(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_stop(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_trace(int argc, const char **argv, struct gdn_ctx *ctx);

@@ -43,6 +43,7 @@ const struct gdn_cmd gdn_commands[] = {
      CMD_ALIAS | CMD_NEEDS_CONFIG, "test"},
     {"ray-wait", cmd_marin_alias, "the original gdnctl.py name of wait",
      CMD_ALIAS | CMD_NEEDS_CONFIG, "wait"},
+    {"report", cmd_report, "write an HTML report and a summary of a loop run", 0, NULL},
     {"run", cmd_run, "run a command on a backend (local, ssh, slurm, ...)", CMD_NEEDS_CONFIG, NULL},
     {"stop", cmd_stop, "stop a job on a backend", CMD_NEEDS_CONFIG, NULL},
     {"test", cmd_test, "run the project's tests on a backend (Marin: GDN tests on Ray)",

@@ -92,7 +92,7 @@ for c in $commands $aliases; do
 done
 
 test_expect_success 'gdnctl.md documents every command and exit code' '
-	for c in $commands; do grep -q "$c" "$GDNCTL_SOURCE_DIR/docs/gdnctl.md" || { echo "missing $c"; exit 1; }; done &&
+	for c in $commands; do grep -q "^| \`$c\` |" "$GDNCTL_SOURCE_DIR/docs/gdnctl.md" || { echo "missing $c"; exit 1; }; done &&
 	for code in 0 1 2 3 4 5 124; do grep -qE "^\| *$code *\|" "$GDNCTL_SOURCE_DIR/docs/gdnctl.md" || { echo "missing exit $code"; exit 1; }; done
 '
 

@@ -1,0 +1,150 @@
+/*
+ * The loop report (`gdnctl report`, docs/gdnctl-report.md): a model of one
+ * run of the hill-climb loop built from its journal (<log dir>/loop.jsonl),
+ * its performance state (perf_state.json: metric values and trace figures)
+ * and, when available, the commit subjects and the agent's last messages;
+ * rendered as a plain-text summary, a JSON document (schema
+ * gdnctl.report.v1) and one self-contained HTML page (inline CSS and SVG,
+ * no network).
+ *
+ * Pure: nothing here prints or exits. Loading fills a struct gdn_err;
+ * renderers append to a struct sbuf.
+ */
+#ifndef GDNCTL_REPORT_H
+#define GDNCTL_REPORT_H
+
+#include <jansson.h>
+#include "gdnctl/compat.h"
+#include "gdnctl/strvec.h"
+
+struct gdn_err;
+struct sbuf;
+
+#define GDN_REPORT_SCHEMA     "gdnctl.report.v1"
+#define GDN_REPORT_TOP_DELTAS 3 /* trace deltas kept per iteration */
+
+/* How an iteration ended, as the report colours it. */
+enum gdn_report_outcome {
+	GDN_REPORT_BASELINE = 0, /* iteration 0: the starting commit measured */
+	GDN_REPORT_PROMOTED,	 /* the new champion */
+	GDN_REPORT_WITHIN,	 /* kept, within the hold band */
+	GDN_REPORT_REGRESSION,
+	GDN_REPORT_GATE_REGRESSION,
+	GDN_REPORT_UNSCORED,	 /* the metric was not measured */
+	GDN_REPORT_FAILED_TESTS, /* the validation gate failed: reverted */
+	GDN_REPORT_NO_COMMIT,
+	GDN_REPORT_KEPT,  /* commits kept without a performance decision */
+	GDN_REPORT_ERROR, /* agent failure, post-check, iteration error, failed revert */
+	GDN_REPORT_OPEN,  /* no decision in the journal (running or interrupted) */
+	GDN_REPORT_OUTCOME_NR
+};
+/* "baseline", "promoted", "within_band", "regression", "gate_regression", "unscored",
+ * "failed_tests", "no_commit", "kept", "error", "open" (also the HTML class suffix). */
+const char *gdn_report_outcome_name(enum gdn_report_outcome o);
+/* For people: "promoted", "within band", "failed tests", ... */
+const char *gdn_report_outcome_label(enum gdn_report_outcome o);
+
+/* One trace bucket's per-step time against the champion's. */
+struct gdn_report_delta {
+	char kind[12]; /* "step", "category" or "op" */
+	char *name;    /* owned; NULL for the step */
+	double candidate_ms, champion_ms, delta_ms;
+};
+
+struct gdn_report_iter {
+	long iteration;
+	enum gdn_report_outcome outcome;
+	char *commit;	   /* HEAD after the agent (40 hex, owned), or NULL without commits */
+	struct strvec ids; /* the iteration's commits, newest first */
+	long commits;	   /* commits the agent made */
+	long kept;	   /* commits kept (the decision's count) */
+	bool reverted;
+	char *discarded_ref; /* owned, or NULL */
+	char *reason;	     /* why: revert reason, failure kind or perf reason (owned), or NULL */
+	char *hypothesis;    /* commit subjects or the agent's last message (owned), or NULL */
+	char *perf_decision; /* the policy's decision name (owned), or NULL */
+	bool has_metric;
+	double metric;		/* the measured candidate value */
+	double champion_before; /* NAN when there was no champion */
+	double champion_after;	/* the champion after this iteration's decision, or NAN */
+	double delta_pct;	/* (metric - champion_before) / |champion_before| * 100, or NAN */
+	long long agent_ms, validation_ms;
+	struct gdn_report_delta deltas[GDN_REPORT_TOP_DELTAS];
+	size_t nr_deltas;
+	bool seen_decision, seen_error, validation_failed;
+	char *failure; /* the decision's failure kind (owned), or NULL */
+};
+
+struct gdn_report_totals {
+	long iterations; /* iterations with a decision (iteration 0 not counted) */
+	long long agent_ms, validation_ms, wall_ms;
+	long commits_kept, commits_reverted, failures, promoted;
+};
+
+struct gdn_report {
+	struct strvec runs;			      /* every run id in the journal, in order */
+	char *run_id, *workdir, *branch, *start_head; /* the selected run (owned) */
+	char *started, *ended;			      /* ISO timestamps, or NULL */
+	char *end_reason;			      /* run_end's reason, or NULL */
+	long planned;				      /* --iterations of the run */
+	bool has_exit;
+	int exit_code;
+	char *metric; /* owned, or NULL when the run had no performance decision */
+	bool lower_is_better;
+	bool torn_last_line; /* the journal's last line had no newline and was ignored */
+	/* the state's champion, used when the run made no performance decision */
+	char *state_champion; /* commit (owned), or NULL */
+	double state_champion_value;
+	struct gdn_report_iter *v;
+	size_t nr, alloc;
+	struct gdn_report_totals totals;
+};
+#define GDN_REPORT_INIT             \
+	{                           \
+		.runs = STRVEC_INIT \
+	}
+void gdn_report_init(struct gdn_report *r);
+void gdn_report_release(struct gdn_report *r);
+
+/*
+ * Read a journal's bytes (`name` for messages) and build the model of run
+ * `run_id` (NULL: the last run). A line that is not a JSON event object is
+ * GDN_EPARSE "journal 'NAME' line N: ..."; a journal without runs or
+ * without `run_id` is GDN_ENOTFOUND. A torn last line (no newline) is
+ * ignored and noted in torn_last_line.
+ */
+int gdn_report_load_journal(struct gdn_report *r, const char *buf, size_t len, const char *run_id,
+			    const char *name, struct gdn_err *err);
+/*
+ * Add a performance state's bytes (perf_state.json): the metric direction
+ * and each iteration's trace deltas against its champion; when the run
+ * made no performance decision, the state's champion and metric (the
+ * champion line of a run that only kept or lost commits). GDN_EPARSE for a
+ * malformed state (see gdn_perf_state_parse).
+ */
+int gdn_report_add_state(struct gdn_report *r, const char *buf, size_t len, const char *name,
+			 struct gdn_err *err);
+/*
+ * Best effort: fill each iteration's hypothesis from its commit subjects
+ * (libgit2, the run's working tree, or `repo` when non-NULL) or else from
+ * <log_dir>/iteration-NNN-last-message.txt. Never fails.
+ */
+void gdn_report_add_hypotheses(struct gdn_report *r, const char *repo, const char *log_dir);
+
+/* Renderers: append to out. */
+void gdn_report_render_text(const struct gdn_report *r, struct sbuf *out);
+void gdn_report_render_html(const struct gdn_report *r, struct sbuf *out);
+/* New reference: the JSON document {"schema": "gdnctl.report.v1", ...}. */
+json_t *gdn_report_json(const struct gdn_report *r);
+
+/*
+ * Write `len` bytes to `path` atomically: a temporary file in the same
+ * directory (mode 0644), fsync(2)ed, renamed over `path`, the directory
+ * synced. Returns 0 or GDN_EIO; no temporary file is left behind.
+ */
+int gdn_report_write_file(const char *path, const char *buf, size_t len, struct gdn_err *err);
+
+/* Append s HTML-escaped (& < > " ' and control characters) to out. */
+void gdn_report_html_escape(struct sbuf *out, const char *s);
+
+#endif

@@ -1,0 +1,149 @@
+/*
+ * `gdnctl report`: a picture of a night of iterations. Reads the loop's
+ * journal (loop.jsonl) and performance state (perf_state.json), writes
+ * one self-contained HTML file atomically and prints a plain-text summary
+ * (or, with --json, a JSON document). The model and renderers live in
+ * src/report/; see docs/gdnctl-report.md.
+ */
+#include "gdnctl/compat.h"
+#include "gdnctl/cmd.h"
+#include "gdnctl/err.h"
+#include "gdnctl/exitcode.h"
+#include "gdnctl/json.h"
+#include "gdnctl/opt.h"
+#include "gdnctl/repo.h"
+#include "gdnctl/report.h"
+#include "gdnctl/sbuf.h"
+#include "gdnctl/strvec.h"
+#include "gdnctl/xalloc.h"
+
+#define JOURNAL_MAX ((size_t)1 << 30)
+#define STATE_MAX   ((size_t)256 << 20)
+
+static const struct opt_usage usage = {
+    "gdnctl report [options]",
+    "Report on a loop run: an HTML page with the metric per iteration, the champion line,\n"
+    "each decision and the top trace deltas, and a plain-text summary (or --json).",
+    "Reads <log-dir>/loop.jsonl (the last run unless --run) and the performance state\n"
+    "(<log-dir>/perf_state.json unless --perf-state-file; optional when absent). The\n"
+    "default log directory is the loop's: <repository>/.agents/logs/gdn_codex_loop.\n"
+    "Commit subjects come from the run's repository when it is still there. The HTML is\n"
+    "self-contained (inline CSS and SVG, no script, no network) and written atomically.\n"
+    "Exit status: 0 ok; 1 the journal is missing, unreadable or malformed (the error\n"
+    "names the line), the state is malformed (or a --perf-state-file is missing), the\n"
+    "run is not in the journal, or the HTML cannot be written; 2 usage error."};
+
+struct report_args {
+	const char *log_dir, *state_file, *output, *run;
+	int json;
+};
+
+static char *abspath(const char *base, const char *p)
+{
+	return p[0] == '/' ? xstrdup(p) : xstrfmt("%s/%s", base, p);
+}
+
+/* The loop's default log directory, from the repository around the current directory. */
+static char *default_log_dir(struct gdn_ctx *ctx, struct gdn_err *err)
+{
+	char *root = NULL, *dir = NULL;
+
+	if (gdn_repo_discover(ctx->cwd, &root, err)) {
+		if (err->code == GDN_ENOTFOUND)
+			gdn_err_set(err, GDN_EUSAGE,
+				    "not inside a git repository: '%s' (use --log-dir)", ctx->cwd);
+		return NULL;
+	}
+	dir = xstrfmt("%s/.agents/logs/gdn_codex_loop", root);
+	free(root);
+	return dir;
+}
+
+int cmd_report(int argc, const char **argv, struct gdn_ctx *ctx)
+{
+	struct report_args a = {0};
+	struct opt opts[] = {
+	    OPT_STRING_(0, "log-dir", &a.log_dir, "DIR", "the loop's log directory",
+			"<repository>/.agents/logs/gdn_codex_loop"),
+	    OPT_STRING_(0, "perf-state-file", &a.state_file, "PATH", "the performance state file",
+			"<log-dir>/perf_state.json"),
+	    OPT_STRING_('o', "output", &a.output, "FILE", "where to write the HTML report",
+			"<log-dir>/report.html"),
+	    OPT_STRING_(0, "run", &a.run, "ID", "report on this run of the journal",
+			"the last run"),
+	    OPT_BOOL_(0, "json", &a.json, "print a JSON document (schema gdnctl.report.v1)"),
+	    OPT_END_(),
+	};
+	struct gdn_report r = GDN_REPORT_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	struct sbuf buf = SBUF_INIT, out = SBUF_INIT;
+	char *log_dir = NULL, *journal = NULL, *state = NULL, *output = NULL;
+	json_t *doc = NULL;
+	int code = 0;
+
+	if (!gdn_cmd_parse_opts(opts, &usage, argc, argv, OPT_PARSE_NO_POSITIONAL, NULL, &code))
+		return code;
+	gdn_report_init(&r);
+	log_dir = a.log_dir ? abspath(ctx->cwd, a.log_dir) : default_log_dir(ctx, &err);
+	if (!log_dir) {
+		code = gdn_die_err(&err);
+		goto out;
+	}
+	journal = xstrfmt("%s/loop.jsonl", log_dir);
+	state =
+	    a.state_file ? abspath(ctx->cwd, a.state_file) : xstrfmt("%s/perf_state.json", log_dir);
+	output = a.output ? abspath(ctx->cwd, a.output) : xstrfmt("%s/report.html", log_dir);
+
+	if (sbuf_read_file(&buf, journal, JOURNAL_MAX, &err) ||
+	    gdn_report_load_journal(&r, buf.buf, buf.len, a.run, journal, &err)) {
+		gdn_error("%s", err.msg);
+		code = GDN_EXIT_FAILED;
+		goto out;
+	}
+	if (r.torn_last_line)
+		gdn_warn("journal '%s': ignored an incomplete last line", journal);
+	sbuf_reset(&buf);
+	if (sbuf_read_file(&buf, state, STATE_MAX, &err)) {
+		if (err.code != GDN_ENOTFOUND || a.state_file) {
+			gdn_error("%s", err.msg);
+			code = GDN_EXIT_FAILED;
+			goto out;
+		}
+		gdn_err_clear(&err);
+	} else if (gdn_report_add_state(&r, buf.buf, buf.len, state, &err)) {
+		gdn_error("%s", err.msg);
+		code = GDN_EXIT_FAILED;
+		goto out;
+	}
+	gdn_report_add_hypotheses(&r, NULL, log_dir);
+
+	gdn_report_render_html(&r, &out);
+	if (gdn_report_write_file(output, out.buf, out.len, &err)) {
+		gdn_error("%s", err.msg);
+		code = GDN_EXIT_FAILED;
+		goto out;
+	}
+	if (a.json) {
+		doc = gdn_report_json(&r);
+		json_object_set_new(doc, "output", gdn_json_string_lossy(output));
+		json_object_set_new(doc, "journal", gdn_json_string_lossy(journal));
+		if (gdn_json_print(doc))
+			code = GDN_EXIT_FAILED;
+		doc = NULL;
+		goto out;
+	}
+	sbuf_reset(&out);
+	gdn_report_render_text(&r, &out);
+	fwrite(out.buf, 1, out.len, stdout);
+	gdn_say("report written to %s", output);
+out:
+	json_decref(doc);
+	gdn_report_release(&r);
+	sbuf_release(&buf);
+	sbuf_release(&out);
+	free(log_dir);
+	free(journal);
+	free(state);
+	free(output);
+	return code;
+}

@@ -1,0 +1,655 @@
+/*
+ * The report's model: one run of the loop journal (loop.jsonl, events
+ * written by src/loop/engine.c, gate.c and journal.c), completed with the
+ * trace figures of the performance state (perf_state.json).
+ */
+#include "gdnctl/compat.h"
+#include "gdnctl/err.h"
+#include "gdnctl/perf.h"
+#include "gdnctl/report.h"
+#include "gdnctl/sbuf.h"
+#include "gdnctl/xalloc.h"
+
+static const char *const outcome_names[] = {
+    "baseline", "promoted",	"within_band", "regression", "gate_regression",
+    "unscored", "failed_tests", "no_commit",   "kept",	     "error",
+    "open",
+};
+static const char *const outcome_labels[] = {
+    "baseline", "promoted",	"within band", "regression", "gate regression",
+    "unscored", "failed tests", "no commit",   "kept",	     "error",
+    "open",
+};
+
+const char *gdn_report_outcome_name(enum gdn_report_outcome o)
+{
+	return o < GDN_REPORT_OUTCOME_NR ? outcome_names[o] : "open";
+}
+
+const char *gdn_report_outcome_label(enum gdn_report_outcome o)
+{
+	return o < GDN_REPORT_OUTCOME_NR ? outcome_labels[o] : "open";
+}
+
+void gdn_report_init(struct gdn_report *r)
+{
+	memset(r, 0, sizeof(*r));
+	strvec_init(&r->runs);
+}
+
+static void iter_release(struct gdn_report_iter *it)
+{
+	free(it->commit);
+	strvec_clear(&it->ids);
+	free(it->discarded_ref);
+	free(it->reason);
+	free(it->hypothesis);
+	free(it->perf_decision);
+	free(it->failure);
+	for (size_t i = 0; i < it->nr_deltas; i++)
+		free(it->deltas[i].name);
+}
+
+static void iter_init(struct gdn_report_iter *it, long n)
+{
+	memset(it, 0, sizeof(*it));
+	strvec_init(&it->ids);
+	it->iteration = n;
+	it->outcome = GDN_REPORT_OPEN;
+	it->metric = NAN;
+	it->champion_before = NAN;
+	it->champion_after = NAN;
+	it->delta_pct = NAN;
+}
+
+void gdn_report_release(struct gdn_report *r)
+{
+	for (size_t i = 0; i < r->nr; i++)
+		iter_release(&r->v[i]);
+	free(r->v);
+	strvec_clear(&r->runs);
+	free(r->run_id);
+	free(r->workdir);
+	free(r->branch);
+	free(r->start_head);
+	free(r->started);
+	free(r->ended);
+	free(r->end_reason);
+	free(r->metric);
+	free(r->state_champion);
+	gdn_report_init(r);
+}
+
+static const char *str_of(json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+/* A non-negative integer field (0 when absent, negative or not an integer). */
+static long long count_of(json_t *o, const char *key)
+{
+	json_int_t v = json_integer_value(json_object_get(o, key));
+
+	return v > 0 ? (long long)v : 0;
+}
+
+static void set_str(char **dst, const char *s)
+{
+	free(*dst);
+	*dst = s ? xstrdup(s) : NULL;
+}
+
+/* A copy of untrusted text for display: control characters become spaces, capped. */
+static char *clean_text(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+	char *t;
+
+	if (n > max)
+		n = max;
+	t = xstrndup(s, n);
+	for (char *p = t; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = ' ';
+	return t;
+}
+
+static struct gdn_report_iter *find_iter(struct gdn_report *r, long n)
+{
+	for (size_t i = r->nr; i > 0; i--)
+		if (r->v[i - 1].iteration == n)
+			return &r->v[i - 1];
+	return NULL;
+}
+
+/* The record of iteration n, created (or, with `reset`, started afresh). */
+static struct gdn_report_iter *get_iter(struct gdn_report *r, long n, bool reset)
+{
+	struct gdn_report_iter *it = find_iter(r, n);
+
+	if (it && reset) {
+		iter_release(it);
+		iter_init(it, n);
+	}
+	if (it)
+		return it;
+	ALLOC_GROW(r->v, r->nr + 1, r->alloc);
+	it = &r->v[r->nr++];
+	iter_init(it, n);
+	return it;
+}
+
+static double num_or_nan(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static void apply_perf_decision(struct gdn_report *r, json_t *o, long n)
+{
+	struct gdn_report_iter *it = get_iter(r, n, false);
+	json_t *reasons = json_object_get(o, "reasons");
+	const char *s;
+
+	set_str(&it->perf_decision, str_of(o, "decision"));
+	if ((s = str_of(o, "metric")))
+		set_str(&r->metric, s);
+	it->metric = num_or_nan(o, "candidate");
+	it->has_metric = isfinite(it->metric);
+	it->champion_before = num_or_nan(o, "champion");
+	if (!it->commit && (s = str_of(o, "commit")))
+		it->commit = clean_text(s, 64);
+	s = json_string_value(json_array_get(reasons, 0));
+	if (s) {
+		free(it->reason);
+		it->reason = clean_text(s, 400);
+	}
+}
+
+static void apply_head(struct gdn_report_iter *it, json_t *o)
+{
+	json_t *ids = json_object_get(o, "ids"), *id;
+	const char *after = str_of(o, "after");
+	size_t i;
+
+	it->commits = (long)count_of(o, "commits");
+	FREE_AND_NULL(it->commit);
+	if (it->commits > 0 && after)
+		it->commit = clean_text(after, 64);
+	strvec_clear(&it->ids);
+	json_array_foreach(ids, i, id)
+	{
+		if (json_is_string(id) && i < 1000)
+			strvec_push(&it->ids, json_string_value(id));
+	}
+}
+
+/* Apply one event of the selected run. */
+static void apply_event(struct gdn_report *r, const char *ev, json_t *o)
+{
+	json_t *jit = json_object_get(o, "iteration");
+	long n = json_is_integer(jit) ? (long)json_integer_value(jit) : -1;
+	struct gdn_report_iter *it = NULL;
+	const char *s;
+
+	if (!strcmp(ev, "run_start")) {
+		set_str(&r->workdir, str_of(o, "workdir"));
+		set_str(&r->branch, str_of(o, "branch"));
+		set_str(&r->start_head, str_of(o, "head"));
+		set_str(&r->started, str_of(o, "ts"));
+		r->planned = (long)count_of(o, "iterations");
+		return;
+	}
+	if (!strcmp(ev, "run_resume")) {
+		FREE_AND_NULL(r->end_reason);
+		r->has_exit = false;
+		if (count_of(o, "iterations") > 0)
+			r->planned = (long)count_of(o, "iterations");
+		return;
+	}
+	if (!strcmp(ev, "run_end")) {
+		set_str(&r->end_reason, str_of(o, "reason"));
+		r->has_exit = json_is_integer(json_object_get(o, "exit_code"));
+		r->exit_code = (int)json_integer_value(json_object_get(o, "exit_code"));
+		return;
+	}
+	if (!strcmp(ev, "agent_end"))
+		r->totals.agent_ms += count_of(o, "duration_ms");
+	if (!strcmp(ev, "validation"))
+		r->totals.validation_ms += count_of(o, "duration_ms");
+	if (n < 0 || n > 100000000L)
+		return;
+	if (!strcmp(ev, "iteration_start")) {
+		get_iter(r, n, true);
+		return;
+	}
+	if (!strcmp(ev, "perf_decision")) {
+		apply_perf_decision(r, o, n);
+		return;
+	}
+	it = n > 0 || !strcmp(ev, "validation") ? get_iter(r, n, false) : find_iter(r, n);
+	if (!it)
+		return;
+	if (!strcmp(ev, "agent_end")) {
+		it->agent_ms += count_of(o, "duration_ms");
+	} else if (!strcmp(ev, "head")) {
+		apply_head(it, o);
+	} else if (!strcmp(ev, "validation")) {
+		it->validation_ms += count_of(o, "duration_ms");
+		s = str_of(o, "state");
+		it->validation_failed = !s || strcmp(s, "succeeded");
+	} else if (!strcmp(ev, "revert")) {
+		it->reverted = json_is_true(json_object_get(o, "ok"));
+		if (!it->reverted)
+			it->seen_error = true;
+		if (it->reverted)
+			r->totals.commits_reverted += (long)count_of(o, "commits");
+		if ((s = str_of(o, "discarded_ref")))
+			set_str(&it->discarded_ref, s);
+		if ((s = str_of(o, "reason"))) {
+			free(it->reason);
+			it->reason = clean_text(s, 400);
+		}
+	} else if (!strcmp(ev, "decision")) {
+		it->seen_decision = true;
+		it->kept = (long)count_of(o, "commits");
+		s = str_of(o, "failure");
+		set_str(&it->failure, s);
+		if (s && !it->reason)
+			it->reason = clean_text(s, 64);
+	} else if (!strcmp(ev, "error") || !strcmp(ev, "failure")) {
+		it->seen_error = true;
+		if ((s = str_of(o, "message"))) {
+			free(it->reason);
+			it->reason = clean_text(s, 400);
+		}
+	}
+}
+
+static enum gdn_report_outcome classify(const struct gdn_report_iter *it)
+{
+	static const struct {
+		const char *name;
+		enum gdn_report_outcome o;
+	} perf[] = {
+	    {"baseline", GDN_REPORT_BASELINE},
+	    {"promoted", GDN_REPORT_PROMOTED},
+	    {"within_threshold", GDN_REPORT_WITHIN},
+	    {"regression", GDN_REPORT_REGRESSION},
+	    {"gate_regression", GDN_REPORT_GATE_REGRESSION},
+	    {"unscored", GDN_REPORT_UNSCORED},
+	};
+
+	if (it->perf_decision) {
+		for (size_t i = 0; i < ARRAY_SIZE(perf); i++)
+			if (!strcmp(it->perf_decision, perf[i].name))
+				return perf[i].o;
+		return GDN_REPORT_ERROR;
+	}
+	if (it->validation_failed)
+		return GDN_REPORT_FAILED_TESTS;
+	if (it->failure && !strcmp(it->failure, "no_commit"))
+		return GDN_REPORT_NO_COMMIT;
+	if (it->seen_error || it->failure)
+		return GDN_REPORT_ERROR;
+	if (it->seen_decision)
+		return it->commits > 0 ? GDN_REPORT_KEPT : GDN_REPORT_NO_COMMIT;
+	return GDN_REPORT_OPEN;
+}
+
+static int cmp_iter(const void *a, const void *b)
+{
+	long x = ((const struct gdn_report_iter *)a)->iteration;
+	long y = ((const struct gdn_report_iter *)b)->iteration;
+
+	return (x > y) - (x < y);
+}
+
+/* Days since 1970-01-01 of a civil date (proleptic Gregorian). */
+static long long days_from_civil(long long y, long long m, long long d)
+{
+	long long era, yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+/* Milliseconds of "YYYY-MM-DDTHH:MM:SS.mmmZ" since the epoch; -1 when not of that shape. */
+static long long ts_ms(const char *s)
+{
+	int y, mo, d, h, mi, sec, ms = 0, n = 0;
+
+	if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6)
+		return -1;
+	if (s[n] == '.' && sscanf(s + n + 1, "%3d", &ms) != 1)
+		return -1;
+	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60 || ms < 0)
+		return -1;
+	return ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000LL + sec * 1000LL + ms;
+}
+
+static void finalize(struct gdn_report *r)
+{
+	double cur = NAN;
+	long long a, b;
+
+	if (r->nr > 1)
+		qsort(r->v, r->nr, sizeof(*r->v), cmp_iter);
+	for (size_t i = 0; i < r->nr; i++) {
+		if (r->v[i].perf_decision) {
+			cur = r->v[i].champion_before;
+			break;
+		}
+	}
+	for (size_t i = 0; i < r->nr; i++) {
+		struct gdn_report_iter *it = &r->v[i];
+
+		it->outcome = classify(it);
+		if (!it->perf_decision)
+			it->champion_before = cur;
+		if (it->has_metric && isfinite(it->champion_before) && it->champion_before != 0)
+			it->delta_pct =
+			    (it->metric - it->champion_before) / fabs(it->champion_before) * 100.0;
+		if ((it->outcome == GDN_REPORT_BASELINE || it->outcome == GDN_REPORT_PROMOTED) &&
+		    it->has_metric)
+			cur = it->metric;
+		it->champion_after = cur;
+		if (it->iteration > 0 && it->seen_decision)
+			r->totals.iterations++;
+		r->totals.commits_kept += it->kept;
+		if (it->outcome == GDN_REPORT_PROMOTED)
+			r->totals.promoted++;
+		if (it->iteration > 0 && it->seen_decision && it->failure)
+			r->totals.failures++;
+	}
+	a = ts_ms(r->started);
+	b = ts_ms(r->ended);
+	r->totals.wall_ms = a >= 0 && b >= a ? b - a : 0;
+	if (r->metric)
+		r->lower_is_better =
+		    gdn_perf_direction_resolve(GDN_PERF_AUTO, r->metric) == GDN_PERF_LOWER;
+}
+
+/* Call fn on each complete line; a torn last line sets *torn. Returns 0 or GDN_EPARSE. */
+typedef void (*line_fn)(struct gdn_report *r, const char *ev, json_t *o);
+
+static int each_event(struct gdn_report *r, const char *buf, size_t len, const char *name,
+		      line_fn fn, bool *torn, struct gdn_err *err)
+{
+	size_t pos = 0, lineno = 0;
+
+	*torn = false;
+	while (pos < len) {
+		const char *nl = memchr(buf + pos, '\n', len - pos);
+		json_error_t jerr;
+		const char *ev;
+		json_t *o;
+
+		lineno++;
+		if (!nl) {
+			*torn = true; /* the loop's write did not finish (journal.c) */
+			break;
+		}
+		if (nl == buf + pos) {
+			pos++;
+			continue;
+		}
+		o = json_loadb(buf + pos, (size_t)(nl - (buf + pos)), JSON_REJECT_DUPLICATES,
+			       &jerr);
+		pos = (size_t)(nl - buf) + 1;
+		if (!o || !json_is_object(o) || !(ev = str_of(o, "event"))) {
+			json_decref(o);
+			return gdn_err_set(
+			    err, GDN_EPARSE, "journal '%s' line %zu: %s", name, lineno,
+			    o ? "not an event object (no \"event\" string)" : jerr.text);
+		}
+		fn(r, ev, o);
+		json_decref(o);
+	}
+	return 0;
+}
+
+static void collect_run(struct gdn_report *r, const char *ev, json_t *o)
+{
+	const char *run = str_of(o, "run");
+
+	if (!strcmp(ev, "run_start") && run && !strvec_contains(&r->runs, run))
+		strvec_push(&r->runs, run);
+}
+
+static void apply_if_selected(struct gdn_report *r, const char *ev, json_t *o)
+{
+	const char *run = str_of(o, "run");
+	const char *ts = str_of(o, "ts");
+
+	if (!run || strcmp(run, r->run_id))
+		return;
+	if (ts)
+		set_str(&r->ended, ts);
+	apply_event(r, ev, o);
+}
+
+int gdn_report_load_journal(struct gdn_report *r, const char *buf, size_t len, const char *run_id,
+			    const char *name, struct gdn_err *err)
+{
+	bool torn = false;
+	int ret;
+
+	gdn_report_release(r);
+	ret = each_event(r, buf, len, name, collect_run, &torn, err);
+	if (ret)
+		return ret;
+	if (!r->runs.nr)
+		return gdn_err_set(err, GDN_ENOTFOUND,
+				   "journal '%s' has no run (no run_start event)", name);
+	if (run_id && !strvec_contains(&r->runs, run_id))
+		return gdn_err_set(err, GDN_ENOTFOUND, "journal '%s' has no run '%s'", name,
+				   run_id);
+	r->run_id = xstrdup(run_id ? run_id : r->runs.v[r->runs.nr - 1]);
+	ret = each_event(r, buf, len, name, apply_if_selected, &torn, err);
+	if (ret)
+		return ret;
+	r->torn_last_line = torn;
+	finalize(r);
+	return 0;
+}
+
+/* ---- the performance state: trace deltas against the champion ---- */
+
+static double fig(json_t *trace, const char *group, const char *name)
+{
+	json_t *v = group ? json_object_get(json_object_get(trace, group), name)
+			  : json_object_get(trace, name);
+
+	return json_is_number(v) && isfinite(json_number_value(v)) ? json_number_value(v) : 0.0;
+}
+
+/* Keep the GDN_REPORT_TOP_DELTAS largest |delta| (ties: first seen). */
+static void offer_delta(struct gdn_report_iter *it, const char *kind, const char *name, double cand,
+			double champ)
+{
+	struct gdn_report_delta d = {{0}, NULL, cand, champ, cand - champ};
+	size_t pos = it->nr_deltas;
+
+	if (!isfinite(d.delta_ms) || d.delta_ms == 0)
+		return;
+	while (pos > 0 && fabs(it->deltas[pos - 1].delta_ms) < fabs(d.delta_ms))
+		pos--;
+	if (pos >= GDN_REPORT_TOP_DELTAS)
+		return;
+	if (it->nr_deltas == GDN_REPORT_TOP_DELTAS)
+		free(it->deltas[--it->nr_deltas].name);
+	memmove(&it->deltas[pos + 1], &it->deltas[pos], (it->nr_deltas - pos) * sizeof(d));
+	snprintf(d.kind, sizeof(d.kind), "%s", kind);
+	d.name = name ? clean_text(name, 200) : NULL;
+	it->deltas[pos] = d;
+	it->nr_deltas++;
+}
+
+static void group_deltas(struct gdn_report_iter *it, json_t *cand, json_t *champ, const char *group,
+			 const char *kind)
+{
+	json_t *a = json_object_get(cand, group), *b = json_object_get(champ, group), *v;
+	const char *key;
+
+	json_object_foreach(a, key, v)
+	    offer_delta(it, kind, key, fig(cand, group, key), fig(champ, group, key));
+	json_object_foreach(b, key, v)
+	{
+		if (!json_object_get(a, key))
+			offer_delta(it, kind, key, 0.0, fig(champ, group, key));
+	}
+}
+
+/* Indexes of the history, so each iteration finds its records in O(1). */
+struct history_index {
+	json_t *history;   /* borrowed */
+	json_t *records;   /* "COMMIT ITERATION" -> index of the latest such record */
+	json_t *champions; /* "COMMIT" -> [indexes of its baseline/promoted records, ascending] */
+};
+
+static char *record_key(const char *commit, long long iteration)
+{
+	return xstrfmt("%s %lld", commit, iteration);
+}
+
+static void index_history(struct history_index *ix, json_t *history)
+{
+	json_t *rec;
+	size_t i;
+
+	ix->history = history;
+	ix->records = json_object();
+	ix->champions = json_object();
+	json_array_foreach(history, i, rec)
+	{
+		const char *c = str_of(rec, "commit"), *d = str_of(rec, "decision");
+		json_t *list;
+		char *key;
+
+		if (!c)
+			continue;
+		key = record_key(c, json_integer_value(json_object_get(rec, "iteration")));
+		json_object_set_new(ix->records, key, json_integer((json_int_t)i));
+		free(key);
+		if (!d || (strcmp(d, "baseline") && strcmp(d, "promoted")))
+			continue;
+		list = json_object_get(ix->champions, c);
+		if (!list) {
+			list = json_array();
+			json_object_set_new(ix->champions, c, list);
+		}
+		json_array_append_new(list, json_integer((json_int_t)i));
+	}
+}
+
+static void index_release(struct history_index *ix)
+{
+	json_decref(ix->records);
+	json_decref(ix->champions);
+}
+
+/* The champion record of `ccommit` measured before history index `at`, or NULL. */
+static json_t *champion_before(const struct history_index *ix, const char *ccommit, size_t at)
+{
+	json_t *list = json_object_get(ix->champions, ccommit);
+
+	for (size_t k = json_array_size(list); k > 0; k--) {
+		json_int_t i = json_integer_value(json_array_get(list, k - 1));
+
+		if (i >= 0 && (size_t)i < at)
+			return json_array_get(ix->history, (size_t)i);
+	}
+	return NULL;
+}
+
+static void add_deltas(struct gdn_report_iter *it, const struct history_index *ix,
+		       json_t *champion_rec)
+{
+	char *key = record_key(it->commit, it->iteration);
+	json_t *at = json_object_get(ix->records, key), *rec, *champ, *cand_trace, *champ_trace;
+	const char *ccommit, *c;
+
+	free(key);
+	if (!at)
+		return;
+	rec = json_array_get(ix->history, (size_t)json_integer_value(at));
+	if (!(ccommit = str_of(rec, "champion_commit")))
+		return;
+	champ = champion_before(ix, ccommit, (size_t)json_integer_value(at));
+	if (!champ && champion_rec && (c = str_of(champion_rec, "commit")) && !strcmp(c, ccommit))
+		champ = champion_rec;
+	cand_trace = json_object_get(rec, "trace");
+	champ_trace = champ ? json_object_get(champ, "trace") : NULL;
+	if (!json_is_object(cand_trace) || !json_is_object(champ_trace))
+		return;
+	offer_delta(it, "step", NULL, fig(cand_trace, NULL, "step_ms"),
+		    fig(champ_trace, NULL, "step_ms"));
+	group_deltas(it, cand_trace, champ_trace, "categories", "category");
+	group_deltas(it, cand_trace, champ_trace, "ops", "op");
+}
+
+/* A run without performance decisions: the champion of the state throughout. */
+static void use_state_champion(struct gdn_report *r, json_t *champion)
+{
+	double v = num_or_nan(champion, "metric_value");
+	const char *m = str_of(champion, "metric"), *c = str_of(champion, "commit");
+
+	if (!m || !c || !isfinite(v))
+		return;
+	r->metric = clean_text(m, 200);
+	r->lower_is_better = gdn_perf_direction_resolve(GDN_PERF_AUTO, m) == GDN_PERF_LOWER;
+	FREE_AND_NULL(r->state_champion);
+	r->state_champion = clean_text(c, 64);
+	r->state_champion_value = v;
+	for (size_t i = 0; i < r->nr; i++) {
+		if (!isfinite(r->v[i].champion_before))
+			r->v[i].champion_before = v;
+		if (!isfinite(r->v[i].champion_after))
+			r->v[i].champion_after = v;
+	}
+}
+
+int gdn_report_add_state(struct gdn_report *r, const char *buf, size_t len, const char *name,
+			 struct gdn_err *err)
+{
+	struct gdn_perf_state st = GDN_PERF_STATE_INIT;
+	struct history_index ix;
+	json_t *history, *champion;
+	int ret = gdn_perf_state_parse(&st, buf, len, name, err);
+
+	if (ret)
+		goto out;
+	history = json_object_get(st.doc, "history");
+	champion = gdn_perf_state_champion(&st);
+	if (!r->metric && champion)
+		use_state_champion(r, champion);
+	for (size_t i = json_array_size(history); i > 0 && r->metric; i--) {
+		json_t *rec = json_array_get(history, i - 1);
+		const char *m = str_of(rec, "metric"), *dir = str_of(rec, "direction");
+
+		if (m && dir && !strcmp(m, r->metric)) {
+			r->lower_is_better = !strcmp(dir, "lower");
+			break;
+		}
+	}
+	index_history(&ix, history);
+	for (size_t i = 0; i < r->nr; i++) {
+		struct gdn_report_iter *it = &r->v[i];
+
+		for (size_t k = 0; k < it->nr_deltas; k++)
+			free(it->deltas[k].name);
+		it->nr_deltas = 0;
+		if (it->perf_decision && it->commit && it->outcome != GDN_REPORT_BASELINE)
+			add_deltas(it, &ix, champion);
+	}
+	index_release(&ix);
+out:
+	gdn_perf_state_release(&st);
+	return ret;
+}

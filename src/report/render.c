@@ -1,0 +1,679 @@
+/*
+ * The report's renderers: a plain-text summary, the JSON document
+ * (gdnctl.report.v1) and one self-contained HTML page. The page loads
+ * nothing: inline CSS, an inline SVG chart, no script, and a
+ * Content-Security-Policy that forbids every fetch. Every text taken from
+ * the journal, the state or git is HTML-escaped.
+ */
+#include "gdnctl/compat.h"
+#include "gdnctl/json.h"
+#include "gdnctl/report.h"
+#include "gdnctl/sbuf.h"
+#include "gdnctl/xalloc.h"
+
+/* Colours of the outcomes, in enum order (SVG fill and legend swatch). */
+static const char *const outcome_colours[] = {
+    "#546e7a", /* baseline */
+    "#2e7d32", /* promoted */
+    "#1e88e5", /* within band */
+    "#d32f2f", /* regression */
+    "#ef6c00", /* gate regression */
+    "#bdbdbd", /* unscored */
+    "#6a1b9a", /* failed tests */
+    "#9e9e9e", /* no commit */
+    "#00897b", /* kept */
+    "#212121", /* error */
+    "#fdd835", /* open */
+};
+
+void gdn_report_html_escape(struct sbuf *out, const char *s)
+{
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		switch (c) {
+		case '&':
+			sbuf_adds(out, "&amp;");
+			break;
+		case '<':
+			sbuf_adds(out, "&lt;");
+			break;
+		case '>':
+			sbuf_adds(out, "&gt;");
+			break;
+		case '"':
+			sbuf_adds(out, "&quot;");
+			break;
+		case '\'':
+			sbuf_adds(out, "&#39;");
+			break;
+		default:
+			if (c == '\n')
+				sbuf_adds(out, "&#10;");
+			else if (c < 0x20 || c == 0x7f)
+				sbuf_addch(out, ' ');
+			else
+				sbuf_addch(out, c);
+		}
+	}
+}
+
+static void add_secs(struct sbuf *out, long long ms)
+{
+	sbuf_addf(out, "%lld.%03lld s", ms / 1000, ms % 1000);
+}
+
+static void add_num(struct sbuf *out, double v)
+{
+	if (isfinite(v))
+		sbuf_addf(out, "%.6g", v);
+	else
+		sbuf_adds(out, "-");
+}
+
+static void add_pct(struct sbuf *out, double v)
+{
+	if (isfinite(v))
+		sbuf_addf(out, "%+.2f%%", v);
+	else
+		sbuf_adds(out, "-");
+}
+
+static void add_short(struct sbuf *out, const char *commit)
+{
+	sbuf_addf(out, "%.12s", commit ? commit : "-");
+}
+
+static void add_delta(struct sbuf *out, const struct gdn_report_delta *d)
+{
+	if (d->name)
+		sbuf_addf(out, "%s %s %+.3f ms", d->kind, d->name, d->delta_ms);
+	else
+		sbuf_addf(out, "%s %+.3f ms", d->kind, d->delta_ms);
+}
+
+/* The champion at the end of the run: its last promotion, else the state's. */
+static bool final_champion(const struct gdn_report *r, const char **commit, double *value)
+{
+	for (size_t i = r->nr; i > 0; i--) {
+		const struct gdn_report_iter *it = &r->v[i - 1];
+
+		if ((it->outcome == GDN_REPORT_PROMOTED || it->outcome == GDN_REPORT_BASELINE) &&
+		    it->has_metric) {
+			*commit = it->commit;
+			*value = it->metric;
+			return true;
+		}
+	}
+	*commit = r->state_champion;
+	*value = r->state_champion_value;
+	return r->state_champion != NULL;
+}
+
+/* ---- text ---- */
+
+/* Journal text for a terminal: control characters (escape sequences) become '?'. */
+static void add_clean(struct sbuf *out, const char *s)
+{
+	for (; s && *s; s++)
+		sbuf_addch(out, (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
+}
+
+void gdn_report_render_text(const struct gdn_report *r, struct sbuf *out)
+{
+	const struct gdn_report_totals *t = &r->totals;
+	const char *ccommit = NULL;
+	double cvalue = NAN;
+	bool champ = final_champion(r, &ccommit, &cvalue);
+
+	sbuf_adds(out, "run ");
+	add_clean(out, r->run_id ? r->run_id : "-");
+	sbuf_addf(out, ": %ld iterations, ", t->iterations);
+	add_clean(out, r->end_reason ? r->end_reason : "not ended");
+	if (r->has_exit)
+		sbuf_addf(out, ", exit %d", r->exit_code);
+	sbuf_addch(out, '\n');
+	if (r->metric) {
+		sbuf_adds(out, "metric ");
+		add_clean(out, r->metric);
+		sbuf_addf(out, " (%s is better)", r->lower_is_better ? "lower" : "higher");
+		if (champ) {
+			sbuf_adds(out, ", champion ");
+			add_num(out, cvalue);
+			sbuf_adds(out, " @ ");
+			add_short(out, ccommit);
+		}
+		sbuf_addch(out, '\n');
+	}
+	sbuf_addf(out, "%5s  %-16s %12s %10s  %-12s  %s\n", "iter", "decision", "metric", "delta",
+		  "commit", "hypothesis");
+	for (size_t i = 0; i < r->nr; i++) {
+		const struct gdn_report_iter *it = &r->v[i];
+		struct sbuf m = SBUF_INIT, d = SBUF_INIT, c = SBUF_INIT;
+
+		add_num(&m, it->has_metric ? it->metric : NAN);
+		add_pct(&d, it->delta_pct);
+		add_short(&c, it->commit);
+		sbuf_addf(out, "%5ld  %-16s %12s %10s  %-12s  %s\n", it->iteration,
+			  gdn_report_outcome_label(it->outcome), m.buf, d.buf, c.buf,
+			  it->hypothesis ? it->hypothesis : "");
+		if (it->nr_deltas) {
+			sbuf_adds(out, "       trace:");
+			for (size_t k = 0; k < it->nr_deltas; k++) {
+				sbuf_adds(out, k ? ", " : " ");
+				add_delta(out, &it->deltas[k]);
+			}
+			sbuf_addch(out, '\n');
+		}
+		sbuf_release(&m);
+		sbuf_release(&d);
+		sbuf_release(&c);
+	}
+	sbuf_adds(out, "totals: time in agent ");
+	add_secs(out, t->agent_ms);
+	sbuf_adds(out, ", time in validation ");
+	add_secs(out, t->validation_ms);
+	sbuf_addf(out, ", commits kept %ld, commits reverted %ld, failures %ld, promoted %ld",
+		  t->commits_kept, t->commits_reverted, t->failures, t->promoted);
+	sbuf_adds(out, ", wall ");
+	add_secs(out, t->wall_ms);
+	sbuf_addch(out, '\n');
+}
+
+/* ---- JSON ---- */
+
+static json_t *num_or_null(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *iter_json(const struct gdn_report_iter *it)
+{
+	json_t *o = json_object(), *deltas = json_array();
+
+	json_object_set_new(o, "iteration", json_integer(it->iteration));
+	json_object_set_new(o, "decision", json_string(gdn_report_outcome_name(it->outcome)));
+	json_object_set_new(o, "perf_decision", gdn_json_string_lossy(it->perf_decision));
+	json_object_set_new(o, "commit", gdn_json_string_lossy(it->commit));
+	json_object_set_new(o, "commits", json_integer(it->commits));
+	json_object_set_new(o, "kept", json_integer(it->kept));
+	json_object_set_new(o, "reverted", json_boolean(it->reverted));
+	json_object_set_new(o, "discarded_ref", gdn_json_string_lossy(it->discarded_ref));
+	json_object_set_new(o, "metric", num_or_null(it->has_metric ? it->metric : NAN));
+	json_object_set_new(o, "champion", num_or_null(it->champion_before));
+	json_object_set_new(o, "champion_after", num_or_null(it->champion_after));
+	json_object_set_new(o, "delta_pct", num_or_null(it->delta_pct));
+	json_object_set_new(o, "agent_ms", json_integer(it->agent_ms));
+	json_object_set_new(o, "validation_ms", json_integer(it->validation_ms));
+	json_object_set_new(o, "hypothesis", gdn_json_string_lossy(it->hypothesis));
+	json_object_set_new(o, "reason", gdn_json_string_lossy(it->reason));
+	for (size_t k = 0; k < it->nr_deltas; k++) {
+		const struct gdn_report_delta *d = &it->deltas[k];
+
+		json_array_append_new(deltas,
+				      json_pack("{sssosfsfsf}", "kind", d->kind, "name",
+						gdn_json_string_lossy(d->name), "candidate_ms",
+						d->candidate_ms, "champion_ms", d->champion_ms,
+						"delta_ms", d->delta_ms));
+	}
+	json_object_set_new(o, "trace_deltas", deltas);
+	return o;
+}
+
+json_t *gdn_report_json(const struct gdn_report *r)
+{
+	const struct gdn_report_totals *t = &r->totals;
+	const char *ccommit = NULL;
+	double cvalue = NAN;
+	bool champ = final_champion(r, &ccommit, &cvalue);
+	json_t *doc = gdn_json_doc(GDN_REPORT_SCHEMA), *run = json_object(), *runs = json_array();
+	json_t *iters = json_array();
+
+	json_object_set_new(run, "id", gdn_json_string_lossy(r->run_id));
+	json_object_set_new(run, "workdir", gdn_json_string_lossy(r->workdir));
+	json_object_set_new(run, "branch", gdn_json_string_lossy(r->branch));
+	json_object_set_new(run, "head", gdn_json_string_lossy(r->start_head));
+	json_object_set_new(run, "started", gdn_json_string_lossy(r->started));
+	json_object_set_new(run, "ended", gdn_json_string_lossy(r->ended));
+	json_object_set_new(run, "planned_iterations", json_integer(r->planned));
+	json_object_set_new(run, "end_reason", gdn_json_string_lossy(r->end_reason));
+	json_object_set_new(run, "exit_code",
+			    r->has_exit ? json_integer(r->exit_code) : json_null());
+	json_object_set_new(run, "torn_last_line", json_boolean(r->torn_last_line));
+	json_object_set_new(doc, "run", run);
+	for (size_t i = 0; i < r->runs.nr; i++)
+		json_array_append_new(runs, gdn_json_string_lossy(r->runs.v[i]));
+	json_object_set_new(doc, "runs", runs);
+	json_object_set_new(doc, "metric", gdn_json_string_lossy(r->metric));
+	json_object_set_new(doc, "direction",
+			    r->metric ? json_string(r->lower_is_better ? "lower" : "higher")
+				      : json_null());
+	json_object_set_new(
+	    doc, "champion",
+	    champ ? json_pack("{sosf}", "commit", gdn_json_string_lossy(ccommit), "value", cvalue)
+		  : json_null());
+	for (size_t i = 0; i < r->nr; i++)
+		json_array_append_new(iters, iter_json(&r->v[i]));
+	json_object_set_new(doc, "iterations", iters);
+	json_object_set_new(
+	    doc, "totals",
+	    json_pack("{sIsIsIsIsIsIsIsI}", "iterations", (json_int_t)t->iterations, "agent_ms",
+		      (json_int_t)t->agent_ms, "validation_ms", (json_int_t)t->validation_ms,
+		      "wall_ms", (json_int_t)t->wall_ms, "commits_kept",
+		      (json_int_t)t->commits_kept, "commits_reverted",
+		      (json_int_t)t->commits_reverted, "failures", (json_int_t)t->failures,
+		      "promoted", (json_int_t)t->promoted));
+	return doc;
+}
+
+/* ---- HTML ---- */
+
+#define CHART_W	 900.0
+#define CHART_H	 380.0
+#define MARGIN_L 80.0
+#define MARGIN_R 24.0
+#define MARGIN_T 20.0
+#define MARGIN_B 50.0
+
+struct scale {
+	double x0, x1, y0, y1;
+};
+
+static double sx(const struct scale *s, double x)
+{
+	return MARGIN_L + (x - s->x0) / (s->x1 - s->x0) * (CHART_W - MARGIN_L - MARGIN_R);
+}
+
+static double sy(const struct scale *s, double y)
+{
+	return CHART_H - MARGIN_B - (y - s->y0) / (s->y1 - s->y0) * (CHART_H - MARGIN_T - MARGIN_B);
+}
+
+static void widen(double *lo, double *hi, double v)
+{
+	if (!isfinite(v))
+		return;
+	if (!isfinite(*lo) || v < *lo)
+		*lo = v;
+	if (!isfinite(*hi) || v > *hi)
+		*hi = v;
+}
+
+static void chart_scale(const struct gdn_report *r, struct scale *s)
+{
+	double lo = NAN, hi = NAN, pad;
+
+	s->x0 = r->nr ? (double)r->v[0].iteration : 0;
+	s->x1 = r->nr ? (double)r->v[r->nr - 1].iteration : 1;
+	if (s->x1 <= s->x0)
+		s->x1 = s->x0 + 1;
+	pad = (s->x1 - s->x0) * 0.04;
+	s->x0 -= pad;
+	s->x1 += pad;
+	for (size_t i = 0; i < r->nr; i++) {
+		widen(&lo, &hi, r->v[i].has_metric ? r->v[i].metric : NAN);
+		widen(&lo, &hi, r->v[i].champion_before);
+		widen(&lo, &hi, r->v[i].champion_after);
+	}
+	if (!isfinite(lo)) {
+		lo = 0;
+		hi = 1;
+	}
+	pad = hi > lo ? (hi - lo) * 0.08 : (fabs(lo) > 0 ? fabs(lo) * 0.05 : 1.0);
+	s->y0 = lo >= 0 && lo - pad < 0 ? 0 : lo - pad; /* no negative axis for a positive metric */
+	s->y1 = hi + pad;
+}
+
+/* Where a point sits: its metric, else the champion of the moment, else the bottom. */
+static double point_y(const struct gdn_report_iter *it, const struct scale *s)
+{
+	if (it->has_metric)
+		return it->metric;
+	if (isfinite(it->champion_before))
+		return it->champion_before;
+	return s->y0;
+}
+
+static void html_title(struct sbuf *out, const struct gdn_report *r,
+		       const struct gdn_report_iter *it)
+{
+	struct sbuf t = SBUF_INIT;
+
+	sbuf_addf(&t, "iteration %ld\ncommit ", it->iteration);
+	add_short(&t, it->commit);
+	sbuf_addf(&t, "\ndecision: %s", gdn_report_outcome_label(it->outcome));
+	if (r->metric) {
+		sbuf_addf(&t, "\n%s: ", r->metric);
+		add_num(&t, it->has_metric ? it->metric : NAN);
+		if (isfinite(it->delta_pct)) {
+			sbuf_adds(&t, " (");
+			add_pct(&t, it->delta_pct);
+			sbuf_adds(&t, " vs champion ");
+			add_num(&t, it->champion_before);
+			sbuf_adds(&t, ")");
+		}
+	}
+	if (it->hypothesis)
+		sbuf_addf(&t, "\nhypothesis: %s", it->hypothesis);
+	if (it->reason)
+		sbuf_addf(&t, "\nreason: %s", it->reason);
+	sbuf_adds(out, "<title>");
+	gdn_report_html_escape(out, t.buf);
+	sbuf_adds(out, "</title>");
+	sbuf_release(&t);
+}
+
+static void html_champion_line(struct sbuf *out, const struct gdn_report *r, const struct scale *s)
+{
+	struct sbuf d = SBUF_INIT;
+	double cur = NAN;
+
+	for (size_t i = 0; i < r->nr; i++) {
+		const struct gdn_report_iter *it = &r->v[i];
+		double x = sx(s, (double)it->iteration);
+
+		if (!isfinite(cur)) {
+			double start = isfinite(it->champion_before) ? it->champion_before
+								     : it->champion_after;
+			if (!isfinite(start))
+				continue;
+			cur = start;
+			sbuf_addf(&d, "M%.1f %.1f", x, sy(s, cur));
+		}
+		sbuf_addf(&d, " H%.1f", x);
+		if (isfinite(it->champion_after) && it->champion_after != cur) {
+			cur = it->champion_after;
+			sbuf_addf(&d, " V%.1f", sy(s, cur));
+		}
+	}
+	if (d.len) {
+		sbuf_addf(out,
+			  "<path id=\"champion-line\" class=\"champion-line\" d=\"%s H%.1f\">"
+			  "<title>champion (step line)</title></path>\n",
+			  d.buf, sx(s, s->x1) - 4);
+	}
+	sbuf_release(&d);
+}
+
+static void html_axes(struct sbuf *out, const struct gdn_report *r, const struct scale *s)
+{
+	long first = r->nr ? r->v[0].iteration : 0, last = r->nr ? r->v[r->nr - 1].iteration : 1;
+	long step = (last - first) / 20 + 1;
+	double bottom = CHART_H - MARGIN_B;
+
+	sbuf_addf(out,
+		  "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n"
+		  "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
+		  MARGIN_L, bottom, CHART_W - MARGIN_R, bottom, MARGIN_L, MARGIN_T, MARGIN_L,
+		  bottom);
+	for (long x = first; x <= last; x += step)
+		sbuf_addf(out,
+			  "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" "
+			  "text-anchor=\"middle\">%ld</text>\n",
+			  sx(s, (double)x), bottom + 18, x);
+	for (int k = 0; k <= 4; k++) {
+		double v = s->y0 + (s->y1 - s->y0) * k / 4.0;
+
+		sbuf_addf(
+		    out,
+		    "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
+		    "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.4g</text>\n",
+		    MARGIN_L, sy(s, v), CHART_W - MARGIN_R, sy(s, v), MARGIN_L - 6, sy(s, v) + 4,
+		    v);
+	}
+	sbuf_addf(
+	    out,
+	    "<text class=\"label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">iteration</text>\n",
+	    (MARGIN_L + CHART_W - MARGIN_R) / 2, CHART_H - 10);
+	sbuf_addf(out,
+		  "<text class=\"label\" x=\"14\" y=\"%.1f\" text-anchor=\"middle\" "
+		  "transform=\"rotate(-90 14 %.1f)\">",
+		  (MARGIN_T + bottom) / 2, (MARGIN_T + bottom) / 2);
+	gdn_report_html_escape(out, r->metric ? r->metric : "metric");
+	sbuf_adds(out, "</text>\n");
+}
+
+static void html_chart(struct sbuf *out, const struct gdn_report *r)
+{
+	struct scale s;
+
+	chart_scale(r, &s);
+	sbuf_addf(out,
+		  "<svg id=\"metric-chart\" role=\"img\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" "
+		  "height=\"%.0f\">\n",
+		  CHART_W, CHART_H, CHART_W, CHART_H);
+	html_axes(out, r, &s);
+	html_champion_line(out, r, &s);
+	for (size_t i = 0; i < r->nr; i++) {
+		const struct gdn_report_iter *it = &r->v[i];
+		const char *name = gdn_report_outcome_name(it->outcome);
+		double x = sx(&s, (double)it->iteration), y = sy(&s, point_y(it, &s));
+
+		if (it->has_metric)
+			sbuf_addf(out,
+				  "<circle class=\"point decision-%s\" data-iteration=\"%ld\" "
+				  "cx=\"%.1f\" cy=\"%.1f\" r=\"7\">",
+				  name, it->iteration, x, y);
+		else
+			sbuf_addf(out,
+				  "<rect class=\"point unmeasured decision-%s\" "
+				  "data-iteration=\"%ld\" x=\"%.1f\" y=\"%.1f\" width=\"12\" "
+				  "height=\"12\">",
+				  name, it->iteration, x - 6, y - 6);
+		html_title(out, r, it);
+		sbuf_adds(out, it->has_metric ? "</circle>\n" : "</rect>\n");
+	}
+	sbuf_adds(out, "</svg>\n");
+}
+
+static void html_legend(struct sbuf *out, const struct gdn_report *r)
+{
+	bool seen[GDN_REPORT_OUTCOME_NR] = {false};
+
+	for (size_t i = 0; i < r->nr; i++)
+		seen[r->v[i].outcome] = true;
+	sbuf_adds(out, "<ul id=\"legend\" class=\"legend\">\n");
+	sbuf_adds(out, "<li class=\"legend-item legend-champion\"><span class=\"swatch-line\">"
+		       "</span>champion</li>\n");
+	for (int o = 0; o < GDN_REPORT_OUTCOME_NR; o++) {
+		/* the six the issue names always; the others when they occur */
+		if (!seen[o] && o != GDN_REPORT_PROMOTED && o != GDN_REPORT_WITHIN &&
+		    o != GDN_REPORT_REGRESSION && o != GDN_REPORT_FAILED_TESTS &&
+		    o != GDN_REPORT_NO_COMMIT && o != GDN_REPORT_ERROR)
+			continue;
+		sbuf_addf(
+		    out,
+		    "<li class=\"legend-item decision-%s\"><span class=\"swatch\"></span>%s</li>\n",
+		    gdn_report_outcome_name(o), gdn_report_outcome_label(o));
+	}
+	sbuf_adds(out, "</ul>\n");
+}
+
+static void html_td_ms(struct sbuf *out, long long ms)
+{
+	sbuf_adds(out, "<td class=\"num\">");
+	add_secs(out, ms);
+	sbuf_adds(out, "</td>");
+}
+
+static void html_table(struct sbuf *out, const struct gdn_report *r)
+{
+	struct sbuf t = SBUF_INIT;
+
+	sbuf_adds(out, "<table id=\"iterations\">\n<thead><tr><th>iteration</th><th>decision</th>"
+		       "<th>metric</th><th>delta</th><th>commit</th><th>hypothesis</th>"
+		       "<th>top trace deltas vs champion (per step)</th><th>agent</th>"
+		       "<th>validation</th><th>reason</th></tr></thead>\n<tbody>\n");
+	for (size_t i = 0; i < r->nr; i++) {
+		const struct gdn_report_iter *it = &r->v[i];
+		const char *name = gdn_report_outcome_name(it->outcome);
+
+		sbuf_addf(
+		    out,
+		    "<tr class=\"iter-row decision-%s\" id=\"iter-%ld\"><td class=\"num\">%ld</td>"
+		    "<td class=\"decision\"><span class=\"swatch\"></span>%s</td><td class=\"num "
+		    "metric\">",
+		    name, it->iteration, it->iteration, gdn_report_outcome_label(it->outcome));
+		add_num(out, it->has_metric ? it->metric : NAN);
+		sbuf_adds(out, "</td><td class=\"num delta\">");
+		add_pct(out, it->delta_pct);
+		sbuf_adds(out, "</td><td class=\"commit\"><code>");
+		sbuf_reset(&t);
+		add_short(&t, it->commit);
+		gdn_report_html_escape(out, t.buf);
+		sbuf_adds(out, "</code>");
+		if (it->reverted && it->discarded_ref) {
+			sbuf_adds(out, "<div class=\"ref\">");
+			gdn_report_html_escape(out, it->discarded_ref);
+			sbuf_adds(out, "</div>");
+		}
+		sbuf_adds(out, "</td><td class=\"hypothesis\">");
+		gdn_report_html_escape(out, it->hypothesis);
+		sbuf_adds(out, "</td><td class=\"trace\">");
+		for (size_t k = 0; k < it->nr_deltas; k++) {
+			sbuf_reset(&t);
+			add_delta(&t, &it->deltas[k]);
+			sbuf_addf(out, "<div class=\"trace-delta %s\">",
+				  it->deltas[k].delta_ms > 0 ? "worse-ms" : "better-ms");
+			gdn_report_html_escape(out, t.buf);
+			sbuf_adds(out, "</div>");
+		}
+		sbuf_adds(out, "</td>");
+		html_td_ms(out, it->agent_ms);
+		html_td_ms(out, it->validation_ms);
+		sbuf_adds(out, "<td class=\"reason\">");
+		gdn_report_html_escape(out, it->reason);
+		sbuf_adds(out, "</td></tr>\n");
+	}
+	sbuf_adds(out, "</tbody></table>\n");
+	sbuf_release(&t);
+}
+
+static void html_total(struct sbuf *out, const char *id, const char *label, long long v, bool secs)
+{
+	sbuf_addf(out, "<dt>%s</dt><dd id=\"%s\" data-value=\"%lld\">", label, id, v);
+	if (secs)
+		add_secs(out, v);
+	else
+		sbuf_addf(out, "%lld", v);
+	sbuf_adds(out, "</dd>\n");
+}
+
+static void html_totals(struct sbuf *out, const struct gdn_report *r)
+{
+	const struct gdn_report_totals *t = &r->totals;
+
+	sbuf_adds(out, "<dl id=\"totals\">\n");
+	html_total(out, "total-iterations", "iterations", t->iterations, false);
+	html_total(out, "total-agent-ms", "time in agent", t->agent_ms, true);
+	html_total(out, "total-validation-ms", "time in validation", t->validation_ms, true);
+	html_total(out, "total-wall-ms", "wall time", t->wall_ms, true);
+	html_total(out, "total-commits-kept", "commits kept", t->commits_kept, false);
+	html_total(out, "total-commits-reverted", "commits reverted", t->commits_reverted, false);
+	html_total(out, "total-failures", "failures", t->failures, false);
+	html_total(out, "total-promoted", "promoted", t->promoted, false);
+	sbuf_adds(out, "</dl>\n");
+}
+
+static void html_style(struct sbuf *out)
+{
+	sbuf_adds(
+	    out,
+	    "<style>\n"
+	    "body{font-family:system-ui,sans-serif;margin:24px;color:#212121;background:#fff}\n"
+	    "h1{font-size:1.4em}h2{font-size:1.1em;margin-top:1.6em}\n"
+	    "code{font-family:monospace}\n"
+	    ".run{color:#555}\n"
+	    "svg{border:1px solid #ddd;background:#fafafa;max-width:100%;height:auto}\n"
+	    ".axis{stroke:#333;stroke-width:1}.grid{stroke:#e0e0e0;stroke-width:1}\n"
+	    ".tick,.label{font-size:12px;fill:#444}\n"
+	    ".champion-line{fill:none;stroke:#2e7d32;stroke-width:2;stroke-dasharray:6 3}\n"
+	    ".point{stroke:#fff;stroke-width:1.5}.point.unmeasured{stroke:#333}\n"
+	    ".legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:14px}\n"
+	    ".swatch{display:inline-block;width:12px;height:12px;border-radius:6px;"
+	    "margin-right:5px;vertical-align:middle}\n"
+	    ".swatch-line{display:inline-block;width:22px;border-top:2px dashed #2e7d32;"
+	    "margin-right:5px;vertical-align:middle}\n"
+	    "table{border-collapse:collapse;font-size:13px}\n"
+	    "th,td{border-bottom:1px solid #e0e0e0;padding:4px 8px;text-align:left;"
+	    "vertical-align:top}\n"
+	    "td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
+	    "td.commit{white-space:nowrap}\n"
+	    ".worse-ms{color:#c62828}.better-ms{color:#2e7d32}.ref{color:#777}\n"
+	    ".trace-delta,td.decision{white-space:nowrap}\n"
+	    "td.reason{min-width:14em;max-width:24em;overflow-wrap:break-word}\n"
+	    "td.hypothesis{min-width:10em}\n"
+	    "dl{display:grid;grid-template-columns:max-content auto;gap:4px 16px}\n"
+	    "dt{color:#555}dd{margin:0;font-variant-numeric:tabular-nums}\n");
+	for (int o = 0; o < GDN_REPORT_OUTCOME_NR; o++)
+		sbuf_addf(out, ".point.decision-%s{fill:%s}.decision-%s .swatch{background:%s}\n",
+			  gdn_report_outcome_name(o), outcome_colours[o],
+			  gdn_report_outcome_name(o), outcome_colours[o]);
+	sbuf_adds(out, "</style>\n");
+}
+
+void gdn_report_render_html(const struct gdn_report *r, struct sbuf *out)
+{
+	const char *ccommit = NULL;
+	double cvalue = NAN;
+	bool champ = final_champion(r, &ccommit, &cvalue);
+
+	sbuf_adds(out,
+		  "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+		  "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+		  "style-src 'unsafe-inline'\">\n"
+		  "<meta name=\"generator\" content=\"gdnctl report\">\n<title>gdnctl report: ");
+	gdn_report_html_escape(out, r->run_id);
+	sbuf_adds(out, "</title>\n");
+	html_style(out);
+	sbuf_adds(out, "</head>\n<body>\n<h1>gdnctl loop report</h1>\n<p class=\"run\">run <code "
+		       "id=\"run-id\">");
+	gdn_report_html_escape(out, r->run_id);
+	sbuf_adds(out, "</code>");
+	if (r->branch) {
+		sbuf_adds(out, " on branch <code>");
+		gdn_report_html_escape(out, r->branch);
+		sbuf_adds(out, "</code>");
+	}
+	if (r->workdir) {
+		sbuf_adds(out, " in <code>");
+		gdn_report_html_escape(out, r->workdir);
+		sbuf_adds(out, "</code>");
+	}
+	sbuf_adds(out, "<br>");
+	gdn_report_html_escape(out, r->started ? r->started : "?");
+	sbuf_adds(out, " &ndash; ");
+	gdn_report_html_escape(out, r->ended ? r->ended : "?");
+	sbuf_adds(out, ", ");
+	gdn_report_html_escape(out, r->end_reason ? r->end_reason : "not ended");
+	if (r->has_exit)
+		sbuf_addf(out, ", exit %d", r->exit_code);
+	sbuf_adds(out, "</p>\n<h2>metric per iteration</h2>\n<p class=\"metric\">");
+	if (r->metric) {
+		sbuf_adds(out, "<code id=\"metric-name\">");
+		gdn_report_html_escape(out, r->metric);
+		sbuf_addf(out, "</code> (%s is better)", r->lower_is_better ? "lower" : "higher");
+		if (champ) {
+			struct sbuf c = SBUF_INIT;
+
+			sbuf_adds(out, "; champion ");
+			add_num(out, cvalue);
+			add_short(&c, ccommit);
+			sbuf_adds(out, " at <code>");
+			gdn_report_html_escape(out, c.buf);
+			sbuf_adds(out, "</code>");
+			sbuf_release(&c);
+		}
+	} else {
+		sbuf_adds(out, "no performance decisions in this run: points sit at the bottom");
+	}
+	sbuf_adds(out, ". Hover a point for its commit and hypothesis; squares were not "
+		       "measured.</p>\n");
+	html_chart(out, r);
+	html_legend(out, r);
+	sbuf_adds(out, "<h2>iterations</h2>\n");
+	html_table(out, r);
+	sbuf_adds(out, "<h2>totals</h2>\n");
+	html_totals(out, r);
+	sbuf_adds(out, "</body>\n</html>\n");
+}

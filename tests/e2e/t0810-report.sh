@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# gdnctl report on a real loop run (tests/e2e/lib-report.sh): seven
+# iterations with every kind of decision. The text summary, the JSON
+# figures (checked against the journal and the state with python) and the
+# HTML elements; run selection, defaults, atomic output, bad journals.
+. "$(dirname "$0")/lib.sh"
+. "$GDNCTL_SOURCE_DIR/tests/e2e/lib-report.sh"
+
+D=$TRASH/f
+
+test_expect_success 'setup: a seven-iteration loop run' '
+	report_fixture "$D" &&
+	test_grep "7 iterations, 3 commits, 3 failures" "$D/loop.out"
+'
+
+test_expect_success 'text summary: one line per iteration with decision, metric, delta, commit' '
+	gdnctl report --log-dir "$D/logs" >out 2>err &&
+	test_grep "^run [0-9TZ-]*: 7 iterations, completed, exit 0$" out &&
+	test_grep "^metric throughput/mfu (higher is better), champion 3 @ $(git -C "$D/repo" rev-parse --short=12 HEAD)$" out &&
+	base=$(git -C "$D/repo" log -1 --format=%H --grep="^benchmark with a trace" | cut -c1-12) &&
+	test_grep "^    0  baseline  *1  *-  $base  benchmark with a trace$" out &&
+	test_grep "^    1  promoted  *2  *+100.00%  [0-9a-f]\{12\}  blocked scan: 2x faster <b>&\"'"'"'$" out &&
+	test_grep "^    2  failed tests  *-  *-  [0-9a-f]\{12\}  unroll: breaks the tests$" out &&
+	test_grep "^    3  regression  *0.5  *-75.00%  [0-9a-f]\{12\}  slower variant$" out &&
+	test_grep "^    4  no commit  *-  *-  -  *$" out &&
+	test_grep "^    5  within band  *2.001  *+0.05%  [0-9a-f]\{12\}  tiny tweak$" out &&
+	test_grep "^    6  gate regression  *2.03  *+1.50%  [0-9a-f]\{12\}  while grows$" out &&
+	test_grep "^       trace: step +10.000 ms, category while +10.000 ms$" out &&
+	test_grep "^    7  promoted  *3  *+50.00%  [0-9a-f]\{12\}  second speed-up$" out &&
+	test_grep "^totals: time in agent [0-9]*\.[0-9]\{3\} s, time in validation [0-9]*\.[0-9]\{3\} s, commits kept 3, commits reverted 3, failures 3, promoted 2, wall [0-9.]* s$" out &&
+	test_grep "^\[gdnctl\] report written to $D/logs/report.html$" out &&
+	test ! -s err
+'
+
+test_expect_success 'JSON: figures agree with the journal and the state' '
+	gdnctl report --log-dir "$D/logs" --json >out.json &&
+	python3 - "$D/logs/loop.jsonl" "$D/logs/perf_state.json" out.json <<-\EOF2
+		import json, sys
+		ev = [json.loads(l) for l in open(sys.argv[1])]
+		st = json.load(open(sys.argv[2]))
+		doc = json.load(open(sys.argv[3]))
+		assert doc["schema"] == "gdnctl.report.v1", doc["schema"]
+		its = doc["iterations"]
+		got = [(i["iteration"], i["decision"]) for i in its]
+		want = list(enumerate(["baseline", "promoted", "failed_tests", "regression", "no_commit",
+		                       "within_band", "gate_regression", "promoted"]))
+		assert got == want, got
+		# metric and delta from the perf decisions of the journal
+		for e in ev:
+		    if e["event"] == "perf_decision":
+		        i = its[e["iteration"]]
+		        assert i["metric"] == e["candidate"], (i, e)
+		        assert i["commit"] == e["commit"], (i, e)
+		        if e["champion"] is not None:
+		            d = (e["candidate"] - e["champion"]) / abs(e["champion"]) * 100
+		            assert abs(i["delta_pct"] - d) < 1e-9, (i, d)
+		assert [i["champion_after"] for i in its] == [1, 2, 2, 2, 2, 2, 2, 3], its
+		t = doc["totals"]
+		assert t["agent_ms"] == sum(e["duration_ms"] for e in ev if e["event"] == "agent_end"), t
+		assert t["validation_ms"] == sum(e["duration_ms"] for e in ev if e["event"] == "validation"), t
+		assert t["commits_kept"] == 3 and t["commits_reverted"] == 3, t
+		assert t["failures"] == 3 and t["promoted"] == 2 and t["iterations"] == 7, t
+		assert doc["champion"]["commit"] == st["champion"]["commit"], doc["champion"]
+		assert doc["champion"]["value"] == st["champion"]["metric_value"]
+		# reverted commits: the discarded refs
+		assert [i["discarded_ref"] for i in its if i["reverted"]] == [
+		    "refs/gdnctl/discarded/%d" % n for n in (2, 3, 6)], its
+		# trace deltas of the gate regression: `while` 10 -> 20 ms/step against the champion
+		g = its[6]["trace_deltas"]
+		assert g[0] == {"kind": "step", "name": None, "candidate_ms": 40.0,
+		                "champion_ms": 30.0, "delta_ms": 10.0}, g
+		assert g[1]["kind"] == "category" and g[1]["name"] == "while" and g[1]["delta_ms"] == 10.0, g
+		assert its[1]["hypothesis"] == "blocked scan: 2x faster <b>&\"'"'"'", its[1]
+		assert doc["output"].endswith("/logs/report.html")
+	EOF2
+'
+
+test_expect_success 'HTML: one point per iteration, champion line, rows, escaped titles' '
+	h="$D/logs/report.html" &&
+	test "$(grep -o "class=\"point " "$h" | wc -l)" = 8 &&
+	test "$(grep -o "class=\"point decision-promoted\"" "$h" | wc -l)" = 2 &&
+	test "$(grep -o "class=\"point unmeasured decision-failed_tests\"" "$h" | wc -l)" = 1 &&
+	test "$(grep -o "class=\"point unmeasured decision-no_commit\"" "$h" | wc -l)" = 1 &&
+	test "$(grep -o "class=\"point decision-gate_regression\"" "$h" | wc -l)" = 1 &&
+	test "$(grep -o "id=\"champion-line\"" "$h" | wc -l)" = 1 &&
+	test "$(grep -o "class=\"iter-row " "$h" | wc -l)" = 8 &&
+	test "$(grep -o "<title>iteration " "$h" | wc -l)" = 8 &&
+	test_grep "hypothesis: blocked scan: 2x faster &lt;b&gt;&amp;&quot;&#39;&#10;" "$h" &&
+	test_grep ! "<b>&" "$h" &&
+	test_grep "id=\"total-commits-kept\" data-value=\"3\"" "$h" &&
+	test_grep "id=\"total-commits-reverted\" data-value=\"3\"" "$h" &&
+	test_grep ! -i -E "(src|href)=|url\(|https?://" "$h" &&
+	test_grep "<svg id=\"metric-chart\"" "$h"
+'
+
+test_expect_success 'the HTML is written atomically: no temporary files left, 0644' '
+	ls -A "$D/logs" >list &&
+	test_grep ! "\.tmp\." list &&
+	test "$(stat -c %a "$D/logs/report.html")" = 644
+'
+
+test_expect_success '--output and --perf-state-file; a missing default state is fine' '
+	gdnctl report --log-dir "$D/logs" --output r.html >out 2>&1 &&
+	test_must_fail =1 gdnctl report --log-dir "$D/logs" --output "$TRASH/nodir/r.html" 2>err &&
+	test_grep "cannot create .*nodir/r.html.tmp" err &&
+	test -s r.html && cmp r.html "$D/logs/report.html" &&
+	mkdir nostate && cp "$D/logs/loop.jsonl" nostate/ &&
+	gdnctl report --log-dir nostate >out 2>err &&
+	test_grep ! "trace:" out && test_grep "^    7  promoted" out &&
+	test_must_fail =1 gdnctl report --log-dir nostate --perf-state-file nostate/none.json 2>err &&
+	test_grep "none.json" err &&
+	echo "{" >bad.json &&
+	test_must_fail =1 gdnctl report --log-dir nostate --perf-state-file bad.json 2>err &&
+	test_line_count = 1 err && test_grep "bad.json" err
+'
+
+test_expect_success 'default log directory: the loop default inside the repository' '
+	mkdir -p "$D/repo/.agents/logs" && cp -r "$D/logs" "$D/repo/.agents/logs/gdn_codex_loop" &&
+	(cd "$D/repo" && gdnctl report >../default.out) &&
+	test_grep "report written to $D/repo/.agents/logs/gdn_codex_loop/report.html" "$D/default.out" &&
+	test -s "$D/repo/.agents/logs/gdn_codex_loop/report.html" &&
+	mkdir norepo && (cd norepo && test_must_fail =2 gdnctl report 2>err) &&
+	test_grep "not inside a git repository" norepo/err
+'
+
+test_expect_success 'several runs: the last by default, --run selects' '
+	first=$(sed -n "1s/.*\"run\":\"\([^\"]*\)\".*/\1/p" "$D/logs/loop.jsonl") &&
+	cat >"$D/agents/idle" <<-\EOF2 &&
+		#!/bin/sh
+		echo "nothing to do"
+	EOF2
+	chmod +x "$D/agents/idle" &&
+	report_loop "$D" idle 1 >/dev/null 2>&1 &&
+	gdnctl report --log-dir "$D/logs" >out &&
+	test_grep "^run [0-9TZ-]*: 1 iterations, completed, exit 0$" out &&
+	test_grep ! "^run $first" out &&
+	test_grep "^    1  no commit" out &&
+	test_grep "champion 3 @" out &&
+	gdnctl report --log-dir "$D/logs" --run "$first" >out &&
+	test_grep "^run $first: 7 iterations" out &&
+	gdnctl report --log-dir "$D/logs" --json >out.json &&
+	python3 -c "import json,sys; d=json.load(open(\"out.json\")); assert len(d[\"runs\"]) == 2 and d[\"runs\"][0] == sys.argv[1], d[\"runs\"]" "$first" &&
+	test_must_fail =1 gdnctl report --log-dir "$D/logs" --run nosuch 2>err &&
+	test_line_count = 1 err && test_grep "has no run .nosuch." err
+'
+
+test_expect_success 'missing and malformed journals: one line, exit 1, the line number' '
+	test_must_fail =1 gdnctl report --log-dir "$TRASH/none" 2>err &&
+	test_line_count = 1 err && test_grep "^\[gdnctl\] error: cannot open .*none/loop.jsonl.: No such file" err &&
+	mkdir bad && head -3 "$D/logs/loop.jsonl" >bad/loop.jsonl &&
+	echo "not json" >>bad/loop.jsonl && tail -2 "$D/logs/loop.jsonl" >>bad/loop.jsonl &&
+	test_must_fail =1 gdnctl report --log-dir bad 2>err &&
+	test_line_count = 1 err && test_grep "journal .*bad/loop.jsonl. line 4: " err &&
+	test ! -e bad/report.html &&
+	echo "[1]" >bad/loop.jsonl &&
+	test_must_fail =1 gdnctl report --log-dir bad 2>err &&
+	test_grep "line 1: not an event object" err &&
+	: >bad/loop.jsonl &&
+	test_must_fail =1 gdnctl report --log-dir bad 2>err && test_grep "has no run" err
+'
+
+test_expect_success 'a torn last line (killed loop) is ignored with a warning' '
+	mkdir torn && cp "$D/logs/perf_state.json" torn/ &&
+	head -c -1 "$D/logs/loop.jsonl" >torn/loop.jsonl && printf "{\"ts\":\"2026" >>torn/loop.jsonl &&
+	gdnctl report --log-dir torn >out 2>err &&
+	test_grep "WARNING: journal .* ignored an incomplete last line" err
+'
+
+test_expect_success 'an iteration without commits: the agent'"'"'s last message is the hypothesis' '
+	first=$(sed -n "1s/.*\"run\":\"\([^\"]*\)\".*/\1/p" "$D/logs/loop.jsonl") &&
+	mkdir msg && cp "$D/logs/loop.jsonl" "$D/logs/perf_state.json" msg/ &&
+	printf "\n  I found nothing <worth> changing\nmore\n" >msg/iteration-004-last-message.txt &&
+	gdnctl report --log-dir msg --run "$first" >out &&
+	test_grep "^    4  no commit  *-  *-  -  *I found nothing <worth> changing$" out &&
+	test_grep "hypothesis: I found nothing &lt;worth&gt; changing" msg/report.html
+'
+
+test_expect_success 'usage: positional arguments and unknown options' '
+	test_must_fail =2 gdnctl report extra 2>err &&
+	test_must_fail =2 gdnctl report --nosuch 2>err &&
+	gdnctl report -h >out &&
+	for o in --log-dir --perf-state-file --output --run --json; do test_grep -e "$o" out || return 1; done
+'
+
+test_done

@@ -1,0 +1,343 @@
+/* Unit tests for the loop report: the model of a journal + state, and its renderers. */
+#include "gdnctl/compat.h"
+#include <setjmp.h>
+#include <cmocka.h>
+#include "gdnctl/err.h"
+#include "gdnctl/report.h"
+#include "gdnctl/sbuf.h"
+#include "gdnctl/xalloc.h"
+
+#define EV(run, rest) "{\"ts\":\"2026-11-21T07:00:00.000Z\",\"run\":\"" run "\"," rest "}"
+
+/* Run r2: baseline 1.0; 1 promoted to 2.0; 2 fails its tests; 3 regresses; 4 no commit. */
+static const char *const journal_lines[] = {
+    EV("r1", "\"event\":\"run_start\",\"iterations\":1,\"workdir\":\"/nonexistent\""),
+    EV("r1", "\"event\":\"iteration_start\",\"iteration\":1"),
+    EV("r1", "\"event\":\"decision\",\"iteration\":1,\"outcome\":\"ok\",\"commits\":0"),
+    "{\"ts\":\"2026-11-21T08:00:00.000Z\",\"run\":\"r2\",\"event\":\"run_start\","
+    "\"iterations\":4,\"workdir\":\"/nonexistent\",\"branch\":\"main\"}",
+    EV("r2", "\"event\":\"validation\",\"iteration\":0,\"state\":\"succeeded\","
+	     "\"duration_ms\":100"),
+    EV("r2", "\"event\":\"perf_decision\",\"iteration\":0,\"commit\":\"c0\",\"metric\":"
+	     "\"throughput/mfu\",\"decision\":\"baseline\",\"candidate\":1.0,\"champion\":null,"
+	     "\"reasons\":[\"baseline <b>\"]"),
+    EV("r2", "\"event\":\"iteration_start\",\"iteration\":1"),
+    EV("r2", "\"event\":\"agent_end\",\"iteration\":1,\"duration_ms\":1000"),
+    EV("r2", "\"event\":\"head\",\"iteration\":1,\"after\":\"c1\",\"commits\":1,\"ids\":[\"c1\"]"),
+    EV("r2", "\"event\":\"validation\",\"iteration\":1,\"state\":\"succeeded\","
+	     "\"duration_ms\":200"),
+    EV("r2", "\"event\":\"perf_decision\",\"iteration\":1,\"commit\":\"c1\",\"decision\":"
+	     "\"promoted\",\"candidate\":2.0,\"champion\":1.0"),
+    EV("r2", "\"event\":\"decision\",\"iteration\":1,\"outcome\":\"ok\",\"commits\":1"),
+    EV("r2", "\"event\":\"iteration_start\",\"iteration\":2"),
+    EV("r2", "\"event\":\"agent_end\",\"iteration\":2,\"duration_ms\":2000"),
+    EV("r2", "\"event\":\"head\",\"iteration\":2,\"after\":\"c2\",\"commits\":2,"
+	     "\"ids\":[\"c2\",\"c2a\"]"),
+    EV("r2", "\"event\":\"validation\",\"iteration\":2,\"state\":\"failed\","
+	     "\"duration_ms\":300"),
+    EV("r2", "\"event\":\"revert\",\"iteration\":2,\"reason\":\"validation failed: <img src=x>\","
+	     "\"ok\":true,\"discarded_ref\":\"refs/gdnctl/discarded/2\",\"commits\":2"),
+    EV("r2", "\"event\":\"decision\",\"iteration\":2,\"outcome\":\"failed\",\"failure\":"
+	     "\"hook\",\"commits\":0"),
+    EV("r2", "\"event\":\"iteration_start\",\"iteration\":3"),
+    EV("r2", "\"event\":\"head\",\"iteration\":3,\"after\":\"c3\",\"commits\":1"),
+    EV("r2", "\"event\":\"perf_decision\",\"iteration\":3,\"commit\":\"c3\",\"decision\":"
+	     "\"regression\",\"candidate\":1.5,\"champion\":2.0"),
+    EV("r2", "\"event\":\"revert\",\"iteration\":3,\"ok\":true,\"commits\":1"),
+    EV("r2", "\"event\":\"decision\",\"iteration\":3,\"outcome\":\"failed\",\"failure\":"
+	     "\"hook\",\"commits\":0"),
+    EV("r2", "\"event\":\"iteration_start\",\"iteration\":4"),
+    EV("r2", "\"event\":\"head\",\"iteration\":4,\"commits\":0"),
+    "{\"ts\":\"2026-11-21T08:01:30.500Z\",\"run\":\"r2\",\"event\":\"decision\","
+    "\"iteration\":4,\"outcome\":\"ok\",\"commits\":0}",
+};
+static struct sbuf journal = SBUF_INIT;
+
+static int setup(void **unused)
+{
+	(void)unused;
+	for (size_t i = 0; i < ARRAY_SIZE(journal_lines); i++)
+		sbuf_addf(&journal, "%s\n", journal_lines[i]);
+	return 0;
+}
+
+static int teardown(void **unused)
+{
+	(void)unused;
+	sbuf_release(&journal);
+	return 0;
+}
+
+/* The state: trace figures of the champion (c1) and the regression (c3). */
+static const char state[] =
+    "{\"version\":2,\"champion\":null,\"history\":["
+    "{\"commit\":\"c0\",\"iteration\":0,\"decision\":\"baseline\",\"metric\":\"throughput/mfu\","
+    "\"direction\":\"higher\",\"trace\":{\"steps\":2,\"step_ms\":30,\"categories\":{\"while\":10,"
+    "\"conv\":20},\"ops\":{}}},"
+    "{\"commit\":\"c1\",\"iteration\":1,\"decision\":\"promoted\",\"champion_commit\":\"c0\","
+    "\"metric\":\"throughput/mfu\",\"direction\":\"higher\",\"trace\":{\"steps\":2,\"step_ms\":25,"
+    "\"categories\":{\"while\":5,\"conv\":20},\"ops\":{\"gone\":1}}},"
+    "{\"commit\":\"c3\",\"iteration\":3,\"decision\":\"regression\",\"champion_commit\":\"c1\","
+    "\"metric\":\"throughput/mfu\",\"direction\":\"higher\",\"trace\":{\"steps\":2,\"step_ms\":40,"
+    "\"categories\":{\"while\":5,\"conv\":20,\"new\":15},\"ops\":{}}}]}";
+
+static void load(struct gdn_report *r, const char *run)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+
+	gdn_report_init(r);
+	assert_int_equal(gdn_report_load_journal(r, journal.buf, journal.len, run, "j", &err), 0);
+}
+
+static void test_model(void **unused)
+{
+	struct gdn_report r;
+	struct gdn_err err = GDN_ERR_INIT;
+	static const enum gdn_report_outcome want[] = {GDN_REPORT_BASELINE, GDN_REPORT_PROMOTED,
+						       GDN_REPORT_FAILED_TESTS,
+						       GDN_REPORT_REGRESSION, GDN_REPORT_NO_COMMIT};
+
+	(void)unused;
+	load(&r, NULL);
+	assert_string_equal(r.run_id, "r2");
+	assert_int_equal(r.runs.nr, 2);
+	assert_string_equal(r.metric, "throughput/mfu");
+	assert_int_equal(r.nr, 5);
+	for (size_t i = 0; i < r.nr; i++) {
+		assert_int_equal(r.v[i].iteration, (long)i);
+		assert_int_equal(r.v[i].outcome, want[i]);
+	}
+	assert_true(r.v[1].has_metric);
+	assert_true(fabs(r.v[1].delta_pct - 100.0) < 1e-9);
+	assert_true(fabs(r.v[3].delta_pct + 25.0) < 1e-9);
+	assert_true(isnan(r.v[2].delta_pct));
+	/* the champion: 1 after the baseline, 2 from the promotion on */
+	assert_true(r.v[0].champion_after == 1.0);
+	assert_true(r.v[2].champion_before == 2.0 && r.v[4].champion_after == 2.0);
+	assert_string_equal(r.v[2].discarded_ref, "refs/gdnctl/discarded/2");
+	assert_true(r.v[2].reverted);
+	assert_int_equal(r.v[2].ids.nr, 2);
+	assert_null(r.v[4].commit);
+	assert_int_equal(r.totals.iterations, 4);
+	assert_int_equal(r.totals.agent_ms, 3000);
+	assert_int_equal(r.totals.validation_ms, 600);
+	assert_int_equal(r.totals.commits_kept, 1);
+	assert_int_equal(r.totals.commits_reverted, 3);
+	assert_int_equal(r.totals.failures, 2);
+	assert_int_equal(r.totals.promoted, 1);
+	assert_int_equal(r.totals.wall_ms, 90500);
+	assert_false(r.torn_last_line);
+
+	/* trace deltas: iteration 3 against c1 (the champion), biggest first */
+	assert_int_equal(gdn_report_add_state(&r, state, strlen(state), "s", &err), 0);
+	assert_int_equal(r.v[3].nr_deltas, 3);
+	assert_string_equal(r.v[3].deltas[0].kind, "step");
+	assert_true(r.v[3].deltas[0].delta_ms == 15.0);
+	assert_string_equal(r.v[3].deltas[1].name, "new");
+	assert_string_equal(r.v[3].deltas[2].name, "gone");
+	assert_true(r.v[3].deltas[2].delta_ms == -1.0);
+	/* iteration 1 against the baseline c0 */
+	assert_int_equal(r.v[1].nr_deltas, 3);
+	assert_true(r.v[1].deltas[0].delta_ms == -5.0);
+	assert_int_equal(r.v[0].nr_deltas, 0);
+	gdn_report_release(&r);
+}
+
+static void test_runs_and_errors(void **unused)
+{
+	struct gdn_report r;
+	struct gdn_err err = GDN_ERR_INIT;
+	const char *bad = EV("a", "\"event\":\"run_start\"") "\n{\"event\":1}\n";
+	const char *notjson = EV("a", "\"event\":\"run_start\"") "\n\n{oops\n";
+	const char *torn = EV("a", "\"event\":\"run_start\"") "\n{\"ts\":";
+
+	(void)unused;
+	load(&r, "r1");
+	assert_string_equal(r.run_id, "r1");
+	assert_int_equal(r.nr, 1);
+	assert_int_equal(r.v[0].outcome, GDN_REPORT_NO_COMMIT);
+	gdn_report_release(&r);
+
+	assert_int_equal(gdn_report_load_journal(&r, journal.buf, journal.len, "r9", "j", &err),
+			 GDN_ENOTFOUND);
+	assert_non_null(strstr(err.msg, "'r9'"));
+	assert_int_equal(gdn_report_load_journal(&r, bad, strlen(bad), NULL, "J", &err),
+			 GDN_EPARSE);
+	assert_non_null(strstr(err.msg, "journal 'J' line 2: "));
+	assert_int_equal(gdn_report_load_journal(&r, notjson, strlen(notjson), NULL, "J", &err),
+			 GDN_EPARSE);
+	assert_non_null(strstr(err.msg, "line 3: "));
+	assert_int_equal(gdn_report_load_journal(&r, "", 0, NULL, "J", &err), GDN_ENOTFOUND);
+	assert_int_equal(gdn_report_load_journal(&r, torn, strlen(torn), NULL, "J", &err), 0);
+	assert_true(r.torn_last_line);
+	assert_int_equal(gdn_report_add_state(&r, "{\"version\":7}", 13, "S", &err), GDN_EPARSE);
+	gdn_report_release(&r);
+
+	/* journal text reaches the terminal without escape sequences */
+	{
+		const char *esc = "{\"run\":\"\\u001b[31mred\",\"event\":\"run_start\"}\n";
+		struct sbuf sb = SBUF_INIT;
+
+		assert_int_equal(gdn_report_load_journal(&r, esc, strlen(esc), NULL, "J", &err), 0);
+		gdn_report_render_text(&r, &sb);
+		assert_null(strchr(sb.buf, '\033'));
+		assert_non_null(strstr(sb.buf, "run ?[31mred: 0 iterations, not ended\n"));
+		sbuf_release(&sb);
+	}
+	gdn_report_release(&r);
+}
+
+static void test_resume_and_direction(void **unused)
+{
+	/* iteration 1 interrupted, the run resumed, iteration 1 redone; a lower-is-better metric */
+	static const char *const lines[] = {
+	    EV("r", "\"event\":\"run_start\",\"iterations\":1"),
+	    EV("r", "\"event\":\"perf_decision\",\"iteration\":0,\"metric\":\"trace/step_ms\","
+		    "\"decision\":\"baseline\",\"candidate\":40,\"commit\":\"c0\""),
+	    EV("r", "\"event\":\"iteration_start\",\"iteration\":1"),
+	    EV("r", "\"event\":\"agent_end\",\"iteration\":1,\"duration_ms\":500"),
+	    EV("r", "\"event\":\"interrupted\",\"iteration\":1,\"signal\":2"),
+	    EV("r", "\"event\":\"run_end\",\"reason\":\"interrupted\",\"exit_code\":130"),
+	    EV("r", "\"event\":\"run_resume\",\"iterations\":1,\"after\":0"),
+	    EV("r", "\"event\":\"iteration_start\",\"iteration\":1"),
+	    EV("r", "\"event\":\"agent_end\",\"iteration\":1,\"duration_ms\":700"),
+	    EV("r", "\"event\":\"head\",\"iteration\":1,\"after\":\"c1\",\"commits\":1"),
+	    EV("r", "\"event\":\"perf_decision\",\"iteration\":1,\"commit\":\"c1\",\"decision\":"
+		    "\"promoted\",\"candidate\":30,\"champion\":40"),
+	    EV("r", "\"event\":\"decision\",\"iteration\":1,\"outcome\":\"ok\",\"commits\":1"),
+	    EV("r", "\"event\":\"run_end\",\"reason\":\"completed\",\"exit_code\":0"),
+	};
+	struct gdn_report r;
+	struct gdn_err err = GDN_ERR_INIT;
+	struct sbuf sb = SBUF_INIT;
+
+	(void)unused;
+	for (size_t i = 0; i < ARRAY_SIZE(lines); i++)
+		sbuf_addf(&sb, "%s\n", lines[i]);
+	gdn_report_init(&r);
+	assert_int_equal(gdn_report_load_journal(&r, sb.buf, sb.len, NULL, "j", &err), 0);
+	assert_int_equal(r.nr, 2);
+	assert_int_equal(r.v[1].agent_ms, 700); /* the redone attempt */
+	assert_int_equal(r.totals.agent_ms, 1200);
+	assert_int_equal(r.v[1].outcome, GDN_REPORT_PROMOTED);
+	assert_true(r.lower_is_better);
+	assert_true(fabs(r.v[1].delta_pct + 25.0) < 1e-9);
+	assert_string_equal(r.end_reason, "completed");
+	assert_int_equal(r.exit_code, 0);
+	sbuf_reset(&sb);
+	gdn_report_render_text(&r, &sb);
+	assert_non_null(
+	    strstr(sb.buf, "metric trace/step_ms (lower is better), champion 30 @ c1\n"));
+	gdn_report_release(&r);
+	sbuf_release(&sb);
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+static void test_html_escapes_and_elements(void **unused)
+{
+	char dir[] = "/tmp/gdnctl-test-report-XXXXXX";
+	struct gdn_report r;
+	struct sbuf sb = SBUF_INIT;
+	char *path;
+	FILE *f;
+
+	(void)unused;
+	sbuf_reset(&sb);
+	gdn_report_html_escape(&sb, "a<b>&\"c'\n\x01");
+	assert_string_equal(sb.buf, "a&lt;b&gt;&amp;&quot;c&#39;&#10; ");
+
+	/* the agent's last message as the hypothesis (no repository): escaped */
+	assert_non_null(mkdtemp(dir));
+	path = xstrfmt("%s/iteration-001-last-message.txt", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("\n  <script>alert(\"x\")</script> & 'q'\nsecond line\n", f);
+	fclose(f);
+	load(&r, NULL);
+	gdn_report_add_hypotheses(&r, "/nonexistent", dir);
+	unlink(path);
+	rmdir(dir);
+	free(path);
+	assert_string_equal(r.v[1].hypothesis, "<script>alert(\"x\")</script> & 'q'");
+
+	sbuf_reset(&sb);
+	gdn_report_render_html(&r, &sb);
+	assert_null(strstr(sb.buf, "<script"));
+	assert_null(strstr(sb.buf, "<img"));
+	assert_null(strstr(sb.buf, "<b>"));
+	assert_non_null(strstr(sb.buf, "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; "
+				       "&amp; &#39;q&#39;"));
+	assert_non_null(strstr(sb.buf, "validation failed: &lt;img src=x&gt;"));
+	assert_int_equal(count(sb.buf, "class=\"point "), 5);
+	assert_int_equal(count(sb.buf, "<title>iteration "), 5);
+	assert_int_equal(count(sb.buf, "class=\"point decision-promoted\""), 1);
+	assert_int_equal(count(sb.buf, "class=\"point unmeasured decision-failed_tests\""), 1);
+	assert_int_equal(count(sb.buf, "id=\"champion-line\""), 1);
+	assert_int_equal(count(sb.buf, "class=\"iter-row "), 5);
+	assert_non_null(strstr(sb.buf, "id=\"total-commits-reverted\" data-value=\"3\""));
+	assert_null(strstr(sb.buf, "http:"));
+	assert_null(strstr(sb.buf, "https:"));
+	assert_null(strstr(sb.buf, " src=\""));
+	assert_null(strstr(sb.buf, "href="));
+	assert_null(strstr(sb.buf, "url("));
+	gdn_report_release(&r);
+	sbuf_release(&sb);
+}
+
+static void test_text_and_json(void **unused)
+{
+	struct gdn_report r;
+	struct sbuf sb = SBUF_INIT;
+	json_t *doc, *it;
+
+	(void)unused;
+	load(&r, NULL);
+	gdn_report_render_text(&r, &sb);
+	assert_non_null(strstr(sb.buf, "run r2: 4 iterations, not ended\n"));
+	assert_non_null(
+	    strstr(sb.buf, "metric throughput/mfu (higher is better), champion 2 @ c1\n"));
+	assert_non_null(strstr(sb.buf, "    1  promoted                    2   +100.00%  c1"));
+	assert_non_null(strstr(sb.buf, "    3  regression                1.5    -25.00%  c3"));
+	assert_non_null(strstr(sb.buf, "    2  failed tests                -          -  c2"));
+	assert_non_null(strstr(sb.buf,
+			       "totals: time in agent 3.000 s, time in validation 0.600 s, "
+			       "commits kept 1, commits reverted 3, failures 2, promoted 1, "
+			       "wall 90.500 s\n"));
+
+	doc = gdn_report_json(&r);
+	assert_string_equal(json_string_value(json_object_get(doc, "schema")), GDN_REPORT_SCHEMA);
+	assert_int_equal(json_array_size(json_object_get(doc, "iterations")), 5);
+	it = json_array_get(json_object_get(doc, "iterations"), 3);
+	assert_string_equal(json_string_value(json_object_get(it, "decision")), "regression");
+	assert_true(json_real_value(json_object_get(it, "delta_pct")) == -25.0);
+	assert_true(json_is_null(
+	    json_object_get(json_array_get(json_object_get(doc, "iterations"), 2), "metric")));
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(doc, "totals"), "commits_reverted")),
+	    3);
+	assert_true(json_real_value(json_object_get(json_object_get(doc, "champion"), "value")) ==
+		    2.0);
+	json_decref(doc);
+	gdn_report_release(&r);
+	sbuf_release(&sb);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_model),
+	    cmocka_unit_test(test_runs_and_errors),
+	    cmocka_unit_test(test_resume_and_direction),
+	    cmocka_unit_test(test_html_escapes_and_elements),
+	    cmocka_unit_test(test_text_and_json),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
