@@ -149,6 +149,12 @@ int gdn_backend_open(const struct gdn_config *cfg, const char *name, struct gdn_
 		     struct gdn_err *err);
 void gdn_backend_free(struct gdn_backend *b);
 
+/*
+ * dev-tpu: the cluster of the held allocation, or NULL (none held, or not a
+ * dev-tpu backend). Whether its process still runs: ops->status without a job id.
+ */
+const char *gdn_devtpu_cluster(const struct gdn_backend *b);
+
 /* "unknown", "pending", "running", "succeeded", "failed", "stopped", "timeout". */
 const char *gdn_job_state_name(enum gdn_job_state s);
 /* The types in the registry, in order (for messages and docs); NULL-terminated, static. */

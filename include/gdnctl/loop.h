@@ -12,6 +12,9 @@
  *   gitops.c   git through the child-process API: transient-lock retries,
  *              stash by commit id with a conflict preflight, sync with a remote
  *   gate.c     the hooks: the validation gate and the performance policy
+ *   targets.c  where the gate's phases run: held dev TPU, Ray fallback clusters
+ *   hold.c     the dev TPU held for the whole loop (--hold-dev-tpu)
+ *   measure.c  the metric source (W&B or the output) and --log-measurements
  */
 #ifndef GDNCTL_LOOP_H
 #define GDNCTL_LOOP_H
@@ -19,6 +22,7 @@
 #include <jansson.h>
 #include "gdnctl/compat.h"
 #include "gdnctl/agent.h"
+#include "gdnctl/backend.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
 
@@ -237,7 +241,9 @@ struct gdn_loop_hook_out {
 	/*
 	 * The hook reverted the iteration's commits: none of them is kept
 	 * (the decision journals 0 commits) and the running log is not
-	 * stamped, whether the hook accepted (0) or failed (> 0).
+	 * stamped, whether the hook accepted (0) or failed (> 0). Without it
+	 * a failure keeps them: counted in the decision and the summary, and
+	 * the running log stamped, as for an accepted iteration.
 	 */
 	bool reverted;
 	/* With a failure (> 0): handle it with `policy` instead of gdn_loop_hooks.policy. */
@@ -254,13 +260,16 @@ struct gdn_loop_hook_out {
  * had not made). Each returns 0 to accept, an exit code (> 0) for a
  * failure that the iteration-level `policy` (or out->policy) handles like
  * a post-check failure (kind "hook", message err->msg), or a negative
- * gdn_errcode for an iteration error.
+ * gdn_errcode for an iteration error. Either, when gdnctl was interrupted
+ * (SIGINT/SIGTERM) meanwhile, is the interruption: no policy, no
+ * decision, exit 128+N (--resume redoes the iteration).
  *
  * `start` (may be NULL) runs once at the start of a new run (not on
  * --resume), after the run_start event, with iteration 0 and HEAD as both
  * heads (commits 0): the performance policy measures its baseline there.
  * A non-zero return stops the run before iteration 1: > 0 is the exit
- * code, < 0 an error (gdn_loop_run returns it).
+ * code, < 0 an error (gdn_loop_run returns it), or, when interrupted,
+ * exit 128+N with `interrupted` journaled.
  */
 struct gdn_loop_hooks {
 	int (*validate)(void *payload, const struct gdn_loop_iter *it,
@@ -339,6 +348,7 @@ int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *age
 struct gdn_backend;
 struct gdn_perf_config;
 struct gdn_perf_state;
+struct gdn_measure_opts;
 
 enum gdn_gate_mode {
 	GDN_GATE_OFF = 0,
@@ -361,6 +371,17 @@ struct gdn_gate {
 	struct gdn_perf_state *perf_state; /* loaded; saved after each decision */
 	long perf_repeats;		   /* profile runs per commit (>= 1) */
 	const char *trace_glob;		   /* relative to workdir, or NULL */
+	/* The W&B source and --log-measurements (measure.h); NULL: neither. */
+	const struct gdn_measure_opts *measure;
+	/*
+	 * --validation-retries: a phase that could not run (a backend error
+	 * such as an unreachable ssh host) or whose job was stopped from
+	 * outside runs again up to this many times, retry_sleep_ms apart; a
+	 * command that ran and failed is never retried.
+	 */
+	long phase_retries, retry_sleep_ms;
+	/* Where the phases run (targets.c); NULL: on `backend` only. Borrowed. */
+	struct gdn_targets *targets;
 	/* Private: the profile runs of the validation gate, reused by decide. */
 	void *measured;
 	long measured_iter;
@@ -373,6 +394,10 @@ struct gdn_gate {
  * iteration (gdn_revert_iteration, reason "validation failed: <phase>
  * exit N"), journals `revert` (discarded ref, head) and returns the exit
  * code (> 0) with the reason in err; a failed revert is an error (< 0).
+ * A phase that could not run even after phase_retries (a backend error,
+ * or a job still stopped from outside: GDN_EBACKEND) or was interrupted
+ * also reverts (reason "validation could not run: ..." or "validation
+ * interrupted by signal N") and returns the error (< 0).
  * Never reverts an iteration without commits (it does nothing then).
  */
 int gdn_gate_validate(void *payload, const struct gdn_loop_iter *it, struct gdn_loop_hook_out *out,
@@ -381,12 +406,15 @@ int gdn_gate_validate(void *payload, const struct gdn_loop_iter *it, struct gdn_
  * The decide hook (payload: struct gdn_gate with perf_config set). For an
  * iteration with commits: profiles HEAD perf_repeats times (or reuses the
  * validation gate's profile runs of this iteration): each run's output
- * gives the CLI metric, and the newest file matching trace_glob that the
- * run wrote gives the trace figures; then gdn_perf_decide(), saves the
- * state, reports the reasons and journals a `perf_decision` event, and
- * carries out the action: revert (every commit of the iteration, journaled
- * as `revert`), count a failure (returns 1, count-failure) or stop
- * (returns 1, fail).
+ * gives the CLI metric (or, with `measure`, the W&B value: measure.h; a
+ * `measurement` event per W&B sample), and the newest file matching
+ * trace_glob that the run wrote gives the trace figures; then
+ * gdn_perf_decide(), saves the state, reports the reasons and journals a
+ * `perf_decision` event, and carries out the action: revert (every commit
+ * of the iteration, journaled as `revert`), count a failure (returns 1,
+ * count-failure) or stop (returns 1, fail). A kept iteration's running-log
+ * entry gets the measured figures with measure->log_file
+ * (--log-measurements), committed (`log_measurements` event).
  */
 int gdn_gate_decide(void *payload, const struct gdn_loop_iter *it, struct gdn_loop_hook_out *out,
 		    struct gdn_err *err);
@@ -397,5 +425,142 @@ int gdn_gate_decide(void *payload, const struct gdn_loop_iter *it, struct gdn_lo
 int gdn_gate_start(void *payload, const struct gdn_loop_iter *it, struct gdn_err *err);
 /* Free what the hooks kept between calls. */
 void gdn_gate_release(struct gdn_gate *g);
+
+/* ---- where validation runs: the held dev TPU (hold.c) and the targets (targets.c) ---- */
+
+struct gdn_config;
+struct gdn_hold;
+
+/*
+ * A dev TPU held for the whole loop (--hold-dev-tpu) through a dev-tpu
+ * backend's hold/release ops. Progress goes to `say` (the original's
+ * messages); journal events (`dev_tpu`: action acquired, failed, lost,
+ * reacquire, rate_limited, released) go to the iteration's journal when
+ * one is given, else they wait in the hold until gdn_hold_flush().
+ */
+struct gdn_hold_opts {
+	struct gdn_backend *backend; /* type dev-tpu (borrowed) */
+	const char *tpu_name;	     /* for messages and the directive */
+	const char *tpu_type;	     /* NULL: v5p-8 in the directive */
+	bool required;		     /* --hold-dev-tpu-policy required (else best-effort) */
+	long reacquire_interval_ms;  /* at most one re-acquire this often */
+	enum gdn_gate_mode mode;     /* the directive's last line */
+	/*
+	 * The session directives the engine renders each iteration (borrowed):
+	 * the managed dev TPU directive is appended once held, and rewritten
+	 * to name the cluster actually held after a re-acquire.
+	 */
+	struct strvec *directives;
+	gdn_loop_say_fn say;
+	void *payload;
+};
+struct gdn_hold *gdn_hold_new(const struct gdn_hold_opts *o);
+/*
+ * Acquire before the loop. Returns 0 when held, or, best-effort, when not
+ * (a warning said so); GDN_EBACKEND with the allocation's last error under
+ * the required policy; GDN_EINTR when interrupted.
+ */
+int gdn_hold_acquire(struct gdn_hold *h, struct gdn_err *err);
+/*
+ * The health check: whether the allocation is held and its process still
+ * alive. A dead one is journaled (`lost`) and forgotten. it may be NULL.
+ */
+bool gdn_hold_alive(struct gdn_hold *h, const struct gdn_loop_iter *it);
+/*
+ * Re-acquire (stop what is left, allocate again) unless one was tried less
+ * than reacquire_interval_ms ago. Returns true when held afterwards.
+ */
+bool gdn_hold_reacquire(struct gdn_hold *h, const struct gdn_loop_iter *it, const char *reason);
+/* The cluster held now, or NULL. */
+const char *gdn_hold_cluster(const struct gdn_hold *h);
+/* Release whatever is held (also a re-acquired allocation: bug 9). Idempotent. */
+int gdn_hold_release(struct gdn_hold *h, struct gdn_err *err);
+/* Write the events still waiting to <log_dir>/loop.jsonl under run_id. */
+void gdn_hold_flush(struct gdn_hold *h, const char *log_dir, const char *run_id);
+/* Release (errors ignored) and free. NULL is fine. */
+void gdn_hold_free(struct gdn_hold *h);
+/* The managed dev TPU directive for cluster C (the original's text, gdnctl commands). */
+void gdn_hold_directive(const char *cluster, const char *tpu_name, const char *tpu_type,
+			enum gdn_gate_mode mode, struct sbuf *out);
+
+/* Ray fallback clusters from <repo>/infra/marin-*.yaml (the original's filters). */
+struct gdn_cluster_filter {
+	const struct strvec *excludes; /* case-insensitive substrings of the cluster name */
+	const char *tpu;	       /* NULL, "" or "auto": any tpu_slice_ */
+	bool modern;		       /* any of tpu_slice_v5p_, _v5e_, _v6e_ (tests) */
+};
+/* "tpu_slice_" + tpu lowered, runs of other than [a-z0-9] as one '_', '_' trimmed. */
+void gdn_tpu_slice_key(const char *tpu, struct sbuf *out);
+/* Whether cluster `name` (file stem minus "marin-") with YAML `text` passes f. */
+bool gdn_cluster_matches(const char *name, const char *text, const struct gdn_cluster_filter *f);
+/* Append the matching clusters of sorted <repo>/infra/marin-*.yaml to out (deduped). */
+int gdn_clusters_discover(const char *repo, const struct gdn_cluster_filter *f, struct strvec *out,
+			  struct gdn_err *err);
+/* Append items of `in` not already in out (empty ones dropped). */
+void gdn_strvec_add_unique(struct strvec *out, const struct strvec *in);
+
+/*
+ * The command of a phase on one target when it depends on the target (the
+ * Marin defaults: include/gdnctl/marin_gate.h): `dev` for the held dev TPU
+ * (cluster: the one held), else a Ray cluster or the one backend (cluster
+ * NULL). Appends the command to `command` and "K=V" items to `env`; leaves
+ * `command` empty for the phase's own command. 0 or a gdn_errcode.
+ */
+typedef int (*gdn_phase_command_fn)(void *payload, const struct gdn_loop_iter *it,
+				    const char *phase, bool dev, const char *cluster,
+				    struct sbuf *command, struct strvec *env, struct gdn_err *err);
+
+/*
+ * The ordered targets of each phase: the held dev TPU (when any), then
+ * Ray fallback clusters (a ray backend each), or the one backend.
+ */
+struct gdn_targets_opts {
+	const char *repo;	       /* the working tree: infra/ and the backends' repo_root */
+	struct gdn_hold *hold;	       /* NULL: no held dev TPU */
+	struct gdn_backend *dev;       /* the hold's dev-tpu backend (borrowed) */
+	const struct strvec *clusters; /* --validation-ray-cluster */
+	bool auto_discover;	       /* --validation-ray-cluster-auto */
+	const struct strvec *excludes; /* added to the defaults vllm, big-run */
+	const struct strvec *dev_clusters; /* the dev TPU's, first in the auto list */
+	const char *test_tpu;		   /* --tpu of Ray test jobs (NULL: backend default) */
+	const char *profile_tpu;	   /* of Ray profile jobs, and the discovery filter */
+	bool cross_tpu_tests;		   /* tests: any modern TPU family */
+	struct gdn_backend *backend;	   /* without clusters: the fallback (borrowed) */
+	long passes;			   /* >= 1; < 0: until a pass succeeds (or interrupted) */
+	long retry_sleep_ms;
+	/* Ray fallback jobs: the phase timeout (0: spec's) and the output shown (0: all). */
+	long ray_tests_timeout_ms, ray_profile_timeout_ms, ray_log_tail;
+	gdn_phase_command_fn phase_command; /* NULL: the phase's command everywhere */
+	void *phase_payload;
+	gdn_backend_event_fn on_event; /* for the ray backends opened here */
+	void *event_payload;
+	gdn_loop_say_fn say;
+	void *payload;
+};
+struct gdn_targets;
+/*
+ * Open a ray backend per fallback cluster (backends.validation-<purpose>-N
+ * set in cfg) and report auto-discovered lists. 0 or a gdn_errcode.
+ */
+int gdn_targets_new(struct gdn_config *cfg, const struct gdn_targets_opts *o,
+		    struct gdn_targets **out, struct gdn_err *err);
+void gdn_targets_free(struct gdn_targets *t);
+/*
+ * Run a phase ("tests" or "profile") through the targets: up to `passes`
+ * passes, retry_sleep_ms apart, each trying the held dev TPU (health
+ * check, re-acquire when lost or failed), then each valid fallback in
+ * order, then a re-acquired dev TPU once more. Stops at the first
+ * success. A cluster whose submission said "No cluster config found for
+ * region" is skipped for the rest of the run. Each try is journaled
+ * (`validation`: phase, attempt, pass, target, cluster, rc, state,
+ * duration_ms). spec gives the timeout and the output callback; the shell
+ * is `command` (in `workdir` on a local backend), or what phase_command
+ * gives for the target; Ray fallback jobs take the ray_*_timeout_ms of the
+ * phase and show only their last ray_log_tail lines (when set). Returns 0 (*rc: the
+ * last try's exit code), GDN_EINTR when interrupted, or another error.
+ */
+int gdn_targets_run(struct gdn_targets *t, const struct gdn_loop_iter *it, const char *phase,
+		    long attempt, const char *command, const char *workdir,
+		    const struct gdn_run_spec *spec, int *rc, struct gdn_err *err);
 
 #endif

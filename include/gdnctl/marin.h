@@ -153,6 +153,12 @@ void gdn_marin_profile_command(struct sbuf *out, bool dev_tpu, bool dry_run);
  * us-east5-a -> gs://marin-us-east5; marin-us-central1 -> gs://marin-us-central1.
  */
 char *gdn_marin_default_prefix(const char *cluster, const char *root);
+/*
+ * Append "MARIN_PREFIX=<prefix>" to env: `prefix` when given, else
+ * gdn_marin_default_prefix(cluster, root) (the dev TPU profile's -e).
+ */
+void gdn_marin_prefix_env(struct strvec *env, const char *prefix, const char *cluster,
+			  const char *root);
 
 /*
  * The original's cross-entropy normalisers. *out is a static string.

@@ -50,6 +50,19 @@ enum gdn_perf_policy {
 const char *gdn_perf_policy_name(enum gdn_perf_policy p);
 int gdn_perf_policy_parse(const char *s, enum gdn_perf_policy *p);
 
+/*
+ * --perf-within-threshold-policy: what a within_threshold decision (neither
+ * a promotion nor a regression) does: keep the commit (the original), or
+ * revert it without counting a failure.
+ */
+enum gdn_perf_within {
+	GDN_PERF_WITHIN_KEEP = 0,
+	GDN_PERF_WITHIN_REVERT,
+};
+/* "keep", "revert". */
+const char *gdn_perf_within_name(enum gdn_perf_within w);
+int gdn_perf_within_parse(const char *s, enum gdn_perf_within *w);
+
 enum gdn_perf_bucket {
 	GDN_PERF_BUCKET_STEP = 0, /* the whole step (self time of all selected tracks) */
 	GDN_PERF_BUCKET_CATEGORY,
@@ -97,8 +110,9 @@ struct gdn_perf_config {
 	enum gdn_perf_policy policy;
 	struct gdn_perf_gates gates;
 	double min_confidence; /* z of the MAD rule; 0: off */
+	enum gdn_perf_within within_policy;
 };
-/* Defaults: throughput/mfu, auto, 0.25, 1.0, revert-count-failure, no gates, 0. */
+/* Defaults: throughput/mfu, auto, 0.25, 1.0, revert-count-failure, no gates, 0, keep. */
 void gdn_perf_config_init(struct gdn_perf_config *c);
 void gdn_perf_config_release(struct gdn_perf_config *c);
 /* GDN_EUSAGE when a threshold or min_confidence is negative or not finite. */
@@ -255,6 +269,14 @@ void gdn_perf_verdict_release(struct gdn_perf_verdict *v);
  * fail: stop + count).
  */
 struct gdn_perf_action gdn_perf_action_for(enum gdn_perf_decision d, enum gdn_perf_policy p);
+
+/*
+ * The action of a decision under a configuration: gdn_perf_action_for()
+ * with c->policy, and for within_threshold under GDN_PERF_WITHIN_REVERT a
+ * revert (no failure counted).
+ */
+struct gdn_perf_action gdn_perf_action_config(enum gdn_perf_decision d,
+					      const struct gdn_perf_config *c);
 
 /*
  * Decide on `commit` measured by `cand` (its samples' medians), append the

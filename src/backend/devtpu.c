@@ -521,6 +521,15 @@ static int devtpu_release(struct gdn_backend *b, struct gdn_err *err)
 	return ret;
 }
 
+const char *gdn_devtpu_cluster(const struct gdn_backend *b)
+{
+	const struct devtpu_priv *dp = b->priv;
+
+	if (strcmp(b->ops->type, "dev-tpu") || !dp || !dp->hold)
+		return NULL;
+	return dp->hold->cluster;
+}
+
 /* Without a job id: the held allocation (RUNNING while held). */
 static int devtpu_status(struct gdn_backend *b, const char *job_id, struct gdn_job_status *st,
 			 struct gdn_err *err)

@@ -469,6 +469,15 @@ static char *find_config_path(const char *root, const char *cluster)
 	return path;
 }
 
+void gdn_marin_prefix_env(struct strvec *env, const char *prefix, const char *cluster,
+			  const char *root)
+{
+	char *p = prefix ? xstrdup(prefix) : gdn_marin_default_prefix(cluster, root);
+
+	strvec_pushf(env, "MARIN_PREFIX=%s", p);
+	free(p);
+}
+
 char *gdn_marin_default_prefix(const char *cluster, const char *root)
 {
 	char *normalized =

@@ -14,6 +14,9 @@
 #include "gdnctl/exitcode.h"
 #include "gdnctl/json.h"
 #include "gdnctl/loop.h"
+#include "gdnctl/marin.h"
+#include "gdnctl/marin_gate.h"
+#include "gdnctl/measure.h"
 #include "gdnctl/perf.h"
 #include "gdnctl/opt.h"
 #include "gdnctl/proc.h"
@@ -45,7 +48,11 @@ static const char *const perf_modes[] = {"on", "required", "off", NULL};
 static const char *const perf_directions[] = {"auto", "higher", "lower", NULL};
 static const char *const perf_policies[] = {"revert-count-failure", "revert-continue", "fail",
 					    "count-failure",	    "continue",	       NULL};
+static const char *const perf_withins[] = {"keep", "revert", NULL};
 static const char *const validation_modes[] = {"required", "profile-only", "off", NULL};
+static const char *const perf_sources[] = {"auto", "cli", "wandb", "trace", NULL};
+static const char *const perf_aggregations[] = {"history-window", "summary", NULL};
+static const char *const perf_history_aggs[] = {"median", "mean", NULL};
 
 struct loop_args {
 	long iterations;
@@ -64,9 +71,16 @@ struct loop_args {
 	const char *validation_policy, *backend;
 	long validation_timeout_ms;
 	const char *perf_metric, *perf_direction, *perf_policy, *perf_state_file;
+	const char *perf_within;
 	double perf_min_improvement, perf_max_regression, perf_min_confidence;
 	struct strvec perf_gates;
 	long perf_repeats;
+	const char *perf_source, *perf_aggregation, *perf_history_agg;
+	long perf_step_start, perf_step_end, perf_min_points, perf_wandb_retries;
+	long perf_wandb_timeout_ms;
+	const char *perf_wandb_entity, *perf_wandb_project, *perf_wandb_prefix;
+	int log_measurements;
+	long validation_retries;
 	const char *agent, *agent_cmd;
 	const char *until_time;
 	double max_agent_minutes;
@@ -198,6 +212,44 @@ static const char *validate(const struct loop_args *a)
 	return NULL;
 }
 
+/* The W&B source and --log-measurements. Returns 0, or -1 after an error message. */
+static int setup_measure(const struct loop_args *a, const char *hlog, struct gdn_measure_opts *mo,
+			 const struct gdn_perf_config *pc)
+{
+	gdn_measure_source_parse(a->perf_source, &mo->source);
+	if (gdn_perf_is_trace_metric(pc->metric) != (mo->source == GDN_MEASURE_TRACE) &&
+	    mo->source != GDN_MEASURE_AUTO) {
+		gdn_error("--perf-source %s does not go with --perf-metric %s (trace/... metrics "
+			  "come from the trace)",
+			  a->perf_source, pc->metric);
+		return -1;
+	}
+	if (a->perf_step_end < a->perf_step_start) {
+		gdn_error("--perf-history-step-end must be >= --perf-history-step-start");
+		return -1;
+	}
+	mo->history = !strcmp(a->perf_aggregation, "history-window");
+	mo->window.step_min = a->perf_step_start;
+	mo->window.step_max = a->perf_step_end;
+	mo->window.agg = !strcmp(a->perf_history_agg, "mean") ? GDN_AGG_MEAN : GDN_AGG_MEDIAN;
+	mo->window.min_points = (size_t)a->perf_min_points;
+	mo->entity = a->perf_wandb_entity;
+	mo->project = a->perf_wandb_project;
+	mo->run_prefix = nonempty(a->perf_wandb_prefix) ? a->perf_wandb_prefix : NULL;
+	mo->http.retries = (int)a->perf_wandb_retries;
+	mo->fetch_timeout_ms = a->perf_wandb_timeout_ms;
+	mo->log_trace_deltas = 3;
+	if (a->log_measurements) {
+		if (!hlog) {
+			gdn_error("--log-measurements needs a running log (--hillclimb-log-file or "
+				  "log_file)");
+			return -1;
+		}
+		mo->log_file = hlog;
+	}
+	return 0;
+}
+
 static const char *const *data_dirs(const char *workdir, const char **buf)
 {
 	buf[0] = workdir;
@@ -266,6 +318,353 @@ static void print_summary(const struct gdn_loop_summary *s)
 	}
 	printf("[gdnctl] journal: %s\n", s->journal ? s->journal : "(none)");
 	sbuf_release(&kinds);
+}
+
+/* ---- where validation runs: the held dev TPU and the Ray fallback clusters ---- */
+
+static const char *const hold_policies[] = {"required", "best-effort", NULL};
+#define MARIN_TARGETS "--hold-dev-tpu, --validation-ray-cluster, --validation-ray-cluster-auto"
+
+struct where_args {
+	int hold, verbose, auto_clusters, cross_tpu;
+	const char *policy, *backend, *name, *cluster, *type, *sync_path, *alloc_log;
+	const char *ray_tpu, *profile_tpu;
+	struct strvec fallbacks, clusters, excludes;
+	double ready_timeout, retry_sleep, stop_timeout, validation_retry_sleep;
+	long attempts, validation_attempts, reacquire_ms;
+	/* opened */
+	struct gdn_backend *dev;
+	struct gdn_hold *h;
+	struct gdn_targets *targets;
+	struct strvec dev_clusters;
+	/* the original's other --validation-* flags (Marin defaults: marin_gate.h) */
+	long max_attempts, ray_log_tail;
+	double ray_test_timeout, ray_profile_timeout;
+	int dev_no_sync, all_transformer, profile_dry_run;
+	struct strvec profile_env;
+	struct gdn_marin_gate mg;
+};
+
+static void on_backend_event(enum gdn_backend_event ev, const char *text, void *payload)
+{
+	struct sbuf sb = SBUF_INIT;
+
+	if (ev == GDN_EV_SPAWN || ev == GDN_EV_POLL)
+		sbuf_addf(&sb, "$ %s", text);
+	else
+		sbuf_adds(&sb, text);
+	on_say(GDN_LOOP_INFO, sb.buf, payload);
+	sbuf_release(&sb);
+}
+
+static bool seen(const struct opt *opts, const char *name)
+{
+	for (const struct opt *o = opts; o->type != OPT_END; o++)
+		if (o->long_name && !strcmp(o->long_name, name))
+			return o->seen > 0;
+	return false;
+}
+
+/* The original's checks of the dev TPU and validation retry flags (exit 1, its messages). */
+static const char *where_check(const struct where_args *w)
+{
+	if (!(w->ready_timeout > 0))
+		return "--dev-tpu-ready-timeout must be > 0.";
+	if (w->attempts <= 0)
+		return "--dev-tpu-allocate-attempts must be > 0.";
+	if (w->retry_sleep < 0)
+		return "--dev-tpu-allocate-retry-sleep must be >= 0.";
+	if (!(w->stop_timeout > 0))
+		return "--dev-tpu-stop-timeout must be > 0.";
+	if (w->validation_attempts < 1)
+		return "--validation-attempts must be >= 1.";
+	if (w->validation_retry_sleep < 0)
+		return "--validation-retry-sleep must be >= 0.";
+	if (w->reacquire_ms < 0)
+		return "--dev-tpu-reacquire-interval must be >= 0.";
+	return NULL;
+}
+
+/*
+ * The original's checks of the other --validation-* flags (exit 1, its
+ * messages), then --validation-max-attempts as --validation-attempts (-1:
+ * unlimited). NULL or the message.
+ */
+static const char *marin_check(struct where_args *w, const struct opt *opts)
+{
+	bool max = seen(opts, "validation-max-attempts");
+
+	if (max && (w->max_attempts == 0 || w->max_attempts < -1))
+		return "--validation-max-attempts must be -1 (unlimited) or >= 1.";
+	if (seen(opts, "validation-ray-test-timeout") && !(w->ray_test_timeout > 0))
+		return "--validation-ray-test-timeout must be > 0 when set.";
+	if (seen(opts, "validation-ray-profile-timeout") && !(w->ray_profile_timeout > 0))
+		return "--validation-ray-profile-timeout must be > 0 when set.";
+	if (seen(opts, "validation-ray-log-tail") && w->ray_log_tail <= 0)
+		return "--validation-ray-log-tail must be > 0.";
+	if (max && seen(opts, "validation-attempts") && w->max_attempts != w->validation_attempts)
+		return "--validation-max-attempts and --validation-attempts are the same setting; "
+		       "give one.";
+	if (max)
+		w->validation_attempts = w->max_attempts;
+	return NULL;
+}
+
+/*
+ * The Marin defaults (marin_gate.h): a phase without its project.* command
+ * runs the original's when validation runs on Marin targets (a held dev
+ * TPU, Ray fallback clusters). The profile values are checked even when
+ * unused, as the original did at startup. 0 or an exit code.
+ */
+static int marin_defaults(struct gdn_ctx *ctx, struct where_args *w, enum gdn_gate_mode mode,
+			  bool perf_on, const char *workdir)
+{
+	struct gdn_marin_gate all;
+	struct gdn_err err = GDN_ERR_INIT;
+	bool marin = w->hold || w->clusters.nr || w->auto_clusters;
+
+	w->mg.p.tpu = w->profile_tpu;
+	w->mg.p.all_transformer = w->all_transformer;
+	w->mg.p.extra = (const char *const *)w->profile_env.v;
+	w->mg.dry_run = w->profile_dry_run;
+	w->mg.repo = workdir;
+	w->mg.tests = marin && mode == GDN_GATE_REQUIRED &&
+		      !nonempty(gdn_config_str(&ctx->config, "project.test_command"));
+	w->mg.profile = marin && (mode != GDN_GATE_OFF || perf_on) &&
+			!nonempty(gdn_config_str(&ctx->config, "project.profile_command"));
+	all = w->mg;
+	all.tests = all.profile = true;
+	if (gdn_marin_gate_check(&all, &err)) {
+		fprintf(stderr, "[gdnctl] %s\n", err.msg);
+		return GDN_EXIT_FAILED;
+	}
+	return 0;
+}
+
+/* backends.NAME.KEY = value (from flag). 0 or an exit code. */
+static int set_key(struct gdn_ctx *ctx, const char *name, const char *key, const char *value,
+		   const char *flag)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+	char *k = xstrfmt("backends.%s.%s", name, key);
+	int ret = gdn_config_set(&ctx->config, k, value, GDN_SRC_CMDLINE, flag, &err);
+
+	free(k);
+	if (!ret)
+		return 0;
+	gdn_error("%s", err.msg);
+	return GDN_EXIT_USAGE;
+}
+
+/* Open the dev-tpu backend: the flags over backends.NAME (NAME: --dev-tpu-backend or dev-tpu). */
+static int open_dev(struct gdn_ctx *ctx, struct where_args *w, const struct opt *opts,
+		    const char *log_dir, const char *workdir, struct printer *pr)
+{
+	const char *name = w->backend ? w->backend : "dev-tpu";
+	struct gdn_err err = GDN_ERR_INIT;
+	struct sbuf key = SBUF_INIT, v = SBUF_INIT;
+	const struct {
+		const char *flag, *key;
+		bool seconds;
+		const double *f;
+		const long *n;
+		const char *s;
+	} flags[] = {
+	    {"dev-tpu-name", "tpu_name", false, NULL, NULL, w->name},
+	    {"dev-tpu-cluster", "cluster", false, NULL, NULL, w->cluster},
+	    {"dev-tpu-type", "tpu_type", false, NULL, NULL, w->type},
+	    {"dev-tpu-sync-path", "sync_path", false, NULL, NULL, w->sync_path},
+	    {"dev-tpu-allocate-log", "allocate_log", false, NULL, NULL, w->alloc_log},
+	    {"dev-tpu-ready-timeout", "ready_timeout", true, &w->ready_timeout, NULL, NULL},
+	    {"dev-tpu-allocate-retry-sleep", "retry_sleep", true, &w->retry_sleep, NULL, NULL},
+	    {"dev-tpu-stop-timeout", "stop_timeout", true, &w->stop_timeout, NULL, NULL},
+	    {"dev-tpu-allocate-attempts", "attempts", false, NULL, &w->attempts, NULL},
+	    {"dev-tpu-verbose", "verbose", false, NULL, NULL, w->verbose ? "true" : NULL},
+	    {"validation-dev-no-sync", "no_sync", false, NULL, NULL,
+	     w->dev_no_sync ? "true" : NULL},
+	};
+	const struct strvec *fb;
+	const char *c;
+	int code = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(flags) && !code; i++) {
+		sbuf_reset(&v);
+		sbuf_reset(&key);
+		sbuf_addf(&key, "--%s", flags[i].flag);
+		if (!seen(opts, flags[i].flag))
+			continue;
+		if (flags[i].f)
+			sbuf_addf(&v, "%lldms", (long long)(*flags[i].f * 1000.0));
+		else if (flags[i].n)
+			sbuf_addf(&v, "%ld", *flags[i].n);
+		else if (flags[i].s)
+			sbuf_adds(&v, flags[i].s);
+		else
+			continue;
+		code = set_key(ctx, name, flags[i].key, v.buf, key.buf);
+	}
+	if (!code && w->fallbacks.nr) {
+		sbuf_reset(&v);
+		for (size_t i = 0; i < w->fallbacks.nr; i++)
+			sbuf_addf(&v, "%s%s", i ? "," : "", w->fallbacks.v[i]);
+		code = set_key(ctx, name, "fallback_clusters", v.buf, "--dev-tpu-fallback-cluster");
+	}
+	/* the original's defaults: --sync-path ., <log-dir>/dev_tpu_allocate.log */
+	sbuf_reset(&key);
+	sbuf_addf(&key, "backends.%s.sync_path", name);
+	if (!code && !gdn_config_str(&ctx->config, key.buf))
+		code = set_key(ctx, name, "sync_path", ".", "--dev-tpu-sync-path");
+	sbuf_reset(&key);
+	sbuf_addf(&key, "backends.%s.allocate_log", name);
+	if (!code && !gdn_config_str(&ctx->config, key.buf)) {
+		char *p = xstrfmt("%s/dev_tpu_allocate.log", log_dir);
+
+		code = set_key(ctx, name, "allocate_log", p, "--dev-tpu-allocate-log");
+		free(p);
+	}
+	if (code)
+		goto out;
+	if (gdn_backend_open(&ctx->config, name, &w->dev, &err)) {
+		code = gdn_die_err(&err);
+		goto out;
+	}
+	if (strcmp(w->dev->ops->type, "dev-tpu")) {
+		gdn_error("--dev-tpu-backend %s is a %s backend, not dev-tpu", name,
+			  w->dev->ops->type);
+		code = GDN_EXIT_USAGE;
+		goto out;
+	}
+	w->dev->repo_root = workdir;
+	w->dev->on_event = on_backend_event;
+	w->dev->event_payload = pr;
+	sbuf_reset(&key);
+	sbuf_addf(&key, "backends.%s.cluster", name);
+	c = gdn_config_str(&ctx->config, key.buf);
+	strvec_push(&w->dev_clusters, c ? c : GDN_MARIN_CLUSTER);
+	sbuf_reset(&key);
+	sbuf_addf(&key, "backends.%s.fallback_clusters", name);
+	fb = gdn_config_list(&ctx->config, key.buf);
+	gdn_strvec_add_unique(&w->dev_clusters, fb);
+out:
+	sbuf_release(&key);
+	sbuf_release(&v);
+	return code;
+}
+
+/*
+ * Before the loop: acquire the held dev TPU (--hold-dev-tpu) and set up
+ * the validation targets. 0 or an exit code.
+ */
+static int where_setup(struct gdn_ctx *ctx, struct where_args *w, const struct opt *opts,
+		       bool resilient, const char *log_dir, const char *workdir,
+		       struct strvec *directives, struct gdn_gate *gate, bool gate_on,
+		       struct printer *pr)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+	int code = 0;
+
+	if (w->hold) {
+		char *k = xstrfmt("backends.%s.tpu_name", w->backend ? w->backend : "dev-tpu");
+		const char *name = w->name ? w->name : gdn_config_str(&ctx->config, k);
+
+		free(k);
+		if (!name && resilient) {
+			fprintf(stderr, "[gdnctl] WARNING: --hold-dev-tpu requested without "
+					"--dev-tpu-name; continuing without managed dev TPU due to "
+					"--resilient.\n");
+			w->hold = 0;
+		} else if (!name) {
+			fprintf(stderr, "[gdnctl] --hold-dev-tpu requires --dev-tpu-name.\n");
+			return GDN_EXIT_FAILED;
+		}
+	}
+	if (w->hold) {
+		struct gdn_hold_opts ho = {0};
+		char *k;
+
+		code = open_dev(ctx, w, opts, log_dir, workdir, pr);
+		if (code)
+			return code;
+		k = xstrfmt("backends.%s.tpu_name", w->dev->name);
+		ho.tpu_name = gdn_config_str(&ctx->config, k);
+		free(k);
+		k = xstrfmt("backends.%s.tpu_type", w->dev->name);
+		ho.tpu_type = gdn_config_str(&ctx->config, k);
+		free(k);
+		ho.backend = w->dev;
+		ho.required = !strcmp(w->policy, "required") && !resilient;
+		ho.reacquire_interval_ms = w->reacquire_ms;
+		ho.mode = gate->mode;
+		ho.directives = directives;
+		ho.say = on_say;
+		ho.payload = pr;
+		w->h = gdn_hold_new(&ho);
+		if (gdn_hold_acquire(w->h, &err)) {
+			if (gdn_proc_interrupted()) {
+				gdn_error("%s", err.msg);
+				return GDN_EXIT_SIGNAL + gdn_proc_interrupted();
+			}
+			fprintf(stderr, "[gdnctl] %s\n", err.msg);
+			return GDN_EXIT_FAILED;
+		}
+	}
+	if (gate_on &&
+	    (w->h || w->clusters.nr || w->auto_clusters || w->validation_attempts != 1)) {
+		struct gdn_targets_opts to = {0};
+
+		to.repo = workdir;
+		to.hold = w->h;
+		to.dev = w->dev;
+		to.clusters = &w->clusters;
+		to.auto_discover = w->auto_clusters;
+		to.excludes = &w->excludes;
+		to.dev_clusters = &w->dev_clusters;
+		to.test_tpu = w->ray_tpu;
+		to.profile_tpu = w->profile_tpu;
+		to.cross_tpu_tests = w->cross_tpu;
+		to.backend = gate->backend;
+		to.passes = w->validation_attempts;
+		to.retry_sleep_ms = (long)(w->validation_retry_sleep * 1000.0);
+		to.ray_tests_timeout_ms = (long)(w->ray_test_timeout * 1000.0);
+		to.ray_profile_timeout_ms = (long)(w->ray_profile_timeout * 1000.0);
+		to.ray_log_tail = w->ray_log_tail;
+		if (w->mg.tests || w->mg.profile) {
+			to.phase_command = gdn_marin_gate_phase;
+			to.phase_payload = &w->mg;
+		}
+		to.on_event = on_backend_event;
+		to.event_payload = pr;
+		to.say = on_say;
+		to.payload = pr;
+		if (gdn_targets_new(&ctx->config, &to, &w->targets, &err))
+			return gdn_die_err(&err);
+		gate->targets = w->targets;
+	}
+	return 0;
+}
+
+/* After the loop: release the hold and journal what could not be journaled yet. */
+static void where_end(struct where_args *w, const char *log_dir, const char *run_id)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+
+	if (!w->h)
+		return;
+	if (gdn_hold_release(w->h, &err))
+		gdn_warn("%s", err.msg);
+	gdn_hold_flush(w->h, log_dir, run_id);
+}
+
+static void where_free(struct where_args *w)
+{
+	gdn_targets_free(w->targets);
+	gdn_hold_free(w->h);
+	gdn_backend_free(w->dev);
+	strvec_clear(&w->fallbacks);
+	strvec_clear(&w->clusters);
+	strvec_clear(&w->excludes);
+	strvec_clear(&w->dev_clusters);
+	strvec_clear(&w->profile_env);
 }
 
 static int dry_run(struct gdn_agent *agent, const struct gdn_loop_opts *lo, struct gdn_err *err)
@@ -340,10 +739,37 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 	    .perf_metric = GDN_PERF_DEFAULT_METRIC,
 	    .perf_direction = "auto",
 	    .perf_policy = "revert-count-failure",
+	    .perf_within = "keep",
 	    .perf_min_improvement = 0.25,
 	    .perf_max_regression = 1.0,
 	    .perf_repeats = 1,
+	    .perf_source = "auto",
+	    .perf_aggregation = "history-window",
+	    .perf_history_agg = "median",
+	    .perf_step_start = 10,
+	    .perf_step_end = 18,
+	    .perf_min_points = 5,
+	    .perf_wandb_retries = 4,
+	    .perf_wandb_timeout_ms = 120000,
+	    .perf_wandb_entity = "marin-community",
+	    .perf_wandb_project = "marin",
 	    .agent = "codex",
+	};
+	struct where_args w = {
+	    .policy = "required",
+	    .ready_timeout = 900.0,
+	    .retry_sleep = 30.0,
+	    .stop_timeout = 120.0,
+	    .attempts = 1,
+	    .validation_attempts = 1,
+	    .validation_retry_sleep = 120.0,
+	    .reacquire_ms = 5 * 60 * 1000,
+	    .profile_tpu = GDN_MARIN_PROFILE_TPU,
+	    .fallbacks = STRVEC_INIT,
+	    .clusters = STRVEC_INIT,
+	    .excludes = STRVEC_INIT,
+	    .dev_clusters = STRVEC_INIT,
+	    .profile_env = STRVEC_INIT,
 	};
 	struct opt opts[] = {
 	    OPT_GROUP_("Loop"),
@@ -455,6 +881,114 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 	    OPT_STRING_(0, "backend", &a.backend, "NAME",
 			"where the validation commands run (backends.NAME, or local)",
 			"config loop.backend, else local"),
+	    OPT_INT_(0, "validation-retries", &a.validation_retries, "N",
+		     "run a phase again when it could not run (backend error, job stopped), "
+		     "--retry-sleep-seconds apart; never for a failed command",
+		     "0", 0, 1000),
+	    OPT_GROUP_("Where validation runs (docs/gdnctl-loop.md)"),
+	    OPT_INT_(0, "validation-attempts", &w.validation_attempts, "N",
+		     "passes over the targets per phase", "1", 0, 0),
+	    OPT_FLOAT_(0, "validation-retry-sleep", &w.validation_retry_sleep, "S",
+		       "sleep between passes", "120.0"),
+	    OPT_INT_(0, "validation-max-attempts", &w.max_attempts, "N",
+		     "the original's name of --validation-attempts; -1: until a pass succeeds",
+		     NULL, 0, 0),
+	    OPT_FLOAT_(0, "validation-ray-test-timeout", &w.ray_test_timeout, "S",
+		       "timeout of a Ray fallback tests job (overrides --validation-timeout)",
+		       NULL),
+	    OPT_FLOAT_(0, "validation-ray-profile-timeout", &w.ray_profile_timeout, "S",
+		       "timeout of a Ray fallback profile job (overrides --validation-timeout)",
+		       NULL),
+	    OPT_INT_(0, "validation-ray-log-tail", &w.ray_log_tail, "N",
+		     "show (and parse) only the last N lines of a Ray fallback job's output", "all",
+		     0, 0),
+	    OPT_LIST_(0, "validation-ray-cluster", &w.clusters, "C",
+		      "a Ray fallback cluster, tried in order"),
+	    OPT_BOOL_(0, "validation-ray-cluster-auto", &w.auto_clusters,
+		      "Ray fallback clusters from <workdir>/infra/marin-*.yaml"),
+	    OPT_LIST_(0, "validation-ray-cluster-exclude", &w.excludes, "S",
+		      "skip discovered clusters whose name contains S (added to vllm, big-run)"),
+	    OPT_BOOL_(0, "validation-cross-tpu-test-fallback", &w.cross_tpu,
+		      "discovered test clusters: any v5p, v5e or v6e slice"),
+	    OPT_STRING_(0, "validation-ray-tpu", &w.ray_tpu, "T", "--tpu of Ray test jobs",
+			"the ray backend's, auto"),
+	    OPT_STRING_(0, "validation-profile-tpu", &w.profile_tpu, "T",
+			"--tpu of Ray profile jobs, and the discovery filter", "v5p-8"),
+	    OPT_BOOL_(
+		0, "hold-dev-tpu", &w.hold,
+		"allocate a dev TPU before the loop, validate on it first, release at the end"),
+	    OPT_CHOICE_(0, "hold-dev-tpu-policy", &w.policy, hold_policies,
+			"when the allocation fails: abort (exit 1) or continue without it",
+			"required"),
+	    OPT_STRING_(0, "dev-tpu-backend", &w.backend, "NAME",
+			"a configured dev-tpu backend (the flags below override its keys)",
+			"dev-tpu"),
+	    OPT_STRING_(0, "dev-tpu-name", &w.name, "N", "the dev TPU's name (required to hold)",
+			"backends.NAME.tpu_name"),
+	    OPT_STRING_(0, "dev-tpu-cluster", &w.cluster, "C", "the first cluster to allocate on",
+			"us-central1"),
+	    OPT_LIST_(0, "dev-tpu-fallback-cluster", &w.fallbacks, "C",
+		      "allocate here when the cluster fails, in order"),
+	    OPT_STRING_(0, "dev-tpu-type", &w.type, "T", "dev_tpu.py allocate --tpu-type", NULL),
+	    OPT_STRING_(0, "dev-tpu-sync-path", &w.sync_path, "P",
+			"the sync path of the allocation (dev_tpu.py)", "."),
+	    OPT_FLOAT_(0, "dev-tpu-ready-timeout", &w.ready_timeout, "S",
+		       "give a cluster up when not active after S seconds", "900.0"),
+	    OPT_INT_(0, "dev-tpu-allocate-attempts", &w.attempts, "N",
+		     "passes over the cluster and its fallbacks", "1", 0, 0),
+	    OPT_FLOAT_(0, "dev-tpu-allocate-retry-sleep", &w.retry_sleep, "S",
+		       "sleep between allocation passes", "30.0"),
+	    OPT_FLOAT_(0, "dev-tpu-stop-timeout", &w.stop_timeout, "S",
+		       "release: SIGINT, then SIGTERM after S seconds", "120.0"),
+	    OPT_STRING_(0, "dev-tpu-allocate-log", &w.alloc_log, "PATH", "the allocation's output",
+			"<log-dir>/dev_tpu_allocate.log"),
+	    OPT_BOOL_(0, "dev-tpu-verbose", &w.verbose, "verbose dev_tpu.py output"),
+	    OPT_DURATION_(0, "dev-tpu-reacquire-interval", &w.reacquire_ms,
+			  "at most one re-acquire of a lost or failing dev TPU this often", "5m"),
+	    OPT_GROUP_("Marin validation defaults: without project.test_command/profile_command"),
+	    OPT_CHOICE_(0, "validation-tests", &w.mg.test_selection, gdn_marin_test_choices,
+			"which GDN tests (REMOTE_TEST_CMD)", "both"),
+	    OPT_STRING_(0, "validation-pytest-args", &w.mg.pytest_args, "ARGS",
+			"appended to the pytest command", NULL),
+	    OPT_BOOL_(0, "validation-dev-no-sync", &w.dev_no_sync,
+		      "dev_tpu.py execute --no-sync on the held dev TPU"),
+	    OPT_CHOICE_(0, "validation-profile-size", &w.mg.p.size, gdn_marin_size_choices,
+			"GDN_PROFILE_SIZE", "130m"),
+	    OPT_INT_(0, "validation-profile-num-steps", &w.mg.p.num_steps, "N",
+		     "GDN_PROFILE_NUM_STEPS", "20", 0, 0),
+	    OPT_INT_(0, "validation-profile-start-step", &w.mg.p.profile_start_step, "N",
+		     "GDN_PROFILE_PROFILE_START_STEP", "2", 0, 0),
+	    OPT_INT_(0, "validation-profile-num-steps-window", &w.mg.p.profile_num_steps, "N",
+		     "GDN_PROFILE_PROFILE_NUM_STEPS", "6", 0, 0),
+	    OPT_INT_(0, "validation-profile-batch-size", &w.mg.p.batch_size, "N",
+		     "GDN_PROFILE_BATCH_SIZE", "8", 0, 0),
+	    OPT_INT_(0, "validation-profile-chunk-size", &w.mg.p.chunk_size, "N",
+		     "GDN_PROFILE_CHUNK_SIZE", NULL, 0, 0),
+	    OPT_INT_(0, "validation-profile-segment-size", &w.mg.p.segment_size, "N",
+		     "GDN_PROFILE_SEGMENT_SIZE", NULL, 0, 0),
+	    OPT_INT_(0, "validation-profile-gdn-layers-per-block", &w.mg.p.layers_per_block, "N",
+		     "GDN_PROFILE_GDN_LAYERS_PER_BLOCK", NULL, 0, 0),
+	    OPT_INT_(0, "validation-profile-gdn-block-size", &w.mg.p.block_size, "N",
+		     "GDN_PROFILE_GDN_BLOCK_SIZE", NULL, 0, 0),
+	    OPT_BOOL_(0, "validation-profile-all-transformer", &w.all_transformer,
+		      "GDN_PROFILE_ALL_TRANSFORMER=1 (attention-only control)"),
+	    OPT_LIST_(0, "validation-profile-env", &w.profile_env, "KEY=VALUE",
+		      "an extra environment variable of the profile"),
+	    OPT_STRING_(0, "validation-profile-ce-implementation", &w.mg.p.ce_impl, "IMPL",
+			"fused CE: auto, xla, reference, pallas_tpu or pallas_gpu",
+			GDN_MARIN_GATE_CE_IMPL),
+	    OPT_STRING_(0, "validation-profile-ce-bwd-mode", &w.mg.p.ce_bwd, "MODE",
+			"CE backward: pallas or xla_streaming", "pallas"),
+	    OPT_STRING_(0, "validation-profile-run-name-prefix", &w.mg.p.run_name_prefix, "P",
+			"runs are named P_iterNNN (GDN_PROFILE_RUN_NAME_PREFIX); the W&B prefix",
+			GDN_MARIN_GATE_RUN_NAME_PREFIX),
+	    OPT_CHOICE_(0, "validation-profile-wandb-mode", &w.mg.p.wandb_mode,
+			gdn_marin_wandb_choices,
+			"WANDB_MODE; the metric comes from W&B only online", "online"),
+	    OPT_STRING_(0, "validation-profile-marin-prefix", &w.mg.marin_prefix, "URL",
+			"MARIN_PREFIX on the dev TPU", "gs://BUCKET of the held cluster"),
+	    OPT_BOOL_(0, "validation-profile-dry-run", &w.profile_dry_run,
+		      "pass --dry_run true to the profile script"),
 	    OPT_GROUP_("Performance policy (docs/performance-policy.md)"),
 	    OPT_CHOICE_(0, "perf-mode", &a.perf_mode, perf_modes,
 			"measure each iteration with project.profile_command and keep, promote or "
@@ -473,6 +1007,9 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 	    OPT_CHOICE_(0, "perf-regression-policy", &a.perf_policy, perf_policies,
 			"a regression, a gate rejection or a missing metric",
 			"revert-count-failure"),
+	    OPT_CHOICE_(0, "perf-within-threshold-policy", &a.perf_within, perf_withins,
+			"a change within the thresholds (neither promoted nor a regression)",
+			"keep"),
 	    OPT_LIST_(0, "perf-gate", &a.perf_gates, "RULE",
 		      "a trace gate rule (repeatable; none: the defaults)"),
 	    OPT_FLOAT_(0, "perf-min-confidence", &a.perf_min_confidence, "Z",
@@ -481,6 +1018,35 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 		     1000),
 	    OPT_STRING_(0, "perf-state-file", &a.perf_state_file, "PATH", "champion and history",
 			"<log-dir>/perf_state.json"),
+	    OPT_CHOICE_(0, "perf-source", &a.perf_source, perf_sources,
+			"where the metric comes from (auto: W&B when the profile names a run or "
+			"one is found by prefix, else the profile output)",
+			"auto"),
+	    OPT_CHOICE_(0, "perf-aggregation", &a.perf_aggregation, perf_aggregations,
+			"W&B: aggregate a history window, or read the run summary",
+			"history-window"),
+	    OPT_CHOICE_(0, "perf-history-aggregation", &a.perf_history_agg, perf_history_aggs,
+			"W&B history window aggregate", "median"),
+	    OPT_INT_(0, "perf-history-step-start", &a.perf_step_start, "N",
+		     "W&B history window: first step (inclusive)", "10", 0, 0),
+	    OPT_INT_(0, "perf-history-step-end", &a.perf_step_end, "N",
+		     "W&B history window: last step (inclusive)", "18", 0, 0),
+	    OPT_INT_(0, "perf-history-min-points", &a.perf_min_points, "N",
+		     "W&B history window: finite points needed, else unscored", "5", 1, 1000000),
+	    OPT_STRING_(0, "perf-wandb-entity", &a.perf_wandb_entity, "E",
+			"W&B entity for a run name or prefix", "marin-community"),
+	    OPT_STRING_(0, "perf-wandb-project", &a.perf_wandb_project, "P",
+			"W&B project for a run name or prefix", "marin"),
+	    OPT_STRING_(0, "perf-wandb-run-prefix", &a.perf_wandb_prefix, "PREFIX",
+			"find the newest run named PREFIX_* ({iteration}: the iteration, 001)",
+			NULL),
+	    OPT_INT_(0, "perf-wandb-retries", &a.perf_wandb_retries, "N", "retries per W&B request",
+		     "4", 0, 100),
+	    OPT_DURATION_(0, "perf-wandb-timeout", &a.perf_wandb_timeout_ms,
+			  "W&B requests of one profile run, in total (0: none)", "2m"),
+	    OPT_BOOL_(
+		0, "log-measurements", &a.log_measurements,
+		"add the measured figures to a kept iteration's running-log entry (committed)"),
 	    OPT_END_(),
 	};
 	struct printer pr = {false};
@@ -493,6 +1059,7 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 	struct gdn_loop_agent la = {agent_run, gdn_agent_result_release, NULL};
 	struct gdn_loop_summary sum = GDN_LOOP_SUMMARY_INIT;
 	char *workdir = NULL, *log_dir = NULL, *hlog = NULL, *prompt_path = NULL;
+	char *marin_tests = NULL, *marin_profile = NULL, *wandb_prefix = NULL;
 	const char *dirs[4], *msg;
 	enum gdn_loop_policy pcp, ncp, iep, vp = GDN_POLICY_COUNT_FAILURE;
 	struct gdn_gate gate = {0};
@@ -501,10 +1068,13 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 	struct gdn_backend *backend = NULL;
 	struct gdn_perf_config pc;
 	struct gdn_perf_state ps = GDN_PERF_STATE_INIT;
+	struct gdn_measure_opts mo;
 	bool perf_on = false;
 	int code = GDN_EXIT_OK;
 
 	gdn_perf_config_init(&pc);
+	gdn_measure_opts_init(&mo);
+	gdn_marin_gate_init(&w.mg);
 	a.max_failures = 0;
 	if (!gdn_cmd_parse_opts(opts, &loop_usage, argc, argv, OPT_PARSE_NO_POSITIONAL, &rest,
 				&code))
@@ -523,6 +1093,10 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 	if (a.resilient)
 		apply_resilient(&a);
 	msg = validate(&a);
+	if (!msg)
+		msg = where_check(&w);
+	if (!msg)
+		msg = marin_check(&w, opts);
 	if (msg) {
 		fprintf(stderr, "[gdnctl] %s\n", msg);
 		code = GDN_EXIT_FAILED;
@@ -630,33 +1204,43 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 	}
 
 	gdn_gate_mode_parse(a.validation_mode, &gate.mode);
-	if (gate.mode == GDN_GATE_REQUIRED &&
+	code = marin_defaults(ctx, &w, gate.mode, strcmp(a.perf_mode, "off") != 0, workdir);
+	if (code)
+		goto out;
+	if (gate.mode == GDN_GATE_REQUIRED && !w.mg.tests &&
 	    !nonempty(gdn_config_str(&ctx->config, "project.test_command"))) {
-		gdn_error(
-		    "--validation-mode required needs project.test_command in the configuration");
+		gdn_error("--validation-mode required needs project.test_command in the "
+			  "configuration (or Marin targets: " MARIN_TARGETS ")");
 		code = GDN_EXIT_USAGE;
 		goto out;
 	}
-	if (gate.mode == GDN_GATE_PROFILE_ONLY &&
+	if (gate.mode == GDN_GATE_PROFILE_ONLY && !w.mg.profile &&
 	    !nonempty(gdn_config_str(&ctx->config, "project.profile_command"))) {
 		gdn_error("--validation-mode profile-only needs project.profile_command in the "
-			  "configuration");
+			  "configuration (or Marin targets: " MARIN_TARGETS ")");
 		code = GDN_EXIT_USAGE;
 		goto out;
 	}
 	perf_on = strcmp(a.perf_mode, "off") != 0;
+	if (!perf_on && a.log_measurements) {
+		gdn_error("--log-measurements needs --perf-mode on (it logs the measured figures)");
+		code = GDN_EXIT_USAGE;
+		goto out;
+	}
 	if (perf_on) {
 		char *spath;
 
-		if (!nonempty(gdn_config_str(&ctx->config, "project.profile_command"))) {
-			gdn_error(
-			    "--perf-mode on needs project.profile_command in the configuration");
+		if (!w.mg.profile &&
+		    !nonempty(gdn_config_str(&ctx->config, "project.profile_command"))) {
+			gdn_error("--perf-mode on needs project.profile_command in the "
+				  "configuration (or Marin targets: " MARIN_TARGETS ")");
 			code = GDN_EXIT_USAGE;
 			goto out;
 		}
 		pc.metric = a.perf_metric;
 		gdn_perf_direction_parse(a.perf_direction, &pc.direction);
 		gdn_perf_policy_parse(a.perf_policy, &pc.policy);
+		gdn_perf_within_parse(a.perf_within, &pc.within_policy);
 		pc.min_improvement_pct = a.perf_min_improvement;
 		pc.max_regression_pct = a.perf_max_regression;
 		pc.min_confidence = a.perf_min_confidence;
@@ -686,6 +1270,26 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 		gate.perf_state = &ps;
 		gate.perf_repeats = a.perf_repeats;
 		gate.trace_glob = gdn_config_str(&ctx->config, "project.trace_glob");
+		if (setup_measure(&a, hlog, &mo, &pc)) {
+			code = GDN_EXIT_USAGE;
+			goto out;
+		}
+		if (w.mg.profile && !nonempty(a.perf_wandb_prefix)) {
+			wandb_prefix = gdn_marin_gate_wandb_prefix(&w.mg);
+			mo.run_prefix = wandb_prefix;
+		}
+		if (w.mg.profile && strcmp(w.mg.p.wandb_mode, "online")) {
+			/* the original fetched W&B metrics only for online runs */
+			if (mo.source == GDN_MEASURE_WANDB) {
+				gdn_error("--perf-source wandb needs "
+					  "--validation-profile-wandb-mode online");
+				code = GDN_EXIT_USAGE;
+				goto out;
+			}
+			if (mo.source == GDN_MEASURE_AUTO)
+				mo.source = GDN_MEASURE_CLI;
+		}
+		gate.measure = &mo;
 	}
 	gdn_loop_policy_parse(a.post_check_policy, &pcp);
 	gdn_loop_policy_parse(a.no_commit_policy, &ncp);
@@ -746,8 +1350,18 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 		gate.workdir = workdir;
 		gate.test_command = gdn_config_str(&ctx->config, "project.test_command");
 		gate.profile_command = gdn_config_str(&ctx->config, "project.profile_command");
+		if (w.mg.tests) {
+			marin_tests = gdn_marin_gate_command(&w.mg, "tests");
+			gate.test_command = marin_tests;
+		}
+		if (w.mg.profile) {
+			marin_profile = gdn_marin_gate_command(&w.mg, "profile");
+			gate.profile_command = marin_profile;
+		}
 		gate.timeout_ms = a.validation_timeout_ms;
 		gate.backend = backend;
+		gate.phase_retries = a.validation_retries;
+		gate.retry_sleep_ms = (long)(a.retry_sleep * 1000.0);
 		gate.on_line = on_agent_line;
 		gate.payload = &pr;
 		gdn_loop_policy_parse(a.validation_policy, &vp);
@@ -757,11 +1371,22 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 			hooks.start = gdn_gate_start;
 		}
 	}
+	code = where_setup(ctx, &w, opts, a.resilient, log_dir, workdir, &directives, &gate,
+			   gate.mode != GDN_GATE_OFF || perf_on, &pr);
+	if (code)
+		goto out;
+	if ((w.mg.tests || w.mg.profile) && !gate.targets) {
+		gdn_error("the Marin validation defaults need a held dev TPU or Ray fallback "
+			  "clusters (or project.test_command and project.profile_command)");
+		code = GDN_EXIT_USAGE;
+		goto out;
+	}
 	if (gdn_loop_run(&lo, &la, gate.mode != GDN_GATE_OFF || perf_on ? &hooks : NULL, &sum,
 			 &err)) {
 		code = gdn_die_err(&err);
 		goto out;
 	}
+	where_end(&w, log_dir, sum.run_id);
 	if (a.json) {
 		if (gdn_json_print(gdn_loop_summary_json(&sum)))
 			code = GDN_EXIT_FAILED;
@@ -771,6 +1396,7 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 	if (!code)
 		code = sum.exit_code;
 out:
+	where_free(&w);
 	gdn_gate_release(&gate);
 	gdn_perf_state_release(&ps);
 	gdn_perf_config_release(&pc);
@@ -790,5 +1416,8 @@ out:
 	free(log_dir);
 	free(hlog);
 	free(prompt_path);
+	free(marin_tests);
+	free(marin_profile);
+	free(wandb_prefix);
 	return code;
 }

@@ -469,13 +469,8 @@ static int profile_env(struct profile_opts *po, const char *dev_tpu_cluster, con
 	po->p.all_transformer = po->all_transformer;
 	po->p.extra = po->profile_env.v;
 	ret = gdn_marin_profile_env(&po->p, env, err);
-	if (!ret && dev_tpu_cluster) {
-		char *prefix = po->marin_prefix ? xstrdup(po->marin_prefix)
-						: gdn_marin_default_prefix(dev_tpu_cluster, root);
-
-		strvec_pushf(env, "MARIN_PREFIX=%s", prefix);
-		free(prefix);
-	}
+	if (!ret && dev_tpu_cluster)
+		gdn_marin_prefix_env(env, po->marin_prefix, dev_tpu_cluster, root);
 	if (!ret)
 		register_secrets(env->v);
 	return ret;

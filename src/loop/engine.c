@@ -925,10 +925,7 @@ static enum step iteration_body(struct loop *l, struct iter *c, struct gdn_err *
 				 err->msg[0] ? err->msg : "iteration hook failed.");
 			goto out;
 		}
-		if (reverted)
-			goto out;
 	}
-	stamp_log(l, c);
 out:
 	free(branch);
 	free(smsg);
@@ -962,6 +959,21 @@ static int iteration(struct loop *l, long it)
 	bool failed = false, counted = false;
 	int exit = -1;
 
+	/*
+	 * A failure or an error that comes with SIGINT/SIGTERM (a hook's phase
+	 * killed by the Ctrl-C, an interrupted profile) is the interruption:
+	 * no policy applies, nothing is counted, no decision (--resume redoes
+	 * the iteration, setting aside any commit a hook did not revert).
+	 */
+	if ((step == STEP_FAIL || step == STEP_ERROR) && interrupted())
+		step = STEP_INTR;
+	/*
+	 * Commits left on the branch get their running-log entry stamped,
+	 * whatever the outcome (a failure under count-failure, continue or
+	 * fail keeps them); c.commits is 0 when a hook reverted them.
+	 */
+	if (step != STEP_INTR)
+		stamp_log(l, &c);
 	if (step == STEP_ERROR) {
 		sbuf_reset(&c.msg);
 		sbuf_addf(&c.msg, "iteration %ld raised: %s", it, err.msg);
@@ -987,9 +999,14 @@ static int iteration(struct loop *l, long it)
 		l->consecutive++;
 	} else if (step == STEP_OK) {
 		l->consecutive = 0;
-		l->sum->commits += c.commits;
 	}
 	if (step != STEP_INTR) { /* an interrupted iteration has no decision: --resume redoes it */
+		/*
+		 * The commits left on the branch, also after a failure that kept
+		 * them (c.commits is 0 when a hook reverted them): the decision
+		 * journals the same number, which --resume adds up.
+		 */
+		l->sum->commits += c.commits;
 		l->sum->iterations_run++;
 		journal_decision(l, &c, failed, counted, exit);
 	}
@@ -1470,11 +1487,18 @@ int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *age
 			struct gdn_loop_iter gi = {0, head, head, 0, hook_report, hook_journal, &l};
 			int rc = hooks->start(hooks->payload, &gi, err);
 
-			if (rc < 0) {
+			if (rc && interrupted()) {
+				/* Ctrl-C during the baseline: the run stops as interrupted */
+				jw(&l, "interrupted",
+				   json_pack("{sIsi}", "iteration", (json_int_t)0, "signal",
+					     interrupted()));
+				gdn_err_clear(err);
+				exit = 128 + interrupted();
+				sum->stop_reason = xstrdup("interrupted");
+			} else if (rc < 0) {
 				ret = rc;
 				goto out;
-			}
-			if (rc > 0) {
+			} else if (rc > 0) {
 				say(&l, GDN_LOOP_NOTE, "%s", err->msg);
 				exit = rc;
 				sum->stop_reason = xstrdup("start");

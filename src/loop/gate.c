@@ -14,7 +14,9 @@
 #include "gdnctl/backend.h"
 #include "gdnctl/err.h"
 #include "gdnctl/loop.h"
+#include "gdnctl/measure.h"
 #include "gdnctl/perf.h"
+#include "gdnctl/proc.h"
 #include "gdnctl/revert.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/trace.h"
@@ -98,6 +100,11 @@ static int run_phase(const struct gdn_gate *g, const struct gdn_loop_iter *it, c
 	spec.on_line = capture_line;
 	spec.payload = &cap;
 	report(it, GDN_LOOP_INFO, "validation %s attempt %ld", phase, k);
+	if (g->targets) { /* the held dev TPU, then fallbacks (targets.c): journals each try */
+		ret =
+		    gdn_targets_run(g->targets, it, phase, k, command, g->workdir, &spec, rc, err);
+		goto out;
+	}
 	ret = g->backend->ops->run(g->backend, &spec, &st, err);
 	if (ret)
 		goto out;
@@ -112,6 +119,87 @@ static int run_phase(const struct gdn_gate *g, const struct gdn_loop_iter *it, c
 out:
 	sbuf_release(&shell);
 	return ret;
+}
+
+/* The state run_phase journals for a phase, seen on its way to the journal. */
+struct watch {
+	const struct gdn_loop_iter *it;
+	char state[32];
+};
+
+static void watch_report(void *ctx, enum gdn_loop_level level, const char *msg)
+{
+	struct watch *w = ctx;
+
+	w->it->report(w->it->ctx, level, msg);
+}
+
+static void watch_journal(void *ctx, const char *event, json_t *ev)
+{
+	struct watch *w = ctx;
+	const char *st = json_string_value(json_object_get(ev, "state"));
+
+	if (!strcmp(event, "validation") && st)
+		snprintf(w->state, sizeof(w->state), "%s", st);
+	w->it->journal(w->it->ctx, event, ev);
+}
+
+static int nap(long ms)
+{
+	for (int64_t end = now_ms() + ms; now_ms() < end;) {
+		if (gdn_proc_interrupted())
+			return GDN_EINTR;
+		usleep(100 * 1000);
+	}
+	return gdn_proc_interrupted() ? GDN_EINTR : 0;
+}
+
+/*
+ * run_phase with --validation-retries: attempts k, k+1, ... while the
+ * phase could not run (a negative return other than an interruption) or
+ * its job was stopped without gdnctl being interrupted. A command that ran
+ * and failed is not retried. `out` keeps only the last attempt's output.
+ */
+static int run_phase_retry(const struct gdn_gate *g, const struct gdn_loop_iter *it,
+			   const char *phase, long k, const char *command, int *rc,
+			   struct sbuf *out, struct gdn_err *err)
+{
+	for (long retry = 0;; retry++) {
+		struct watch w = {it, ""};
+		struct gdn_loop_iter wit = *it;
+		size_t mark = out ? out->len : 0;
+		bool infra;
+		int ret;
+
+		wit.report = watch_report;
+		wit.journal = watch_journal;
+		wit.ctx = &w;
+		ret = run_phase(g, &wit, phase, k + retry, command, rc, out, err);
+		infra = !gdn_proc_interrupted() &&
+			((ret < 0 && ret != GDN_EINTR) || (!ret && !strcmp(w.state, "stopped")));
+		if (infra && !ret && retry >= g->phase_retries)
+			/* still stopped after the retries: it could not run, not a failure */
+			return gdn_err_set(err, GDN_EBACKEND,
+					   "validation %s job was stopped from outside "
+					   "(retries: %ld)",
+					   phase, g->phase_retries);
+		if (!infra || retry >= g->phase_retries)
+			return ret;
+		report(it, GDN_LOOP_NOTE, "validation %s could not run (%s); retry %ld/%ld in %lds",
+		       phase, ret ? err->msg : "job stopped", retry + 1, g->phase_retries,
+		       (g->retry_sleep_ms + 999) / 1000);
+		it->journal(it->ctx, "validation_retry",
+			    json_pack("{sIsssIsIss}", "iteration", (json_int_t)it->iteration,
+				      "phase", phase, "attempt", (json_int_t)(k + retry), "retry",
+				      (json_int_t)(retry + 1), "reason",
+				      ret ? err->msg : "job stopped"));
+		if (out)
+			sbuf_setlen(out, mark);
+		gdn_err_clear(err);
+		if (nap(g->retry_sleep_ms))
+			return gdn_err_set(err, GDN_EINTR, "interrupted during validation %s",
+					   phase);
+	}
 }
 
 /* Revert the iteration's commits. Returns 0 or a negative gdn_errcode. */
@@ -176,6 +264,35 @@ out:
 }
 
 /*
+ * The W&B value of sample s (measure.c chooses whether W&B is the source),
+ * its warnings reported and a `measurement` event journaled.
+ */
+static void wandb_sample(const struct gdn_gate *g, const struct gdn_loop_iter *it, long k,
+			 const struct sbuf *out, struct gdn_perf_sample *s,
+			 struct gdn_perf_measurement *m)
+{
+	struct strvec warnings = STRVEC_INIT;
+	char *url = NULL;
+	json_t *detail = NULL;
+	bool used = false;
+
+	gdn_measure_wandb(g->measure, g->perf_config->metric, it->iteration, out->buf, out->len, s,
+			  &used, &url, &warnings, &detail);
+	for (size_t i = 0; i < warnings.nr; i++)
+		report(it, GDN_LOOP_WARN, "%s", warnings.v[i]);
+	if (used && url && !m->run_url)
+		m->run_url = xstrdup(url);
+	if (detail) {
+		json_object_set_new(detail, "iteration", json_integer(it->iteration));
+		json_object_set_new(detail, "attempt", json_integer(k));
+		json_object_set_new(detail, "metric", json_string(g->perf_config->metric));
+		it->journal(it->ctx, "measurement", detail);
+	}
+	free(url);
+	strvec_clear(&warnings);
+}
+
+/*
  * Profile once (attempt k) and, with the performance policy, add a sample
  * to m (may be NULL): the CLI metric from the output, the trace figures of
  * the newest trace the run wrote. Returns 0 (*rc: the profile's exit
@@ -192,11 +309,13 @@ static int profile_once(const struct gdn_gate *g, const struct gdn_loop_iter *it
 
 	clock_gettime(CLOCK_REALTIME, &since);
 	since.tv_sec -= 1; /* file systems with coarse timestamps */
-	ret = run_phase(g, it, "profile", k, g->profile_command, rc, m ? &out : NULL, err);
+	ret = run_phase_retry(g, it, "profile", k, g->profile_command, rc, m ? &out : NULL, err);
 	if (ret || !m)
 		goto out;
 	s = gdn_perf_measurement_add(m);
 	gdn_perf_sample_set_cli(s, g->perf_config->metric, out.buf, out.len);
+	if (g->measure && !*rc)
+		wandb_sample(g, it, k, &out, s, m);
 	if (g->trace_glob && *g->trace_glob)
 		trace = newest_trace(g, &since);
 	if (trace) {
@@ -252,7 +371,37 @@ static int measure(struct gdn_gate *g, const struct gdn_loop_iter *it, int *rc, 
 		ret = profile_once(g, it, i, m, &one, err);
 		if (one && !*rc)
 			*rc = one;
+		/* SIGINT/SIGTERM: no further runs, and no decision on a partial measurement */
+		if (!ret && gdn_proc_interrupted())
+			ret = gdn_err_set(err, GDN_EINTR, "interrupted during the profile");
 	}
+	return ret;
+}
+
+/*
+ * A phase that could not run even after --validation-retries (ret < 0: an
+ * unreachable host, an interruption): the iteration's commits were not
+ * validated, so they are reverted before the error goes up to the engine
+ * (an iteration error). Returns ret, or the revert's error.
+ */
+static int revert_unvalidated(const struct gdn_gate *g, const struct gdn_loop_iter *it,
+			      struct gdn_loop_hook_out *out, int ret, struct gdn_err *err)
+{
+	struct gdn_err rerr = GDN_ERR_INIT;
+	char *reason;
+
+	if (gdn_proc_interrupted())
+		reason = xstrfmt("validation interrupted by signal %d", gdn_proc_interrupted());
+	else
+		reason = xstrfmt("validation could not run: %s", err->msg);
+	report(it, GDN_LOOP_NOTE, "%s", reason);
+	if (revert(g, it, reason, &rerr)) {
+		gdn_err_set(err, rerr.code, "%s (after: %s)", rerr.msg, reason);
+		ret = rerr.code;
+	} else {
+		out->reverted = true;
+	}
+	free(reason);
 	return ret;
 }
 
@@ -267,10 +416,15 @@ int gdn_gate_validate(void *payload, const struct gdn_loop_iter *it, struct gdn_
 	if (g->mode == GDN_GATE_OFF || it->commits <= 0)
 		goto out;
 	if (g->mode == GDN_GATE_REQUIRED && g->test_command && *g->test_command) {
-		ret = run_phase(g, it, "tests", 1, g->test_command, &rc, NULL, err);
-		if (ret)
+		ret = run_phase_retry(g, it, "tests", 1, g->test_command, &rc, NULL, err);
+		if (ret) {
+			ret = revert_unvalidated(g, it, out, ret, err);
 			goto out;
-		if (rc)
+		}
+		if (rc && gdn_proc_interrupted())
+			sbuf_addf(&reason, "validation interrupted by signal %d",
+				  gdn_proc_interrupted());
+		else if (rc)
 			sbuf_addf(&reason, "validation failed: tests exit %d", rc);
 	}
 	if (!rc && g->profile_command && *g->profile_command) {
@@ -278,9 +432,15 @@ int gdn_gate_validate(void *payload, const struct gdn_loop_iter *it, struct gdn_
 			ret = measure(g, it, &rc, err);
 		else
 			ret = profile_once(g, it, 1, NULL, &rc, err);
-		if (ret)
+		if (ret) {
+			drop_measured(g);
+			ret = revert_unvalidated(g, it, out, ret, err);
 			goto out;
-		if (rc)
+		}
+		if (rc && gdn_proc_interrupted())
+			sbuf_addf(&reason, "validation interrupted by signal %d",
+				  gdn_proc_interrupted());
+		else if (rc)
 			sbuf_addf(&reason, "validation failed: profile exit %d", rc);
 	}
 	if (!rc)
@@ -304,13 +464,47 @@ static json_t *num_or_null(double v)
 }
 
 /*
+ * --log-measurements: the metric before (the champion's median) and after,
+ * and the largest trace deltas against the champion's figures, appended
+ * to the kept iteration's running-log entry and committed. A failure is
+ * a warning: the iteration stays kept and the tree clean.
+ */
+static void log_measurements(const struct gdn_gate *g, const struct gdn_loop_iter *it,
+			     const struct gdn_perf_verdict *v, json_t *champ)
+{
+	json_t *hist = json_object_get(g->perf_state->doc, "history");
+	json_t *rec = json_array_get(hist, json_array_size(hist) - 1);
+	struct strvec lines = STRVEC_INIT;
+	struct gdn_measured meas = {g->perf_config->metric, v->champion, v->candidate, NULL};
+	struct gdn_err err = GDN_ERR_INIT;
+	char *commit = NULL;
+
+	if (v->decision == GDN_PERF_BASELINE)
+		meas.before = NAN;
+	gdn_measure_trace_deltas(json_object_get(champ, "trace"), json_object_get(rec, "trace"),
+				 g->measure->log_trace_deltas, &lines);
+	meas.lines = (const char *const *)lines.v;
+	if (gdn_revert_log_measurements(g->workdir, g->measure->log_file, &meas, &commit, &err)) {
+		report(it, GDN_LOOP_WARN, "measured figures not logged: %s", err.msg);
+	} else {
+		report(it, GDN_LOOP_INFO, "measured figures logged in %s (commit %.12s)",
+		       g->measure->log_file, commit);
+		it->journal(it->ctx, "log_measurements",
+			    json_pack("{sIssss}", "iteration", (json_int_t)it->iteration, "commit",
+				      commit, "log", g->measure->log_file));
+	}
+	free(commit);
+	strvec_clear(&lines);
+}
+
+/*
  * Measure (unless the validation gate did), decide, save the state,
  * report and journal. Returns 0 or a negative gdn_errcode.
  */
 static int evaluate(struct gdn_gate *g, const struct gdn_loop_iter *it, const char *commit,
 		    struct gdn_perf_verdict *v, struct gdn_err *err)
 {
-	json_t *reasons = json_array();
+	json_t *reasons = json_array(), *champ = NULL;
 	bool keep;
 	int ret = 0, rc = 0;
 
@@ -319,6 +513,7 @@ static int evaluate(struct gdn_gate *g, const struct gdn_loop_iter *it, const ch
 		if (ret)
 			goto out;
 	}
+	champ = json_incref(gdn_perf_state_champion(g->perf_state));
 	ret = gdn_perf_decide(g->perf_config, g->perf_state, commit, g->measured, v, err);
 	if (ret)
 		goto out;
@@ -326,6 +521,8 @@ static int evaluate(struct gdn_gate *g, const struct gdn_loop_iter *it, const ch
 	if (ret)
 		goto out;
 	keep = !v->action.revert && !v->action.count_failure && !v->action.stop;
+	if (keep && it->iteration > 0 && it->commits > 0 && g->measure && g->measure->log_file)
+		log_measurements(g, it, v, champ);
 	for (size_t i = 0; i < v->reasons.nr; i++) {
 		report(it, keep ? GDN_LOOP_INFO : GDN_LOOP_NOTE, "%s", v->reasons.v[i]);
 		json_array_append_new(reasons, json_string(v->reasons.v[i]));
@@ -341,6 +538,7 @@ static int evaluate(struct gdn_gate *g, const struct gdn_loop_iter *it, const ch
 		      "count_failure", v->action.count_failure, "stop", v->action.stop));
 out:
 	json_decref(reasons);
+	json_decref(champ);
 	drop_measured(g);
 	return ret;
 }

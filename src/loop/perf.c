@@ -74,6 +74,26 @@ int gdn_perf_policy_parse(const char *s, enum gdn_perf_policy *p)
 	return -1;
 }
 
+static const char *const within_names[] = {"keep", "revert"};
+
+const char *gdn_perf_within_name(enum gdn_perf_within w)
+{
+	return (size_t)w < ARRAY_SIZE(within_names) ? within_names[w] : "?";
+}
+
+int gdn_perf_within_parse(const char *s, enum gdn_perf_within *w)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(within_names); i++) {
+		if (!strcmp(s, within_names[i])) {
+			*w = (enum gdn_perf_within)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 const char *gdn_perf_decision_name(enum gdn_perf_decision d)
 {
 	return (size_t)d < ARRAY_SIZE(decision_names) ? decision_names[d] : "?";
@@ -241,6 +261,7 @@ void gdn_perf_config_init(struct gdn_perf_config *c)
 	c->policy = GDN_PERF_REVERT_COUNT_FAILURE;
 	c->gates.override_pct = -1.0;
 	c->min_confidence = 0;
+	c->within_policy = GDN_PERF_WITHIN_KEEP;
 }
 
 void gdn_perf_config_release(struct gdn_perf_config *c)
@@ -752,6 +773,16 @@ struct gdn_perf_action gdn_perf_action_for(enum gdn_perf_decision d, enum gdn_pe
 	return a;
 }
 
+struct gdn_perf_action gdn_perf_action_config(enum gdn_perf_decision d,
+					      const struct gdn_perf_config *c)
+{
+	struct gdn_perf_action a = gdn_perf_action_for(d, c->policy);
+
+	if (d == GDN_PERF_WITHIN_THRESHOLD && c->within_policy == GDN_PERF_WITHIN_REVERT)
+		a.revert = true;
+	return a;
+}
+
 /* Evaluate the gates; failing rules add a reason each. Returns whether any failed. */
 static bool eval_gates(const struct gdn_perf_gates *g, json_t *champ, json_t *cand,
 		       struct strvec *reasons)
@@ -943,7 +974,7 @@ int gdn_perf_decide(const struct gdn_perf_config *c, struct gdn_perf_state *st, 
 		json_object_set_new(rec, "noise", json_real(out->noise));
 		json_object_set_new(rec, "confident", json_boolean(out->confident));
 	}
-	out->action = gdn_perf_action_for(out->decision, c->policy);
+	out->action = gdn_perf_action_config(out->decision, c);
 
 	gate_reasons = json_array(); /* new */
 	for (i = 0; i < out->reasons.nr; i++)

@@ -283,6 +283,56 @@ static void test_policies_end_to_end(void **unused)
 	}
 }
 
+/* --perf-within-threshold-policy: keep (the default, the original) or revert without a failure. */
+static void test_within_threshold_policy(void **unused)
+{
+	enum gdn_perf_within w = GDN_PERF_WITHIN_KEEP;
+	size_t p;
+
+	(void)unused;
+	assert_int_equal(gdn_perf_within_parse("revert", &w), 0);
+	assert_int_equal(w, GDN_PERF_WITHIN_REVERT);
+	assert_int_equal(gdn_perf_within_parse("keep", &w), 0);
+	assert_int_equal(w, GDN_PERF_WITHIN_KEEP);
+	assert_int_equal(gdn_perf_within_parse("discard", &w), -1);
+	assert_string_equal(gdn_perf_within_name(GDN_PERF_WITHIN_REVERT), "revert");
+	for (p = 0; p < ARRAY_SIZE(all_policies); p++) {
+		struct gdn_perf_config c;
+		struct gdn_perf_state st;
+		struct gdn_perf_verdict v = GDN_PERF_VERDICT_INIT;
+		struct gdn_perf_action want;
+
+		gdn_perf_config_init(&c);
+		assert_int_equal(c.within_policy, GDN_PERF_WITHIN_KEEP);
+		assert_int_equal(gdn_perf_policy_parse(all_policies[p], &c.policy), 0);
+		c.within_policy = GDN_PERF_WITHIN_REVERT;
+		gdn_perf_state_init(&st, NULL);
+		assert_int_equal(decide1(&c, &st, "base", 4.0, &v), GDN_PERF_BASELINE);
+		assert_false(v.action.revert);
+		/* within the band: reverted, never counted or stopped */
+		assert_int_equal(decide1(&c, &st, "hold", 4.001, &v), GDN_PERF_WITHIN_THRESHOLD);
+		assert_true(v.action.revert);
+		assert_false(v.action.count_failure || v.action.stop);
+		assert_string_equal(champion_commit(&st), "base");
+		/* a promotion is still kept; a regression still follows the policy */
+		assert_int_equal(decide1(&c, &st, "fast", 8.0, &v), GDN_PERF_PROMOTED);
+		assert_false(v.action.revert || v.action.count_failure || v.action.stop);
+		assert_string_equal(champion_commit(&st), "fast");
+		assert_int_equal(decide1(&c, &st, "slow", 2.0, &v), GDN_PERF_REGRESSION);
+		want = gdn_perf_action_for(GDN_PERF_REGRESSION, c.policy);
+		assert_memory_equal(&v.action, &want, sizeof(want));
+		/* keep: the same hold is kept */
+		c.within_policy = GDN_PERF_WITHIN_KEEP;
+		assert_int_equal(decide1(&c, &st, "hold2", 8.001, &v), GDN_PERF_WITHIN_THRESHOLD);
+		assert_false(v.action.revert || v.action.count_failure || v.action.stop);
+		want = gdn_perf_action_config(GDN_PERF_WITHIN_THRESHOLD, &c);
+		assert_memory_equal(&v.action, &want, sizeof(want));
+		gdn_perf_verdict_release(&v);
+		gdn_perf_state_release(&st);
+		gdn_perf_config_release(&c);
+	}
+}
+
 static void test_missing_metric_without_champion(void **unused)
 {
 	struct gdn_perf_config c;
@@ -892,6 +942,7 @@ int main(void)
 	    cmocka_unit_test(test_thresholds_at_boundary),
 	    cmocka_unit_test(test_policy_actions),
 	    cmocka_unit_test(test_policies_end_to_end),
+	    cmocka_unit_test(test_within_threshold_policy),
 	    cmocka_unit_test(test_missing_metric_without_champion),
 	    cmocka_unit_test(test_gate_while_growth),
 	    cmocka_unit_test(test_gate_new_bucket),
