@@ -63,6 +63,7 @@ void gdn_print_global_help(FILE *f);
 /* Commands */
 int cmd_completion(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_config(int argc, const char **argv, struct gdn_ctx *ctx);
+int cmd_demo(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_doctor(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_download_trace(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_help(int argc, const char **argv, struct gdn_ctx *ctx);

@@ -13,6 +13,7 @@ const struct gdn_cmd gdn_commands[] = {
     {"completion", cmd_completion, "print a bash or zsh completion script", 0, NULL},
     {"config", cmd_config, "show the effective configuration and where each value came from",
      CMD_NEEDS_CONFIG, NULL},
+    {"demo", cmd_demo, "run the hill-climb loop end to end on a small bundled C project", 0, NULL},
     {"dev-tpu-allocate", cmd_marin_alias, "the original gdnctl.py name of allocate",
      CMD_ALIAS | CMD_NEEDS_CONFIG, "allocate"},
     {"dev-tpu-profile", cmd_marin_alias, "the original gdnctl.py name of profile",

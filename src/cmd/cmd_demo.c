@@ -1,0 +1,714 @@
+/*
+ * gdnctl demo: the whole product on a throwaway project, without a cluster
+ * or an API key. It copies examples/demo into DIR/project (a new git
+ * repository) and its example agent into DIR/agent, runs this same binary's
+ * `gdnctl loop` there (local backend, validation gate, measured performance
+ * policy; journal and perf_state.json in DIR/logs), then `gdnctl report`
+ * (DIR/report.html) and `gdnctl lint-log`, and sums up. docs/gdnctl-demo.md.
+ *
+ * Children are spawned by argv through the proc API (no shell) in their own
+ * process groups; gdnctl's SIGINT/SIGTERM handlers forward a Ctrl-C to the
+ * running child's group and the demo exits 130/143.
+ */
+#include "gdnctl/compat.h"
+#include <jansson.h>
+#include "gdnctl/cmd.h"
+#include "gdnctl/err.h"
+#include "gdnctl/exitcode.h"
+#include "gdnctl/opt.h"
+#include "gdnctl/proc.h"
+#include "gdnctl/sbuf.h"
+#include "gdnctl/strvec.h"
+#include "gdnctl/xalloc.h"
+
+/* The example agent has this many patches. */
+#define DEMO_PATCHES 5
+/* The performance thresholds: the demo's changes are 2x and more, noise on a
+ * loaded machine stays well inside 30 %. */
+#define DEMO_THRESHOLD_PCT "30"
+
+/* The project's gdnctl.yaml says what to run: these variables would override it. */
+static const char *const demo_env[] = {"GDNCTL_TEST_COMMAND", "GDNCTL_PROFILE_COMMAND",
+				       "GDNCTL_TRACE_GLOB",   "GDNCTL_LOG_FILE",
+				       "GDNCTL_LOOP_BACKEND", NULL};
+
+static const char *const agent_choices[] = {"example", "codex", "claude", NULL};
+
+struct demo_args {
+	const char *dir, *agent;
+	long iterations;
+	int keep;
+};
+
+static const struct opt_usage demo_usage = {
+    "gdnctl demo [--dir DIR] [--agent example|codex|claude] [--iterations N] [--keep]",
+    "Run the hill-climb loop end to end on a small bundled C project and write a report.",
+    "DIR gets project/ (a new git repository from examples/demo: a matmul kernel, its\n"
+    "test and benchmark), agent/ (the deterministic example agent and its patches),\n"
+    "logs/ (the loop's journal loop.jsonl and perf_state.json) and report.html.\n"
+    "The loop runs 'make -s test' and 'make -s bench' after each commit, keeps a\n"
+    "change only when the test passes and throughput/gflops rises by 30 % or more,\n"
+    "and reverts the rest (kept under refs/gdnctl/discarded/N). The example agent\n"
+    "(not an AI) proposes five fixed patches: a speed-up, a change that breaks the\n"
+    "test, a slower one, one that changes nothing, a second speed-up.\n"
+    "Needs git, make, a C compiler and zlib headers. Exit status: 0 ok; 1 the loop,\n"
+    "the report or the log check failed; 2 usage (a non-empty DIR); 4 the agent\n"
+    "program or examples/demo not found; 130/143 interrupted."};
+
+/* ---- files ---- */
+
+static bool is_file(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISREG(st.st_mode);
+}
+
+static bool demo_dir_ok(const char *dir)
+{
+	char *m = xstrfmt("%s/matmul.c", dir), *a = xstrfmt("%s/agent/agent.sh", dir);
+	bool ok = is_file(m) && is_file(a);
+
+	free(m);
+	free(a);
+	return ok;
+}
+
+/*
+ * examples/demo: next to the executable (build/release/gdnctl ->
+ * ../../examples/demo, or ../examples/demo, or an installed bin/ ->
+ * ../share/gdnctl/examples/demo), else in the source tree gdnctl was built
+ * from, else in the installed data dir. Returns a new string or NULL;
+ * every place looked at is appended to `tried`.
+ */
+static char *find_demo_source(struct strvec *tried)
+{
+	static const char *const rel[] = {"../../examples/demo", "../examples/demo",
+					  "../share/gdnctl/examples/demo"};
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *found = NULL;
+
+	if (n > 0) {
+		char *slash;
+
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash)
+			*slash = '\0';
+		for (size_t i = 0; i < ARRAY_SIZE(rel) && !found; i++) {
+			char *cand = xstrfmt("%s/%s", exe, rel[i]);
+
+			strvec_push(tried, cand);
+			if (demo_dir_ok(cand))
+				found = realpath(cand, NULL);
+			free(cand);
+		}
+	}
+	if (!found) {
+		strvec_push(tried, GDNCTL_SOURCE_DATADIR "/examples/demo");
+		if (demo_dir_ok(GDNCTL_SOURCE_DATADIR "/examples/demo"))
+			found = xstrdup(GDNCTL_SOURCE_DATADIR "/examples/demo");
+	}
+	if (!found) {
+		strvec_push(tried, GDNCTL_DATADIR "/examples/demo");
+		if (demo_dir_ok(GDNCTL_DATADIR "/examples/demo"))
+			found = xstrdup(GDNCTL_DATADIR "/examples/demo");
+	}
+	return found;
+}
+
+static int copy_file(const char *src, const char *dst, mode_t mode, struct gdn_err *err)
+{
+	char buf[65536];
+	int in = open(src, O_RDONLY | O_CLOEXEC), out = -1, ret = 0;
+	ssize_t n;
+
+	if (in < 0) {
+		ret = gdn_err_errno(err, GDN_EIO, "cannot read '%s'", src);
+		goto out;
+	}
+	out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode & 0777);
+	if (out < 0) {
+		ret = gdn_err_errno(err, GDN_EIO, "cannot create '%s'", dst);
+		goto out;
+	}
+	while ((n = read(in, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = gdn_err_errno(err, GDN_EIO, "cannot read '%s'", src);
+			goto out;
+		}
+		for (ssize_t off = 0; off < n;) {
+			ssize_t w = write(out, buf + off, (size_t)(n - off));
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0) {
+				ret = gdn_err_errno(err, GDN_EIO, "cannot write '%s'", dst);
+				goto out;
+			}
+			off += w;
+		}
+	}
+	if (close(out)) {
+		out = -1;
+		ret = gdn_err_errno(err, GDN_EIO, "cannot write '%s'", dst);
+		goto out;
+	}
+	out = -1;
+out:
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	return ret;
+}
+
+/*
+ * Copy the tree src into dst (created), regular files and directories only;
+ * top-level names in `skip` are left out (build outputs, the agent).
+ */
+static int copy_tree(const char *src, const char *dst, const char *const *skip, struct gdn_err *err)
+{
+	DIR *d = NULL;
+	struct dirent *e;
+	struct sbuf s = SBUF_INIT, t = SBUF_INIT;
+	int ret = 0;
+
+	if (mkdir(dst, 0777) && errno != EEXIST) {
+		ret = gdn_err_errno(err, GDN_EIO, "cannot create '%s'", dst);
+		goto out;
+	}
+	d = opendir(src);
+	if (!d) {
+		ret = gdn_err_errno(err, GDN_EIO, "cannot read '%s'", src);
+		goto out;
+	}
+	while ((e = readdir(d))) {
+		struct stat st;
+		bool skipped = false;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		for (size_t i = 0; skip && skip[i]; i++)
+			skipped = skipped || !strcmp(e->d_name, skip[i]);
+		if (skipped)
+			continue;
+		sbuf_reset(&s);
+		sbuf_addf(&s, "%s/%s", src, e->d_name);
+		sbuf_reset(&t);
+		sbuf_addf(&t, "%s/%s", dst, e->d_name);
+		if (lstat(s.buf, &st)) {
+			ret = gdn_err_errno(err, GDN_EIO, "cannot read '%s'", s.buf);
+			goto out;
+		}
+		if (S_ISDIR(st.st_mode))
+			ret = copy_tree(s.buf, t.buf, NULL, err);
+		else if (S_ISREG(st.st_mode))
+			ret = copy_file(s.buf, t.buf, st.st_mode, err);
+		if (ret)
+			goto out;
+	}
+out:
+	if (d)
+		closedir(d);
+	sbuf_release(&s);
+	sbuf_release(&t);
+	return ret;
+}
+
+/* rm -r of a directory the demo created (no symlinks are followed). */
+static void remove_tree(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	struct sbuf s = SBUF_INIT;
+
+	while (d && (e = readdir(d))) {
+		struct stat st;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		sbuf_reset(&s);
+		sbuf_addf(&s, "%s/%s", path, e->d_name);
+		if (!lstat(s.buf, &st) && S_ISDIR(st.st_mode))
+			remove_tree(s.buf);
+		else
+			unlink(s.buf);
+	}
+	if (d)
+		closedir(d);
+	rmdir(path);
+	sbuf_release(&s);
+}
+
+/* 1 when path is a directory with entries, 0 when empty, -1 when it does not exist. */
+static int dir_state(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int state = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			state = 1;
+	closedir(d);
+	return state;
+}
+
+/* ---- children ---- */
+
+static const char *self_exe(void)
+{
+	static char buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	return buf;
+}
+
+/*
+ * Run argv in dir, output straight to ours. Returns the child's exit code
+ * (gdn_proc_exit_code), or -1 when it could not be started (err set).
+ */
+static int run_child(const struct strvec *argv, const char *dir, bool quiet, const char *const *env,
+		     struct gdn_err *err)
+{
+	struct gdn_proc p = GDN_PROC_INIT;
+	int rc = -1;
+
+	fflush(stdout);
+	fflush(stderr);
+	p.argv = argv->v;
+	p.dir = dir;
+	p.env = env;
+	p.kill_grace_ms = 10000;
+	if (quiet)
+		p.capture = true;
+	else
+		p.inherit_output = true;
+	if (gdn_proc_run(&p, err))
+		goto out;
+	rc = gdn_proc_exit_code(&p);
+	if (quiet && rc)
+		fputs(p.out.buf, stderr);
+out:
+	gdn_proc_release(&p);
+	return rc;
+}
+
+static int git(const char *dir, struct gdn_err *err, ...)
+{
+	struct strvec argv = STRVEC_INIT;
+	const char *a;
+	va_list ap;
+	int rc;
+
+	strvec_push(&argv, "git");
+	va_start(ap, err);
+	while ((a = va_arg(ap, const char *)))
+		strvec_push(&argv, a);
+	va_end(ap);
+	rc = run_child(&argv, dir, true, NULL, err);
+	if (rc > 0)
+		gdn_err_set(err, GDN_EFAILED, "git %s failed (exit %d)", argv.v[1], rc);
+	strvec_clear(&argv);
+	return rc;
+}
+
+/* A new repository in dir with one commit of everything in it. */
+static int init_repo(const char *dir, struct gdn_err *err)
+{
+	if (git(dir, err, "init", "-q", NULL) ||
+	    git(dir, err, "config", "user.name", "gdnctl demo", NULL) ||
+	    git(dir, err, "config", "user.email", "demo@gdnctl.invalid", NULL) ||
+	    git(dir, err, "config", "commit.gpgsign", "false", NULL) ||
+	    git(dir, err, "checkout", "-q", "-b", "main", NULL) ||
+	    git(dir, err, "add", "-A", NULL) ||
+	    git(dir, err, "commit", "-q", "-m", "demo: a naive matmul, its test and benchmark",
+		NULL))
+		return -1;
+	return 0;
+}
+
+/* ---- the summary ---- */
+
+struct outcome {
+	long kept, reverted, failed;
+	struct strvec lines;
+	long first_discarded;
+};
+
+/* The subject of commit `rev` in `repo`, or "?" (a new string). */
+static char *git_subject(const char *repo, const char *rev)
+{
+	const char *argv[] = {"git", "log", "-1", "--format=%s", rev, "--", NULL};
+	struct gdn_proc p = GDN_PROC_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	char *s = NULL;
+
+	p.argv = argv;
+	p.dir = repo;
+	p.capture = true;
+	if (rev && !gdn_proc_run(&p, &err) && gdn_proc_exit_code(&p) == 0) {
+		sbuf_trim(&p.out);
+		if (p.out.len)
+			s = xstrdup(p.out.buf);
+	}
+	gdn_proc_release(&p);
+	return s ? s : xstrdup("?");
+}
+
+/* Read the journal's head, decision and revert events (subjects from the repository). */
+static void read_journal(const char *path, const char *repo, struct outcome *o)
+{
+	struct sbuf buf = SBUF_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	struct strvec lines = STRVEC_INIT;
+	json_t *heads = json_object(); /* iteration -> HEAD after the agent */
+	char key[32];
+
+	if (sbuf_read_file(&buf, path, 64 << 20, &err))
+		goto out;
+	strvec_split(&lines, buf.buf, '\n');
+	for (size_t i = 0; i < lines.nr; i++) {
+		json_t *ev = json_loads(lines.v[i], 0, NULL);
+		const char *name = json_string_value(json_object_get(ev, "event"));
+		json_int_t it = json_integer_value(json_object_get(ev, "iteration"));
+		const char *after;
+		char *subj = NULL;
+
+		snprintf(key, sizeof(key), "%" JSON_INTEGER_FORMAT, it);
+		after = json_string_value(json_object_get(heads, key));
+		if (name && !strcmp(name, "head")) {
+			json_object_set(heads, key, json_object_get(ev, "after"));
+		} else if (name && !strcmp(name, "revert")) {
+			const char *reason = json_string_value(json_object_get(ev, "reason"));
+			const char *ref = json_string_value(json_object_get(ev, "discarded_ref"));
+
+			o->reverted++;
+			if (!o->first_discarded)
+				o->first_discarded = (long)it;
+			subj = git_subject(repo, ref ? ref : after);
+			strvec_pushf(
+			    &o->lines,
+			    "iteration %" JSON_INTEGER_FORMAT " reverted (%s): %s, kept as %s", it,
+			    reason ? reason : "?", subj, ref ? ref : "no discarded ref");
+		} else if (name && !strcmp(name, "decision")) {
+			json_int_t commits = json_integer_value(json_object_get(ev, "commits"));
+			const char *outc = json_string_value(json_object_get(ev, "outcome"));
+
+			if (commits > 0) {
+				o->kept++;
+				subj = git_subject(repo, after);
+				strvec_pushf(&o->lines,
+					     "iteration %" JSON_INTEGER_FORMAT
+					     " kept (%" JSON_INTEGER_FORMAT " commit%s): %s",
+					     it, commits, commits == 1 ? "" : "s", subj);
+			} else if (outc && !strcmp(outc, "failed")) {
+				o->failed++;
+			}
+		}
+		free(subj);
+		json_decref(ev);
+	}
+out:
+	json_decref(heads);
+	strvec_clear(&lines);
+	sbuf_release(&buf);
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* The exit code for an interrupted child, or 0. */
+static int interrupted_code(void)
+{
+	int sig = gdn_proc_interrupted();
+
+	return sig ? GDN_EXIT_SIGNAL + sig : 0;
+}
+
+/* ---- the command ---- */
+
+int cmd_demo(int argc, const char **argv, struct gdn_ctx *ctx)
+{
+	static const char *const project_skip[] = {"agent", "build", "out", NULL};
+	static const char *const agent_skip[] = {NULL};
+	struct demo_args a = {.agent = "example", .iterations = DEMO_PATCHES};
+	struct opt opts[] = {
+	    OPT_STRING_(0, "dir", &a.dir, "DIR", "where to build the demo (new or empty)",
+			"a new directory under $TMPDIR, else /tmp"),
+	    OPT_CHOICE_(0, "agent", &a.agent, agent_choices,
+			"the example agent (a script: no AI, no key), or a real one", "example"),
+	    OPT_INT_(0, "iterations", &a.iterations, "N",
+		     "loop iterations (the example agent has 5 patches)", "5", 1, 1000),
+	    OPT_BOOL_(0, "keep", &a.keep, "keep DIR even when the demo stops before the loop runs"),
+	    OPT_END_(),
+	};
+	struct strvec rest = STRVEC_INIT, tried = STRVEC_INIT, av = STRVEC_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	struct outcome o = {.lines = STRVEC_INIT};
+	struct sbuf agent_cmd = SBUF_INIT, qproject = SBUF_INIT;
+	char *src = NULL, *dir = NULL, *project = NULL, *agent_dir = NULL, *logs = NULL;
+	char *report = NULL, *prompt = NULL, *journal = NULL, *agent_bin = NULL;
+	const char *exe = self_exe();
+	bool example, created = false, loop_started = false;
+	double t0 = now_s();
+	int code = GDN_EXIT_OK, rc, loop_rc;
+
+	(void)ctx;
+	if (!gdn_cmd_parse_opts(opts, &demo_usage, argc, argv, OPT_PARSE_NO_POSITIONAL, &rest,
+				&code))
+		goto out;
+	example = !strcmp(a.agent, "example");
+	if (example && a.iterations > DEMO_PATCHES) {
+		gdn_error("--iterations %ld: the example agent has %d patches (use 1 to %d)",
+			  a.iterations, DEMO_PATCHES, DEMO_PATCHES);
+		code = GDN_EXIT_USAGE;
+		goto out;
+	}
+	if (!exe) {
+		gdn_error("cannot find this program's path (/proc/self/exe)");
+		code = GDN_EXIT_FAILED;
+		goto out;
+	}
+	if (!example) {
+		const char *env =
+		    getenv(!strcmp(a.agent, "codex") ? "GDNCTL_CODEX" : "GDNCTL_CLAUDE");
+		const char *want = env && *env ? env : a.agent;
+		const char *path = getenv("PATH");
+		struct strvec dirs = STRVEC_INIT;
+
+		if (strchr(want, '/')) {
+			if (!access(want, X_OK) && is_file(want))
+				agent_bin = xstrdup(want);
+		} else {
+			strvec_split(&dirs, path ? path : "/usr/local/bin:/usr/bin:/bin", ':');
+			for (size_t i = 0; i < dirs.nr && !agent_bin; i++) {
+				char *cand = xstrfmt("%s/%s", *dirs.v[i] ? dirs.v[i] : ".", want);
+
+				if (is_file(cand) && !access(cand, X_OK))
+					agent_bin = cand;
+				else
+					free(cand);
+			}
+		}
+		strvec_clear(&dirs);
+		if (!agent_bin) {
+			gdn_error(
+			    "--agent %s: '%s' is not installed (not found in PATH); install and "
+			    "log in to it, or run the demo with the example agent",
+			    a.agent, want);
+			code = GDN_EXIT_BACKEND;
+			goto out;
+		}
+	}
+	src = find_demo_source(&tried);
+	if (!src) {
+		struct sbuf l = SBUF_INIT;
+
+		for (size_t i = 0; i < tried.nr; i++)
+			sbuf_addf(&l, "%s%s", i ? ", " : "", tried.v[i]);
+		gdn_error("the demo project examples/demo was not found (looked in %s)", l.buf);
+		sbuf_release(&l);
+		code = GDN_EXIT_BACKEND;
+		goto out;
+	}
+
+	/* DIR */
+	if (a.dir) {
+		int state = dir_state(a.dir);
+
+		if (state > 0) {
+			gdn_error("--dir '%s' is not empty: give a new or empty directory", a.dir);
+			code = GDN_EXIT_USAGE;
+			goto out;
+		}
+		if (state < 0 && is_file(a.dir)) {
+			gdn_error("--dir '%s' is a file: give a new or empty directory", a.dir);
+			code = GDN_EXIT_USAGE;
+			goto out;
+		}
+		if (state < 0) {
+			if (mkdir(a.dir, 0777)) {
+				gdn_error("cannot create '%s': %s", a.dir, strerror(errno));
+				code = GDN_EXIT_FAILED;
+				goto out;
+			}
+			created = true;
+		}
+		dir = realpath(a.dir, NULL);
+		if (!dir) {
+			gdn_error("cannot resolve '%s': %s", a.dir, strerror(errno));
+			code = GDN_EXIT_FAILED;
+			goto out;
+		}
+	} else {
+		const char *tmp = getenv("TMPDIR");
+
+		dir = xstrfmt("%s/gdnctl-demo-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+		if (!mkdtemp(dir)) {
+			gdn_error("cannot create a directory like '%s': %s", dir, strerror(errno));
+			code = GDN_EXIT_FAILED;
+			goto out;
+		}
+		created = true;
+		if (dir[0] != '/') { /* a relative TMPDIR: the loop runs elsewhere */
+			char *abs = realpath(dir, NULL);
+
+			if (abs) {
+				free(dir);
+				dir = abs;
+			}
+		}
+	}
+	project = xstrfmt("%s/project", dir);
+	agent_dir = xstrfmt("%s/agent", dir);
+	logs = xstrfmt("%s/logs", dir);
+	report = xstrfmt("%s/report.html", dir);
+	prompt = xstrfmt("%s/prompt.md", project);
+	journal = xstrfmt("%s/loop.jsonl", logs);
+	gdn_say("demo directory: %s", dir);
+	gdn_say("demo project from %s", src);
+
+	/* project/ and agent/ */
+	{
+		char *asrc = xstrfmt("%s/agent", src);
+
+		rc = copy_tree(src, project, project_skip, &err);
+		if (!rc && example)
+			rc = copy_tree(asrc, agent_dir, agent_skip, &err);
+		free(asrc);
+		if (rc) {
+			code = gdn_die_err(&err);
+			goto out;
+		}
+	}
+	if (init_repo(project, &err)) {
+		gdn_error("cannot create the demo repository: %s", err.msg);
+		code = interrupted_code() ? interrupted_code() : GDN_EXIT_FAILED;
+		goto out;
+	}
+
+	/* the loop */
+	strvec_pushl(&av, exe, "loop", "--iterations", NULL);
+	strvec_pushf(&av, "%ld", a.iterations);
+	if (example) {
+		char *script = xstrfmt("%s/agent.sh", agent_dir);
+
+		sbuf_add_shell_quoted(&agent_cmd, script);
+		sbuf_adds(&agent_cmd, " {prompt_file}");
+		free(script);
+		strvec_pushl(&av, "--agent", "command", "--agent-cmd", agent_cmd.buf,
+			     "--agent-timeout", "5m", "--agent-idle-timeout", "2m", NULL);
+	} else {
+		strvec_pushl(&av, "--agent", a.agent, "--codex-bin", agent_bin, NULL);
+	}
+	strvec_pushl(&av, "--prompt-file", prompt, "--log-dir", logs, "--validation-mode",
+		     "required", "--validation-timeout", "10m", "--perf-mode", "on",
+		     "--perf-metric", "throughput/gflops", "--perf-direction", "higher",
+		     "--perf-min-improvement-pct", DEMO_THRESHOLD_PCT, "--perf-max-regression-pct",
+		     DEMO_THRESHOLD_PCT, "--perf-repeats", "5", "--perf-regression-policy",
+		     "revert-count-failure", "--perf-within-threshold-policy", "revert",
+		     "--max-failures", "-1", "--sleep-seconds", "0", "--retry-sleep-seconds", "0",
+		     NULL);
+	gdn_say("running: gdnctl loop --iterations %ld --agent %s ... (in %s)", a.iterations,
+		example ? "command (the EXAMPLE agent: deterministic patches, not an AI)" : a.agent,
+		project);
+	loop_started = true;
+	loop_rc = run_child(&av, project, false, demo_env, &err);
+	if (loop_rc < 0) {
+		code = gdn_die_err(&err);
+		goto out;
+	}
+	if (interrupted_code()) {
+		gdn_error("interrupted: the loop was stopped");
+		code = interrupted_code();
+		goto out;
+	}
+	if (loop_rc)
+		gdn_error("gdnctl loop failed (exit %d)", loop_rc);
+
+	/* the report */
+	strvec_clear(&av);
+	if (!gdn_cmd_find("report")) {
+		gdn_error("gdnctl report is not available in this build: no report was written "
+			  "(the loop's results are in %s)",
+			  logs);
+		rc = GDN_EXIT_FAILED;
+	} else {
+		strvec_pushl(&av, exe, "report", "--log-dir", logs, "--output", report, NULL);
+		rc = run_child(&av, project, false, demo_env, &err);
+		if (rc < 0)
+			gdn_error("%s", err.msg);
+		else if (rc)
+			gdn_error("gdnctl report failed (exit %d)", rc);
+	}
+	if (interrupted_code()) {
+		code = interrupted_code();
+		goto out;
+	}
+	/* the running log */
+	strvec_clear(&av);
+	strvec_pushl(&av, exe, "lint-log", "--scope", "all", "--require-fields", NULL);
+	gdn_say("checking the running log: gdnctl lint-log --scope all --require-fields");
+	{
+		int lrc = run_child(&av, project, false, demo_env, &err);
+
+		if (lrc)
+			gdn_error("the running log does not pass lint-log (exit %d)", lrc);
+		if (interrupted_code()) {
+			code = interrupted_code();
+			goto out;
+		}
+		read_journal(journal, project, &o);
+		gdn_say("demo finished in %.1f s: %ld iteration%s kept, %ld reverted", now_s() - t0,
+			o.kept, o.kept == 1 ? "" : "s", o.reverted);
+		for (size_t i = 0; i < o.lines.nr; i++)
+			gdn_say("  %s", o.lines.v[i]);
+		if (!rc && is_file(report))
+			gdn_say("report: %s", report);
+		sbuf_add_shell_quoted(&qproject, project);
+		gdn_say("the repository: %s (git -C %s log --oneline)", project, qproject.buf);
+		if (o.first_discarded)
+			gdn_say("a discarded attempt: git -C %s diff refs/gdnctl/discarded/%ld^!",
+				qproject.buf, o.first_discarded);
+		gdn_say("the loop's journal and performance state: %s", logs);
+		code = loop_rc ? GDN_EXIT_FAILED : rc ? GDN_EXIT_FAILED : lrc ? GDN_EXIT_FAILED : 0;
+	}
+out:
+	if (created && code && !loop_started && !a.keep) {
+		remove_tree(dir);
+		gdn_say("removed %s (--keep keeps it)", dir);
+	} else if (code && dir && (created || loop_started)) {
+		gdn_say("the demo directory is kept: %s", dir);
+	}
+	strvec_clear(&rest);
+	strvec_clear(&tried);
+	strvec_clear(&av);
+	strvec_clear(&o.lines);
+	sbuf_release(&agent_cmd);
+	sbuf_release(&qproject);
+	free(src);
+	free(dir);
+	free(project);
+	free(agent_dir);
+	free(logs);
+	free(report);
+	free(prompt);
+	free(journal);
+	free(agent_bin);
+	return code;
+}
