@@ -204,6 +204,17 @@ void agent_claude_feed(struct agent_claude_stream *st, const char *line, size_t 
 		feed_result(st, ev, show);
 	} else if (!strcmp(type, "rate_limit_event")) {
 		feed_rate_limit(st, ev, show);
+	} else if (!strcmp(type, "system") && !strcmp(jstr(ev, "subtype"), "api_retry")) {
+		/* the CLI backs off on API errors (up to 10 times by default): say so */
+		strvec_pushf(show,
+			     "api retry %" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT
+			     ": %s %" JSON_INTEGER_FORMAT ", next in %.1f s",
+			     json_integer_value(json_object_get(ev, "attempt")),
+			     json_integer_value(json_object_get(ev, "max_retries")),
+			     *jstr(ev, "error") ? jstr(ev, "error") : "error",
+			     json_integer_value(json_object_get(ev, "error_status")),
+			     (double)json_integer_value(json_object_get(ev, "retry_delay_ms")) /
+				 1000.0);
 	}
 out:
 	json_decref(ev);
@@ -227,7 +238,10 @@ static int claude_open(struct gdn_agent *a, struct strvec *warnings, struct gdn_
 	const char *want = a->bin ? a->bin : envbin && *envbin ? envbin : "claude";
 	char *path = agent_find_program(want);
 
-	(void)warnings;
+	if (geteuid() == 0 && strcmp(getenv("IS_SANDBOX") ? getenv("IS_SANDBOX") : "", "1"))
+		strvec_push(warnings,
+			    "running as root: Claude Code refuses --dangerously-skip-permissions "
+			    "unless IS_SANDBOX=1 (set it only on an isolated machine)");
 	if (!path)
 		return gdn_err_set(
 		    err, GDN_ENOTFOUND,
@@ -285,13 +299,15 @@ static void claude_finish(struct agent_run *r, struct gdn_agent_result *res)
 	res->ok = exited0 && st->have_result && st->result_success;
 	if (res->ok)
 		return;
-	/* how the process ended says it best; else what the stream said */
+	/* how the process ended, then what a failed result said (claude exits 1 on API errors) */
 	agent_reason_from_status(r->a, res);
-	if (!res->reason[0] && st->have_result)
-		snprintf(res->reason, sizeof(res->reason), "result '%s'%s: %.120s",
-			 st->subtype[0] ? st->subtype : "?", st->is_error ? " is_error" : "",
-			 st->result ? st->result : "");
-	else if (!res->reason[0])
+	if (st->have_result && !st->result_success) {
+		size_t n = strlen(res->reason);
+
+		snprintf(res->reason + n, sizeof(res->reason) - n, "%sresult '%s'%s: %.120s",
+			 n ? "; " : "", st->subtype[0] ? st->subtype : "?",
+			 st->is_error ? " is_error" : "", st->result ? st->result : "");
+	} else if (!res->reason[0])
 		snprintf(res->reason, sizeof(res->reason),
 			 "exited 0 without a result event (%ld events, %ld non-JSON lines)",
 			 st->events, st->malformed);
