@@ -137,13 +137,6 @@ void gdn_report_render_html(const struct gdn_report *r, struct sbuf *out);
 /* New reference: the JSON document {"schema": "gdnctl.report.v1", ...}. */
 json_t *gdn_report_json(const struct gdn_report *r);
 
-/*
- * Write `len` bytes to `path` atomically: a temporary file in the same
- * directory (mode 0644), fsync(2)ed, renamed over `path`, the directory
- * synced. Returns 0 or GDN_EIO; no temporary file is left behind.
- */
-int gdn_report_write_file(const char *path, const char *buf, size_t len, struct gdn_err *err);
-
 /* Append s HTML-escaped (& < > " ' and control characters) to out. */
 void gdn_report_html_escape(struct sbuf *out, const char *s);
 

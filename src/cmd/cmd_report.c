@@ -8,6 +8,7 @@
 #include "gdnctl/compat.h"
 #include "gdnctl/cmd.h"
 #include "gdnctl/err.h"
+#include "gdnctl/file.h"
 #include "gdnctl/exitcode.h"
 #include "gdnctl/json.h"
 #include "gdnctl/opt.h"
@@ -118,7 +119,7 @@ int cmd_report(int argc, const char **argv, struct gdn_ctx *ctx)
 	gdn_report_add_hypotheses(&r, NULL, log_dir);
 
 	gdn_report_render_html(&r, &out);
-	if (gdn_report_write_file(output, out.buf, out.len, &err)) {
+	if (gdn_write_file_atomic(output, out.buf, out.len, &err)) {
 		gdn_error("%s", err.msg);
 		code = GDN_EXIT_FAILED;
 		goto out;

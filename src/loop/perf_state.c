@@ -5,6 +5,7 @@
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/err.h"
+#include "gdnctl/file.h"
 #include "gdnctl/perf.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/xalloc.h"
@@ -119,73 +120,21 @@ out:
 	return ret;
 }
 
-static int write_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int gdn_perf_state_save(const struct gdn_perf_state *st, struct gdn_err *err)
 {
-	char *text = NULL, *tmp = NULL, *dir = NULL, *slash;
-	int fd = -1, dfd = -1, ret = 0;
+	char *text;
+	struct sbuf sb = SBUF_INIT;
+	int ret;
 
 	if (!st->path || !st->doc)
 		BUG("saving a perf state without a path");
 	text = json_dumps(st->doc, JSON_INDENT(2) | JSON_SORT_KEYS);
 	if (!text)
 		BUG("json_dumps failed");
-	tmp = xstrfmt("%s.tmp.XXXXXX", st->path);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		ret = gdn_err_errno(err, GDN_EIO, "cannot create '%s'", tmp);
-		FREE_AND_NULL(tmp);
-		goto out;
-	}
-	if (write_all(fd, text, strlen(text)) || write_all(fd, "\n", 1) || fsync(fd)) {
-		ret = gdn_err_errno(err, GDN_EIO, "cannot write '%s'", tmp);
-		goto out;
-	}
-	if (close(fd)) {
-		fd = -1;
-		ret = gdn_err_errno(err, GDN_EIO, "cannot write '%s'", tmp);
-		goto out;
-	}
-	fd = -1;
-	if (rename(tmp, st->path)) {
-		ret = gdn_err_errno(err, GDN_EIO, "cannot rename '%s' to '%s'", tmp, st->path);
-		goto out;
-	}
-	FREE_AND_NULL(tmp);
-	dir = xstrdup(st->path);
-	slash = strrchr(dir, '/');
-	if (slash == dir)
-		slash[1] = '\0';
-	else if (slash)
-		*slash = '\0';
-	else
-		dir[0] = '.', dir[1] = '\0';
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0)
-		fsync(dfd); /* best effort: the rename is durable on most file systems */
-out:
-	if (fd >= 0)
-		close(fd);
-	if (dfd >= 0)
-		close(dfd);
-	if (tmp)
-		unlink(tmp);
-	free(tmp);
-	free(dir);
+	sbuf_adds(&sb, text);
+	sbuf_addch(&sb, '\n');
+	ret = gdn_write_file_atomic(st->path, sb.buf, sb.len, err);
+	sbuf_release(&sb);
 	free(text);
 	return ret;
 }

@@ -5,6 +5,7 @@
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/err.h"
+#include "gdnctl/file.h"
 #include "gdnctl/loop.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
@@ -126,8 +127,7 @@ int gdn_prompt_stamp_log(const char *path, const char *sha, struct gdn_err *err)
 	struct sbuf sb = SBUF_INIT, res = SBUF_INIT;
 	struct strvec lines = STRVEC_INIT;
 	size_t start, hit = SIZE_MAX, entry_line = 0;
-	char *tmp = NULL;
-	int ret = 0, fd = -1;
+	int ret = 0;
 
 	if (access(path, F_OK))
 		goto out;
@@ -187,23 +187,10 @@ int gdn_prompt_stamp_log(const char *path, const char *sha, struct gdn_err *err)
 		}
 		sbuf_addch(&res, '\n');
 	}
-	tmp = xstrfmt("%s.gdnctl-tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || write(fd, res.buf, res.len) != (ssize_t)res.len || fsync(fd)) {
-		ret = gdn_err_errno(err, GDN_EIO, "cannot write '%s'", tmp);
-		goto out;
-	}
-	if (rename(tmp, path)) {
-		ret = gdn_err_errno(err, GDN_EIO, "cannot replace '%s'", path);
-		goto out;
-	}
-	ret = 1;
+	ret = gdn_write_file_atomic(path, res.buf, res.len, err);
+	if (!ret)
+		ret = 1;
 out:
-	if (fd >= 0)
-		close(fd);
-	if (tmp && ret != 1)
-		unlink(tmp);
-	free(tmp);
 	strvec_clear(&lines);
 	sbuf_release(&res);
 	sbuf_release(&sb);

@@ -5,6 +5,7 @@
 #include "gdnctl/compat.h"
 #include <git2.h>
 #include "gdnctl/err.h"
+#include "gdnctl/file.h"
 #include "gdnctl/repo.h"
 #include "gdnctl/revert.h"
 #include "gdnctl/sbuf.h"
@@ -446,62 +447,6 @@ out:
 	return ret;
 }
 
-/* Write `len` bytes to `path` through a temporary file, fsync and rename. */
-static int atomic_write(const char *path, const char *data, size_t len, struct gdn_err *err)
-{
-	struct sbuf tmp = SBUF_INIT, dir = SBUF_INIT;
-	struct stat st;
-	const char *slash;
-	int fd = -1, dfd = -1, ret = 0;
-
-	sbuf_addf(&tmp, "%s.gdnctl-XXXXXX", path);
-	fd = mkstemp(tmp.buf);
-	if (fd < 0) {
-		ret = gdn_err_errno(err, GDN_EIO, "cannot create a temporary file for '%s'", path);
-		goto out;
-	}
-	if (!stat(path, &st))
-		fchmod(fd, st.st_mode & 07777);
-	for (size_t done = 0; done < len;) {
-		ssize_t w = write(fd, data + done, len - done);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			ret = gdn_err_errno(err, GDN_EIO, "cannot write '%s'", tmp.buf);
-			goto out;
-		}
-		done += (size_t)w;
-	}
-	if (fsync(fd) < 0 || close(fd) < 0) {
-		fd = -1;
-		ret = gdn_err_errno(err, GDN_EIO, "cannot write '%s'", tmp.buf);
-		goto out;
-	}
-	fd = -1;
-	if (rename(tmp.buf, path) < 0) {
-		ret = gdn_err_errno(err, GDN_EIO, "cannot rename '%s' to '%s'", tmp.buf, path);
-		goto out;
-	}
-	sbuf_reset(&tmp);
-	slash = strrchr(path, '/');
-	sbuf_add(&dir, path, slash ? (size_t)(slash - path) + 1 : 0);
-	sbuf_adds(&dir, ".");
-	dfd = open(dir.buf, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0)
-		fsync(dfd);
-out:
-	if (fd >= 0)
-		close(fd);
-	if (dfd >= 0)
-		close(dfd);
-	if (tmp.len)
-		unlink(tmp.buf);
-	sbuf_release(&tmp);
-	sbuf_release(&dir);
-	return ret;
-}
-
 /* Stage `rel` and commit it on top of HEAD. */
 static int commit_file(git_repository *repo, const char *rel, const char *message, char **commit,
 		       struct gdn_err *err)
@@ -549,11 +494,11 @@ static int write_and_commit(git_repository *repo, const struct sbuf *full, const
 	git_index *index = NULL;
 	int ret;
 
-	ret = atomic_write(full->buf, text->buf, text->len, err);
+	ret = gdn_write_file_atomic(full->buf, text->buf, text->len, err);
 	if (ret)
 		goto out;
 	ret = commit_file(repo, rel, message, commit, err);
-	if (ret && !atomic_write(full->buf, orig->buf, orig->len, NULL) &&
+	if (ret && !gdn_write_file_atomic(full->buf, orig->buf, orig->len, NULL) &&
 	    !git_repository_index(&index, repo) && !git_index_add_bypath(index, rel))
 		git_index_write(index);
 out:

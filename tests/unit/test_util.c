@@ -2,8 +2,11 @@
 #include "gdnctl/compat.h"
 #include <setjmp.h>
 #include <cmocka.h>
+#include <dirent.h>
+#include <sys/stat.h>
 #include "gdnctl/err.h"
 #include "gdnctl/exitcode.h"
+#include "gdnctl/file.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
 #include "gdnctl/xalloc.h"
@@ -199,6 +202,60 @@ static void xalloc_helpers(void **state)
 	assert_int_equal(st_add(3, 7), 10);
 }
 
+/* Entries of dir other than . and .. */
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+static void write_file_atomic(void **state)
+{
+	char dir[] = "/tmp/gdnctl-test-util.XXXXXX";
+	struct gdn_err err = GDN_ERR_INIT;
+	struct sbuf sb = SBUF_INIT;
+	struct stat st;
+	char *path, *bad;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	path = xstrfmt("%s/f.txt", dir);
+	bad = xstrfmt("%s/no/such/dir/f.txt", dir);
+	/* a new file: 0644, the bytes, nothing else in the directory */
+	assert_int_equal(gdn_write_file_atomic(path, "one\n", 4, &err), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0644);
+	assert_int_equal(sbuf_read_file(&sb, path, 100, &err), 0);
+	assert_string_equal(sb.buf, "one\n");
+	assert_int_equal(count_entries(dir), 1);
+	/* a replaced file keeps its mode */
+	assert_int_equal(chmod(path, 0600), 0);
+	assert_int_equal(gdn_write_file_atomic(path, "two", 3, &err), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	sbuf_reset(&sb);
+	assert_int_equal(sbuf_read_file(&sb, path, 100, &err), 0);
+	assert_string_equal(sb.buf, "two");
+	assert_int_equal(count_entries(dir), 1);
+	/* a failure names the file and leaves nothing */
+	assert_int_equal(gdn_write_file_atomic(bad, "x", 1, &err), GDN_EIO);
+	assert_non_null(strstr(err.msg, "cannot create"));
+	assert_non_null(strstr(err.msg, "/no/such/dir/f.txt.tmp."));
+	assert_int_equal(count_entries(dir), 1);
+	unlink(path);
+	rmdir(dir);
+	free(path);
+	free(bad);
+	sbuf_release(&sb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -207,6 +264,7 @@ int main(void)
 	    cmocka_unit_test(sbuf_shell_quoting),     cmocka_unit_test(sbuf_read_file_errors),
 	    cmocka_unit_test(strvec_basics),	      cmocka_unit_test(strvec_split_trims),
 	    cmocka_unit_test(err_messages_and_codes), cmocka_unit_test(xalloc_helpers),
+	    cmocka_unit_test(write_file_atomic),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
