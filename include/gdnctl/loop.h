@@ -236,6 +236,9 @@ struct gdn_loop_iter {
 	void (*journal)(void *ctx, const char *event, json_t *ev);
 	void *ctx;
 };
+/* it->report with a printf format. */
+void gdn_loop_reportf(const struct gdn_loop_iter *it, enum gdn_loop_level level, const char *fmt,
+		      ...) GDN_PRINTF(3, 4);
 /* What a hook did besides its return value (zeroed by the engine before each call). */
 struct gdn_loop_hook_out {
 	/*

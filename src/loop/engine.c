@@ -147,6 +147,19 @@ static void hook_report(void *ctx, enum gdn_loop_level level, const char *msg)
 	say(ctx, level, "%s", msg);
 }
 
+void gdn_loop_reportf(const struct gdn_loop_iter *it, enum gdn_loop_level level, const char *fmt,
+		      ...)
+{
+	struct sbuf sb = SBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	sbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	it->report(it->ctx, level, sb.buf);
+	sbuf_release(&sb);
+}
+
 static void hook_journal(void *ctx, const char *event, json_t *ev)
 {
 	jw(ctx, event, ev);

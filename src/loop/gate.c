@@ -43,20 +43,6 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void report(const struct gdn_loop_iter *it, enum gdn_loop_level level, const char *fmt, ...)
-    GDN_PRINTF(3, 4);
-static void report(const struct gdn_loop_iter *it, enum gdn_loop_level level, const char *fmt, ...)
-{
-	struct sbuf sb = SBUF_INIT;
-	va_list ap;
-
-	va_start(ap, fmt);
-	sbuf_vaddf(&sb, fmt, ap);
-	va_end(ap);
-	it->report(it->ctx, level, sb.buf);
-	sbuf_release(&sb);
-}
-
 struct capture {
 	const struct gdn_gate *g;
 	struct sbuf *out;
@@ -99,7 +85,7 @@ static int run_phase(const struct gdn_gate *g, const struct gdn_loop_iter *it, c
 	spec.timeout_ms = g->timeout_ms;
 	spec.on_line = capture_line;
 	spec.payload = &cap;
-	report(it, GDN_LOOP_INFO, "validation %s attempt %ld", phase, k);
+	gdn_loop_reportf(it, GDN_LOOP_INFO, "validation %s attempt %ld", phase, k);
 	if (g->targets) { /* the held dev TPU, then fallbacks (targets.c): journals each try */
 		ret =
 		    gdn_targets_run(g->targets, it, phase, k, command, g->workdir, &spec, rc, err);
@@ -185,9 +171,10 @@ static int run_phase_retry(const struct gdn_gate *g, const struct gdn_loop_iter 
 					   phase, g->phase_retries);
 		if (!infra || retry >= g->phase_retries)
 			return ret;
-		report(it, GDN_LOOP_NOTE, "validation %s could not run (%s); retry %ld/%ld in %lds",
-		       phase, ret ? err->msg : "job stopped", retry + 1, g->phase_retries,
-		       (g->retry_sleep_ms + 999) / 1000);
+		gdn_loop_reportf(it, GDN_LOOP_NOTE,
+				 "validation %s could not run (%s); retry %ld/%ld in %lds", phase,
+				 ret ? err->msg : "job stopped", retry + 1, g->phase_retries,
+				 (g->retry_sleep_ms + 999) / 1000);
 		it->journal(it->ctx, "validation_retry",
 			    json_pack("{sIsssIsIss}", "iteration", (json_int_t)it->iteration,
 				      "phase", phase, "attempt", (json_int_t)(k + retry), "retry",
@@ -226,8 +213,9 @@ static int revert(const struct gdn_gate *g, const struct gdn_loop_iter *it, cons
 		    json_pack("{sIsssbsssssI}", "iteration", (json_int_t)it->iteration, "reason",
 			      reason, "ok", 1, "discarded_ref", res.discarded_ref, "head", res.head,
 			      "commits", (json_int_t)res.nr_reverted));
-	report(it, GDN_LOOP_NOTE, "iteration %ld reverted (%s); discarded commits kept as %s",
-	       it->iteration, reason, res.discarded_ref);
+	gdn_loop_reportf(it, GDN_LOOP_NOTE,
+			 "iteration %ld reverted (%s); discarded commits kept as %s", it->iteration,
+			 reason, res.discarded_ref);
 out:
 	gdn_revert_result_release(&res);
 	return ret;
@@ -279,7 +267,7 @@ static void wandb_sample(const struct gdn_gate *g, const struct gdn_loop_iter *i
 	gdn_measure_wandb(g->measure, g->perf_config->metric, it->iteration, out->buf, out->len, s,
 			  &used, &url, &warnings, &detail);
 	for (size_t i = 0; i < warnings.nr; i++)
-		report(it, GDN_LOOP_WARN, "%s", warnings.v[i]);
+		gdn_loop_reportf(it, GDN_LOOP_WARN, "%s", warnings.v[i]);
 	if (used && url && !m->run_url)
 		m->run_url = xstrdup(url);
 	if (detail) {
@@ -325,12 +313,12 @@ static int profile_once(const struct gdn_gate *g, const struct gdn_loop_iter *it
 
 		if (gdn_trace_summarize_file(trace, &topts, &sum, &terr) ||
 		    gdn_perf_sample_set_trace(s, g->perf_config, &sum, &terr))
-			report(it, GDN_LOOP_WARN, "trace '%s' gives no figures: %s", trace,
-			       terr.msg);
+			gdn_loop_reportf(it, GDN_LOOP_WARN, "trace '%s' gives no figures: %s",
+					 trace, terr.msg);
 		gdn_trace_summary_release(&sum);
 	}
 	if (*rc)
-		report(it, GDN_LOOP_WARN, "profile run %ld failed with exit %d", k, *rc);
+		gdn_loop_reportf(it, GDN_LOOP_WARN, "profile run %ld failed with exit %d", k, *rc);
 out:
 	free(trace);
 	sbuf_release(&out);
@@ -394,7 +382,7 @@ static int revert_unvalidated(const struct gdn_gate *g, const struct gdn_loop_it
 		reason = xstrfmt("validation interrupted by signal %d", gdn_proc_interrupted());
 	else
 		reason = xstrfmt("validation could not run: %s", err->msg);
-	report(it, GDN_LOOP_NOTE, "%s", reason);
+	gdn_loop_reportf(it, GDN_LOOP_NOTE, "%s", reason);
 	if (revert(g, it, reason, &rerr)) {
 		gdn_err_set(err, rerr.code, "%s (after: %s)", rerr.msg, reason);
 		ret = rerr.code;
@@ -446,7 +434,7 @@ int gdn_gate_validate(void *payload, const struct gdn_loop_iter *it, struct gdn_
 	if (!rc)
 		goto out;
 	drop_measured(g);
-	report(it, GDN_LOOP_NOTE, "%s", reason.buf);
+	gdn_loop_reportf(it, GDN_LOOP_NOTE, "%s", reason.buf);
 	ret = revert(g, it, reason.buf, err);
 	if (ret)
 		goto out;
@@ -485,10 +473,10 @@ static void log_measurements(const struct gdn_gate *g, const struct gdn_loop_ite
 				 g->measure->log_trace_deltas, &lines);
 	meas.lines = (const char *const *)lines.v;
 	if (gdn_revert_log_measurements(g->workdir, g->measure->log_file, &meas, &commit, &err)) {
-		report(it, GDN_LOOP_WARN, "measured figures not logged: %s", err.msg);
+		gdn_loop_reportf(it, GDN_LOOP_WARN, "measured figures not logged: %s", err.msg);
 	} else {
-		report(it, GDN_LOOP_INFO, "measured figures logged in %s (commit %.12s)",
-		       g->measure->log_file, commit);
+		gdn_loop_reportf(it, GDN_LOOP_INFO, "measured figures logged in %s (commit %.12s)",
+				 g->measure->log_file, commit);
 		it->journal(it->ctx, "log_measurements",
 			    json_pack("{sIssss}", "iteration", (json_int_t)it->iteration, "commit",
 				      commit, "log", g->measure->log_file));
@@ -524,7 +512,7 @@ static int evaluate(struct gdn_gate *g, const struct gdn_loop_iter *it, const ch
 	if (keep && it->iteration > 0 && it->commits > 0 && g->measure && g->measure->log_file)
 		log_measurements(g, it, v, champ);
 	for (size_t i = 0; i < v->reasons.nr; i++) {
-		report(it, keep ? GDN_LOOP_INFO : GDN_LOOP_NOTE, "%s", v->reasons.v[i]);
+		gdn_loop_reportf(it, keep ? GDN_LOOP_INFO : GDN_LOOP_NOTE, "%s", v->reasons.v[i]);
 		json_array_append_new(reasons, json_string(v->reasons.v[i]));
 	}
 	it->journal(
@@ -593,13 +581,13 @@ int gdn_gate_start(void *payload, const struct gdn_loop_iter *it, struct gdn_err
 	metric = champ ? json_string_value(json_object_get(champ, "metric")) : NULL;
 	if (metric && !strcmp(metric, g->perf_config->metric) &&
 	    json_is_number(json_object_get(champ, "metric_value"))) {
-		report(it, GDN_LOOP_INFO, "performance champion kept from %s: %s=%.6g",
-		       g->perf_state->path ? g->perf_state->path : "the state", metric,
-		       json_number_value(json_object_get(champ, "metric_value")));
+		gdn_loop_reportf(it, GDN_LOOP_INFO, "performance champion kept from %s: %s=%.6g",
+				 g->perf_state->path ? g->perf_state->path : "the state", metric,
+				 json_number_value(json_object_get(champ, "metric_value")));
 		goto out;
 	}
-	report(it, GDN_LOOP_INFO, "measuring the starting commit %.12s as the baseline",
-	       it->head_after);
+	gdn_loop_reportf(it, GDN_LOOP_INFO, "measuring the starting commit %.12s as the baseline",
+			 it->head_after);
 	ret = evaluate(g, it, it->head_after, &v, err);
 out:
 	gdn_perf_verdict_release(&v);

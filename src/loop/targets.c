@@ -311,20 +311,6 @@ void gdn_targets_free(struct gdn_targets *t)
 
 /* ---- running a phase ---- */
 
-static void report(const struct gdn_loop_iter *it, enum gdn_loop_level level, const char *fmt, ...)
-    GDN_PRINTF(3, 4);
-static void report(const struct gdn_loop_iter *it, enum gdn_loop_level level, const char *fmt, ...)
-{
-	struct sbuf sb = SBUF_INIT;
-	va_list ap;
-
-	va_start(ap, fmt);
-	sbuf_vaddf(&sb, fmt, ap);
-	va_end(ap);
-	it->report(it->ctx, level, sb.buf);
-	sbuf_release(&sb);
-}
-
 struct watch {
 	const struct gdn_run_spec *spec;
 	bool bad_cluster;
@@ -426,8 +412,8 @@ static int try_on(struct phase *p, struct gdn_backend *b, const char *label, con
 	}
 	if (p->t->passes > 0)
 		sbuf_addf(&passes, "/%ld", p->t->passes);
-	report(p->it, GDN_LOOP_INFO, "validation %s on %s (pass %ld%s)", p->name, label, p->pass,
-	       passes.buf);
+	gdn_loop_reportf(p->it, GDN_LOOP_INFO, "validation %s on %s (pass %ld%s)", p->name, label,
+			 p->pass, passes.buf);
 	ret = b->ops->run(b, &s, &st, &sub);
 	if (w.tail > 0)
 		watch_flush(&w);
@@ -437,8 +423,8 @@ static int try_on(struct phase *p, struct gdn_backend *b, const char *label, con
 		goto out;
 	}
 	if (ret) {
-		report(p->it, GDN_LOOP_WARN, "validation %s on %s could not run: %s", p->name,
-		       label, sub.msg);
+		gdn_loop_reportf(p->it, GDN_LOOP_WARN, "validation %s on %s could not run: %s",
+				 p->name, label, sub.msg);
 		st.state = GDN_JOB_FAILED;
 		st.exit_code = 1;
 		ret = 0;
@@ -520,9 +506,9 @@ static int one_pass(struct phase *p, bool *none, struct gdn_err *err)
 			}
 		}
 		if (p->rc > 0)
-			report(p->it, GDN_LOOP_NOTE,
-			       "validation %s failed on held dev TPU; trying Ray fallback.",
-			       p->name);
+			gdn_loop_reportf(
+			    p->it, GDN_LOOP_NOTE,
+			    "validation %s failed on held dev TPU; trying Ray fallback.", p->name);
 		if (p->rc < 0)
 			p->rc = 1;
 	}
@@ -551,10 +537,11 @@ static int one_pass(struct phase *p, bool *none, struct gdn_err *err)
 			goto out;
 		if (bad) {
 			x->bad = true;
-			report(p->it, GDN_LOOP_NOTE,
-			       "validation Ray cluster is invalid and will be skipped in future "
-			       "retries: %s",
-			       x->cluster);
+			gdn_loop_reportf(
+			    p->it, GDN_LOOP_NOTE,
+			    "validation Ray cluster is invalid and will be skipped in future "
+			    "retries: %s",
+			    x->cluster);
 			p->it->journal(p->it->ctx, "validation_cluster_bad",
 				       json_pack("{sIssss}", "iteration",
 						 (json_int_t)p->it->iteration, "phase", p->name,
@@ -562,8 +549,8 @@ static int one_pass(struct phase *p, bool *none, struct gdn_err *err)
 		}
 	}
 	if (!any && t->nr && t->v[0].cluster)
-		report(p->it, GDN_LOOP_NOTE, "no valid Ray clusters remain for validation %s.",
-		       p->name);
+		gdn_loop_reportf(p->it, GDN_LOOP_NOTE,
+				 "no valid Ray clusters remain for validation %s.", p->name);
 	if (t->hold && tried_fallback) {
 		sbuf_reset(&why);
 		sbuf_addf(&why, "validation %s Ray fallback failed", p->name);
@@ -595,9 +582,9 @@ int gdn_targets_run(struct gdn_targets *t, const struct gdn_loop_iter *it, const
 		if (ret || !p.rc || none)
 			break;
 		if (t->passes < 0 || p.pass < t->passes) {
-			report(it, GDN_LOOP_NOTE,
-			       "validation %s failed; waiting %lds before retry.", phase,
-			       (t->retry_sleep_ms + 999) / 1000);
+			gdn_loop_reportf(it, GDN_LOOP_NOTE,
+					 "validation %s failed; waiting %lds before retry.", phase,
+					 (t->retry_sleep_ms + 999) / 1000);
 			ret = nap(t->retry_sleep_ms);
 			if (ret) {
 				gdn_err_set(err, GDN_EINTR, "interrupted during validation %s",
