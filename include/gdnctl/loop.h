@@ -166,6 +166,16 @@ struct gdn_loop_state {
  * naming the 1-based line of a malformed event.
  */
 int gdn_journal_parse(const char *buf, size_t len, struct gdn_loop_state *st, struct gdn_err *err);
+/*
+ * Walk a journal's bytes: fn(event name, event object, payload) for each
+ * complete line (blank lines skipped). A last line without its newline (a
+ * torn write) is not passed on and sets *torn (may be NULL). Returns 0, or
+ * GDN_EPARSE "journal line N: WHY" (with `name`: "journal 'NAME' line N:
+ * WHY") for a line that is not an event object.
+ */
+typedef void (*gdn_journal_event_fn)(const char *event, json_t *ev, void *payload);
+int gdn_journal_each(const char *buf, size_t len, const char *name, gdn_journal_event_fn fn,
+		     void *payload, bool *torn, struct gdn_err *err);
 void gdn_loop_state_release(struct gdn_loop_state *st);
 
 /* ---- prompt (prompt.c) ---- */

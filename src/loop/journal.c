@@ -226,11 +226,13 @@ static void apply_event(struct gdn_loop_state *st, const char *ev, json_t *o)
 	}
 }
 
-int gdn_journal_parse(const char *buf, size_t len, struct gdn_loop_state *st, struct gdn_err *err)
+int gdn_journal_each(const char *buf, size_t len, const char *name, gdn_journal_event_fn fn,
+		     void *payload, bool *torn, struct gdn_err *err)
 {
 	size_t pos = 0, lineno = 0;
-	int ret = 0;
 
+	if (torn)
+		*torn = false;
 	while (pos < len) {
 		const char *nl = memchr(buf + pos, '\n', len - pos);
 		json_error_t jerr;
@@ -238,8 +240,11 @@ int gdn_journal_parse(const char *buf, size_t len, struct gdn_loop_state *st, st
 		const char *ev;
 
 		lineno++;
-		if (!nl)
-			break; /* a torn last line: the write did not finish */
+		if (!nl) {
+			if (torn)
+				*torn = true; /* the write did not finish */
+			break;
+		}
 		if (nl == buf + pos) {
 			pos++;
 			continue;
@@ -249,13 +254,22 @@ int gdn_journal_parse(const char *buf, size_t len, struct gdn_loop_state *st, st
 		pos = (size_t)(nl - buf) + 1;
 		if (!o || !json_is_object(o) || !(ev = str_of(o, "event"))) {
 			json_decref(o);
-			ret = gdn_err_set(err, GDN_EPARSE, "journal line %zu: %s", lineno,
-					  o ? "not an event object" : jerr.text);
-			goto out;
+			return gdn_err_set(err, GDN_EPARSE, "journal %s%s%sline %zu: %s",
+					   name ? "'" : "", name ? name : "", name ? "' " : "",
+					   lineno, o ? "not an event object" : jerr.text);
 		}
-		apply_event(st, ev, o);
+		fn(ev, o, payload);
 		json_decref(o);
 	}
-out:
-	return ret;
+	return 0;
+}
+
+static void apply_event_cb(const char *event, json_t *ev, void *payload)
+{
+	apply_event(payload, event, ev);
+}
+
+int gdn_journal_parse(const char *buf, size_t len, struct gdn_loop_state *st, struct gdn_err *err)
+{
+	return gdn_journal_each(buf, len, NULL, apply_event_cb, st, NULL, err);
 }

@@ -5,6 +5,7 @@
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/err.h"
+#include "gdnctl/loop.h"
 #include "gdnctl/perf.h"
 #include "gdnctl/report.h"
 #include "gdnctl/sbuf.h"
@@ -375,43 +376,26 @@ static void finalize(struct gdn_report *r)
 		    gdn_perf_direction_resolve(GDN_PERF_AUTO, r->metric) == GDN_PERF_LOWER;
 }
 
-/* Call fn on each complete line; a torn last line sets *torn. Returns 0 or GDN_EPARSE. */
-typedef void (*line_fn)(struct gdn_report *r, const char *ev, json_t *o);
+struct each {
+	struct gdn_report *r;
+	void (*fn)(struct gdn_report *r, const char *ev, json_t *o);
+};
 
-static int each_event(struct gdn_report *r, const char *buf, size_t len, const char *name,
-		      line_fn fn, bool *torn, struct gdn_err *err)
+static void each_cb(const char *event, json_t *ev, void *payload)
 {
-	size_t pos = 0, lineno = 0;
+	struct each *e = payload;
 
-	*torn = false;
-	while (pos < len) {
-		const char *nl = memchr(buf + pos, '\n', len - pos);
-		json_error_t jerr;
-		const char *ev;
-		json_t *o;
+	e->fn(e->r, event, ev);
+}
 
-		lineno++;
-		if (!nl) {
-			*torn = true; /* the loop's write did not finish (journal.c) */
-			break;
-		}
-		if (nl == buf + pos) {
-			pos++;
-			continue;
-		}
-		o = json_loadb(buf + pos, (size_t)(nl - (buf + pos)), JSON_REJECT_DUPLICATES,
-			       &jerr);
-		pos = (size_t)(nl - buf) + 1;
-		if (!o || !json_is_object(o) || !(ev = str_of(o, "event"))) {
-			json_decref(o);
-			return gdn_err_set(
-			    err, GDN_EPARSE, "journal '%s' line %zu: %s", name, lineno,
-			    o ? "not an event object (no \"event\" string)" : jerr.text);
-		}
-		fn(r, ev, o);
-		json_decref(o);
-	}
-	return 0;
+/* Call fn on each complete line; a torn last line sets *torn. Returns 0 or GDN_EPARSE. */
+static int each_event(struct gdn_report *r, const char *buf, size_t len, const char *name,
+		      void (*fn)(struct gdn_report *r, const char *ev, json_t *o), bool *torn,
+		      struct gdn_err *err)
+{
+	struct each e = {r, fn};
+
+	return gdn_journal_each(buf, len, name, each_cb, &e, torn, err);
 }
 
 static void collect_run(struct gdn_report *r, const char *ev, json_t *o)
