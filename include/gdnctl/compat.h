@@ -58,6 +58,8 @@ GDN_NORETURN void gdn_bug(const char *file, int line, const char *fmt, ...) GDN_
 
 /* Monotonic clock in milliseconds. */
 int64_t gdn_now_ms(void);
+/* Days from 1970-01-01 to the civil date y-m-d (proleptic Gregorian, m 1..12); thread-safe. */
+int64_t gdn_days_from_civil(int64_t y, int m, int d);
 
 #include "gdnctl/banned.h"
 

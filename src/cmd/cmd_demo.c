@@ -424,14 +424,6 @@ out:
 	sbuf_release(&buf);
 }
 
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 /* The exit code for an interrupted child, or 0. */
 static int interrupted_code(void)
 {
@@ -465,7 +457,7 @@ int cmd_demo(int argc, const char **argv, struct gdn_ctx *ctx)
 	char *report = NULL, *prompt = NULL, *journal = NULL, *agent_bin = NULL;
 	const char *exe = self_exe();
 	bool example, created = false, loop_started = false;
-	double t0 = now_s();
+	int64_t t0 = gdn_now_ms();
 	int code = GDN_EXIT_OK, rc, loop_rc;
 
 	(void)ctx;
@@ -674,8 +666,9 @@ int cmd_demo(int argc, const char **argv, struct gdn_ctx *ctx)
 			goto out;
 		}
 		read_journal(journal, project, &o);
-		gdn_say("demo finished in %.1f s: %ld iteration%s kept, %ld reverted", now_s() - t0,
-			o.kept, o.kept == 1 ? "" : "s", o.reverted);
+		gdn_say("demo finished in %.1f s: %ld iteration%s kept, %ld reverted",
+			(double)(gdn_now_ms() - t0) / 1000.0, o.kept, o.kept == 1 ? "" : "s",
+			o.reverted);
 		for (size_t i = 0; i < o.lines.nr; i++)
 			gdn_say("  %s", o.lines.v[i]);
 		if (!rc && is_file(report))

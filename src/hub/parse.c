@@ -146,19 +146,6 @@ static int month_index(const char *s)
 	return -1;
 }
 
-/* Days from 1970-01-01 to y-m-d (proleptic Gregorian; m 1..12). */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-	int64_t era, yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = y - era * 400;
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
 /* Parse the HTTP-date forms of RFC 9110 5.6.7 into seconds since the epoch; -1 if invalid. */
 static int64_t parse_http_date(const char *s)
 {
@@ -188,7 +175,7 @@ static int64_t parse_http_date(const char *s)
 	if (m < 0 || d < 1 || d > 31 || hh > 23 || mm > 59 || ss > 60 || y < 1970 || hh < 0 ||
 	    mm < 0 || ss < 0)
 		return -1;
-	return days_from_civil(y, m + 1, d) * 86400 + hh * 3600 + mm * 60 + ss;
+	return gdn_days_from_civil(y, m + 1, d) * 86400 + hh * 3600 + mm * 60 + ss;
 }
 
 long gdn_retry_after_ms(const char *value, time_t now)

@@ -35,14 +35,6 @@ int gdn_gate_mode_parse(const char *s, enum gdn_gate_mode *mode)
 	return 0;
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 struct capture {
 	const struct gdn_gate *g;
 	struct sbuf *out;
@@ -72,7 +64,7 @@ static int run_phase(const struct gdn_gate *g, const struct gdn_loop_iter *it, c
 	struct gdn_run_spec spec = {0};
 	struct sbuf shell = SBUF_INIT;
 	struct capture cap = {g, out};
-	int64_t start = now_ms();
+	int64_t start = gdn_now_ms();
 	int ret;
 
 	if (!strcmp(g->backend->ops->type, "local")) {
@@ -101,7 +93,7 @@ static int run_phase(const struct gdn_gate *g, const struct gdn_loop_iter *it, c
 		    json_pack("{sIsssIsisssI}", "iteration", (json_int_t)it->iteration, "phase",
 			      phase, "attempt", (json_int_t)k, "rc", *rc, "state",
 			      gdn_job_state_name(st.state), "duration_ms",
-			      (json_int_t)(now_ms() - start)));
+			      (json_int_t)(gdn_now_ms() - start)));
 out:
 	sbuf_release(&shell);
 	return ret;
@@ -132,7 +124,7 @@ static void watch_journal(void *ctx, const char *event, json_t *ev)
 
 static int nap(long ms)
 {
-	for (int64_t end = now_ms() + ms; now_ms() < end;) {
+	for (int64_t end = gdn_now_ms() + ms; gdn_now_ms() < end;) {
 		if (gdn_proc_interrupted())
 			return GDN_EINTR;
 		usleep(100 * 1000);

@@ -307,19 +307,6 @@ static int cmp_iter(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Days since 1970-01-01 of a civil date (proleptic Gregorian). */
-static long long days_from_civil(long long y, long long m, long long d)
-{
-	long long era, yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = y - era * 400;
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
 /* Milliseconds of "YYYY-MM-DDTHH:MM:SS.mmmZ" since the epoch; -1 when not of that shape. */
 static long long ts_ms(const char *s)
 {
@@ -331,7 +318,7 @@ static long long ts_ms(const char *s)
 		return -1;
 	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60 || ms < 0)
 		return -1;
-	return ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000LL + sec * 1000LL + ms;
+	return ((gdn_days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000LL + sec * 1000LL + ms;
 }
 
 static void finalize(struct gdn_report *r)

@@ -8,11 +8,12 @@
 #   7 faster again (promoted)
 # report_fixture DIR: DIR/repo, DIR/logs (loop.jsonl, perf_state.json).
 
+. "$GDNCTL_SOURCE_DIR/tests/e2e/lib-loop.sh"
+
 report_fixture() {
 	local d=$1
 	mkdir -p "$d/agents" || return 1
-	cat >"$d/agents/plan" <<-'EOF2'
-		#!/bin/sh
+	AG=$d/agents agent plan <<-'EOF2' &&
 		n=$(sed -n 's/^Iteration \([0-9]*\).*/\1/p' "$1")
 		case $n in
 		1) echo 2.0 >speed.txt; git commit -qam "blocked scan: 2x faster <b>&\"'" ;;
@@ -24,7 +25,6 @@ report_fixture() {
 		*) echo 3.0 >speed.txt; echo 8000 >while_us.txt; git commit -qam "second speed-up" ;;
 		esac
 	EOF2
-	chmod +x "$d/agents/plan" &&
 		printf 'Iteration {{ITERATION}}\n' >"$d/prompt.md" &&
 		test_create_repo "$d/repo" &&
 		(
@@ -35,17 +35,7 @@ report_fixture() {
 					mkdir -p out
 					mfu=$(cat speed.txt); w=$(cat while_us.txt)
 					echo "throughput/mfu=$mfu"
-					ev() { printf '{"ph":"X","pid":3,"tid":3,"ts":%s,"dur":%s,"name":"%s","args":{"hlo_category":"%s"}}' "$@"; }
-					{
-						printf '{"traceEvents":[{"ph":"M","pid":3,"name":"process_name","args":{"name":"/device:TPU:0"}},'
-						printf '{"ph":"M","pid":3,"tid":1,"name":"thread_name","args":{"name":"Steps"}},'
-						printf '{"ph":"M","pid":3,"tid":3,"name":"thread_name","args":{"name":"XLA Ops"}},'
-						printf '{"ph":"X","pid":3,"tid":1,"ts":0,"dur":100000,"name":"0"},'
-						printf '{"ph":"X","pid":3,"tid":1,"ts":100000,"dur":100000,"name":"1"},'
-						ev 0 "$w" while.1 while; printf ,; ev 100000 "$w" while.1 while; printf ,
-						ev 50000 20000 fusion.1 convolution; printf ,; ev 150000 20000 fusion.1 convolution
-						printf ']}\n'
-					} >out/trace.json
+					sh "$GDNCTL_SOURCE_DIR/tests/e2e/fake-trace.sh" "$w" >out/trace.json
 				EOF2
 				cat >check.sh <<-'EOF2' &&
 					#!/bin/sh

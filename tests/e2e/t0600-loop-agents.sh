@@ -2,17 +2,10 @@
 # gdnctl loop with fake agents (shell scripts run by the command driver):
 # for each, the repository, the stash list, the journal and the exit code.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-loop.sh"
 
-AG=$TRASH/agents
-mkdir -p "$AG"
-# Every agent records its pid (= its process group) and appends to a file outside the repo.
-agent() {
-	{
-		echo '#!/bin/sh'
-		echo 'echo $$ >"'"$TRASH"'/agent.pid"'
-		cat
-	} >"$AG/$1" && chmod +x "$AG/$1"
-}
+# Every agent records its pid (= its process group; AGENT_PID_FILE, lib-loop.sh) and appends to a file outside the repo.
+AGENT_PID_FILE=$TRASH/agent.pid
 agent commit-one <<'EOF2'
 echo "one $(date +%s%N)" >>work.txt && git add work.txt && git commit -qm "agent: one change"
 echo "committed one change"

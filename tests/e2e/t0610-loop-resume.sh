@@ -2,16 +2,9 @@
 # gdnctl loop --resume after kill -9, and SIGINT/SIGTERM to gdnctl: no
 # finished iteration is redone, no uncommitted work is lost.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-loop.sh"
 
-AG=$TRASH/agents
-mkdir -p "$AG"
-agent() {
-	{
-		echo '#!/bin/sh'
-		echo 'echo $$ >"'"$TRASH"'/agent.pid"'
-		cat
-	} >"$AG/$1" && chmod +x "$AG/$1"
-}
+AGENT_PID_FILE=$TRASH/agent.pid
 agent commit-one <<'EOF2'
 echo "one $(date +%s%N)" >>work.txt && git add work.txt && git commit -qm "agent: one change"
 EOF2

@@ -3,16 +3,9 @@
 # stop conditions, default prompt and presets, sync with a remote branch,
 # hill-climb log stamping, stale git locks.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-loop.sh"
 
-AG=$TRASH/agents
-mkdir -p "$AG"
-agent() {
-	{
-		echo '#!/bin/sh'
-		echo 'echo $$ >"'"$TRASH"'/agent.pid"'
-		cat
-	} >"$AG/$1" && chmod +x "$AG/$1"
-}
+AGENT_PID_FILE=$TRASH/agent.pid
 agent commit-one <<'EOF2'
 cp "$1" "$TRASH_PROMPT" 2>/dev/null
 echo "one $(date +%s%N)" >>work.txt && git add work.txt && git commit -qm "agent: one change"

@@ -6,15 +6,8 @@
 # printed throughput/mfu and Chrome-trace `while` time are read from files
 # the fake agent edits, so each commit controls the measured speed.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-loop.sh"
 
-AG=$TRASH/agents
-mkdir -p "$AG"
-agent() {
-	{
-		echo '#!/bin/sh'
-		cat
-	} >"$AG/$1" && chmod +x "$AG/$1"
-}
 # The agents edit speed.txt (read by bench.sh) or break the tests.
 agent faster <<'EOF2'
 echo 2.0 >speed.txt && git add speed.txt && git commit -qm "agent: faster"
@@ -178,17 +171,7 @@ new_perf_repo() {
 					set -- $(cat speed.txt); i=$((n % $# + 1)); eval "mfu=\${$i}"
 					w=$(cat while_us.txt)
 					echo "throughput/mfu=$mfu"
-					ev() { printf '{"ph":"X","pid":3,"tid":3,"ts":%s,"dur":%s,"name":"%s","args":{"hlo_category":"%s"}}' "$@"; }
-					{
-						printf '{"traceEvents":[{"ph":"M","pid":3,"name":"process_name","args":{"name":"/device:TPU:0"}},'
-						printf '{"ph":"M","pid":3,"tid":1,"name":"thread_name","args":{"name":"Steps"}},'
-						printf '{"ph":"M","pid":3,"tid":3,"name":"thread_name","args":{"name":"XLA Ops"}},'
-						printf '{"ph":"X","pid":3,"tid":1,"ts":0,"dur":100000,"name":"0"},'
-						printf '{"ph":"X","pid":3,"tid":1,"ts":100000,"dur":100000,"name":"1"},'
-						ev 0 "$w" while.1 while; printf ,; ev 100000 "$w" while.1 while; printf ,
-						ev 50000 20000 fusion.1 convolution; printf ,; ev 150000 20000 fusion.1 convolution
-						printf ']}\n'
-					} >out/trace.json
+					sh "$GDNCTL_SOURCE_DIR/tests/e2e/fake-trace.sh" "$w" >out/trace.json
 				EOF2
 				echo 10000 >while_us.txt && echo out/ >.gitignore &&
 				git add . && git commit -qm "benchmark with a trace"

@@ -8,20 +8,13 @@
 # and always releases the allocation: no process is left.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-marin.sh"
+. "$(dirname "$0")/lib-loop.sh"
 marin_setup
 unset FAKE_ALLOC_DIE_FILE FAKE_RAY_BAD_CLUSTERS FAIL_ON SLOW
 export FAKE_EXEC=1 STATE=$GDNCTL_FAKE_STATE TRASH
 DEV_TPU=scripts/ray/dev_tpu.py
 RAY_RUN=lib/marin/src/marin/run/ray_run.py
 
-AG=$TRASH/agents
-mkdir -p "$AG"
-agent() {
-	{
-		echo '#!/bin/sh'
-		cat
-	} >"$AG/$1" && chmod +x "$AG/$1"
-}
 agent faster <<'EOF2'
 echo "$(date +%s%N)" >>speed.txt && git add speed.txt && git commit -qm "agent: faster"
 EOF2

@@ -9,6 +9,7 @@
 # --log-measurements writes the measured figures into the kept entry of
 # the running log (committed, stamped, lint-log clean).
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-loop.sh"
 
 command -v python3 >/dev/null 2>&1 || skip_all "python3 is not installed"
 unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY no_proxy NO_PROXY
@@ -64,10 +65,7 @@ export WANDB_BASE_URL=http://127.0.0.1:$HUB_PORT WANDB_API_KEY=$KEY
 
 # The agent takes the next word of $TRASH/runs (the run its profile will
 # name) and commits; with LOG it also appends a running-log entry.
-AG=$TRASH/agents
-mkdir -p "$AG"
-cat >"$AG/agent" <<'EOF'
-#!/bin/sh
+agent agent <<'EOF'
 run=$(head -n1 "$RUNS") && sed -i 1d "$RUNS"
 echo "$run" >run.txt
 date +%s%N >>touch.txt
@@ -80,7 +78,6 @@ if [ -n "${LOG:-}" ]; then
 fi
 git add -A && git commit -qm "agent: run $run"
 EOF
-chmod +x "$AG/agent"
 printf 'Iteration {{ITERATION}}\n' >"$TRASH/prompt.md"
 export HUBSERVER PORTS=$TRASH/ports RUNS=$TRASH/runs
 
@@ -102,17 +99,7 @@ new_repo() {
 					esac
 					w=$(cat while_us.txt)
 					mkdir -p out
-					ev() { printf '{"ph":"X","pid":3,"tid":3,"ts":%s,"dur":%s,"name":"%s","args":{"hlo_category":"%s"}}' "$@"; }
-					{
-						printf '{"traceEvents":[{"ph":"M","pid":3,"name":"process_name","args":{"name":"/device:TPU:0"}},'
-						printf '{"ph":"M","pid":3,"tid":1,"name":"thread_name","args":{"name":"Steps"}},'
-						printf '{"ph":"M","pid":3,"tid":3,"name":"thread_name","args":{"name":"XLA Ops"}},'
-						printf '{"ph":"X","pid":3,"tid":1,"ts":0,"dur":100000,"name":"0"},'
-						printf '{"ph":"X","pid":3,"tid":1,"ts":100000,"dur":100000,"name":"1"},'
-						ev 0 "$w" while.1 while; printf ,; ev 100000 "$w" while.1 while; printf ,
-						ev 50000 20000 fusion.1 convolution; printf ,; ev 150000 20000 fusion.1 convolution
-						printf ']}\n'
-					} >out/trace.json
+					sh "$GDNCTL_SOURCE_DIR/tests/e2e/fake-trace.sh" "$w" >out/trace.json
 				EOF2
 				cat >log.md <<-'EOF2' &&
 					# Hill-climb log

@@ -9,14 +9,11 @@
 # left. The interrupted iteration reached no decision, so --resume runs it
 # again, then the next one.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-loop.sh"
 
-AG=$TRASH/agents
-mkdir -p "$AG"
-cat >"$AG/agent" <<'EOF'
-#!/bin/sh
+agent agent <<'EOF'
 date +%s%N >>touch.txt && git add -A && git commit -qm "agent: change"
 EOF
-chmod +x "$AG/agent"
 printf 'Iteration {{ITERATION}}\n' >"$TRASH/prompt.md"
 
 # The tests start a background sleeper and a foreground one, note both pids, then wait.

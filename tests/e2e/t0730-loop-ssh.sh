@@ -10,6 +10,7 @@
 # reverted.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-sshd.sh"
+. "$(dirname "$0")/lib-loop.sh"
 
 unset GDNCTL_BACKEND GDNCTL_SECRETS GDNCTL_SSH GDNCTL_RSYNC GDNCTL_LOOP_BACKEND
 command -v rsync >/dev/null 2>&1 || skip_all "rsync is not installed"
@@ -26,14 +27,6 @@ mkdir -p "$R/jobs" "$XDG_CONFIG_HOME/gdnctl"
 # the second backend points at a port nobody listens on
 sed -i "/^  down:/,\$ s/port: $SSHD_PORT/port: $(test_free_port)/" "$XDG_CONFIG_HOME/gdnctl/config.yaml"
 
-AG=$TRASH/agents
-mkdir -p "$AG"
-agent() {
-	{
-		echo '#!/bin/sh'
-		cat
-	} >"$AG/$1" && chmod +x "$AG/$1"
-}
 agent faster <<'EOF'
 date +%s%N >>touch.txt && echo 2.0 >speed.txt && git add -A && git commit -qm "agent: faster"
 EOF

@@ -15,17 +15,10 @@
 #      error (error event, decision with failure iteration_error) handled by
 #      --iteration-error-policy, not a validation failure.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-loop.sh"
 
 unset GDNCTL_BACKEND GDNCTL_SECRETS GDNCTL_SSH GDNCTL_RSYNC GDNCTL_LOOP_BACKEND
 
-AG=$TRASH/agents
-mkdir -p "$AG"
-agent() {
-	{
-		echo '#!/bin/sh'
-		cat
-	} >"$AG/$1" && chmod +x "$AG/$1"
-}
 # SPEED: the new throughput/mfu (empty: unchanged); HANG=1: the next tests and profile hang.
 agent entry <<'EOF'
 n=$(grep -c '^### Iteration ' log.md)

@@ -125,11 +125,9 @@ test_expect_success 'default log directory: the loop default inside the reposito
 
 test_expect_success 'several runs: the last by default, --run selects' '
 	first=$(sed -n "1s/.*\"run\":\"\([^\"]*\)\".*/\1/p" "$D/logs/loop.jsonl") &&
-	cat >"$D/agents/idle" <<-\EOF2 &&
-		#!/bin/sh
+	AG=$D/agents agent idle <<-\EOF2 &&
 		echo "nothing to do"
 	EOF2
-	chmod +x "$D/agents/idle" &&
 	report_loop "$D" idle 1 >/dev/null 2>&1 &&
 	gdnctl report --log-dir "$D/logs" >out &&
 	test_grep "^run [0-9TZ-]*: 1 iterations, completed, exit 0$" out &&
