@@ -136,7 +136,7 @@ static size_t word_after(const char *p, const char *end, const char *marker, con
 	p += ml;
 	while (p < end && (*p == ' ' || *p == '\t'))
 		p++;
-	while (p + n < end && !is_space(p[n]))
+	while (p + n < end && p[n] && !is_space(p[n]))
 		n++;
 	*w = p;
 	return n;
@@ -165,12 +165,12 @@ char *gdn_measure_find_run_name(const char *out, size_t len)
 				n = word_after(q, eol, "Syncing run", &w);
 				if (!n)
 					n = word_after(q, eol, "View run", &w);
-				if (n && w + n < eol && !strncmp(w + n, " at", 3)) {
+				if (n && (size_t)(eol - (w + n)) >= 3 && !memcmp(w + n, " at", 3)) {
 					name = w;
 					name_len = n;
 					break;
 				}
-				if (n && !strncmp(q, "Syncing run", 11)) {
+				if (n && (size_t)(eol - q) >= 11 && !memcmp(q, "Syncing run", 11)) {
 					name = w;
 					name_len = n;
 					break;
