@@ -11,12 +11,12 @@
  * running child's group and the demo exits 130/143.
  */
 #include "gdnctl/compat.h"
-#include <jansson.h>
 #include "gdnctl/cmd.h"
 #include "gdnctl/err.h"
 #include "gdnctl/exitcode.h"
 #include "gdnctl/opt.h"
 #include "gdnctl/proc.h"
+#include "gdnctl/report.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
 #include "gdnctl/xalloc.h"
@@ -340,87 +340,44 @@ static int init_repo(const char *dir, struct gdn_err *err)
 /* ---- the summary ---- */
 
 struct outcome {
-	long kept, reverted, failed;
+	long kept, reverted;
 	struct strvec lines;
 	long first_discarded;
 };
 
-/* The subject of commit `rev` in `repo`, or "?" (a new string). */
-static char *git_subject(const char *repo, const char *rev)
+/*
+ * What the loop did, from its journal through the report's model (commit
+ * subjects from the repository): one line per iteration with commits.
+ */
+static void read_journal(const char *path, const char *repo, const char *log_dir, struct outcome *o)
 {
-	const char *argv[] = {"git", "log", "-1", "--format=%s", rev, "--", NULL};
-	struct gdn_proc p = GDN_PROC_INIT;
+	struct gdn_report r = GDN_REPORT_INIT;
 	struct gdn_err err = GDN_ERR_INIT;
-	char *s = NULL;
-
-	p.argv = argv;
-	p.dir = repo;
-	p.capture = true;
-	if (rev && !gdn_proc_run(&p, &err) && gdn_proc_exit_code(&p) == 0) {
-		sbuf_trim(&p.out);
-		if (p.out.len)
-			s = xstrdup(p.out.buf);
-	}
-	gdn_proc_release(&p);
-	return s ? s : xstrdup("?");
-}
-
-/* Read the journal's head, decision and revert events (subjects from the repository). */
-static void read_journal(const char *path, const char *repo, struct outcome *o)
-{
 	struct sbuf buf = SBUF_INIT;
-	struct gdn_err err = GDN_ERR_INIT;
-	struct strvec lines = STRVEC_INIT;
-	json_t *heads = json_object(); /* iteration -> HEAD after the agent */
-	char key[32];
 
-	if (sbuf_read_file(&buf, path, 64 << 20, &err))
+	if (sbuf_read_file(&buf, path, 64 << 20, &err) ||
+	    gdn_report_load_journal(&r, buf.buf, buf.len, NULL, path, &err))
 		goto out;
-	strvec_split(&lines, buf.buf, '\n');
-	for (size_t i = 0; i < lines.nr; i++) {
-		json_t *ev = json_loads(lines.v[i], 0, NULL);
-		const char *name = json_string_value(json_object_get(ev, "event"));
-		json_int_t it = json_integer_value(json_object_get(ev, "iteration"));
-		const char *after;
-		char *subj = NULL;
+	gdn_report_add_hypotheses(&r, repo, log_dir);
+	for (size_t i = 0; i < r.nr; i++) {
+		const struct gdn_report_iter *it = &r.v[i];
+		const char *subj = it->hypothesis ? it->hypothesis : "?";
 
-		snprintf(key, sizeof(key), "%" JSON_INTEGER_FORMAT, it);
-		after = json_string_value(json_object_get(heads, key));
-		if (name && !strcmp(name, "head")) {
-			json_object_set(heads, key, json_object_get(ev, "after"));
-		} else if (name && !strcmp(name, "revert")) {
-			const char *reason = json_string_value(json_object_get(ev, "reason"));
-			const char *ref = json_string_value(json_object_get(ev, "discarded_ref"));
-
+		if (it->reverted) {
 			o->reverted++;
 			if (!o->first_discarded)
-				o->first_discarded = (long)it;
-			subj = git_subject(repo, ref ? ref : after);
-			strvec_pushf(
-			    &o->lines,
-			    "iteration %" JSON_INTEGER_FORMAT " reverted (%s): %s, kept as %s", it,
-			    reason ? reason : "?", subj, ref ? ref : "no discarded ref");
-		} else if (name && !strcmp(name, "decision")) {
-			json_int_t commits = json_integer_value(json_object_get(ev, "commits"));
-			const char *outc = json_string_value(json_object_get(ev, "outcome"));
-
-			if (commits > 0) {
-				o->kept++;
-				subj = git_subject(repo, after);
-				strvec_pushf(&o->lines,
-					     "iteration %" JSON_INTEGER_FORMAT
-					     " kept (%" JSON_INTEGER_FORMAT " commit%s): %s",
-					     it, commits, commits == 1 ? "" : "s", subj);
-			} else if (outc && !strcmp(outc, "failed")) {
-				o->failed++;
-			}
+				o->first_discarded = it->iteration;
+			strvec_pushf(&o->lines, "iteration %ld reverted (%s): %s, kept as %s",
+				     it->iteration, it->reason ? it->reason : "?", subj,
+				     it->discarded_ref ? it->discarded_ref : "no discarded ref");
+		} else if (it->kept > 0) {
+			o->kept++;
+			strvec_pushf(&o->lines, "iteration %ld kept (%ld commit%s): %s",
+				     it->iteration, it->kept, it->kept == 1 ? "" : "s", subj);
 		}
-		free(subj);
-		json_decref(ev);
 	}
 out:
-	json_decref(heads);
-	strvec_clear(&lines);
+	gdn_report_release(&r);
 	sbuf_release(&buf);
 }
 
@@ -665,7 +622,7 @@ int cmd_demo(int argc, const char **argv, struct gdn_ctx *ctx)
 			code = interrupted_code();
 			goto out;
 		}
-		read_journal(journal, project, &o);
+		read_journal(journal, project, logs, &o);
 		gdn_say("demo finished in %.1f s: %ld iteration%s kept, %ld reverted",
 			(double)(gdn_now_ms() - t0) / 1000.0, o.kept, o.kept == 1 ? "" : "s",
 			o.reverted);

@@ -32,11 +32,11 @@ POST /v1/messages/count_tokens answers {"input_tokens": N}; any other path
 is answered 404 with an API error body (and logged).
 """
 
-import argparse
 import json
-import os
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from scripted_server import ScriptedHandler, arg_parser, serve, sse  # noqa: E402
 
 TOOL_USE_ID = "toolu_gdnctl_01"
 SECRET_HEADERS = ("x-api-key", "authorization", "proxy-authorization", "cookie")
@@ -71,10 +71,6 @@ def has_tool_result(body):
                 if block.get("tool_use_id") == TOOL_USE_ID:
                     return True
     return False
-
-
-def sse(events):
-    return "".join("event: %s\ndata: %s\n\n" % (ev["type"], json.dumps(ev)) for ev in events).encode()
 
 
 def stream_events(msg):
@@ -115,12 +111,8 @@ def stream_events(msg):
     return events
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class Handler(ScriptedHandler):
     server_version = "gdnctl-messages/1"
-
-    def log_message(self, fmt, *args):  # keep stderr quiet
-        pass
 
     def record(self, body):
         opts = self.server.opts
@@ -130,31 +122,13 @@ class Handler(BaseHTTPRequestHandler):
         sent = self.headers.get("x-api-key") or ""
         auth = self.headers.get("authorization") or ""
         key_ok = bool(opts.api_key) and opts.api_key in (sent, auth[len("Bearer ") :])
-        entry = {"method": self.command, "path": self.path, "headers": headers, "key_ok": key_ok, "body": body}
-        with self.server.lock:
-            with open(opts.log, "a") as f:
-                f.write(json.dumps(entry) + "\n")
+        self.append_log({"method": self.command, "path": self.path, "headers": headers, "key_ok": key_ok, "body": body})
 
-    def reply(self, code, ctype, data, extra=()):
-        self.send_response(code)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("request-id", "req_gdnctl_%d" % self.server.turns)
-        for k, v in extra:
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(data)
+    def reply_headers(self):
+        return [("request-id", "req_gdnctl_%d" % self.server.turns)]
 
     def reply_json(self, code, obj, extra=()):
         self.reply(code, "application/json", json.dumps(obj).encode(), extra)
-
-    def read_body(self):
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            return json.loads(raw or b"{}")
-        except ValueError:
-            return {"unparsed": raw.decode("utf-8", "replace")}
 
     def do_GET(self):
         self.record(None)
@@ -222,25 +196,12 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--port-file", required=True)
-    ap.add_argument("--log", required=True)
-    ap.add_argument("--command", required=True, help="shell command the model asks Bash to run")
-    ap.add_argument("--final-message", default="Done: edited hello.txt and committed it.")
+    ap = arg_parser(__doc__, "Bash")
     ap.add_argument("--api-key", default="", help="the key the client should send (never logged)")
     ap.add_argument("--fail", type=int, default=0, help="answer every POST /v1/messages with this status")
     ap.add_argument("--fail-message", default="Overloaded")
     ap.add_argument("--no-retry", action="store_true", help="send x-should-retry: false with --fail")
-    opts = ap.parse_args()
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    srv.daemon_threads = True
-    srv.opts = opts
-    srv.lock = threading.Lock()
-    srv.turns = 0
-    with open(opts.port_file + ".tmp", "w") as f:
-        f.write("%d\n" % srv.server_address[1])
-    os.replace(opts.port_file + ".tmp", opts.port_file)
-    srv.serve_forever()
+    serve(ap.parse_args(), Handler)
 
 
 if __name__ == "__main__":

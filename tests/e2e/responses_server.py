@@ -20,21 +20,13 @@ call's output gets a final assistant message (--final-message). Anything
 else is answered 404 (and logged).
 """
 
-import argparse
 import json
-import os
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from scripted_server import ScriptedHandler, arg_parser, serve, sse  # noqa: E402
 
 CALL_ID = "call_gdnctl_1"
-
-
-def sse(events):
-    out = []
-    for ev in events:
-        out.append("event: %s\ndata: %s\n\n" % (ev["type"], json.dumps(ev)))
-    return "".join(out).encode()
 
 
 def tool_names(body):
@@ -93,24 +85,11 @@ def completed(rid):
     }
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class Handler(ScriptedHandler):
     server_version = "gdnctl-responses/1"
 
-    def log_message(self, fmt, *args):  # keep stderr quiet
-        pass
-
     def record(self, body):
-        with self.server.lock:
-            with open(self.server.opts.log, "a") as f:
-                f.write(json.dumps({"method": self.command, "path": self.path, "body": body}) + "\n")
-
-    def reply(self, code, ctype, data):
-        self.send_response(code)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        self.append_log({"method": self.command, "path": self.path, "body": body})
 
     def do_GET(self):
         self.record(None)
@@ -120,12 +99,7 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(404, "application/json", b'{"error": {"message": "not found"}}')
 
     def do_POST(self):
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body = json.loads(raw or b"{}")
-        except ValueError:
-            body = {"unparsed": raw.decode("utf-8", "replace")}
+        body = self.read_body()
         self.record(body)
         if not self.path.split("?")[0].endswith("/responses"):
             self.reply(404, "application/json", b'{"error": {"message": "not found"}}')
@@ -161,21 +135,8 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--port-file", required=True)
-    ap.add_argument("--log", required=True)
-    ap.add_argument("--command", required=True, help="shell command the model asks codex to run")
-    ap.add_argument("--final-message", default="Done: edited hello.txt and committed it.")
-    opts = ap.parse_args()
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    srv.daemon_threads = True
-    srv.opts = opts
-    srv.lock = threading.Lock()
-    srv.turns = 0
-    with open(opts.port_file + ".tmp", "w") as f:
-        f.write("%d\n" % srv.server_address[1])
-    os.replace(opts.port_file + ".tmp", opts.port_file)
-    srv.serve_forever()
+    opts = arg_parser(__doc__, "codex").parse_args()
+    serve(opts, Handler)
 
 
 if __name__ == "__main__":

@@ -6,10 +6,10 @@
 # commits, and the call's output with a final message.
 #
 # The CLI is installed once into a cache directory (GDNCTL_CODEX_CACHE, or
-# ~/.cache/gdnctl) with `npm install --prefix`; without npm, or when the
-# install fails, the script is skipped (exit 77), except in CI ($CI = true)
-# where that is a failure. GDNCTL_TEST_CODEX_BIN=/path/to/codex uses an
-# existing binary instead.
+# ~/.cache/gdnctl) with `npm install --prefix` (tests/e2e/lib-npm.sh);
+# without npm, or when the install fails, the script is skipped (exit 77),
+# except in CI ($CI = true) where that is a failure.
+# GDNCTL_TEST_CODEX_BIN=/path/to/codex uses an existing binary instead.
 #
 # Drives the driver twice: through the unit-test binary's real_codex_run
 # (the driver alone) and, when `gdnctl loop` exists, through
@@ -17,38 +17,13 @@
 CODEX_VERSION=0.169.0
 REAL_HOME=${HOME:-/root}
 . "$(dirname "$0")/lib.sh"
-
-in_ci() { [ "${CI:-}" = true ]; }
-give_up() {
-	if in_ci; then
-		echo "not ok 1 - $*"
-		echo "1..1"
-		exit 1
-	fi
-	skip_all "$*"
-}
+. "$(dirname "$0")/lib-npm.sh"
 
 command -v python3 >/dev/null 2>&1 || give_up "python3 is not installed"
 command -v git >/dev/null 2>&1 || give_up "git is not installed"
 
-CODEX=${GDNCTL_TEST_CODEX_BIN:-}
-if [ -z "$CODEX" ]; then
-	cache=${GDNCTL_CODEX_CACHE:-${XDG_CACHE_HOME:-$REAL_HOME/.cache}/gdnctl}/codex-$CODEX_VERSION
-	CODEX=$cache/node_modules/.bin/codex
-	if ! [ -x "$CODEX" ]; then
-		command -v node >/dev/null 2>&1 || give_up "node is not installed (needed by @openai/codex)"
-		command -v npm >/dev/null 2>&1 || give_up "npm is not installed"
-		say "installing @openai/codex@$CODEX_VERSION into $cache"
-		mkdir -p "$cache" 2>/dev/null || give_up "cannot create $cache"
-		if ! HOME=$REAL_HOME timeout 600 npm install --no-audit --no-fund --loglevel=error \
-			--prefix "$cache" "@openai/codex@$CODEX_VERSION" >"$TRASH/npm.log" 2>&1; then
-			sed 's/^/# npm: /' "$TRASH/npm.log" | tail -20
-			give_up "npm install @openai/codex@$CODEX_VERSION failed (offline?)"
-		fi
-	fi
-fi
-[ -x "$CODEX" ] || give_up "no codex binary at $CODEX"
-"$CODEX" --version >"$TRASH/version" 2>&1 || give_up "$CODEX --version failed: $(cat "$TRASH/version")"
+npm_cli @openai/codex "$CODEX_VERSION" codex codex "${GDNCTL_CODEX_CACHE:-}" "${GDNCTL_TEST_CODEX_BIN:-}"
+CODEX=$NPM_CLI
 
 UNIT=${GDNCTL_BUILD_DIR:-}/tests/test_agent
 

@@ -16,46 +16,21 @@
 # --dangerously-skip-permissions under uid 0 (checked below).
 #
 # The CLI is installed once into a cache directory (GDNCTL_CLAUDE_CACHE, or
-# ~/.cache/gdnctl) with `npm install --prefix` (the package pulls a native
-# binary through an optional dependency); without node/npm, or when the
-# install fails, the script is skipped (exit 77), except in CI ($CI = true)
-# where that is a failure. GDNCTL_TEST_CLAUDE_BIN=/path/to/claude uses an
-# existing binary instead.
+# ~/.cache/gdnctl) with `npm install --prefix` (tests/e2e/lib-npm.sh; the
+# package pulls a native binary through an optional dependency); without
+# node/npm, or when the install fails, the script is skipped (exit 77),
+# except in CI ($CI = true) where that is a failure.
+# GDNCTL_TEST_CLAUDE_BIN=/path/to/claude uses an existing binary instead.
 CLAUDE_VERSION=2.1.329
 REAL_HOME=${HOME:-/root}
 . "$(dirname "$0")/lib.sh"
-
-in_ci() { [ "${CI:-}" = true ]; }
-give_up() {
-	if in_ci; then
-		echo "not ok 1 - $*"
-		echo "1..1"
-		exit 1
-	fi
-	skip_all "$*"
-}
+. "$(dirname "$0")/lib-npm.sh"
 
 command -v python3 >/dev/null 2>&1 || give_up "python3 is not installed"
 command -v git >/dev/null 2>&1 || give_up "git is not installed"
 
-CLAUDE=${GDNCTL_TEST_CLAUDE_BIN:-}
-if [ -z "$CLAUDE" ]; then
-	cache=${GDNCTL_CLAUDE_CACHE:-${XDG_CACHE_HOME:-$REAL_HOME/.cache}/gdnctl}/claude-code-$CLAUDE_VERSION
-	CLAUDE=$cache/node_modules/.bin/claude
-	if ! [ -x "$CLAUDE" ] || ! "$CLAUDE" --version >/dev/null 2>&1; then
-		command -v node >/dev/null 2>&1 || give_up "node is not installed (needed by @anthropic-ai/claude-code)"
-		command -v npm >/dev/null 2>&1 || give_up "npm is not installed"
-		say "installing @anthropic-ai/claude-code@$CLAUDE_VERSION into $cache"
-		mkdir -p "$cache" 2>/dev/null || give_up "cannot create $cache"
-		if ! HOME=$REAL_HOME timeout 600 npm install --no-audit --no-fund --loglevel=error \
-			--prefix "$cache" "@anthropic-ai/claude-code@$CLAUDE_VERSION" >"$TRASH/npm.log" 2>&1; then
-			sed 's/^/# npm: /' "$TRASH/npm.log" | tail -20
-			give_up "npm install @anthropic-ai/claude-code@$CLAUDE_VERSION failed (offline?)"
-		fi
-	fi
-fi
-[ -x "$CLAUDE" ] || give_up "no claude binary at $CLAUDE"
-"$CLAUDE" --version >"$TRASH/version" 2>&1 || give_up "$CLAUDE --version failed: $(cat "$TRASH/version")"
+npm_cli @anthropic-ai/claude-code "$CLAUDE_VERSION" claude claude-code "${GDNCTL_CLAUDE_CACHE:-}" "${GDNCTL_TEST_CLAUDE_BIN:-}"
+CLAUDE=$NPM_CLI
 
 if ! gdnctl loop -h >loop-help 2>&1 || ! grep -q -- "--agent" loop-help; then
 	give_up "gdnctl loop --agent does not exist"
