@@ -162,6 +162,19 @@ test_free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
+# Start the loopback test server (tests/e2e/hubserver.py serve ARGS...,
+# with --ports $TRASH/ports and --log $TRASH/requests.log), killed at exit;
+# wait for its ports file and source it (HUB_PORT, ...). Skips the whole
+# script when the server does not start.
+test_start_hubserver() {
+	python3 "$GDNCTL_SOURCE_DIR/tests/e2e/hubserver.py" serve --ports "$TRASH/ports" \
+		--log "$TRASH/requests.log" "$@" >"$TRASH/server.out" 2>&1 &
+	test_atexit "kill $!"
+	for _ in $(seq 200); do [ -f "$TRASH/ports" ] && break; sleep 0.05; done
+	[ -f "$TRASH/ports" ] || { cat "$TRASH/server.out"; skip_all "the test server did not start"; }
+	. "$TRASH/ports"
+}
+
 test_done() {
 	echo "1..$test_count"
 	if [ "$test_failed" -gt 0 ]; then

@@ -42,14 +42,7 @@ echo one >"$TRASH/root/datasets/org/coll/main/a.json"
 echo two >"$TRASH/root/datasets/org/coll/main/a.json.part"
 
 # ---- the server ----
-python3 "$GDNCTL_SOURCE_DIR/tests/e2e/hubserver.py" serve --root "$TRASH/root" \
-	--ports "$TRASH/ports" --log "$TRASH/requests.log" --page-size 3 --lfs-min-size 100 \
-	--token "$TOKEN" --private org/private >"$TRASH/server.out" 2>&1 &
-hub_pid=$!
-test_atexit "kill $hub_pid"
-for _ in $(seq 200); do [ -f "$TRASH/ports" ] && break; sleep 0.05; done
-[ -f "$TRASH/ports" ] || { cat "$TRASH/server.out"; skip_all "the test server did not start"; }
-. "$TRASH/ports"
+test_start_hubserver --root "$TRASH/root" --page-size 3 --lfs-min-size 100 --token "$TOKEN" --private org/private
 export HF_ENDPOINT=http://127.0.0.1:$HUB_PORT
 
 # Requests seen by one server ("hub" or "cdn"), as "METHOD PATH" lines.

@@ -22,14 +22,7 @@ head -c 3000 /dev/urandom >"$repo/run2/host.trace.json.gz"	   # LFS: via the CDN
 echo '{"small": true}' >"$repo/run2/profile.json"		   # from the hub itself
 BIG=run1/perfetto_trace.json.gz
 
-python3 "$GDNCTL_SOURCE_DIR/tests/e2e/hubserver.py" serve --root "$TRASH/root" \
-	--ports "$TRASH/ports" --log "$TRASH/requests.log" --page-size 2 --lfs-min-size 100 \
-	--token "$TOKEN" --private org/traces >"$TRASH/server.out" 2>&1 &
-hub_pid=$!
-test_atexit "kill $hub_pid"
-for _ in $(seq 200); do [ -f "$TRASH/ports" ] && break; sleep 0.05; done
-[ -f "$TRASH/ports" ] || { cat "$TRASH/server.out"; skip_all "the test server did not start"; }
-. "$TRASH/ports"
+test_start_hubserver --root "$TRASH/root" --page-size 2 --lfs-min-size 100 --token "$TOKEN" --private org/traces
 export HF_ENDPOINT=http://127.0.0.1:$HUB_PORT
 
 fault() { python3 "$GDNCTL_SOURCE_DIR/tests/e2e/hubserver.py" ctl "$TRASH/ports" fault "$@"; }

@@ -31,14 +31,7 @@ cat >wandb.json <<'EOF'
 ]}}
 EOF
 
-python3 "$GDNCTL_SOURCE_DIR/tests/e2e/hubserver.py" serve --root "$TRASH/root" \
-	--ports "$TRASH/ports" --log "$TRASH/requests.log" --wandb "$TRASH/wandb.json" \
-	--wandb-key "$KEY" >"$TRASH/server.out" 2>&1 &
-hub_pid=$!
-test_atexit "kill $hub_pid"
-for _ in $(seq 200); do [ -f "$TRASH/ports" ] && break; sleep 0.05; done
-[ -f "$TRASH/ports" ] || { cat "$TRASH/server.out"; skip_all "the test server did not start"; }
-. "$TRASH/ports"
+test_start_hubserver --root "$TRASH/root" --wandb "$TRASH/wandb.json" --wandb-key "$KEY"
 export WANDB_BASE_URL=http://127.0.0.1:$HUB_PORT WANDB_API_KEY=$KEY
 
 test_expect_success 'summary by ENTITY/PROJECT/RUN: values, and NaN reported, not invented' '

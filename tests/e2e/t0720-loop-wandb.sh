@@ -53,14 +53,7 @@ cat >wandb.json <<EOF
 EOF
 
 mkdir -p root
-python3 "$HUBSERVER" serve --root "$TRASH/root" --ports "$TRASH/ports" \
-	--log "$TRASH/requests.log" --wandb "$TRASH/wandb.json" --wandb-key "$KEY" \
-	>"$TRASH/server.out" 2>&1 &
-hub_pid=$!
-test_atexit "kill $hub_pid"
-for _ in $(seq 200); do [ -f "$TRASH/ports" ] && break; sleep 0.05; done
-[ -f "$TRASH/ports" ] || { cat "$TRASH/server.out"; skip_all "the test server did not start"; }
-. "$TRASH/ports"
+test_start_hubserver --root "$TRASH/root" --wandb "$TRASH/wandb.json" --wandb-key "$KEY"
 export WANDB_BASE_URL=http://127.0.0.1:$HUB_PORT WANDB_API_KEY=$KEY
 
 # The agent takes the next word of $TRASH/runs (the run its profile will
