@@ -1,10 +1,14 @@
 /*
  * Benchmark of matmul(): R timed runs of an n x n product (default
- * n=256, R=15). Prints metric lines the hill-climb loop reads:
- * `throughput/gflops=` from the best run measured in this thread's CPU
- * time (clock_gettime(CLOCK_THREAD_CPUTIME_ID)), so that other programs
- * on a loaded machine disturb it little, and `throughput/wall_ms=` (best
- * wall-clock run). Writes a gzip Chrome trace of its phases,
+ * n=256, R=15), each right after a run of the unchanged starting kernel
+ * matmul_reference(). Times are this thread's CPU time
+ * (clock_gettime(CLOCK_THREAD_CPUTIME_ID)), so other programs on a loaded
+ * machine disturb them little. Prints metric lines the hill-climb loop
+ * reads: `throughput/speedup=` (best reference run / best matmul run: the
+ * two are measured interleaved, so a shared host that slows this machine
+ * down for a few seconds, which can double both times, leaves the ratio
+ * alone), `throughput/gflops=` and `throughput/reference_gflops=` (from the
+ * best runs) and `throughput/wall_ms=` (best wall-clock matmul run). Writes a gzip Chrome trace of its phases,
  * out/trace.json.gz: one step per run on a `Steps` track and its ops
  * (matmul, checksum) on an `XLA Ops` track of a `/device:CPU:0` process,
  * the layout `gdnctl trace summary` reads, timed with
@@ -101,9 +105,9 @@ int main(int argc, char **argv)
 	int n = argc > 1 ? atoi(argv[1]) : 256;
 	int runs = argc > 2 ? atoi(argv[2]) : 15;
 	const char *trace = argc > 3 ? argv[3] : "out/trace.json.gz";
-	double ms[MAX_RUNS], wall[MAX_RUNS], origin, t0, t1, t2, c0, best, flops;
+	double ms[MAX_RUNS], ref[MAX_RUNS], wall[MAX_RUNS], origin, t0, t1, t2, c0, best, flops;
 	size_t nn;
-	float *a, *b, *c;
+	float *a, *b, *c, *cref;
 	volatile double sink = 0;
 
 	if (n < 1 || n > 4096 || runs < 1 || runs > MAX_RUNS) {
@@ -114,7 +118,8 @@ int main(int argc, char **argv)
 	a = malloc(nn * sizeof(*a));
 	b = malloc(nn * sizeof(*b));
 	c = malloc(nn * sizeof(*c));
-	if (!a || !b || !c) {
+	cref = malloc(nn * sizeof(*cref));
+	if (!a || !b || !c || !cref) {
 		fprintf(stderr, "bench: out of memory\n");
 		return 1;
 	}
@@ -127,6 +132,9 @@ int main(int argc, char **argv)
 	for (int r = 0; r < runs; r++) {
 		double sum = 0;
 
+		c0 = clock_us(CLOCK_THREAD_CPUTIME_ID);
+		matmul_reference(n, a, b, cref);
+		ref[r] = (clock_us(CLOCK_THREAD_CPUTIME_ID) - c0) / 1e3;
 		t0 = now_us();
 		c0 = clock_us(CLOCK_THREAD_CPUTIME_ID);
 		matmul(n, a, b, c);
@@ -143,6 +151,7 @@ int main(int argc, char **argv)
 	}
 	qsort(ms, (size_t)runs, sizeof(ms[0]), cmp_double);
 	qsort(wall, (size_t)runs, sizeof(wall[0]), cmp_double);
+	qsort(ref, (size_t)runs, sizeof(ref[0]), cmp_double);
 	best = ms[0];
 	flops = 2.0 * n * (double)n * n;
 	printf("bench: n=%d runs=%d best=%.3f ms median=%.3f ms (CPU time) checksum=%.6g\n", n,
@@ -151,6 +160,8 @@ int main(int argc, char **argv)
 	printf("throughput/median_ms=%.4f\n", ms[runs / 2]);
 	printf("throughput/wall_ms=%.4f\n", wall[0]);
 	printf("throughput/gflops=%.4f\n", flops / (best * 1e6));
+	printf("throughput/reference_gflops=%.4f\n", flops / (ref[0] * 1e6));
+	printf("throughput/speedup=%.4f\n", ref[0] / best);
 	if (!strncmp(trace, "out/", 4) && mkdir("out", 0777) && errno != EEXIST) {
 		perror("bench: out");
 		return 1;
@@ -163,5 +174,6 @@ int main(int argc, char **argv)
 	free(a);
 	free(b);
 	free(c);
+	free(cref);
 	return 0;
 }

@@ -47,7 +47,8 @@ static const struct opt_usage demo_usage = {
     "test and benchmark), agent/ (the deterministic example agent and its patches),\n"
     "logs/ (the loop's journal loop.jsonl and perf_state.json) and report.html.\n"
     "The loop runs 'make -s test' and 'make -s bench' after each commit, keeps a\n"
-    "change only when the test passes and throughput/gflops rises by 30 % or more,\n"
+    "change only when the test passes and throughput/speedup (the kernel against\n"
+    "the unchanged starting kernel, timed interleaved) rises by 30 % or more,\n"
     "and reverts the rest (kept under refs/gdnctl/discarded/N). The example agent\n"
     "(not an AI) proposes five fixed patches: a speed-up, a change that breaks the\n"
     "test, a slower one, one that changes nothing, a second speed-up.\n"
@@ -567,7 +568,7 @@ int cmd_demo(int argc, const char **argv, struct gdn_ctx *ctx)
 	}
 	strvec_pushl(&av, "--prompt-file", prompt, "--log-dir", logs, "--validation-mode",
 		     "required", "--validation-timeout", "10m", "--perf-mode", "on",
-		     "--perf-metric", "throughput/gflops", "--perf-direction", "higher",
+		     "--perf-metric", "throughput/speedup", "--perf-direction", "higher",
 		     "--perf-min-improvement-pct", DEMO_THRESHOLD_PCT, "--perf-max-regression-pct",
 		     DEMO_THRESHOLD_PCT, "--perf-repeats", "5", "--perf-regression-policy",
 		     "revert-count-failure", "--perf-within-threshold-policy", "revert",

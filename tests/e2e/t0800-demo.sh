@@ -2,6 +2,8 @@
 # gdnctl demo: the bundled matmul project, the example agent's five patches,
 # and the loop (validation gate + performance policy) keeping exactly the two
 # speed-ups. Needs cc, make and the zlib headers (bash .ci/setup build).
+# It measures real speed, so it runs alone:
+# ctest: run-serial
 . "$(dirname "$0")/lib.sh"
 
 command -v make >/dev/null && command -v cc >/dev/null ||
@@ -25,7 +27,7 @@ test_expect_success 'the demo runs to the end and names what it made' '
 	test_grep "^\[gdnctl\] a discarded attempt: git -C $P diff refs/gdnctl/discarded/2^!$" out &&
 	test_grep "^\[gdnctl\] log lint passed" out &&
 	test_grep "^\[gdnctl\]   iteration 1 kept (1 commit): $SUBJ1$" out &&
-	test_grep "^\[gdnctl\]   iteration 3 reverted (performance regression: throughput/gflops): " out &&
+	test_grep "^\[gdnctl\]   iteration 3 reverted (performance regression: throughput/speedup): " out &&
 	test_grep "^\[gdnctl\]   iteration 5 kept (1 commit): $SUBJ5$" out &&
 	test -d "$D/agent" && test -x "$D/agent/agent.sh" && test ! -e "$P/agent" &&
 	test -s "$D/logs/loop.jsonl"
@@ -39,6 +41,8 @@ test_expect_success 'took well under 3 minutes' '
 test_expect_success 'exactly the two speed-ups are kept on top of the initial commit' '
 	base=$(git -C "$P" rev-list --max-parents=0 HEAD) &&
 	test "$(git -C "$P" log -1 --format=%s "$base")" = "demo: a naive matmul, its test and benchmark" &&
+	: the yardstick and the benchmark are never changed by the patches &&
+	git -C "$P" diff --quiet "$base" HEAD -- reference.c bench.c test_matmul.c Makefile &&
 	git -C "$P" log --format=%s --first-parent "$base..HEAD" >all &&
 	grep -v "^gdnctl: " all >agent &&
 	test_line_count = 5 agent &&
@@ -71,8 +75,8 @@ test_expect_success 'the other three are reverted and kept under refs/gdnctl/dis
 	test_must_fail git -C "$P" rev-parse -q --verify refs/gdnctl/discarded/1 &&
 	test_must_fail git -C "$P" rev-parse -q --verify refs/gdnctl/discarded/5 &&
 	test_grep "\"event\":\"revert\",\"iteration\":2,\"reason\":\"validation failed: tests exit" "$D/logs/loop.jsonl" &&
-	test_grep "\"event\":\"revert\",\"iteration\":3,\"reason\":\"performance regression: throughput/gflops\"" "$D/logs/loop.jsonl" &&
-	test_grep "\"event\":\"revert\",\"iteration\":4,\"reason\":\"performance within_threshold: throughput/gflops\"" "$D/logs/loop.jsonl"
+	test_grep "\"event\":\"revert\",\"iteration\":3,\"reason\":\"performance regression: throughput/speedup\"" "$D/logs/loop.jsonl" &&
+	test_grep "\"event\":\"revert\",\"iteration\":4,\"reason\":\"performance within_threshold: throughput/speedup\"" "$D/logs/loop.jsonl"
 '
 
 test_expect_success 'patch 2 really breaks the test program, and HEAD really passes it' '
@@ -92,7 +96,7 @@ test_expect_success 'perf_state.json: the champion is the last kept commit; the 
 	import json, sys
 	s = json.load(open(sys.argv[1]))
 	assert s["champion"]["commit"] == sys.argv[2], s["champion"]["commit"]
-	assert s["champion"]["metric"] == "throughput/gflops"
+	assert s["champion"]["metric"] == "throughput/speedup"
 	got = [(h["iteration"], h["decision"]) for h in s["history"]]
 	want = [(0, "baseline"), (1, "promoted"), (3, "regression"), (4, "within_threshold"), (5, "promoted")]
 	assert got == want, got
