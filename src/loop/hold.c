@@ -224,13 +224,16 @@ int gdn_hold_release(struct gdn_hold *h, struct gdn_err *err)
 {
 	struct gdn_backend *b = h->o.backend;
 	const char *c = gdn_devtpu_cluster(b);
+	gdn_backend_event_fn on_event = b->on_event;
 	int ret;
 
 	if (c)
 		say(h, GDN_LOOP_INFO,
 		    "releasing managed dev TPU allocation: dev-tpu-%s (cluster %s)", h->o.tpu_name,
 		    c);
+	b->on_event = NULL; /* the line above says it, in the original's words */
 	ret = b->ops->release(b, err);
+	b->on_event = on_event;
 	if (c && !ret)
 		journal(h, NULL, "released", NULL);
 	FREE_AND_NULL(h->cluster);

@@ -98,6 +98,7 @@ test_expect_success '(a) the dev TPU is held, validation runs on it, released at
 	test_grep "^\[gdnctl\] starting managed dev TPU allocation for codex-loop$" out &&
 	test_grep "dev TPU allocation is active: dev-tpu-me (cluster us-central1)" out &&
 	test_grep "^\[gdnctl\] releasing managed dev TPU allocation: dev-tpu-me (cluster us-central1)$" out &&
+	test_grep ! "releasing dev TPU allocation" out &&
 	test "$(grep -c "^tests on dev-tpu-me$" where)" = 2 &&
 	test "$(grep -c "^profile on dev-tpu-me$" where)" = 2 &&
 	test_grep "2 iterations, 2 commits, 0 failures" out &&
