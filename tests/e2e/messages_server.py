@@ -23,7 +23,8 @@ and otherwise one message object. The scripted conversation: a request
 whose messages carry a tool_result for the scripted tool_use gets
 --final-message as text (stop_reason end_turn); a request that offers the
 Bash tool gets one tool_use of Bash running --command (stop_reason
-tool_use); any other request (side queries the CLI makes without tools)
+tool_use; with --iteration-pattern, a template: see scripted_server.py);
+any other request (side queries the CLI makes without tools)
 gets a short text answer. With --fail STATUS every POST /v1/messages is
 answered with that HTTP status and the API's error body (529
 overloaded_error, 500 api_error, 429 rate_limit_error, ...).
@@ -36,7 +37,7 @@ import json
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-from scripted_server import ScriptedHandler, arg_parser, serve, sse  # noqa: E402
+from scripted_server import ScriptedHandler, arg_parser, command_for, serve, sse  # noqa: E402
 
 TOOL_USE_ID = "toolu_gdnctl_01"
 SECRET_HEADERS = ("x-api-key", "authorization", "proxy-authorization", "cookie")
@@ -157,17 +158,18 @@ class Handler(ScriptedHandler):
             extra = [("x-should-retry", "false")] if opts.no_retry else []
             self.reply_json(opts.fail, error_body(opts.fail, opts.fail_message), extra)
             return
+        command = command_for(opts, body.get("messages")) if "Bash" in tool_names(body) else None
         if has_tool_result(body):
             content = [{"type": "text", "text": opts.final_message}]
             stop = "end_turn"
-        elif "Bash" in tool_names(body):
+        elif command is not None:
             content = [
                 {"type": "text", "text": "I will edit hello.txt and commit."},
                 {
                     "type": "tool_use",
                     "id": TOOL_USE_ID,
                     "name": "Bash",
-                    "input": {"command": opts.command, "description": "Edit hello.txt and commit"},
+                    "input": {"command": command, "description": "Edit hello.txt and commit"},
                 },
             ]
             stop = "tool_use"

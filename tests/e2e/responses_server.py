@@ -15,7 +15,8 @@ codex's own tests use (codex-rs/core/tests/common/responses.rs):
 
 A new turn (no tool output in the request's input) gets one function call
 to the shell tool that the request offers (exec_command, shell_command or
-shell), running --command in the workspace. A request that carries that
+shell), running --command in the workspace (with --iteration-pattern, a
+template: see scripted_server.py). A request that carries that
 call's output gets a final assistant message (--final-message). Anything
 else is answered 404 (and logged).
 """
@@ -24,7 +25,7 @@ import json
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-from scripted_server import ScriptedHandler, arg_parser, serve, sse  # noqa: E402
+from scripted_server import ScriptedHandler, arg_parser, command_for, serve, sse  # noqa: E402
 
 CALL_ID = "call_gdnctl_1"
 
@@ -116,14 +117,16 @@ class Handler(ScriptedHandler):
                 "content": [{"type": "output_text", "text": self.server.opts.final_message, "annotations": []}],
             }
         else:
-            item = shell_call(body, self.server.opts.command)
+            command = command_for(self.server.opts, body.get("input"))
+            item = shell_call(body, command) if command is not None else None
             if item is None:
-                sys.stderr.write("responses_server: no shell tool offered: %r\n" % tool_names(body))
+                why = "no shell tool offered" if command is not None else "no iteration in the request"
+                sys.stderr.write("responses_server: %s: %r\n" % (why, tool_names(body)))
                 item = {
                     "type": "message",
                     "role": "assistant",
                     "id": "msg_" + rid,
-                    "content": [{"type": "output_text", "text": "no shell tool offered"}],
+                    "content": [{"type": "output_text", "text": why}],
                 }
         events = [
             {"type": "response.created", "response": {"id": rid}},

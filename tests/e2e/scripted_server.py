@@ -4,11 +4,19 @@ messages_server.py). Python stdlib only.
 serve(opts, handler) listens on 127.0.0.1 with an OS-chosen port, written
 to opts.port_file once it is ready; the handler sees self.server.opts, a
 lock (self.server.lock) and a turn counter (self.server.turns).
+
+With --iteration-pattern REGEX the tool call's command is a template:
+{iteration} in --command is replaced by the first group of REGEX found in
+the request's conversation (every string in its messages or input, e.g.
+the rendered prompt's `# Demo hill-climb: iteration N of M`); a request
+where REGEX finds nothing gets no tool call (command_for returns None).
+Without it --command is used as is.
 """
 
 import argparse
 import json
 import os
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -25,7 +33,38 @@ def arg_parser(doc, runs_command):
     ap.add_argument("--log", required=True)
     ap.add_argument("--command", required=True, help="shell command the model asks %s to run" % runs_command)
     ap.add_argument("--final-message", default="Done: edited hello.txt and committed it.")
+    ap.add_argument(
+        "--iteration-pattern",
+        default="",
+        help="regex whose first group, found in the request's conversation, replaces {iteration} in --command",
+    )
     return ap
+
+
+def strings(obj):
+    """Every string inside a decoded JSON value, depth first."""
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from strings(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from strings(v)
+
+
+def command_for(opts, conversation):
+    """The command of the tool call for a request whose conversation
+    (messages / input) is given: --command, with {iteration} filled in when
+    --iteration-pattern is set; None when the pattern is not found."""
+    if not opts.iteration_pattern:
+        return opts.command
+    pattern = re.compile(opts.iteration_pattern, re.MULTILINE)
+    for text in strings(conversation):
+        m = pattern.search(text)
+        if m:
+            return opts.command.replace("{iteration}", m.group(1))
+    return None
 
 
 class ScriptedHandler(BaseHTTPRequestHandler):
