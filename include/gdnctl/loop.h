@@ -292,6 +292,13 @@ struct gdn_loop_hooks {
 	void *payload;
 	enum gdn_loop_policy policy;
 	int (*start)(void *payload, const struct gdn_loop_iter *it, struct gdn_err *err);
+	/*
+	 * `synced` (may be NULL) runs when --sync-main-policy moved HEAD at the
+	 * start of an iteration, before the agent, with the new HEAD as both
+	 * heads: the performance policy re-measures its champion there. A
+	 * non-zero return is an iteration error (err says why).
+	 */
+	int (*synced)(void *payload, const struct gdn_loop_iter *it, struct gdn_err *err);
 };
 
 struct gdn_loop_opts {
@@ -436,6 +443,14 @@ int gdn_gate_decide(void *payload, const struct gdn_loop_iter *it, struct gdn_lo
  * `baseline`) unless the state already has a champion for the metric.
  */
 int gdn_gate_start(void *payload, const struct gdn_loop_iter *it, struct gdn_err *err);
+/*
+ * The synced hook: with the performance policy and a champion, profiles
+ * the synced HEAD perf_repeats times and makes it the champion's
+ * measurement (gdn_perf_champion_reprofile), journaled as
+ * `perf_reprofile`: the next candidate is compared with the code it was
+ * built on, not with a champion that predates the sync.
+ */
+int gdn_gate_synced(void *payload, const struct gdn_loop_iter *it, struct gdn_err *err);
 /* Free what the hooks kept between calls. */
 void gdn_gate_release(struct gdn_gate *g);
 

@@ -296,5 +296,15 @@ int gdn_perf_decide(const struct gdn_perf_config *c, struct gdn_perf_state *st, 
  */
 int gdn_perf_champion_add_samples(const struct gdn_perf_config *c, struct gdn_perf_state *st,
 				  const struct gdn_perf_measurement *m, struct gdn_err *err);
+/*
+ * After the branch moved under the champion (a sync merged upstream
+ * work): the champion becomes `commit` measured by `m` (its samples,
+ * median, MAD and trace figures replace the old ones); the commit it was
+ * first measured at stays in "reprofiled_from". GDN_ENOTFOUND without a
+ * champion. The caller saves the state.
+ */
+int gdn_perf_champion_reprofile(const struct gdn_perf_config *c, struct gdn_perf_state *st,
+				const char *commit, const struct gdn_perf_measurement *m,
+				struct gdn_err *err);
 
 #endif

@@ -1063,8 +1063,8 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 	const char *dirs[4], *msg;
 	enum gdn_loop_policy pcp, ncp, iep, vp = GDN_POLICY_COUNT_FAILURE;
 	struct gdn_gate gate = {0};
-	struct gdn_loop_hooks hooks = {gdn_gate_validate, NULL, &gate, GDN_POLICY_COUNT_FAILURE,
-				       NULL};
+	struct gdn_loop_hooks hooks = {gdn_gate_validate,	 NULL, &gate,
+				       GDN_POLICY_COUNT_FAILURE, NULL, NULL};
 	struct gdn_backend *backend = NULL;
 	struct gdn_perf_config pc;
 	struct gdn_perf_state ps = GDN_PERF_STATE_INIT;
@@ -1369,6 +1369,7 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 		if (perf_on) {
 			hooks.decide = gdn_gate_decide;
 			hooks.start = gdn_gate_start;
+			hooks.synced = gdn_gate_synced;
 		}
 	}
 	code = where_setup(ctx, &w, opts, a.resilient, log_dir, workdir, &directives, &gate,

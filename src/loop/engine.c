@@ -827,7 +827,7 @@ out:
 
 static enum step iteration_body(struct loop *l, struct iter *c, struct gdn_err *err)
 {
-	char *branch = NULL, *smsg = NULL;
+	char *branch = NULL, *smsg = NULL, *synced_from = NULL;
 	struct sbuf prompt = SBUF_INIT;
 	bool dirty = false;
 	enum step step = STEP_OK;
@@ -868,7 +868,8 @@ static enum step iteration_body(struct loop *l, struct iter *c, struct gdn_err *
 	}
 	if (l->o->sync_policy == GDN_SYNC_EACH ||
 	    (l->o->sync_policy == GDN_SYNC_ONCE && c->it == l->first)) {
-		if (sync_branch(l, err)) {
+		FREE_AND_NULL(synced_from);
+		if (gdn_repo_head(l->o->workdir, &synced_from, NULL, err) || sync_branch(l, err)) {
 			step = STEP_ERROR;
 			goto out;
 		}
@@ -886,6 +887,16 @@ static enum step iteration_body(struct loop *l, struct iter *c, struct gdn_err *
 		gdn_err_set(err, GDN_EFAILED, "HEAD has no commit in '%s'", l->o->workdir);
 		step = STEP_ERROR;
 		goto out;
+	}
+	if (synced_from && strcmp(synced_from, c->head_before) && l->hooks && l->hooks->synced) {
+		/* the branch moved under the champion: the hook re-measures it */
+		struct gdn_loop_iter gi = {
+		    c->it, c->head_before, c->head_before, 0, hook_report, hook_journal, l};
+
+		if (l->hooks->synced(l->hooks->payload, &gi, err)) {
+			step = interrupted() ? STEP_INTR : STEP_ERROR;
+			goto out;
+		}
 	}
 	if (build_prompt(l, c, branch, &prompt, err)) {
 		step = STEP_ERROR;
@@ -942,6 +953,7 @@ static enum step iteration_body(struct loop *l, struct iter *c, struct gdn_err *
 out:
 	free(branch);
 	free(smsg);
+	free(synced_from);
 	sbuf_release(&prompt);
 	return step;
 }

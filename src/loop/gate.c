@@ -559,6 +559,48 @@ out:
 	return ret;
 }
 
+int gdn_gate_synced(void *payload, const struct gdn_loop_iter *it, struct gdn_err *err)
+{
+	struct gdn_gate *g = payload;
+	json_t *champ;
+	const char *was;
+	int ret = 0, rc = 0;
+
+	if (!g->perf_config || !g->profile_command || !*g->profile_command)
+		return 0;
+	champ = gdn_perf_state_champion(g->perf_state);
+	if (!champ)
+		return 0;
+	was = json_string_value(json_object_get(champ, "commit"));
+	gdn_loop_reportf(it, GDN_LOOP_INFO,
+			 "the sync moved HEAD to %.12s: re-profiling the champion (was %.12s)",
+			 it->head_after, was ? was : "?");
+	ret = measure(g, it, &rc, err);
+	if (!ret && rc)
+		ret = gdn_err_set(
+		    err, GDN_EFAILED,
+		    "re-profiling the champion after the sync failed: profile exit %d", rc);
+	if (!ret)
+		ret = gdn_perf_champion_reprofile(g->perf_config, g->perf_state, it->head_after,
+						  g->measured, err);
+	if (!ret)
+		ret = gdn_perf_state_save(g->perf_state, err);
+	if (!ret) {
+		champ = gdn_perf_state_champion(g->perf_state);
+		gdn_loop_reportf(
+		    it, GDN_LOOP_INFO, "performance champion re-profiled: %s=%.6g @ %.12s",
+		    g->perf_config->metric,
+		    json_number_value(json_object_get(champ, "metric_value")), it->head_after);
+		it->journal(it->ctx, "perf_reprofile",
+			    json_pack("{s:I, s:s, s:s?, s:s, s:O}", "iteration",
+				      (json_int_t)it->iteration, "commit", it->head_after, "was",
+				      was, "metric", g->perf_config->metric, "metric_value",
+				      json_object_get(champ, "metric_value")));
+	}
+	drop_measured(g);
+	return ret;
+}
+
 int gdn_gate_start(void *payload, const struct gdn_loop_iter *it, struct gdn_err *err)
 {
 	struct gdn_gate *g = payload;

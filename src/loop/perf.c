@@ -1036,3 +1036,27 @@ out:
 	free(vals);
 	return ret;
 }
+
+int gdn_perf_champion_reprofile(const struct gdn_perf_config *c, struct gdn_perf_state *st,
+				const char *commit, const struct gdn_perf_measurement *m,
+				struct gdn_err *err)
+{
+	json_t *champ = gdn_perf_state_champion(st); /* borrowed */
+	json_t *fig;
+	double *vals = NULL;
+	size_t n;
+
+	if (!champ)
+		return gdn_err_set(err, GDN_ENOTFOUND, "no performance champion to re-profile");
+	if (!json_is_string(json_object_get(champ, "reprofiled_from")))
+		json_object_set(champ, "reprofiled_from", json_object_get(champ, "commit"));
+	json_object_set_new(champ, "commit", json_string(commit));
+	json_object_set_new(champ, "samples", samples_json(m));
+	fig = median_figures(m); /* new */
+	json_object_set_new(champ, "trace", fig ? fig : json_null());
+	n = record_values(champ, &vals);
+	record_set_metric(champ, c->metric, vals, n);
+	json_object_set_new(champ, "reprofiled", json_true());
+	free(vals);
+	return 0;
+}
