@@ -11,6 +11,10 @@
 # CACHE_ROOT/NAME-VERSION (CACHE_ROOT: ~/.cache/gdnctl by default) and
 # reinstalled when its BIN is missing or its --version fails. Gives up
 # without node or npm, or when the install fails.
+#
+# start_model_server SCRIPT NAME [ARGS...]: starts tests/e2e/SCRIPT (a
+# scripted model server) logging requests to $TRASH/NAME.jsonl, killed at
+# exit; waits for its port and sets PORT. Gives up when it does not start.
 
 in_ci() { [ "${CI:-}" = true ]; }
 give_up() {
@@ -42,4 +46,18 @@ npm_cli() {
 	fi
 	[ -x "$NPM_CLI" ] || give_up "no $bin binary at $NPM_CLI"
 	"$NPM_CLI" --version >"$TRASH/version" 2>&1 || give_up "$NPM_CLI --version failed: $(cat "$TRASH/version")"
+}
+
+start_model_server() {
+	local script=$1 name=$2 port_file=$TRASH/$2.port
+	shift 2
+	python3 "$GDNCTL_SOURCE_DIR/tests/e2e/$script" --port-file "$port_file" \
+		--log "$TRASH/$name.jsonl" "$@" >"$TRASH/$name.server.log" 2>&1 &
+	test_atexit "kill $!"
+	for _ in $(seq 100); do
+		[ -s "$port_file" ] && break
+		sleep 0.1
+	done
+	[ -s "$port_file" ] || give_up "the $script server did not start: $(cat "$TRASH/$name.server.log")"
+	PORT=$(cat "$port_file")
 }

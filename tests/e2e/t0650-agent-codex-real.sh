@@ -27,21 +27,10 @@ CODEX=$NPM_CLI
 
 UNIT=${GDNCTL_BUILD_DIR:-}/tests/test_agent
 
-# One scripted model server per script; killed by pid at exit.
-port_file=$TRASH/port
-python3 "$GDNCTL_SOURCE_DIR/tests/e2e/responses_server.py" --port-file "$port_file" \
-	--log "$TRASH/requests.jsonl" \
+# One scripted model server per script (requests in $TRASH/requests.jsonl).
+start_model_server responses_server.py requests \
 	--command "printf 'edited by codex\n' >>hello.txt && git add hello.txt && git commit -q -m 'codex: edit hello.txt' && git log --oneline -1" \
-	--final-message "Done: edited hello.txt and committed it." \
-	>"$TRASH/server.log" 2>&1 &
-server_pid=$!
-test_atexit "kill $server_pid"
-for _ in $(seq 100); do
-	[ -s "$port_file" ] && break
-	sleep 0.1
-done
-[ -s "$port_file" ] || give_up "the responses server did not start: $(cat "$TRASH/server.log")"
-PORT=$(cat "$port_file")
+	--final-message "Done: edited hello.txt and committed it."
 
 # codex's home: a provider on loopback, no network, no real credentials.
 export CODEX_HOME=$TRASH/codex-home

@@ -42,19 +42,10 @@ COMMAND="printf 'edited by claude\n' >>hello.txt && git add hello.txt && git com
 # start_server NAME [ARGS...]: a scripted server logging to NAME.jsonl,
 # killed by pid at exit; sets PORT.
 start_server() {
-	local name=$1 port_file=$TRASH/$1.port
+	local name=$1
 	shift
-	python3 "$GDNCTL_SOURCE_DIR/tests/e2e/messages_server.py" --port-file "$port_file" \
-		--log "$TRASH/$name.jsonl" --api-key "$KEY" --command "$COMMAND" \
-		--final-message "Done: edited hello.txt and committed it." "$@" \
-		>"$TRASH/$name.server.log" 2>&1 &
-	test_atexit "kill $!"
-	for _ in $(seq 100); do
-		[ -s "$port_file" ] && break
-		sleep 0.1
-	done
-	[ -s "$port_file" ] || give_up "the messages server did not start: $(cat "$TRASH/$name.server.log")"
-	PORT=$(cat "$port_file")
+	start_model_server messages_server.py "$name" --api-key "$KEY" --command "$COMMAND" \
+		--final-message "Done: edited hello.txt and committed it." "$@"
 }
 
 start_server ok

@@ -49,19 +49,10 @@ SUBJ5="matmul: 4x8 register tiles"
 # start_server SCRIPT NAME [ARGS...]: a scripted server logging to NAME.jsonl,
 # killed by pid at exit; sets PORT.
 start_server() {
-	local script=$1 name=$2 port_file=$TRASH/$2.port
+	local script=$1 name=$2
 	shift 2
-	python3 "$GDNCTL_SOURCE_DIR/tests/e2e/$script" --port-file "$port_file" \
-		--log "$TRASH/$name.jsonl" --command "$COMMAND" --iteration-pattern "$PATTERN" \
-		--final-message "Done: applied the patch and committed it." "$@" \
-		>"$TRASH/$name.server.log" 2>&1 &
-	test_atexit "kill $!"
-	for _ in $(seq 100); do
-		[ -s "$port_file" ] && break
-		sleep 0.1
-	done
-	[ -s "$port_file" ] || give_up "the $script server did not start: $(cat "$TRASH/$name.server.log")"
-	PORT=$(cat "$port_file")
+	start_model_server "$script" "$name" --command "$COMMAND" --iteration-pattern "$PATTERN" \
+		--final-message "Done: applied the patch and committed it." "$@"
 }
 
 # The agents' environment: loopback only, dummy keys, no real credentials.
