@@ -63,6 +63,20 @@ enum gdn_perf_within {
 const char *gdn_perf_within_name(enum gdn_perf_within w);
 int gdn_perf_within_parse(const char *s, enum gdn_perf_within *w);
 
+/*
+ * --perf-repeat-stat: what one figure of a commit's K samples is: their
+ * median (the default), or the best (the highest for a higher-is-better
+ * metric, the lowest otherwise), for benchmarks whose noise only ever
+ * slows them down (a busy neighbour on a shared host).
+ */
+enum gdn_perf_stat {
+	GDN_PERF_STAT_MEDIAN = 0,
+	GDN_PERF_STAT_BEST,
+};
+/* "median", "best". */
+const char *gdn_perf_stat_name(enum gdn_perf_stat s);
+int gdn_perf_stat_parse(const char *s, enum gdn_perf_stat *out);
+
 enum gdn_perf_bucket {
 	GDN_PERF_BUCKET_STEP = 0, /* the whole step (self time of all selected tracks) */
 	GDN_PERF_BUCKET_CATEGORY,
@@ -111,6 +125,7 @@ struct gdn_perf_config {
 	struct gdn_perf_gates gates;
 	double min_confidence; /* z of the MAD rule; 0: off */
 	enum gdn_perf_within within_policy;
+	enum gdn_perf_stat repeat_stat;
 };
 /* Defaults: throughput/mfu, auto, 0.25, 1.0, revert-count-failure, no gates, 0, keep. */
 void gdn_perf_config_init(struct gdn_perf_config *c);

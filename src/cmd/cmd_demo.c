@@ -570,10 +570,10 @@ int cmd_demo(int argc, const char **argv, struct gdn_ctx *ctx)
 		     "required", "--validation-timeout", "10m", "--perf-mode", "on",
 		     "--perf-metric", "throughput/speedup", "--perf-direction", "higher",
 		     "--perf-min-improvement-pct", DEMO_THRESHOLD_PCT, "--perf-max-regression-pct",
-		     DEMO_THRESHOLD_PCT, "--perf-repeats", "5", "--perf-regression-policy",
-		     "revert-count-failure", "--perf-within-threshold-policy", "revert",
-		     "--max-failures", "-1", "--sleep-seconds", "0", "--retry-sleep-seconds", "0",
-		     NULL);
+		     DEMO_THRESHOLD_PCT, "--perf-repeats", "5", "--perf-repeat-stat", "best",
+		     "--perf-regression-policy", "revert-count-failure",
+		     "--perf-within-threshold-policy", "revert", "--max-failures", "-1",
+		     "--sleep-seconds", "0", "--retry-sleep-seconds", "0", NULL);
 	gdn_say("running: gdnctl loop --iterations %ld --agent %s ... (in %s)", a.iterations,
 		example ? "command (the EXAMPLE agent: deterministic patches, not an AI)" : a.agent,
 		project);

@@ -49,6 +49,7 @@ static const char *const perf_directions[] = {"auto", "higher", "lower", NULL};
 static const char *const perf_policies[] = {"revert-count-failure", "revert-continue", "fail",
 					    "count-failure",	    "continue",	       NULL};
 static const char *const perf_withins[] = {"keep", "revert", NULL};
+static const char *const perf_stats[] = {"median", "best", NULL};
 static const char *const validation_modes[] = {"required", "profile-only", "off", NULL};
 static const char *const perf_sources[] = {"auto", "cli", "wandb", "trace", NULL};
 static const char *const perf_aggregations[] = {"history-window", "summary", NULL};
@@ -71,7 +72,7 @@ struct loop_args {
 	const char *validation_policy, *backend;
 	long validation_timeout_ms;
 	const char *perf_metric, *perf_direction, *perf_policy, *perf_state_file;
-	const char *perf_within;
+	const char *perf_within, *perf_stat;
 	double perf_min_improvement, perf_max_regression, perf_min_confidence;
 	struct strvec perf_gates;
 	long perf_repeats;
@@ -740,6 +741,7 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 	    .perf_direction = "auto",
 	    .perf_policy = "revert-count-failure",
 	    .perf_within = "keep",
+	    .perf_stat = "median",
 	    .perf_min_improvement = 0.25,
 	    .perf_max_regression = 1.0,
 	    .perf_repeats = 1,
@@ -1010,6 +1012,11 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 	    OPT_CHOICE_(0, "perf-within-threshold-policy", &a.perf_within, perf_withins,
 			"a change within the thresholds (neither promoted nor a regression)",
 			"keep"),
+	    OPT_CHOICE_(
+		0, "perf-repeat-stat", &a.perf_stat, perf_stats,
+		"one figure of a commit's --perf-repeats samples: their median, or the best "
+		"(for noise that only slows down)",
+		"median"),
 	    OPT_LIST_(0, "perf-gate", &a.perf_gates, "RULE",
 		      "a trace gate rule (repeatable; none: the defaults)"),
 	    OPT_FLOAT_(0, "perf-min-confidence", &a.perf_min_confidence, "Z",
@@ -1241,6 +1248,7 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 		gdn_perf_direction_parse(a.perf_direction, &pc.direction);
 		gdn_perf_policy_parse(a.perf_policy, &pc.policy);
 		gdn_perf_within_parse(a.perf_within, &pc.within_policy);
+		gdn_perf_stat_parse(a.perf_stat, &pc.repeat_stat);
 		pc.min_improvement_pct = a.perf_min_improvement;
 		pc.max_regression_pct = a.perf_max_regression;
 		pc.min_confidence = a.perf_min_confidence;

@@ -81,6 +81,24 @@ const char *gdn_perf_within_name(enum gdn_perf_within w)
 	return (size_t)w < ARRAY_SIZE(within_names) ? within_names[w] : "?";
 }
 
+static const char *const stat_names[] = {"median", "best"};
+
+const char *gdn_perf_stat_name(enum gdn_perf_stat s)
+{
+	return (size_t)s < ARRAY_SIZE(stat_names) ? stat_names[s] : "?";
+}
+
+int gdn_perf_stat_parse(const char *s, enum gdn_perf_stat *out)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(stat_names); i++) {
+		if (!strcmp(s, stat_names[i])) {
+			*out = (enum gdn_perf_stat)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 int gdn_perf_within_parse(const char *s, enum gdn_perf_within *w)
 {
 	size_t i;
@@ -691,15 +709,31 @@ out:
 	return fig;
 }
 
+/* The figure of n > 0 values under c->repeat_stat (v is reordered). */
+static double repeat_stat(const struct gdn_perf_config *c, double *v, size_t n)
+{
+	double best = v[0];
+
+	if (c->repeat_stat == GDN_PERF_STAT_MEDIAN)
+		return gdn_perf_median(v, n);
+	for (size_t i = 1; i < n; i++)
+		if (gdn_perf_direction_resolve(c->direction, c->metric) == GDN_PERF_LOWER
+			? v[i] < best
+			: v[i] > best)
+			best = v[i];
+	return best;
+}
+
 /* Set the metric fields of a record from its values. */
-static void record_set_metric(json_t *rec, const char *metric, double *vals, size_t n)
+static void record_set_metric(json_t *rec, const struct gdn_perf_config *c, double *vals, size_t n)
 {
 	json_t *points = json_object(), *metrics = json_object(); /* new, stolen below */
+	const char *metric = c->metric;
 
 	json_object_set_new(points, metric, json_integer((json_int_t)n));
 	if (n) {
 		double mad = gdn_perf_mad(vals, n);
-		double med = gdn_perf_median(vals, n);
+		double med = repeat_stat(c, vals, n);
 
 		json_object_set_new(rec, "metric_value", json_real(med));
 		json_object_set_new(rec, "metric_mad", json_real(mad));
@@ -871,7 +905,7 @@ int gdn_perf_decide(const struct gdn_perf_config *c, struct gdn_perf_state *st, 
 	json_object_set_new(rec, "samples", samples_json(cand));
 	cfig = median_figures(cand); /* new */
 	json_object_set(rec, "trace", cfig ? cfig : json_null());
-	record_set_metric(rec, c->metric, vals, n);
+	record_set_metric(rec, c, vals, n);
 	if (n)
 		out->candidate = json_number_value(json_object_get(rec, "metric_value"));
 
@@ -914,7 +948,7 @@ int gdn_perf_decide(const struct gdn_perf_config *c, struct gdn_perf_state *st, 
 		double diff, imp;
 		bool gated = false;
 
-		out->champion = gdn_perf_median(cvals, cn);
+		out->champion = repeat_stat(c, cvals, cn);
 		diff = out->candidate - out->champion;
 		if (out->champion != 0)
 			out->delta_pct = diff / fabs(out->champion) * 100.0;
@@ -1029,7 +1063,7 @@ int gdn_perf_champion_add_samples(const struct gdn_perf_config *c, struct gdn_pe
 	add = samples_json(m); /* new */
 	json_array_extend(samples, add);
 	n = record_values(champ, &vals);
-	record_set_metric(champ, c->metric, vals, n);
+	record_set_metric(champ, c, vals, n);
 	json_object_set_new(champ, "reprofiled", json_true());
 out:
 	json_decref(add);
@@ -1055,7 +1089,7 @@ int gdn_perf_champion_reprofile(const struct gdn_perf_config *c, struct gdn_perf
 	fig = median_figures(m); /* new */
 	json_object_set_new(champ, "trace", fig ? fig : json_null());
 	n = record_values(champ, &vals);
-	record_set_metric(champ, c->metric, vals, n);
+	record_set_metric(champ, c, vals, n);
 	json_object_set_new(champ, "reprofiled", json_true());
 	free(vals);
 	return 0;

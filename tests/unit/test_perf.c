@@ -283,6 +283,49 @@ static void test_policies_end_to_end(void **unused)
 	}
 }
 
+/* --perf-repeat-stat best: the highest (or, lower-is-better, the lowest) sample decides. */
+static void test_repeat_stat_best(void **unused)
+{
+	/* two noisy slow-downs among five runs: the median moves, the best does not */
+	double base[] = {10.0, 6.0, 10.1, 5.9, 9.9}, cand[] = {10.2, 10.0, 6.1, 10.1, 6.0};
+	enum gdn_perf_stat s = GDN_PERF_STAT_MEDIAN;
+	struct gdn_perf_verdict v = GDN_PERF_VERDICT_INIT;
+	struct gdn_perf_config c;
+	struct gdn_perf_state st;
+
+	(void)unused;
+	assert_int_equal(gdn_perf_stat_parse("best", &s), 0);
+	assert_int_equal(s, GDN_PERF_STAT_BEST);
+	assert_int_equal(gdn_perf_stat_parse("mean", &s), -1);
+	assert_string_equal(gdn_perf_stat_name(GDN_PERF_STAT_MEDIAN), "median");
+	gdn_perf_config_init(&c);
+	assert_int_equal(c.repeat_stat, GDN_PERF_STAT_MEDIAN);
+	c.min_improvement_pct = 5;
+	c.max_regression_pct = 5;
+	/* median: 9.9 -> 10.0, within; an unlucky champion median would have promoted */
+	gdn_perf_state_init(&st, NULL);
+	assert_int_equal(decide_v(&c, &st, "base", base, 5, &v), GDN_PERF_BASELINE);
+	assert_true(v.candidate == 9.9);
+	gdn_perf_state_release(&st);
+	c.repeat_stat = GDN_PERF_STAT_BEST;
+	gdn_perf_state_init(&st, NULL);
+	assert_int_equal(decide_v(&c, &st, "base", base, 5, &v), GDN_PERF_BASELINE);
+	assert_true(v.candidate == 10.1);
+	assert_true(json_number_value(
+			json_object_get(gdn_perf_state_champion(&st), "metric_value")) == 10.1);
+	assert_int_equal(decide_v(&c, &st, "cand", cand, 5, &v), GDN_PERF_WITHIN_THRESHOLD);
+	assert_true(v.candidate == 10.2 && v.champion == 10.1);
+	gdn_perf_state_release(&st);
+	/* lower is better: the lowest sample is the best */
+	c.metric = "trace/step_ms";
+	gdn_perf_state_init(&st, NULL);
+	assert_int_equal(decide_v(&c, &st, "base", base, 5, &v), GDN_PERF_BASELINE);
+	assert_true(v.candidate == 5.9);
+	gdn_perf_state_release(&st);
+	gdn_perf_verdict_release(&v);
+	gdn_perf_config_release(&c);
+}
+
 /* --perf-within-threshold-policy: keep (the default, the original) or revert without a failure. */
 static void test_within_threshold_policy(void **unused)
 {
@@ -943,6 +986,7 @@ int main(void)
 	    cmocka_unit_test(test_policy_actions),
 	    cmocka_unit_test(test_policies_end_to_end),
 	    cmocka_unit_test(test_within_threshold_policy),
+	    cmocka_unit_test(test_repeat_stat_best),
 	    cmocka_unit_test(test_missing_metric_without_champion),
 	    cmocka_unit_test(test_gate_while_growth),
 	    cmocka_unit_test(test_gate_new_bucket),
