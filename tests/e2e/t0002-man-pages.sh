@@ -157,7 +157,7 @@ test_expect_success 'help --man of an unknown command: exit 2' '
 	test_grep "not a gdnctl command" err
 '
 
-# The build wrote the pages to man/ (cmake/gdnctl-docs.cmake, after linking).
+# The build wrote the pages to man/ (docs/gdnctl-docs.cmake, after linking).
 test_expect_success 'the build generated man/*.1 for every command, equal to help --man' '
 	test -n "${GDNCTL_BUILD_DIR:-}" && test -d "$GDNCTL_BUILD_DIR/man" &&
 	gdnctl help --man >expect && test_cmp expect "$GDNCTL_BUILD_DIR/man/gdnctl.1" &&
