@@ -712,14 +712,13 @@ out:
 /* The figure of n > 0 values under c->repeat_stat (v is reordered). */
 static double repeat_stat(const struct gdn_perf_config *c, double *v, size_t n)
 {
+	bool lower = gdn_perf_direction_resolve(c->direction, c->metric) == GDN_PERF_LOWER;
 	double best = v[0];
 
 	if (c->repeat_stat == GDN_PERF_STAT_MEDIAN)
 		return gdn_perf_median(v, n);
 	for (size_t i = 1; i < n; i++)
-		if (gdn_perf_direction_resolve(c->direction, c->metric) == GDN_PERF_LOWER
-			? v[i] < best
-			: v[i] > best)
+		if (lower ? v[i] < best : v[i] > best)
 			best = v[i];
 	return best;
 }
