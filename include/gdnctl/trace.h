@@ -121,10 +121,16 @@ struct gdn_trace_opts {
 	unsigned depth_max;	    /* 0: GDN_TRACE_DEPTH_MAX */
 	unsigned window;	    /* 0: GDN_TRACE_WINDOW */
 	bool no_thread;		    /* gdn_trace_summarize_file: inflate on the calling thread */
+	/*
+	 * XPlane: time events by their device_offset_ps/device_duration_ps stats
+	 * when both are present (xprof's device timespan) instead of the line
+	 * timestamp + offset_ps and duration_ps (what the trace viewer shows).
+	 */
+	bool device_span;
 };
-#define GDN_TRACE_OPTS_INIT                      \
-	{                                        \
-		NULL, NULL, NULL, 0, 0, 0, false \
+#define GDN_TRACE_OPTS_INIT                             \
+	{                                               \
+		NULL, NULL, NULL, 0, 0, 0, false, false \
 	}
 
 /* One aggregated row. Strings are borrowed from the summary. */
@@ -168,6 +174,8 @@ struct gdn_trace_summary {
 	bool truncated;		/* looks cut by the profiler's 1,000,000-event cap */
 	struct gdn_trace_rows ops, categories, sources, devices;
 	struct strvec warnings; /* one line each, for the command to print */
+	const char *format;	/* NULL: trace-event JSON; "xplane" */
+	struct strvec hosts;	/* xplane: one hostname per file read */
 	void *priv;		/* owns the strings the rows point to */
 };
 #define GDN_TRACE_SUMMARY_INIT \
@@ -206,6 +214,27 @@ int gdn_trace_resolve_input(const char *arg, char **path, bool *from_dir, struct
 
 /* ---------------------------------------------------------------------- */
 /*
+ * XPlane (a serialized XSpace protobuf, <host>.xplane.pb, plain or gzip):
+ * read in three passes in bounded memory (src/trace/xplane.c). Events of
+ * each plane's lines go to the same aggregator (pid = plane, tid = line);
+ * the selection follows xprof: the "XLA Ops" and "Sparse Core Ops" lines of
+ * /device: planes, and the "Stream #N(...)" lines of /device:GPU planes.
+ */
+
+/* Whether the first bytes (already uncompressed) look like an XSpace. */
+bool gdn_xplane_sniff(const void *data, size_t len);
+/* Whether a file (plain or gzip) holds an XSpace, by its first bytes. */
+int gdn_xplane_sniff_file(const char *path, bool *is_xplane, struct gdn_err *err);
+/* Summarise n XPlane files (one per host) into one summary. */
+int gdn_xplane_summarize_files(const char *const *paths, size_t n,
+			       const struct gdn_trace_opts *opts, struct gdn_trace_summary *out,
+			       struct gdn_err *err);
+/* Summarise an XSpace held in memory (plain or gzip); for tests and fuzzing. */
+int gdn_xplane_summarize_mem(const void *data, size_t len, const struct gdn_trace_opts *opts,
+			     struct gdn_trace_summary *out, struct gdn_err *err);
+
+/* ---------------------------------------------------------------------- */
+/*
  * Internal stages, exposed for the pipeline's own files and unit tests:
  * the event assembler hands each event object to the aggregator.
  */
@@ -232,6 +261,11 @@ struct gdn_trace_agg *gdn_trace_agg_new(const struct gdn_trace_opts *opts);
 void gdn_trace_agg_event(struct gdn_trace_agg *a, const struct gdn_trace_event *ev);
 /* Counted by the assembler: every element of traceEvents. */
 void gdn_trace_agg_count_element(struct gdn_trace_agg *a);
+/*
+ * XPlane input: select xprof's lines; several hosts: device labels carry the
+ * host (process names are "<host> /device:...").
+ */
+void gdn_trace_agg_set_xplane(struct gdn_trace_agg *a, bool multi_host);
 /* Flush, select, aggregate; out must be initialised. */
 int gdn_trace_agg_finish(struct gdn_trace_agg *a, struct gdn_trace_summary *out,
 			 struct gdn_err *err);

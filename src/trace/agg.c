@@ -291,7 +291,14 @@ struct gdn_trace_agg {
 	size_t naccs, accalloc;
 	uint64_t elements, complete, metadata, invalid, unmatched, late, deep, other;
 	uint32_t id_process_name, id_thread_name;
+	bool xplane, multi_host;
 };
+
+void gdn_trace_agg_set_xplane(struct gdn_trace_agg *a, bool multi_host)
+{
+	a->xplane = true;
+	a->multi_host = multi_host;
+}
 
 static bool list_nonempty(const char *const *l)
 {
@@ -688,7 +695,13 @@ static uint32_t device_label(struct gdn_trace_agg *a, const struct track *t)
 	struct sbuf sb = SBUF_INIT;
 	uint32_t id;
 
-	if (dev) {
+	if (dev && a->multi_host && dev > pn) {
+		/* "<host> /device:TPU:0" -> "<host>/TPU:0" */
+		sbuf_add(&sb, pn, (size_t)(dev - pn));
+		while (sb.len && sb.buf[sb.len - 1] == ' ')
+			sbuf_setlen(&sb, sb.len - 1);
+		sbuf_addf(&sb, "/%s", dev + 8);
+	} else if (dev) {
 		sbuf_adds(&sb, dev + 8);
 	} else {
 		if (*pn)
@@ -721,7 +734,14 @@ static bool device_ok(struct gdn_trace_agg *a, const struct track *t)
 
 static bool is_xla_ops(struct gdn_trace_agg *a, const struct track *t)
 {
-	return !strcmp(thread_name(a, t), "XLA Ops") && strstr(proc_name(a, t), "/device:");
+	const char *tn = thread_name(a, t), *pn = proc_name(a, t);
+
+	if (!a->xplane)
+		return !strcmp(tn, "XLA Ops") && strstr(pn, "/device:");
+	/* xprof: the op lines of TPU planes; the stream (kernel) lines of GPU planes */
+	if (strstr(pn, "/device:GPU"))
+		return !strncmp(tn, "Stream #", 8);
+	return strstr(pn, "/device:") && (!strcmp(tn, "XLA Ops") || !strcmp(tn, "Sparse Core Ops"));
 }
 
 /* Strip a trailing ".N" (the HLO instance number): "fusion.321" -> "fusion". */
@@ -1117,6 +1137,7 @@ void gdn_trace_summary_init(struct gdn_trace_summary *s)
 {
 	memset(s, 0, sizeof(*s));
 	strvec_init(&s->warnings);
+	strvec_init(&s->hosts);
 	s->steps_from = "";
 }
 
@@ -1130,6 +1151,7 @@ void gdn_trace_summary_release(struct gdn_trace_summary *s)
 	free(s->sources.v);
 	free(s->devices.v);
 	strvec_clear(&s->warnings);
+	strvec_clear(&s->hosts);
 	if (st) {
 		strtab_release(st);
 		free(st);

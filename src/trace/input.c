@@ -337,6 +337,18 @@ int gdn_trace_summarize_file(const char *path, const struct gdn_trace_opts *opts
 	struct gdn_gz *gz = NULL;
 	int ret = 0;
 
+	if (!is_stdin) {
+		bool xplane = false;
+
+		ret = gdn_xplane_sniff_file(path, &xplane, err);
+		if (ret)
+			return ret;
+		if (xplane) {
+			if (fd >= 0)
+				close(fd);
+			return gdn_xplane_summarize_files(&path, 1, opts, out, err);
+		}
+	}
 	if (fd < 0) {
 		ret = gdn_err_errno(err, GDN_EIO, "cannot open '%s'", path);
 		goto out;

@@ -419,6 +419,14 @@ json_t *gdn_trace_summary_json(const struct gdn_trace_summary *s, size_t top)
 
 	json_object_set_new(doc, "path", s->path ? json_string(s->path) : json_null());
 	json_object_set_new(doc, "mode", json_string(mode_name(s->mode)));
+	if (s->format) {
+		json_t *hosts = json_array();
+
+		json_object_set_new(doc, "format", json_string(s->format));
+		for (size_t i = 0; i < s->hosts.nr; i++)
+			json_array_append_new(hosts, json_string(s->hosts.v[i]));
+		json_object_set_new(doc, "hosts", hosts);
+	}
 	json_object_set_new(ev, "total", json_integer((json_int_t)s->events_total));
 	json_object_set_new(ev, "complete", json_integer((json_int_t)s->events_complete));
 	json_object_set_new(ev, "selected", json_integer((json_int_t)s->events_selected));

@@ -1,0 +1,1397 @@
+/*
+ * XPlane reader: a serialized XSpace protobuf (the JAX/TensorFlow
+ * profiler's <host>.xplane.pb, plain or gzip) streamed into the trace
+ * aggregator in bounded memory.
+ *
+ * Our own wire-format reader, not protobuf-c: protobuf-c unpacks a whole
+ * message (an XSpace is one message: the whole file) into memory, so a
+ * 1 GB file would take several GB. Here the bytes pass through one 256 KB
+ * buffer and only the metadata (names and per-op stats) is kept.
+ *
+ * The serializer writes an XPlane's lines before its event_metadata and
+ * stat_metadata, so the file is read three times (plain files skip what a
+ * pass does not need with lseek; gzip is inflated again):
+ *   pass 0: plane ids and names, stat_metadata names, hostnames;
+ *   pass 1: event_metadata (name and the per-op stats, now that the stat
+ *           names are known);
+ *   pass 2: the events of every line, handed to the aggregator as complete
+ *           events (pid = plane, tid = line).
+ * Nothing is handed on before the file has been read through once without
+ * error, so an invalid file never yields a partial summary.
+ *
+ * Schema (openxla/xla tsl/profiler/protobuf/xplane.proto):
+ *   XSpace{planes=1, errors=2, warnings=3, hostnames=4}
+ *   XPlane{id=1, name=2, lines=3, event_metadata=4 (map), stat_metadata=5 (map), stats=6}
+ *   XLine{id=1, name=2, timestamp_ns=3, events=4, duration_ps=9, display_id=10,
+ *         display_name=11}
+ *   XEvent{metadata_id=1, offset_ps=2 | num_occurrences=5, duration_ps=3, stats=4}
+ *   XStat{metadata_id=1, double=2, uint64=3, int64=4, str=5, bytes=6, ref=7,
+ *         compressed_str=8}
+ *   XEventMetadata{id=1, name=2, metadata=3, display_name=4, stats=5, child_id=6}
+ *   XStatMetadata{id=1, name=2, description=3}
+ *   map entry{key=1, value=2}
+ */
+#include "gdnctl/compat.h"
+#include <zlib.h>
+#include "gdnctl/trace.h"
+#include "gdnctl/err.h"
+#include "gdnctl/sbuf.h"
+#include "gdnctl/xalloc.h"
+
+#define XP_BUF	       (256u << 10)
+#define XP_POOL_MAX    ((size_t)40 << 20) /* bytes of kept metadata strings */
+#define XP_ENTRIES_MAX 2000000u		  /* kept metadata entries (stat + event) */
+
+/* ---- interned strings (ids; 0 is "") ---- */
+
+struct xstr {
+	char *pool;
+	size_t len, alloc;
+	uint32_t *off; /* string id -> offset in pool */
+	size_t nr, offalloc;
+	uint32_t *slots; /* id + 1 */
+	size_t mask;
+};
+
+static uint64_t xhash(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+	return h ^ (h >> 29);
+}
+
+static const char *xstr_get(const struct xstr *t, uint32_t id)
+{
+	return t->nr ? t->pool + t->off[id] : "";
+}
+
+static void xstr_rehash(struct xstr *t)
+{
+	size_t n = t->mask ? (t->mask + 1) * 2 : 1024;
+
+	free(t->slots);
+	t->slots = xcalloc(n, sizeof(*t->slots));
+	t->mask = n - 1;
+	for (size_t i = 0; i < t->nr; i++) {
+		const char *s = t->pool + t->off[i];
+		size_t j = xhash(s, strlen(s)) & t->mask;
+
+		while (t->slots[j])
+			j = (j + 1) & t->mask;
+		t->slots[j] = (uint32_t)(i + 1);
+	}
+}
+
+/* -1 when the pool is full. Strings must not contain NUL (cut there). */
+static int64_t xstr_intern(struct xstr *t, const char *s, size_t n)
+{
+	size_t j;
+	const char *nul = memchr(s, '\0', n);
+
+	if (nul)
+		n = (size_t)(nul - s);
+	if (!t->nr) {
+		ALLOC_GROW(t->pool, 1, t->alloc);
+		t->pool[0] = '\0';
+		t->len = 1;
+		ALLOC_GROW(t->off, 1, t->offalloc);
+		t->off[0] = 0;
+		t->nr = 1;
+		xstr_rehash(t);
+	}
+	if (!n)
+		return 0;
+	if ((t->nr + 1) * 2 > t->mask + 1)
+		xstr_rehash(t);
+	for (j = xhash(s, n) & t->mask; t->slots[j]; j = (j + 1) & t->mask) {
+		const char *e = t->pool + t->off[t->slots[j] - 1];
+
+		if (!strncmp(e, s, n) && e[n] == '\0')
+			return t->slots[j] - 1;
+	}
+	if (t->len + n + 1 > XP_POOL_MAX)
+		return -1;
+	ALLOC_GROW(t->pool, t->len + n + 1, t->alloc);
+	memcpy(t->pool + t->len, s, n);
+	t->pool[t->len + n] = '\0';
+	ALLOC_GROW(t->off, t->nr + 1, t->offalloc);
+	t->off[t->nr] = (uint32_t)t->len;
+	t->len += n + 1;
+	t->slots[j] = (uint32_t)(t->nr + 1);
+	return (int64_t)t->nr++;
+}
+
+static void xstr_release(struct xstr *t)
+{
+	free(t->pool);
+	free(t->off);
+	free(t->slots);
+	memset(t, 0, sizeof(*t));
+}
+
+/* ---- a map (plane, id) -> index ---- */
+
+struct xent {
+	uint64_t id;
+	uint32_t plane, val; /* val: index + 1; 0 empty */
+};
+
+struct xmap {
+	struct xent *e;
+	size_t mask, nr;
+};
+
+static size_t xmap_slot(const struct xmap *m, uint32_t plane, uint64_t id)
+{
+	uint64_t h = (id * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)plane * 0xc2b2ae3d27d4eb4fULL);
+
+	h ^= h >> 31;
+	return (size_t)(h * 0xff51afd7ed558ccdULL >> 17) & m->mask;
+}
+
+static uint32_t xmap_find(const struct xmap *m, uint32_t plane, uint64_t id)
+{
+	if (!m->e)
+		return 0;
+	for (size_t j = xmap_slot(m, plane, id); m->e[j].val; j = (j + 1) & m->mask)
+		if (m->e[j].id == id && m->e[j].plane == plane)
+			return m->e[j].val;
+	return 0;
+}
+
+/* Store val (index + 1) for (plane, id); an existing entry is replaced. */
+static void xmap_put(struct xmap *m, uint32_t plane, uint64_t id, uint32_t val)
+{
+	size_t j;
+
+	if (!m->e || (m->nr + 1) * 4 > (m->mask + 1) * 3) {
+		size_t oldn = m->e ? m->mask + 1 : 0, n = oldn ? oldn * 2 : 256;
+		struct xent *old = m->e;
+
+		m->e = xcalloc(n, sizeof(*m->e));
+		m->mask = n - 1;
+		for (size_t i = 0; i < oldn; i++) {
+			if (!old[i].val)
+				continue;
+			for (j = xmap_slot(m, old[i].plane, old[i].id); m->e[j].val;
+			     j = (j + 1) & m->mask)
+				;
+			m->e[j] = old[i];
+		}
+		free(old);
+	}
+	for (j = xmap_slot(m, plane, id); m->e[j].val; j = (j + 1) & m->mask) {
+		if (m->e[j].id == id && m->e[j].plane == plane) {
+			m->e[j].val = val;
+			return;
+		}
+	}
+	m->e[j].id = id;
+	m->e[j].plane = plane;
+	m->e[j].val = val;
+	m->nr++;
+}
+
+static void xmap_release(struct xmap *m)
+{
+	free(m->e);
+	memset(m, 0, sizeof(*m));
+}
+
+/* ---- the model ---- */
+
+enum stat_kind {
+	SK_OTHER,
+	SK_HLO,	    /* hlo_category */
+	SK_TFOP,    /* tf_op */
+	SK_LEVEL0,  /* "level 0": the TF op of a GPU kernel */
+	SK_SOURCE,  /* source */
+	SK_LONG,    /* long_name */
+	SK_DEDUP,   /* deduplicated_name */
+	SK_PROGRAM, /* program_id */
+	SK_SYMBOL,  /* symbol_id */
+	SK_FLOPS,   /* flops */
+	SK_BYTES,   /* bytes_accessed */
+	SK_DEVOFF,  /* device_offset_ps */
+	SK_DEVDUR,  /* device_duration_ps */
+};
+
+static enum stat_kind stat_kind(const char *s)
+{
+	static const struct {
+		const char *name;
+		enum stat_kind kind;
+	} kinds[] = {
+	    {"hlo_category", SK_HLO},
+	    {"tf_op", SK_TFOP},
+	    {"level 0", SK_LEVEL0},
+	    {"source", SK_SOURCE},
+	    {"long_name", SK_LONG},
+	    {"deduplicated_name", SK_DEDUP},
+	    {"program_id", SK_PROGRAM},
+	    {"symbol_id", SK_SYMBOL},
+	    {"flops", SK_FLOPS},
+	    {"bytes_accessed", SK_BYTES},
+	    {"device_offset_ps", SK_DEVOFF},
+	    {"device_duration_ps", SK_DEVDUR},
+	};
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strcmp(s, kinds[i].name))
+			return kinds[i].kind;
+	return SK_OTHER;
+}
+
+struct smeta {
+	uint32_t name; /* interned */
+	uint8_t kind;
+};
+
+/* What an XEventMetadata or XEvent says; string ids + 1 (0: not set). */
+struct facts {
+	uint32_t hlo, tfop, source, dedup, longname;
+	uint64_t devoff, devdur;
+	bool has_devoff, has_devdur;
+};
+
+struct emeta {
+	uint32_t name; /* interned */
+	struct facts f;
+};
+
+struct plane {
+	uint64_t id;
+	uint32_t name; /* interned */
+	bool dup_id;
+};
+
+struct xp_file {
+	const char *label; /* the file name (borrowed) or NULL */
+	int fd;
+	const unsigned char *mem;
+	size_t memlen;
+};
+
+struct xp {
+	/* input */
+	struct xp_file f;
+	size_t mempos;
+	bool gz, zinit, in_member;
+	z_stream zs;
+	unsigned char *raw, *buf;
+	size_t pos, len;
+	uint64_t base;	/* decoded offset of buf[0] */
+	uint64_t limit; /* decoded size when known, else UINT64_MAX */
+	bool eof;
+	/* model */
+	struct xstr strs;
+	struct plane *planes;
+	size_t nplanes, planealloc;
+	struct smeta *smetas;
+	size_t nsmetas, smetaalloc;
+	struct emeta *emetas;
+	size_t nemetas, emetaalloc;
+	struct xmap smap, emap;
+	struct strvec hosts;
+	/* pass 2 */
+	int pass;
+	uint32_t host; /* index of the file among several */
+	bool multi;
+	const char *host_name;
+	struct gdn_trace_agg *agg;
+	struct sbuf tmp, tmp2;
+	uint64_t events, aggregated, no_meta;
+	/* the message being read, for errors */
+	const char *in;
+};
+
+/* ---- input ---- */
+
+static uint64_t xp_off(const struct xp *x)
+{
+	return x->base + x->pos;
+}
+
+static int bad(struct xp *x, struct gdn_err *err, uint64_t off, const char *fmt, const char *arg)
+{
+	struct sbuf sb = SBUF_INIT;
+	int ret;
+
+	sbuf_addf(&sb, fmt, arg);
+	ret = gdn_err_set(err, GDN_EPARSE, "invalid XPlane at byte offset %llu%s: %s",
+			  (unsigned long long)off, x->gz ? " (uncompressed)" : "", sb.buf);
+	sbuf_release(&sb);
+	return ret;
+}
+
+static int truncated(struct xp *x, struct gdn_err *err)
+{
+	return gdn_err_set(err, GDN_EPARSE,
+			   "truncated XPlane at byte offset %llu%s: the input ends inside %s",
+			   (unsigned long long)xp_off(x), x->gz ? " (uncompressed)" : "",
+			   x->in ? x->in : "a field");
+}
+
+static ssize_t raw_read(struct xp *x, unsigned char *dst, size_t n)
+{
+	if (x->f.mem) {
+		size_t k = x->f.memlen - x->mempos;
+
+		if (k > n)
+			k = n;
+		memcpy(dst, x->f.mem + x->mempos, k);
+		x->mempos += k;
+		return (ssize_t)k;
+	}
+	for (;;) {
+		ssize_t r = read(x->f.fd, dst, n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		return r;
+	}
+}
+
+/* Make bytes available: 1 ok, 0 end of input, or a negative error. */
+static int fill(struct xp *x, struct gdn_err *err)
+{
+	if (x->pos < x->len)
+		return 1;
+	if (x->eof)
+		return 0;
+	x->base += x->len;
+	x->pos = x->len = 0;
+	if (!x->gz) {
+		ssize_t r = raw_read(x, x->buf, XP_BUF);
+
+		if (r < 0)
+			return gdn_err_errno(err, GDN_EIO, "cannot read");
+		if (!r) {
+			x->eof = true;
+			return 0;
+		}
+		x->len = (size_t)r;
+		return 1;
+	}
+	while (!x->len) {
+		int zr;
+
+		if (!x->zs.avail_in) {
+			ssize_t r = raw_read(x, x->raw, XP_BUF);
+
+			if (r < 0)
+				return gdn_err_errno(err, GDN_EIO, "cannot read");
+			if (!r) {
+				x->eof = true;
+				if (x->in_member)
+					return gdn_err_set(err, GDN_EPARSE,
+							   "truncated gzip data after %llu "
+							   "uncompressed bytes",
+							   (unsigned long long)x->base);
+				return 0;
+			}
+			x->zs.next_in = x->raw;
+			x->zs.avail_in = (uInt)r;
+		}
+		if (!x->in_member) {
+			if (inflateReset(&x->zs) != Z_OK)
+				return gdn_err_set(err, GDN_EPARSE, "gzip: cannot reset");
+			x->in_member = true;
+		}
+		x->zs.next_out = x->buf;
+		x->zs.avail_out = XP_BUF;
+		zr = inflate(&x->zs, Z_NO_FLUSH);
+		x->len = XP_BUF - x->zs.avail_out;
+		if (zr == Z_STREAM_END)
+			x->in_member = false;
+		else if (zr != Z_OK && !(zr == Z_BUF_ERROR && x->len))
+			return gdn_err_set(
+			    err, GDN_EPARSE, "invalid gzip data after %llu uncompressed bytes: %s",
+			    (unsigned long long)x->base, x->zs.msg ? x->zs.msg : "inflate failed");
+	}
+	return 1;
+}
+
+static int xp_open(struct xp *x, struct gdn_err *err)
+{
+	unsigned char head[2];
+	size_t nhead = 0;
+
+	x->mempos = 0;
+	x->base = x->pos = x->len = 0;
+	x->eof = false;
+	x->gz = false;
+	x->in_member = false;
+	x->limit = UINT64_MAX;
+	if (!x->f.mem && lseek(x->f.fd, 0, SEEK_SET) < 0)
+		return gdn_err_errno(err, GDN_EIO, "cannot rewind");
+	if (!x->buf)
+		x->buf = xmalloc(XP_BUF);
+	/* gzip by magic bytes */
+	while (nhead < 2) {
+		ssize_t r = raw_read(x, head + nhead, 2 - nhead);
+
+		if (r < 0)
+			return gdn_err_errno(err, GDN_EIO, "cannot read");
+		if (!r)
+			break;
+		nhead += (size_t)r;
+	}
+	if (nhead == 2 && head[0] == 0x1f && head[1] == 0x8b) {
+		x->gz = true;
+		if (!x->raw)
+			x->raw = xmalloc(XP_BUF);
+		if (!x->zinit) {
+			memset(&x->zs, 0, sizeof(x->zs));
+			if (inflateInit2(&x->zs, 15 + 16) != Z_OK)
+				return gdn_err_set(err, GDN_EIO, "cannot start inflate");
+			x->zinit = true;
+		}
+		memcpy(x->raw, head, 2);
+		x->zs.next_in = x->raw;
+		x->zs.avail_in = 2;
+		return 0;
+	}
+	memcpy(x->buf, head, nhead);
+	x->len = nhead;
+	if (x->f.mem) {
+		x->limit = x->f.memlen;
+	} else {
+		struct stat st;
+
+		if (!fstat(x->f.fd, &st) && S_ISREG(st.st_mode))
+			x->limit = (uint64_t)st.st_size;
+	}
+	return 0;
+}
+
+/* ---- wire format ---- */
+
+static int need(struct xp *x, uint64_t end, struct gdn_err *err)
+{
+	int r;
+
+	if (xp_off(x) >= end)
+		return bad(x, err, xp_off(x), "%s ends inside a field",
+			   x->in ? x->in : "a message");
+	r = fill(x, err);
+	if (r < 0)
+		return r;
+	if (!r)
+		return truncated(x, err);
+	return 0;
+}
+
+static int varint(struct xp *x, uint64_t end, uint64_t *v, struct gdn_err *err)
+{
+	uint64_t start = xp_off(x), r = 0;
+
+	for (int i = 0; i < 10; i++) {
+		int ret = need(x, end, err);
+		unsigned c;
+
+		if (ret)
+			return ret;
+		c = x->buf[x->pos++];
+		if (i == 9 && c > 1)
+			return bad(x, err, start, "%s", "a varint longer than 64 bits");
+		r |= (uint64_t)(c & 0x7f) << (7 * i);
+		if (!(c & 0x80)) {
+			*v = r;
+			return 0;
+		}
+	}
+	return bad(x, err, start, "%s", "a varint longer than 10 bytes");
+}
+
+static int fixed(struct xp *x, uint64_t end, unsigned n, uint64_t *v, struct gdn_err *err)
+{
+	uint64_t r = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		int ret = need(x, end, err);
+
+		if (ret)
+			return ret;
+		r |= (uint64_t)x->buf[x->pos++] << (8 * i);
+	}
+	*v = r;
+	return 0;
+}
+
+static int skip(struct xp *x, uint64_t n, struct gdn_err *err)
+{
+	while (n) {
+		size_t k = x->len - x->pos;
+		int r;
+
+		if (k) {
+			if (k > n)
+				k = (size_t)n;
+			x->pos += k;
+			n -= k;
+			continue;
+		}
+		if (!x->gz && !x->f.mem && x->limit != UINT64_MAX && n > XP_BUF) {
+			/* plain regular file: seek over it (the bound was checked) */
+			if (lseek(x->f.fd, (off_t)n, SEEK_CUR) < 0)
+				return gdn_err_errno(err, GDN_EIO, "cannot seek");
+			x->base += x->len + n;
+			x->pos = x->len = 0;
+			return 0;
+		}
+		if (!x->gz && x->f.mem && x->mempos + n <= x->f.memlen) {
+			x->mempos += (size_t)n;
+			x->base += x->len + n;
+			x->pos = x->len = 0;
+			return 0;
+		}
+		r = fill(x, err);
+		if (r < 0)
+			return r;
+		if (!r)
+			return truncated(x, err);
+	}
+	return 0;
+}
+
+struct field {
+	uint32_t num;
+	unsigned wt;
+	uint64_t off;	/* of the tag */
+	uint64_t v;	/* varint/fixed value, or the length */
+	uint64_t start; /* LEN: offset of the first byte of the value */
+};
+
+/* Read a tag and, for scalars, the value; LEN values are left to read. */
+static int next_field(struct xp *x, uint64_t end, struct field *f, struct gdn_err *err)
+{
+	uint64_t tag;
+	int ret;
+
+	f->off = xp_off(x);
+	ret = varint(x, end, &tag, err);
+	if (ret)
+		return ret;
+	f->num = (uint32_t)(tag >> 3);
+	f->wt = (unsigned)(tag & 7);
+	if (!f->num || tag >> 3 > 536870911u)
+		return bad(x, err, f->off, "%s", "field number 0 or too large");
+	switch (f->wt) {
+	case 0:
+		return varint(x, end, &f->v, err);
+	case 1:
+		return fixed(x, end, 8, &f->v, err);
+	case 5:
+		return fixed(x, end, 4, &f->v, err);
+	case 2:
+		ret = varint(x, end, &f->v, err);
+		if (ret)
+			return ret;
+		f->start = xp_off(x);
+		if (f->v > end - f->start || f->v > x->limit - f->start) {
+			struct sbuf sb = SBUF_INIT;
+
+			sbuf_addf(&sb, "a length of %llu bytes goes past the end of %s",
+				  (unsigned long long)f->v, x->in ? x->in : "the input");
+			ret = bad(x, err, f->off, "%s", sb.buf);
+			sbuf_release(&sb);
+			return ret;
+		}
+		return 0;
+	case 3:
+	case 4:
+		return bad(x, err, f->off, "%s", "wire type 3/4 (groups) is not used by XPlane");
+	default: {
+		char w[2] = {(char)('0' + f->wt), 0};
+
+		return bad(x, err, f->off, "invalid wire type %s", w);
+	}
+	}
+}
+
+static int skip_value(struct xp *x, const struct field *f, struct gdn_err *err)
+{
+	return f->wt == 2 ? skip(x, f->v, err) : 0;
+}
+
+/* Read a LEN value as text into sb (cut at GDN_TRACE_FIELD_MAX, the rest skipped). */
+static int read_str(struct xp *x, const struct field *f, struct sbuf *sb, struct gdn_err *err)
+{
+	uint64_t keep = f->v < GDN_TRACE_FIELD_MAX ? f->v : GDN_TRACE_FIELD_MAX, left = keep;
+
+	sbuf_reset(sb);
+	while (left) {
+		size_t k;
+		int r = fill(x, err);
+
+		if (r < 0)
+			return r;
+		if (!r)
+			return truncated(x, err);
+		k = x->len - x->pos;
+		if (k > left)
+			k = (size_t)left;
+		sbuf_add(sb, (const char *)x->buf + x->pos, k);
+		x->pos += k;
+		left -= k;
+	}
+	return skip(x, f->v - keep, err);
+}
+
+/* gzip or zlib compressed text (compressed_str_value) into sb, capped. */
+static void inflate_str(struct sbuf *in, struct sbuf *out)
+{
+	z_stream zs;
+	unsigned char chunk[4096];
+	int zr = Z_OK;
+
+	sbuf_reset(out);
+	memset(&zs, 0, sizeof(zs));
+	if (inflateInit2(&zs, 15 + 32) != Z_OK)
+		return;
+	zs.next_in = (unsigned char *)in->buf;
+	zs.avail_in = (uInt)in->len;
+	while (zr == Z_OK && out->len < GDN_TRACE_FIELD_MAX) {
+		zs.next_out = chunk;
+		zs.avail_out = sizeof(chunk);
+		zr = inflate(&zs, Z_NO_FLUSH);
+		sbuf_add(out, (const char *)chunk, sizeof(chunk) - zs.avail_out);
+		if (zr == Z_BUF_ERROR)
+			break;
+	}
+	inflateEnd(&zs);
+}
+
+static int too_much(struct xp *x, struct gdn_err *err)
+{
+	return bad(x, err, xp_off(x), "%s",
+		   "more metadata than gdnctl keeps in memory (40 MB of names, 2,000,000 "
+		   "entries)");
+}
+
+static int intern(struct xp *x, const char *s, size_t n, uint32_t *id, struct gdn_err *err)
+{
+	int64_t r = xstr_intern(&x->strs, s, n);
+
+	if (r < 0)
+		return too_much(x, err);
+	*id = (uint32_t)r;
+	return 0;
+}
+
+/* ---- pass 0: planes, stat_metadata, hostnames ---- */
+
+static int stat_md_entry(struct xp *x, uint32_t plane, uint64_t end, struct gdn_err *err)
+{
+	uint64_t key = 0, id = 0;
+	bool has_id = false;
+	uint32_t name = 0;
+	struct field f;
+	int ret = 0;
+
+	while (!ret && xp_off(x) < end) {
+		x->in = "a stat_metadata entry";
+		ret = next_field(x, end, &f, err);
+		if (ret)
+			break;
+		if (f.num == 1 && f.wt == 0) {
+			key = f.v;
+		} else if (f.num == 2 && f.wt == 2) {
+			uint64_t vend = f.start + f.v;
+
+			while (!ret && xp_off(x) < vend) {
+				struct field g;
+
+				x->in = "an XStatMetadata";
+				ret = next_field(x, vend, &g, err);
+				if (ret)
+					break;
+				if (g.num == 1 && g.wt == 0) {
+					id = g.v;
+					has_id = true;
+				} else if (g.num == 2 && g.wt == 2) {
+					ret = read_str(x, &g, &x->tmp, err);
+					if (!ret)
+						ret = intern(x, x->tmp.buf, x->tmp.len, &name, err);
+				} else {
+					ret = skip_value(x, &g, err);
+				}
+			}
+		} else {
+			ret = skip_value(x, &f, err);
+		}
+	}
+	if (ret)
+		return ret;
+	if (x->nsmetas + x->nemetas >= XP_ENTRIES_MAX)
+		return too_much(x, err);
+	ALLOC_GROW(x->smetas, x->nsmetas + 1, x->smetaalloc);
+	x->smetas[x->nsmetas].name = name;
+	x->smetas[x->nsmetas].kind = (uint8_t)stat_kind(xstr_get(&x->strs, name));
+	x->nsmetas++;
+	xmap_put(&x->smap, plane, has_id ? id : key, (uint32_t)x->nsmetas);
+	return 0;
+}
+
+/* ---- stats (pass 1 on metadata, pass 2 on events) ---- */
+
+static int read_stat(struct xp *x, uint32_t plane, uint64_t end, struct facts *fa,
+		     struct gdn_err *err)
+{
+	uint64_t mid = 0, num = 0;
+	bool has_num = false, has_str = false, compressed = false;
+	uint32_t ref = 0;
+	bool has_ref = false;
+	enum stat_kind kind = SK_OTHER;
+	struct field f;
+	int ret = 0;
+	bool kind_known = false;
+
+	while (!ret && xp_off(x) < end) {
+		x->in = "an XStat";
+		ret = next_field(x, end, &f, err);
+		if (ret)
+			break;
+		if (f.num == 1 && f.wt == 0) {
+			uint32_t s = xmap_find(&x->smap, plane, f.v);
+
+			mid = f.v;
+			kind = s ? (enum stat_kind)x->smetas[s - 1].kind : SK_OTHER;
+			kind_known = true;
+		} else if ((f.num == 3 || f.num == 4) && f.wt == 0) {
+			num = f.v;
+			has_num = true;
+		} else if (f.num == 2 && f.wt == 1) {
+			double d;
+
+			memcpy(&d, &f.v, sizeof(d));
+			num = d > 0 && d < 1.8e19 ? (uint64_t)d : 0;
+			has_num = true;
+		} else if (f.num == 7 && f.wt == 0) {
+			uint32_t s = xmap_find(&x->smap, plane, f.v);
+
+			has_ref = s != 0;
+			ref = s ? x->smetas[s - 1].name : 0;
+		} else if ((f.num == 5 || f.num == 8) && f.wt == 2 &&
+			   (!kind_known ||
+			    (kind != SK_OTHER && kind != SK_DEVOFF && kind != SK_DEVDUR &&
+			     kind != SK_PROGRAM && kind != SK_SYMBOL && kind != SK_FLOPS &&
+			     kind != SK_BYTES))) {
+			ret = read_str(x, &f, &x->tmp, err);
+			has_str = !ret;
+			compressed = f.num == 8;
+		} else {
+			ret = skip_value(x, &f, err);
+		}
+	}
+	if (ret)
+		return ret;
+	(void)mid;
+	switch (kind) {
+	case SK_DEVOFF:
+		fa->devoff = num;
+		fa->has_devoff = has_num;
+		return 0;
+	case SK_DEVDUR:
+		fa->devdur = num;
+		fa->has_devdur = has_num;
+		return 0;
+	case SK_HLO:
+	case SK_TFOP:
+	case SK_LEVEL0:
+	case SK_SOURCE:
+	case SK_LONG:
+	case SK_DEDUP: {
+		uint32_t id = 0, *dst;
+
+		if (has_ref) {
+			id = ref;
+		} else if (has_str) {
+			const struct sbuf *s = &x->tmp;
+
+			if (compressed) {
+				inflate_str(&x->tmp, &x->tmp2);
+				s = &x->tmp2;
+			}
+			ret = intern(x, s->buf, s->len, &id, err);
+			if (ret)
+				return ret;
+		} else {
+			return 0;
+		}
+		dst = kind == SK_HLO	  ? &fa->hlo
+		      : kind == SK_TFOP	  ? &fa->tfop
+		      : kind == SK_LEVEL0 ? (fa->tfop ? NULL : &fa->tfop)
+		      : kind == SK_SOURCE ? &fa->source
+		      : kind == SK_DEDUP  ? &fa->dedup
+					  : &fa->longname;
+		if (dst)
+			*dst = id + 1;
+		return 0;
+	}
+	default:
+		return 0;
+	}
+}
+
+/* ---- pass 1: event_metadata ---- */
+
+static int event_md_entry(struct xp *x, uint32_t plane, uint64_t end, struct gdn_err *err)
+{
+	uint64_t key = 0, id = 0;
+	bool has_id = false;
+	struct emeta em;
+	struct field f;
+	int ret = 0;
+
+	memset(&em, 0, sizeof(em));
+	while (!ret && xp_off(x) < end) {
+		x->in = "an event_metadata entry";
+		ret = next_field(x, end, &f, err);
+		if (ret)
+			break;
+		if (f.num == 1 && f.wt == 0) {
+			key = f.v;
+		} else if (f.num == 2 && f.wt == 2) {
+			uint64_t vend = f.start + f.v;
+
+			while (!ret && xp_off(x) < vend) {
+				struct field g;
+
+				x->in = "an XEventMetadata";
+				ret = next_field(x, vend, &g, err);
+				if (ret)
+					break;
+				if (g.num == 1 && g.wt == 0) {
+					id = g.v;
+					has_id = true;
+				} else if (g.num == 2 && g.wt == 2) {
+					ret = read_str(x, &g, &x->tmp, err);
+					if (!ret)
+						ret = intern(x, x->tmp.buf, x->tmp.len, &em.name,
+							     err);
+				} else if (g.num == 5 && g.wt == 2) {
+					ret = read_stat(x, plane, g.start + g.v, &em.f, err);
+				} else {
+					ret = skip_value(x, &g, err);
+				}
+			}
+		} else {
+			ret = skip_value(x, &f, err);
+		}
+	}
+	if (ret)
+		return ret;
+	if (x->nsmetas + x->nemetas >= XP_ENTRIES_MAX)
+		return too_much(x, err);
+	ALLOC_GROW(x->emetas, x->nemetas + 1, x->emetaalloc);
+	x->emetas[x->nemetas++] = em;
+	xmap_put(&x->emap, plane, has_id ? id : key, (uint32_t)x->nemetas);
+	return 0;
+}
+
+/* ---- pass 2: events ---- */
+
+static void plane_pid(struct xp *x, uint32_t plane, struct gdn_trace_id *pid, struct sbuf *sb)
+{
+	const struct plane *p = &x->planes[plane];
+
+	memset(pid, 0, sizeof(*pid));
+	if (!p->dup_id && !x->host) {
+		pid->num = (int64_t)p->id;
+		return;
+	}
+	sbuf_reset(sb);
+	sbuf_addf(sb, "%u:%llu#%u", x->host, (unsigned long long)p->id, plane);
+	pid->str = sb->buf;
+	pid->len = sb->len;
+}
+
+static void emit_meta(struct xp *x, uint32_t plane, bool thread, uint64_t line, const char *name,
+		      size_t len)
+{
+	struct gdn_trace_event ev;
+	struct sbuf pidbuf = SBUF_INIT, full = SBUF_INIT;
+
+	if (!thread && x->multi) {
+		/* several hosts: "<host> /device:TPU:0" (the device label says the host) */
+		sbuf_addf(&full, "%s %.*s", x->host_name, (int)len, name);
+		name = full.buf;
+		len = full.len;
+	}
+	memset(&ev, 0, sizeof(ev));
+	ev.ph = 'M';
+	plane_pid(x, plane, &ev.pid, &pidbuf);
+	ev.tid.num = (int64_t)line;
+	ev.name = thread ? "thread_name" : "process_name";
+	ev.name_len = strlen(ev.name);
+	ev.meta_name = name;
+	ev.meta_name_len = len;
+	ev.has_meta_name = true;
+	gdn_trace_agg_event(x->agg, &ev);
+	sbuf_release(&pidbuf);
+	sbuf_release(&full);
+}
+
+struct line_ctx {
+	uint32_t plane;
+	uint64_t id;
+	int64_t ts_ns;
+	bool has_ts, saw_events;
+	struct sbuf pid;
+	bool device_span;
+};
+
+static void set_str(const struct xp *x, uint32_t id1, const char **s, size_t *len)
+{
+	if (id1) {
+		*s = xstr_get(&x->strs, id1 - 1);
+		*len = strlen(*s);
+	}
+}
+
+static int read_event(struct xp *x, struct line_ctx *lc, uint64_t end, struct gdn_err *err)
+{
+	uint64_t mid = 0, off = 0, dur = 0;
+	bool aggregated = false;
+	struct facts fa;
+	struct field f;
+	struct gdn_trace_event ev;
+	const struct emeta *em = NULL;
+	uint32_t e;
+	int ret = 0;
+
+	memset(&fa, 0, sizeof(fa));
+	while (!ret && xp_off(x) < end) {
+		x->in = "an XEvent";
+		ret = next_field(x, end, &f, err);
+		if (ret)
+			break;
+		if (f.num == 1 && f.wt == 0)
+			mid = f.v;
+		else if (f.num == 2 && f.wt == 0)
+			off = f.v;
+		else if (f.num == 5 && f.wt == 0)
+			aggregated = true;
+		else if (f.num == 3 && f.wt == 0)
+			dur = f.v;
+		else if (f.num == 4 && f.wt == 2)
+			ret = read_stat(x, lc->plane, f.start + f.v, &fa, err);
+		else
+			ret = skip_value(x, &f, err);
+	}
+	if (ret)
+		return ret;
+	x->events++;
+	gdn_trace_agg_count_element(x->agg);
+	if (aggregated) {
+		x->aggregated++; /* an aggregate, not a timeline event */
+		return 0;
+	}
+	e = xmap_find(&x->emap, lc->plane, mid);
+	if (!e)
+		x->no_meta++;
+	else
+		em = &x->emetas[e - 1];
+	memset(&ev, 0, sizeof(ev));
+	ev.ph = 'X';
+	plane_pid(x, lc->plane, &ev.pid, &lc->pid);
+	ev.tid.num = (int64_t)lc->id;
+	if (em) {
+		set_str(x, em->name + 1, &ev.name, &ev.name_len);
+		/* the event's own stats win over its metadata's */
+		set_str(x, fa.hlo ? fa.hlo : em->f.hlo, &ev.hlo_category, &ev.hlo_category_len);
+		set_str(x, fa.tfop ? fa.tfop : em->f.tfop, &ev.tf_op, &ev.tf_op_len);
+		set_str(x, fa.source ? fa.source : em->f.source, &ev.source, &ev.source_len);
+		if (!fa.has_devoff && em->f.has_devoff) {
+			fa.has_devoff = true;
+			fa.devoff = em->f.devoff;
+		}
+		if (!fa.has_devdur && em->f.has_devdur) {
+			fa.has_devdur = true;
+			fa.devdur = em->f.devdur;
+		}
+	} else {
+		set_str(x, fa.hlo, &ev.hlo_category, &ev.hlo_category_len);
+		set_str(x, fa.tfop, &ev.tf_op, &ev.tf_op_len);
+		set_str(x, fa.source, &ev.source, &ev.source_len);
+	}
+	if (!ev.name) {
+		ev.name = "";
+		ev.name_len = 0;
+	}
+	if (lc->device_span && fa.has_devoff && fa.has_devdur) {
+		ev.ts = (gdn_ps)fa.devoff;
+		ev.dur = (gdn_ps)fa.devdur;
+	} else {
+		ev.ts = (gdn_ps)lc->ts_ns * 1000 + (gdn_ps)off;
+		ev.dur = (gdn_ps)dur;
+	}
+	ev.has_ts = ev.has_dur = true;
+	gdn_trace_agg_event(x->agg, &ev);
+	return 0;
+}
+
+static int read_line(struct xp *x, uint32_t plane, uint64_t end, bool device_span,
+		     struct gdn_err *err)
+{
+	struct line_ctx lc;
+	struct field f;
+	struct sbuf name = SBUF_INIT;
+	bool has_name = false;
+	int ret = 0;
+
+	memset(&lc, 0, sizeof(lc));
+	lc.plane = plane;
+	lc.device_span = device_span;
+	sbuf_init(&lc.pid, 0);
+	while (!ret && xp_off(x) < end) {
+		x->in = "an XLine";
+		ret = next_field(x, end, &f, err);
+		if (ret)
+			break;
+		if (f.num == 1 && f.wt == 0) {
+			if (lc.saw_events && lc.id != f.v)
+				ret = bad(x, err, f.off, "%s", "an XLine id after its events");
+			lc.id = f.v;
+		} else if (f.num == 2 && f.wt == 2) {
+			ret = read_str(x, &f, &name, err);
+			has_name = !ret;
+		} else if (f.num == 3 && f.wt == 0) {
+			if (lc.saw_events && (!lc.has_ts || lc.ts_ns != (int64_t)f.v))
+				ret = bad(x, err, f.off, "%s",
+					  "an XLine timestamp_ns after its events");
+			lc.ts_ns = (int64_t)f.v;
+			lc.has_ts = true;
+		} else if (f.num == 4 && f.wt == 2) {
+			lc.saw_events = true;
+			ret = read_event(x, &lc, f.start + f.v, err);
+		} else {
+			ret = skip_value(x, &f, err);
+		}
+	}
+	if (!ret && has_name)
+		emit_meta(x, plane, true, lc.id, name.buf, name.len);
+	sbuf_release(&name);
+	sbuf_release(&lc.pid);
+	return ret;
+}
+
+/* ---- planes and the space ---- */
+
+static int read_plane(struct xp *x, uint32_t plane, uint64_t end, bool device_span,
+		      struct gdn_err *err)
+{
+	struct field f;
+	int ret = 0;
+
+	if (x->pass == 0) {
+		ALLOC_GROW(x->planes, x->nplanes + 1, x->planealloc);
+		memset(&x->planes[x->nplanes], 0, sizeof(x->planes[0]));
+		x->nplanes++;
+	} else if (x->pass == 2) {
+		const struct plane *p = &x->planes[plane];
+		const char *pn = xstr_get(&x->strs, p->name);
+
+		emit_meta(x, plane, false, 0, pn, strlen(pn));
+	}
+	while (!ret && xp_off(x) < end) {
+		x->in = "an XPlane";
+		ret = next_field(x, end, &f, err);
+		if (ret)
+			break;
+		if (x->pass == 0 && f.num == 1 && f.wt == 0) {
+			x->planes[plane].id = f.v;
+		} else if (x->pass == 0 && f.num == 2 && f.wt == 2) {
+			ret = read_str(x, &f, &x->tmp, err);
+			if (!ret)
+				ret =
+				    intern(x, x->tmp.buf, x->tmp.len, &x->planes[plane].name, err);
+		} else if (x->pass == 0 && f.num == 5 && f.wt == 2) {
+			ret = stat_md_entry(x, plane, f.start + f.v, err);
+		} else if (x->pass == 1 && f.num == 4 && f.wt == 2) {
+			ret = event_md_entry(x, plane, f.start + f.v, err);
+		} else if (x->pass == 2 && f.num == 3 && f.wt == 2) {
+			ret = read_line(x, plane, f.start + f.v, device_span, err);
+		} else {
+			ret = skip_value(x, &f, err);
+		}
+	}
+	return ret;
+}
+
+static int read_space(struct xp *x, bool device_span, struct gdn_err *err)
+{
+	uint32_t plane = 0;
+	int ret = xp_open(x, err);
+
+	while (!ret) {
+		struct field f;
+		int r = fill(x, err);
+
+		if (r < 0)
+			return r;
+		if (!r)
+			break;
+		x->in = "the XSpace";
+		ret = next_field(x, x->limit, &f, err);
+		if (ret)
+			break;
+		if (f.num == 1 && f.wt == 2) {
+			if (x->pass && plane >= x->nplanes)
+				BUG("xplane: plane count changed between passes");
+			ret = read_plane(x, plane++, f.start + f.v, device_span, err);
+		} else if (x->pass == 0 && f.num == 4 && f.wt == 2) {
+			ret = read_str(x, &f, &x->tmp, err);
+			if (!ret)
+				strvec_push(&x->hosts, x->tmp.buf);
+		} else {
+			ret = skip_value(x, &f, err);
+		}
+	}
+	if (!ret && x->pass == 0 && !x->nplanes && xp_off(x) == 0)
+		ret = gdn_err_set(err, GDN_EPARSE, "invalid XPlane at byte offset 0: empty input");
+	return ret;
+}
+
+static void mark_dup_ids(struct xp *x)
+{
+	struct xmap seen = {NULL, 0, 0};
+
+	for (size_t i = 0; i < x->nplanes; i++) {
+		uint32_t j = xmap_find(&seen, 0, x->planes[i].id);
+
+		if (j) {
+			x->planes[i].dup_id = true;
+			x->planes[j - 1].dup_id = true;
+		} else {
+			xmap_put(&seen, 0, x->planes[i].id, (uint32_t)(i + 1));
+		}
+	}
+	xmap_release(&seen);
+}
+
+static void xp_reset_model(struct xp *x)
+{
+	xstr_release(&x->strs);
+	free(x->planes);
+	free(x->smetas);
+	free(x->emetas);
+	x->planes = NULL;
+	x->smetas = NULL;
+	x->emetas = NULL;
+	x->nplanes = x->planealloc = x->nsmetas = x->smetaalloc = 0;
+	x->nemetas = x->emetaalloc = 0;
+	xmap_release(&x->smap);
+	xmap_release(&x->emap);
+}
+
+static void xp_release(struct xp *x)
+{
+	xp_reset_model(x);
+	if (x->zinit)
+		inflateEnd(&x->zs);
+	free(x->raw);
+	free(x->buf);
+	sbuf_release(&x->tmp);
+	sbuf_release(&x->tmp2);
+}
+
+/* Read one file's three passes into agg. */
+static int read_one(struct xp *x, bool device_span, struct gdn_err *err)
+{
+	size_t h0 = x->hosts.nr;
+	int ret;
+
+	xp_reset_model(x);
+	x->aggregated = x->no_meta = 0;
+	for (x->pass = 0; x->pass < 3; x->pass++) {
+		ret = read_space(x, device_span, err);
+		if (ret)
+			return ret;
+		if (x->pass)
+			continue;
+		mark_dup_ids(x);
+		if (x->hosts.nr == h0) {
+			/* no hostnames: the file name without .xplane.pb */
+			const char *l = x->f.label ? x->f.label : "", *b = strrchr(l, '/');
+			const char *dot;
+
+			b = b ? b + 1 : l;
+			dot = strstr(b, ".xplane.pb");
+			strvec_pushf(&x->hosts, "%.*s", (int)(dot ? (size_t)(dot - b) : strlen(b)),
+				     b);
+		}
+		/* one host per file: its first hostname */
+		while (x->hosts.nr > h0 + 1)
+			strvec_pop(&x->hosts);
+		x->host_name = x->hosts.v[h0];
+	}
+	return 0;
+}
+
+/* ---- sniffing ---- */
+
+static bool json_ws(unsigned char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+bool gdn_xplane_sniff(const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	size_t i = 0;
+
+	if (!len)
+		return false;
+	if (p[0] != 0x0a && p[0] != 0x12 && p[0] != 0x1a && p[0] != 0x22)
+		return false;
+	if (p[0] != 0x0a)
+		return p[0] != 0x22; /* '"': a JSON string, not a trace either way */
+	/* 0x0a is also a newline: JSON is whitespace, then { or [ and a JSON byte */
+	while (i < len && json_ws(p[i]))
+		i++;
+	if (i == len)
+		return false;
+	if ((p[i] == '{' || p[i] == '[') && i + 1 < len) {
+		unsigned char c = p[i + 1];
+
+		if (json_ws(c) || c == '"' || c == '}' || c == ']' || c == '{' || c == '[' ||
+		    c == '-' || isdigit(c) || c == 't' || c == 'f' || c == 'n')
+			return false;
+	}
+	return true;
+}
+
+int gdn_xplane_sniff_file(const char *path, bool *is_xplane, struct gdn_err *err)
+{
+	unsigned char raw[512], out[64];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	*is_xplane = false;
+	if (fd < 0)
+		return gdn_err_errno(err, GDN_EIO, "cannot open '%s'", path);
+	do
+		n = read(fd, raw, sizeof(raw));
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	if (n < 0)
+		return gdn_err_errno(err, GDN_EIO, "cannot read '%s'", path);
+	if (n >= 2 && raw[0] == 0x1f && raw[1] == 0x8b) {
+		z_stream zs;
+
+		memset(&zs, 0, sizeof(zs));
+		if (inflateInit2(&zs, 15 + 16) != Z_OK)
+			return 0;
+		zs.next_in = raw;
+		zs.avail_in = (uInt)n;
+		zs.next_out = out;
+		zs.avail_out = sizeof(out);
+		(void)inflate(&zs, Z_NO_FLUSH);
+		*is_xplane = gdn_xplane_sniff(out, sizeof(out) - zs.avail_out);
+		inflateEnd(&zs);
+		return 0;
+	}
+	*is_xplane = gdn_xplane_sniff(raw, (size_t)n);
+	return 0;
+}
+
+/* ---- entry points ---- */
+
+static void add_xplane_info(struct xp *x, struct gdn_trace_summary *out)
+{
+	if (x->aggregated)
+		strvec_pushf(&out->warnings,
+			     "%llu aggregated XEvents (num_occurrences) are not timeline events "
+			     "and were not counted",
+			     (unsigned long long)x->aggregated);
+	if (x->no_meta)
+		strvec_pushf(&out->warnings,
+			     "%llu XEvents name no event_metadata of their plane; they count "
+			     "with an empty name",
+			     (unsigned long long)x->no_meta);
+}
+
+static int summarize(struct xp_file *files, size_t n, const struct gdn_trace_opts *opts,
+		     struct gdn_trace_summary *out, struct gdn_err *err)
+{
+	struct xp x;
+	struct strvec hosts = STRVEC_INIT;
+	uint64_t aggregated = 0, no_meta = 0;
+	bool device_span = opts && opts->device_span;
+	int ret = 0;
+
+	memset(&x, 0, sizeof(x));
+	strvec_init(&x.hosts);
+	sbuf_init(&x.tmp, 0);
+	sbuf_init(&x.tmp2, 0);
+	x.agg = gdn_trace_agg_new(opts);
+	x.multi = n > 1;
+	gdn_trace_agg_set_xplane(x.agg, x.multi);
+	for (size_t i = 0; i < n && !ret; i++) {
+		x.f = files[i];
+		x.host = (uint32_t)i;
+		ret = read_one(&x, device_span, err);
+		if (ret && files[i].label)
+			gdn_err_prefix(err, "'%s'", files[i].label);
+		aggregated += x.aggregated;
+		no_meta += x.no_meta;
+	}
+	if (!ret)
+		ret = gdn_trace_agg_finish(x.agg, out, err);
+	if (!ret) {
+		x.aggregated = aggregated;
+		x.no_meta = no_meta;
+		add_xplane_info(&x, out);
+		out->format = "xplane";
+		for (size_t i = 0; i < x.hosts.nr; i++)
+			strvec_push(&out->hosts, x.hosts.v[i]);
+	}
+	gdn_trace_agg_free(x.agg);
+	strvec_clear(&x.hosts);
+	strvec_clear(&hosts);
+	xp_release(&x);
+	return ret;
+}
+
+int gdn_xplane_summarize_mem(const void *data, size_t len, const struct gdn_trace_opts *opts,
+			     struct gdn_trace_summary *out, struct gdn_err *err)
+{
+	struct xp_file f = {NULL, -1, data, len};
+
+	if (!data)
+		f.mem = (const unsigned char *)"";
+	return summarize(&f, 1, opts, out, err);
+}
+
+int gdn_xplane_summarize_files(const char *const *paths, size_t n,
+			       const struct gdn_trace_opts *opts, struct gdn_trace_summary *out,
+			       struct gdn_err *err)
+{
+	struct xp_file *files = xcalloc(n ? n : 1, sizeof(*files));
+	int ret = 0;
+	size_t opened = 0;
+
+	for (; opened < n; opened++) {
+		files[opened].label = paths[opened];
+		files[opened].fd = open(paths[opened], O_RDONLY | O_CLOEXEC);
+		if (files[opened].fd < 0) {
+			ret = gdn_err_errno(err, GDN_EIO, "cannot open '%s'", paths[opened]);
+			break;
+		}
+	}
+	if (!ret)
+		ret = summarize(files, n, opts, out, err);
+	for (size_t i = 0; i < opened; i++)
+		close(files[i].fd);
+	free(files);
+	if (!ret) {
+		free(out->path);
+		out->path = xstrdup(n ? paths[0] : "");
+	}
+	return ret;
+}
