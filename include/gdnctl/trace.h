@@ -173,6 +173,8 @@ struct gdn_trace_summary {
 	const char *steps_from; /* "Steps" or "XLA Modules <name>" (borrowed), or "" */
 	bool truncated;		/* looks cut by the profiler's 1,000,000-event cap */
 	struct gdn_trace_rows ops, categories, sources, devices;
+	/* op families (deduplicated_name, else the name without ".N"); tf_op */
+	struct gdn_trace_rows families, framework_ops;
 	struct strvec warnings; /* one line each, for the command to print */
 	const char *format;	/* NULL: trace-event JSON; "xplane" */
 	struct strvec hosts;	/* xplane: one hostname per file read */
@@ -211,6 +213,13 @@ int gdn_trace_summarize_file(const char *path, const struct gdn_trace_opts *opts
  * caller) is what to read; *from_dir tells whether a directory was searched.
  */
 int gdn_trace_resolve_input(const char *arg, char **path, bool *from_dir, struct gdn_err *err);
+/*
+ * The same; when a directory has no trace-event JSON but XPlane files
+ * (*.xplane.pb, *.xplane.pb.gz), every one of them is put in xplanes (one per
+ * host; sorted) and *path is the first. xplanes may be NULL.
+ */
+int gdn_trace_resolve_inputs(const char *arg, char **path, struct strvec *xplanes, bool *from_dir,
+			     struct gdn_err *err);
 
 /* ---------------------------------------------------------------------- */
 /*
@@ -249,8 +258,8 @@ struct gdn_trace_id {
 /* One event object, with only the fields the aggregator needs (all borrowed). */
 struct gdn_trace_event {
 	char ph; /* 'X', 'B', 'E', 'M', ...; 0 when absent or longer than one byte */
-	const char *name, *cat, *hlo_category, *source, *tf_op, *meta_name;
-	size_t name_len, cat_len, hlo_category_len, source_len, tf_op_len, meta_name_len;
+	const char *name, *cat, *hlo_category, *source, *tf_op, *meta_name, *dedup;
+	size_t name_len, cat_len, hlo_category_len, source_len, tf_op_len, meta_name_len, dedup_len;
 	struct gdn_trace_id pid, tid;
 	gdn_ps ts, dur;
 	bool has_ts, has_dur, has_meta_name;
@@ -336,5 +345,18 @@ void gdn_trace_diff_render_table(const struct gdn_trace_diff *d, size_t top, str
 void gdn_trace_diff_render_markdown(const struct gdn_trace_diff *d, size_t top, struct sbuf *out);
 /* New reference: the "gdnctl.trace_diff.v1" document (top of 0: all rows). */
 json_t *gdn_trace_diff_json(const struct gdn_trace_diff *d, size_t top);
+
+/*
+ * Add the original xprof-compare payload to doc: before_xplane, after_xplane,
+ * normalize_positive_deltas_ms, framework_op_stats and op_profile_category
+ * ({positive_deltas, negative_deltas: [{name, before, after, delta,
+ * normalized_ms}], positive_delta_total, negative_delta_total}; framework
+ * rows add family and the section family_positive_deltas), derived_metrics.
+ * Milliseconds of self time over the whole trace; top_k 0: every row; with
+ * normalize the positive deltas are rescaled to sum to normalize_ms.
+ */
+void gdn_trace_xprof_payload(json_t *doc, const struct gdn_trace_summary *before,
+			     const struct gdn_trace_summary *after, size_t top_k, bool normalize,
+			     double normalize_ms);
 
 #endif

@@ -12,6 +12,7 @@
 #include "gdnctl/cmd.h"
 #include "gdnctl/err.h"
 #include "gdnctl/exitcode.h"
+#include "gdnctl/file.h"
 #include "gdnctl/json.h"
 #include "gdnctl/opt.h"
 #include "gdnctl/sbuf.h"
@@ -23,9 +24,9 @@ static const char *const format_choices[] = {"table", "markdown", "json", NULL};
 static const char *const by_choices[] = {"op", "category", "source", "device", NULL};
 
 struct trace_args {
-	long top;
-	const char *by, *format;
-	int json, single_thread;
+	long top, top_k;
+	const char *by, *format, *normalize;
+	int json, single_thread, device_span;
 	struct strvec devices, threads, cats, rest;
 };
 
@@ -66,6 +67,8 @@ static const struct opt_usage diff_usage = {
 	    OPT_LIST_(0, "thread", &(a)->threads, "NAME",                                          \
 		      "events of threads with this exact name (instead of 'XLA Ops')"),            \
 	    OPT_LIST_(0, "cat", &(a)->cats, "NAME", "events with this exact category ('cat')"),    \
+	    OPT_BOOL_(0, "device-span", &(a)->device_span,                                         \
+		      "XPlane: time events by their device_offset_ps/device_duration_ps stats"),   \
 	{                                                                                          \
 		OPT_BOOL, 0, "single-thread", &(a)->single_thread, NULL,                           \
 		    "inflate on the main thread (for benchmarks)", NULL, NULL, OPT_HIDDEN, 0, 0, 0 \
@@ -82,6 +85,7 @@ static void args_init(struct trace_args *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->top = 20;
+	a->top_k = 20;
 	a->by = "op";
 	a->format = "table";
 	strvec_init(&a->devices);
@@ -105,6 +109,7 @@ static void trace_opts(const struct trace_args *a, struct gdn_trace_opts *o)
 	o->threads = a->threads.v;
 	o->cats = a->cats.v;
 	o->no_thread = a->single_thread;
+	o->device_span = a->device_span;
 }
 
 static bool top_seen(const struct opt *opts)
@@ -115,23 +120,58 @@ static bool top_seen(const struct opt *opts)
 	return false;
 }
 
-/* Resolve and read one input. Returns 0 or an exit code (the error is printed). */
-static int load(const char *arg, const struct gdn_trace_opts *o, struct gdn_trace_summary *s)
+/*
+ * Resolve and read the inputs: one file, "-" or profile directory, or several
+ * XPlane files (one per host). Returns 0 or an exit code (the error is printed).
+ */
+static int load(const char *const *args, size_t nargs, const struct gdn_trace_opts *o,
+		struct gdn_trace_summary *s)
 {
 	struct gdn_err err = GDN_ERR_INIT;
+	struct strvec xplanes = STRVEC_INIT;
 	char *path = NULL;
 	bool from_dir = false;
 	int code = 0;
 
-	if (gdn_trace_resolve_input(arg, &path, &from_dir, &err)) {
+	if (nargs > 1) {
+		for (size_t i = 0; i < nargs; i++) {
+			bool xp = false;
+
+			if (gdn_xplane_sniff_file(args[i], &xp, &err)) {
+				code = gdn_die_err(&err);
+				goto out;
+			}
+			if (!xp) {
+				gdn_error(
+				    "'%s' is not an XPlane file: several INPUTs are read only "
+				    "as XPlane files (one per host)",
+				    args[i]);
+				code = GDN_EXIT_FAILED;
+				goto out;
+			}
+			strvec_push(&xplanes, args[i]);
+		}
+		path = xstrdup(args[0]);
+	} else if (gdn_trace_resolve_inputs(args[0], &path, &xplanes, &from_dir, &err)) {
 		code = gdn_die_err(&err);
 		goto out;
 	}
-	if (from_dir)
-		fprintf(stderr, "[gdnctl] reading %s\n", path);
-	if (gdn_trace_summarize_file(path, o, s, &err)) {
-		code = gdn_die_err(&err);
-		goto out;
+	if (xplanes.nr) {
+		if (from_dir)
+			fprintf(stderr, "[gdnctl] reading %zu XPlane file%s: %s%s\n", xplanes.nr,
+				xplanes.nr == 1 ? "" : "s", xplanes.v[0],
+				xplanes.nr > 1 ? " ..." : "");
+		if (gdn_xplane_summarize_files(xplanes.v, xplanes.nr, o, s, &err)) {
+			code = gdn_die_err(&err);
+			goto out;
+		}
+	} else {
+		if (from_dir)
+			fprintf(stderr, "[gdnctl] reading %s\n", path);
+		if (gdn_trace_summarize_file(path, o, s, &err)) {
+			code = gdn_die_err(&err);
+			goto out;
+		}
 	}
 	for (size_t i = 0; i < s->warnings.nr; i++)
 		gdn_warn("'%s': %s", path, s->warnings.v[i]);
@@ -140,8 +180,23 @@ static int load(const char *arg, const struct gdn_trace_opts *o, struct gdn_trac
 			 "--thread or --cat)",
 			 path, (unsigned long long)s->events_complete);
 out:
+	strvec_clear(&xplanes);
 	free(path);
 	return code;
+}
+
+static int parse_ms(const char *s, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(*out) || *out < 0) {
+		gdn_error(
+		    "--normalize-positive-deltas-ms: '%s' is not a number of milliseconds >= 0", s);
+		return -1;
+	}
+	return 0;
 }
 
 static int print_out(struct sbuf *out)
@@ -168,17 +223,14 @@ static int cmd_trace_summary(int argc, const char **argv)
 	gdn_trace_summary_init(&s);
 	if (!gdn_cmd_parse_opts(opts, &summary_usage, argc, argv, 0, &a.rest, &code))
 		goto out;
-	if (a.rest.nr != 1) {
-		if (a.rest.nr)
-			gdn_error("trace summary takes one INPUT, got %zu", a.rest.nr);
-		else
-			gdn_error("trace summary needs an INPUT");
+	if (!a.rest.nr) {
+		gdn_error("trace summary needs an INPUT");
 		fprintf(stderr, "[gdnctl] see 'gdnctl trace summary -h'\n");
 		code = GDN_EXIT_USAGE;
 		goto out;
 	}
 	trace_opts(&a, &o);
-	code = load(a.rest.v[0], &o, &s);
+	code = load(a.rest.v, a.rest.nr, &o, &s);
 	if (code)
 		goto out;
 	by = !strcmp(a.by, "category") ? GDN_TRACE_BY_CATEGORY
@@ -210,9 +262,15 @@ static int cmd_trace_diff(int argc, const char **argv)
 	struct opt opts[] = {
 	    SELECTION_OPTS(&a),
 	    OUTPUT_OPTS(&a),
+	    OPT_GROUP_("xprof-compare payload (--json)"),
+	    OPT_INT_(0, "top-k", &a.top_k, "N", "rows of each delta list (0: all)", "20", 0,
+		     LONG_MAX),
+	    OPT_STRING_(0, "normalize-positive-deltas-ms", &a.normalize, "MS",
+			"rescale the positive deltas so they sum to MS", NULL),
 	    OPT_END_(),
 	};
 	struct gdn_trace_summary before, after;
+	double normalize_ms = 0;
 	struct gdn_trace_diff d;
 	struct gdn_trace_opts o;
 	struct sbuf out = SBUF_INIT;
@@ -235,10 +293,14 @@ static int cmd_trace_diff(int argc, const char **argv)
 		code = GDN_EXIT_USAGE;
 		goto out;
 	}
+	if (a.normalize && parse_ms(a.normalize, &normalize_ms)) {
+		code = GDN_EXIT_USAGE;
+		goto out;
+	}
 	trace_opts(&a, &o);
-	code = load(a.rest.v[0], &o, &before);
+	code = load(&a.rest.v[0], 1, &o, &before);
 	if (!code)
-		code = load(a.rest.v[1], &o, &after);
+		code = load(&a.rest.v[1], 1, &o, &after);
 	if (code)
 		goto out;
 	gdn_trace_diff_compute(&d, &before, &after);
@@ -246,6 +308,8 @@ static int cmd_trace_diff(int argc, const char **argv)
 		/* new reference, handed to gdn_json_print */
 		json_t *doc = gdn_trace_diff_json(&d, top_seen(opts) ? (size_t)a.top : 0);
 
+		gdn_trace_xprof_payload(doc, &before, &after, (size_t)a.top_k, a.normalize != NULL,
+					normalize_ms);
 		code = gdn_json_print(doc) ? GDN_EXIT_FAILED : GDN_EXIT_OK;
 		goto out;
 	}
@@ -260,6 +324,121 @@ out:
 	gdn_trace_summary_release(&before);
 	gdn_trace_summary_release(&after);
 	args_release(&a);
+	return code;
+}
+
+static const struct opt_usage xprof_usage = {
+    "gdnctl xprof-compare --before-xplane FILE --after-xplane FILE [options]",
+    "Compare two XPlane profiles: the original gdnctl.py xprof-compare, run locally.",
+    "Prints the original payload (framework_op_stats, op_profile_category,\n"
+    "derived_metrics; milliseconds of self time) as JSON with sorted keys. The same\n"
+    "payload is part of 'gdnctl trace diff --json'. The files may be XPlane (.xplane.pb,\n"
+    "plain or gzip) or trace-event JSON. No dev TPU, ssh or scp is used: --cluster,\n"
+    "--tpu-name, --remote-stage-dir, --sync-repo and --keep-remote are accepted and\n"
+    "ignored. Exit status: 0 ok, 1 missing or invalid input, 2 usage."};
+
+int cmd_xprof_compare(int argc, const char **argv, struct gdn_ctx *ctx)
+{
+	const char *before_path = NULL, *after_path = NULL, *output = NULL, *normalize = NULL;
+	const char *cluster = NULL, *tpu_name = NULL, *stage = NULL;
+	int sync_repo = 0, keep_remote = 0;
+	long top_k = 20;
+	struct opt opts[] = {
+	    OPT_STRING_(0, "before-xplane", &before_path, "FILE", "the profile before (required)",
+			NULL),
+	    OPT_STRING_(0, "after-xplane", &after_path, "FILE", "the profile after (required)",
+			NULL),
+	    OPT_INT_(0, "top-k", &top_k, "N", "rows of each delta list (0: all)", "20", 0,
+		     LONG_MAX),
+	    OPT_STRING_(0, "normalize-positive-deltas-ms", &normalize, "MS",
+			"rescale the positive deltas so they sum to MS", NULL),
+	    OPT_STRING_(0, "output", &output, "FILE", "write the JSON there and print the path",
+			NULL),
+	    OPT_GROUP_("No longer needed (accepted, ignored: the comparison runs locally)"),
+	    OPT_STRING_(0, "cluster", &cluster, "ZONE", "was: the dev TPU's cluster", NULL),
+	    OPT_STRING_(0, "tpu-name", &tpu_name, "NAME", "was: the held dev TPU", NULL),
+	    OPT_STRING_(0, "remote-stage-dir", &stage, "DIR", "was: the remote staging directory",
+			NULL),
+	    OPT_BOOL_(0, "sync-repo", &sync_repo, "was: sync the repository to the dev TPU first"),
+	    OPT_BOOL_(0, "keep-remote", &keep_remote, "was: keep the remote staging directory"),
+	    OPT_END_(),
+	};
+	struct gdn_trace_opts o = GDN_TRACE_OPTS_INIT;
+	struct gdn_trace_summary before, after;
+	struct strvec rest = STRVEC_INIT;
+	double normalize_ms = 0;
+	json_t *doc = NULL;
+	char *text = NULL;
+	int code = GDN_EXIT_OK;
+
+	(void)ctx;
+	gdn_trace_summary_init(&before);
+	gdn_trace_summary_init(&after);
+	if (!gdn_cmd_parse_opts(opts, &xprof_usage, argc, argv, 0, &rest, &code))
+		goto out;
+	if (rest.nr) {
+		gdn_error("xprof-compare takes no arguments, got '%s'", rest.v[0]);
+		code = GDN_EXIT_USAGE;
+		goto out;
+	}
+	for (const struct opt *op = opts; op->type != OPT_END; op++)
+		if (op->seen && op->long_name &&
+		    (!strcmp(op->long_name, "cluster") || !strcmp(op->long_name, "tpu-name") ||
+		     !strcmp(op->long_name, "remote-stage-dir") ||
+		     !strcmp(op->long_name, "sync-repo") || !strcmp(op->long_name, "keep-remote")))
+			gdn_warn("--%s is no longer needed: xprof-compare reads the files locally "
+				 "(no dev TPU)",
+				 op->long_name);
+	if (!before_path || !after_path) {
+		gdn_error("xprof-compare needs --before-xplane and --after-xplane");
+		code = GDN_EXIT_USAGE;
+		goto out;
+	}
+	if (normalize && parse_ms(normalize, &normalize_ms)) {
+		code = GDN_EXIT_USAGE;
+		goto out;
+	}
+	for (int i = 0; i < 2; i++) {
+		const char *p = i ? after_path : before_path;
+
+		if (access(p, R_OK)) {
+			gdn_error("Missing --%s-xplane file: %s", i ? "after" : "before", p);
+			code = GDN_EXIT_FAILED;
+			goto out;
+		}
+	}
+	code = load(&before_path, 1, &o, &before);
+	if (!code)
+		code = load(&after_path, 1, &o, &after);
+	if (code)
+		goto out;
+	doc = json_object();
+	gdn_trace_xprof_payload(doc, &before, &after, (size_t)top_k, normalize != NULL,
+				normalize_ms);
+	text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
+	if (!text) {
+		code = GDN_EXIT_FAILED;
+		goto out;
+	}
+	if (output) {
+		struct gdn_err err = GDN_ERR_INIT;
+		struct sbuf sb = SBUF_INIT;
+
+		sbuf_addf(&sb, "%s\n", text);
+		if (gdn_write_file_atomic(output, sb.buf, sb.len, &err))
+			code = gdn_die_err(&err);
+		else
+			printf("%s\n", output);
+		sbuf_release(&sb);
+	} else {
+		printf("%s\n", text);
+	}
+out:
+	free(text);
+	json_decref(doc);
+	strvec_clear(&rest);
+	gdn_trace_summary_release(&before);
+	gdn_trace_summary_release(&after);
 	return code;
 }
 

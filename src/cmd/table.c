@@ -53,6 +53,9 @@ const struct gdn_cmd gdn_commands[] = {
     {"version", cmd_version, "print the version", 0, NULL},
     {"wait", cmd_wait, "wait for a job on a backend and report how it ended", CMD_NEEDS_CONFIG,
      NULL},
+    {"xprof-compare", cmd_xprof_compare,
+     "the original gdnctl.py xprof-compare, run locally (payload of trace diff --json)", CMD_ALIAS,
+     "trace"},
     {NULL, NULL, NULL, 0, NULL},
 };
 

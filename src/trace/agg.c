@@ -265,7 +265,7 @@ struct stream {
 };
 
 struct tuple {
-	uint32_t name, cat, hlo, src, tfop;
+	uint32_t name, cat, hlo, src, tfop, dedup;
 };
 
 struct acc {
@@ -428,9 +428,10 @@ static uint32_t get_tuple(struct gdn_trace_agg *a, const struct gdn_trace_event 
 	tp.hlo = intern(a, ev->hlo_category, ev->hlo_category_len);
 	tp.src = intern(a, ev->source, ev->source_len);
 	tp.tfop = intern(a, ev->tf_op, ev->tf_op_len);
+	tp.dedup = intern(a, ev->dedup, ev->dedup_len);
 	k.a = tp.name | ((uint64_t)tp.cat << 32);
 	k.b = tp.hlo | ((uint64_t)tp.src << 32);
-	k.c = tp.tfop;
+	k.c = tp.tfop | ((uint64_t)tp.dedup << 32);
 	i = hmap_get(&a->tuplemap, &k, (uint32_t)a->ntuples, &isnew);
 	if (isnew) {
 		ALLOC_GROW(a->tuples, a->ntuples + 1, a->tuplealloc);
@@ -903,6 +904,26 @@ static uint32_t derived_category(struct gdn_trace_agg *a, const struct tuple *tp
 	return id;
 }
 
+/* The op family: deduplicated_name when the trace has it, else the name without ".N". */
+static uint32_t family_id(struct gdn_trace_agg *a, const struct tuple *tp)
+{
+	struct sbuf copy = SBUF_INIT;
+	const char *name;
+	uint32_t id;
+	size_t n;
+
+	if (tp->dedup)
+		return tp->dedup;
+	name = strtab_str(&a->st, tp->name);
+	n = family_len(name);
+	if (n == strlen(name))
+		return tp->name;
+	sbuf_add(&copy, name, n);
+	id = strtab_intern(&a->st, copy.buf, copy.len);
+	sbuf_release(&copy);
+	return id;
+}
+
 static void find_steps(struct gdn_trace_agg *a, struct gdn_trace_summary *out, struct sbuf *from)
 {
 	uint64_t steps = 0;
@@ -1081,21 +1102,26 @@ int gdn_trace_agg_finish(struct gdn_trace_agg *a, struct gdn_trace_summary *out,
 			b.cursor = 0;
 			group(g, n, group_cb, &b);
 		}
-		/* categories, sources, devices */
-		for (int which = 0; which < 3; which++) {
+		/* categories, sources, devices, families, framework ops */
+		for (int which = 0; which < 5; which++) {
 			for (size_t i = 0; i < n; i++) {
 				const struct acc *c = &a->accs[f[i].key];
 				const struct tuple *tp = &a->tuples[c->tuple];
 
 				g[i] = f[i];
 				g[i].attr = 0;
-				g[i].key = which == 0 ? derived_category(a, tp)
-					   : which == 1
-					       ? tp->src
-					       : a->tracks[a->streams[c->stream].track].device;
+				g[i].key = which == 0	? derived_category(a, tp)
+					   : which == 1 ? tp->src
+					   : which == 2
+					       ? a->tracks[a->streams[c->stream].track].device
+					   : which == 3 ? family_id(a, tp)
+							: tp->tfop;
 			}
-			b.rows = which == 0 ? &out->categories
-					    : (which == 1 ? &out->sources : &out->devices);
+			b.rows = which == 0   ? &out->categories
+				 : which == 1 ? &out->sources
+				 : which == 2 ? &out->devices
+				 : which == 3 ? &out->families
+					      : &out->framework_ops;
 			b.which = 0;
 			group(g, n, group_cb, &b);
 		}
@@ -1108,6 +1134,8 @@ int gdn_trace_agg_finish(struct gdn_trace_agg *a, struct gdn_trace_summary *out,
 	resolve_rows(a, &out->categories, false);
 	resolve_rows(a, &out->sources, false);
 	resolve_rows(a, &out->devices, false);
+	resolve_rows(a, &out->families, false);
+	resolve_rows(a, &out->framework_ops, false);
 
 	out->events_total = a->elements;
 	out->events_complete = a->complete;
@@ -1150,6 +1178,8 @@ void gdn_trace_summary_release(struct gdn_trace_summary *s)
 	free(s->categories.v);
 	free(s->sources.v);
 	free(s->devices.v);
+	free(s->families.v);
+	free(s->framework_ops.v);
 	strvec_clear(&s->warnings);
 	strvec_clear(&s->hosts);
 	if (st) {

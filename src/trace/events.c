@@ -141,6 +141,7 @@ enum field {
 	F_A_HLO,
 	F_A_SOURCE,
 	F_A_TFOP,
+	F_A_DEDUP,
 };
 
 struct field_buf {
@@ -157,7 +158,7 @@ struct gdn_trace {
 	unsigned events_depth; /* depth of the elements of traceEvents */
 	bool saw_events;
 	struct gdn_trace_event ev;
-	struct field_buf name, cat, hlo, src, tfop, meta, pid, tid;
+	struct field_buf name, cat, hlo, src, tfop, meta, pid, tid, dedup;
 };
 
 static void fb_init(struct field_buf *f)
@@ -228,6 +229,10 @@ static enum field arg_field(const char *k, size_t n)
 		if (!memcmp(k, "hlo_category", 12))
 			return F_A_HLO;
 		break;
+	case 17:
+		if (!memcmp(k, "deduplicated_name", 17))
+			return F_A_DEDUP;
+		break;
 	}
 	return F_NONE;
 }
@@ -236,7 +241,7 @@ static void start_event(struct gdn_trace *t)
 {
 	memset(&t->ev, 0, sizeof(t->ev));
 	t->name.set = t->cat.set = t->hlo.set = t->src.set = false;
-	t->tfop.set = t->meta.set = t->pid.set = t->tid.set = false;
+	t->tfop.set = t->meta.set = t->pid.set = t->tid.set = t->dedup.set = false;
 }
 
 static void set_id(struct gdn_trace_id *id, struct field_buf *fb, const struct json_token *tok)
@@ -261,6 +266,7 @@ static void end_event(struct gdn_trace *t)
 	ev->hlo_category = fb_get(&t->hlo, &ev->hlo_category_len);
 	ev->source = fb_get(&t->src, &ev->source_len);
 	ev->tf_op = fb_get(&t->tfop, &ev->tf_op_len);
+	ev->dedup = fb_get(&t->dedup, &ev->dedup_len);
 	ev->meta_name = fb_get(&t->meta, &ev->meta_name_len);
 	ev->has_meta_name = t->meta.set;
 	if (t->pid.set) {
@@ -367,6 +373,9 @@ static int arg_value(struct gdn_trace *t, const struct json_token *tok)
 		break;
 	case F_A_TFOP:
 		fb = &t->tfop;
+		break;
+	case F_A_DEDUP:
+		fb = &t->dedup;
 		break;
 	default:
 		return 0;
@@ -479,6 +488,7 @@ struct gdn_trace *gdn_trace_new(const struct gdn_trace_opts *opts)
 	fb_init(&t->meta);
 	fb_init(&t->pid);
 	fb_init(&t->tid);
+	fb_init(&t->dedup);
 	return t;
 }
 
@@ -497,6 +507,7 @@ void gdn_trace_free(struct gdn_trace *t)
 	sbuf_release(&t->meta.sb);
 	sbuf_release(&t->pid.sb);
 	sbuf_release(&t->tid.sb);
+	sbuf_release(&t->dedup.sb);
 	free(t);
 }
 

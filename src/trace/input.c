@@ -82,7 +82,7 @@ static int newest_run(const char *dir, struct sbuf *out, struct gdn_err *err)
 	return ret;
 }
 
-static int pick_file(const char *dir, char **path, struct gdn_err *err)
+static int pick_file(const char *dir, char **path, struct strvec *xplanes, struct gdn_err *err)
 {
 	static const char *const suffixes[] = {".trace.json.gz", ".trace.json", ".json.gz", ".json",
 					       NULL};
@@ -93,13 +93,27 @@ static int pick_file(const char *dir, char **path, struct gdn_err *err)
 	for (size_t i = 0; !ret && i < files.nr && !pick; i++)
 		if (!strcmp(files.v[i], "perfetto_trace.json.gz"))
 			pick = files.v[i];
+	if (!ret && xplanes)
+		for (size_t i = 0; i < files.nr; i++)
+			if (ends_with(files.v[i], ".xplane.pb") ||
+			    ends_with(files.v[i], ".xplane.pb.gz"))
+				strvec_pushf(xplanes, "%s/%s", dir, files.v[i]);
 	for (const char *const *sfx = suffixes; !ret && !pick && *sfx; sfx++)
 		for (size_t i = 0; i < files.nr && !pick; i++)
 			if (ends_with(files.v[i], *sfx))
 				pick = files.v[i];
+	if (!ret && !pick && xplanes && xplanes->nr) {
+		/* no trace-event JSON: every host's XPlane */
+		strvec_clear(&files);
+		*path = xstrdup(xplanes->v[0]);
+		return 0;
+	}
+	if (xplanes)
+		strvec_clear(xplanes);
 	if (!ret && !pick)
 		ret = gdn_err_set(err, GDN_ENOTFOUND,
-				  "no trace file (perfetto_trace.json.gz, *.trace.json.gz, *.json) "
+				  "no trace file (perfetto_trace.json.gz, *.trace.json.gz, *.json, "
+				  "*.xplane.pb) "
 				  "in '%s'",
 				  dir);
 	if (!ret)
@@ -109,6 +123,12 @@ static int pick_file(const char *dir, char **path, struct gdn_err *err)
 }
 
 int gdn_trace_resolve_input(const char *arg, char **path, bool *from_dir, struct gdn_err *err)
+{
+	return gdn_trace_resolve_inputs(arg, path, NULL, from_dir, err);
+}
+
+int gdn_trace_resolve_inputs(const char *arg, char **path, struct strvec *xplanes, bool *from_dir,
+			     struct gdn_err *err)
 {
 	struct sbuf dir = SBUF_INIT, run = SBUF_INIT;
 	int ret = 0;
@@ -137,7 +157,7 @@ int gdn_trace_resolve_input(const char *arg, char **path, bool *from_dir, struct
 	sbuf_reset(&run);
 	ret = newest_run(dir.buf, &run, err);
 	if (!ret)
-		ret = pick_file(run.len ? run.buf : dir.buf, path, err);
+		ret = pick_file(run.len ? run.buf : dir.buf, path, xplanes, err);
 out:
 	sbuf_release(&dir);
 	sbuf_release(&run);

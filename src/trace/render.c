@@ -174,16 +174,26 @@ static void table_render(struct table *t, struct sbuf *out)
 static void header(const struct gdn_trace_summary *s, struct sbuf *out)
 {
 	sbuf_addf(out, "Trace:     %s\n", s->path ? s->path : "-");
-	sbuf_addf(out, "Selection: %s (%llu track%s", mode_text(s->mode),
+	if (s->format) {
+		sbuf_addf(out, "Format:    %s, host%s ", s->format, s->hosts.nr == 1 ? "" : "s");
+		for (size_t i = 0; i < s->hosts.nr; i++)
+			sbuf_addf(out, "%s%s", i ? ", " : "", s->hosts.v[i]);
+		sbuf_addch(out, '\n');
+	}
+	sbuf_addf(out, "Selection: %s (%llu track%s",
+		  s->format && s->mode == GDN_TRACE_MODE_XLA
+		      ? "XLA Ops and Sparse Core Ops lines of TPU planes, Stream lines of GPU "
+			"planes"
+		      : mode_text(s->mode),
 		  (unsigned long long)s->tracks_selected, s->tracks_selected == 1 ? "" : "s");
 	if (s->devices.nr) {
 		sbuf_adds(out, " on ");
 		device_list(s, out);
 	}
 	sbuf_adds(out, ")\n");
-	sbuf_addf(out, "Events:    %llu in traceEvents, %llu complete, %llu selected\n",
-		  (unsigned long long)s->events_total, (unsigned long long)s->events_complete,
-		  (unsigned long long)s->events_selected);
+	sbuf_addf(out, "Events:    %llu in %s, %llu complete, %llu selected\n",
+		  (unsigned long long)s->events_total, s->format ? "XEvents" : "traceEvents",
+		  (unsigned long long)s->events_complete, (unsigned long long)s->events_selected);
 	sbuf_adds(out, "Time:      self ");
 	gdn_ps_fmt_ms(out, s->self);
 	sbuf_adds(out, " ms, total ");
@@ -458,5 +468,9 @@ json_t *gdn_trace_summary_json(const struct gdn_trace_summary *s, size_t top)
 			    rows_json(&s->categories, "category", false, top, s->self));
 	json_object_set_new(doc, "sources", rows_json(&s->sources, "source", false, top, s->self));
 	json_object_set_new(doc, "devices", rows_json(&s->devices, "device", false, top, s->self));
+	json_object_set_new(doc, "families",
+			    rows_json(&s->families, "family", false, top, s->self));
+	json_object_set_new(doc, "framework_ops",
+			    rows_json(&s->framework_ops, "framework_op", false, top, s->self));
 	return doc;
 }

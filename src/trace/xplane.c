@@ -1006,6 +1006,7 @@ static int read_event(struct xp *x, struct line_ctx *lc, uint64_t end, struct gd
 		set_str(x, fa.hlo ? fa.hlo : em->f.hlo, &ev.hlo_category, &ev.hlo_category_len);
 		set_str(x, fa.tfop ? fa.tfop : em->f.tfop, &ev.tf_op, &ev.tf_op_len);
 		set_str(x, fa.source ? fa.source : em->f.source, &ev.source, &ev.source_len);
+		set_str(x, fa.dedup ? fa.dedup : em->f.dedup, &ev.dedup, &ev.dedup_len);
 		if (!fa.has_devoff && em->f.has_devoff) {
 			fa.has_devoff = true;
 			fa.devoff = em->f.devoff;
