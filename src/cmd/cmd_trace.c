@@ -137,16 +137,11 @@ static int load(const char *const *args, size_t nargs, const struct gdn_trace_op
 		for (size_t i = 0; i < nargs; i++) {
 			bool xp = false;
 
-			if (gdn_xplane_sniff_file(args[i], &xp, &err)) {
-				code = gdn_die_err(&err);
-				goto out;
-			}
-			if (!xp) {
-				gdn_error(
-				    "'%s' is not an XPlane file: several INPUTs are read only "
-				    "as XPlane files (one per host)",
-				    args[i]);
-				code = GDN_EXIT_FAILED;
+			if (gdn_xplane_sniff_file(args[i], &xp, &err) || !xp) {
+				gdn_error("trace summary takes one INPUT, or several XPlane files "
+					  "(one per host): '%s' is not one%s%s",
+					  args[i], err.msg[0] ? ": " : "", err.msg);
+				code = GDN_EXIT_USAGE;
 				goto out;
 			}
 			strvec_push(&xplanes, args[i]);
