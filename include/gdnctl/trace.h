@@ -262,7 +262,8 @@ struct gdn_trace_event {
 	size_t name_len, cat_len, hlo_category_len, source_len, tf_op_len, meta_name_len, dedup_len;
 	struct gdn_trace_id pid, tid;
 	gdn_ps ts, dur;
-	bool has_ts, has_dur, has_meta_name;
+	gdn_ps dev_ts, dev_dur; /* args device_offset_ps, device_duration_ps */
+	bool has_ts, has_dur, has_meta_name, has_dev_ts, has_dev_dur;
 };
 
 struct gdn_trace_agg;

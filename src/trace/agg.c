@@ -291,7 +291,7 @@ struct gdn_trace_agg {
 	size_t naccs, accalloc;
 	uint64_t elements, complete, metadata, invalid, unmatched, late, deep, other;
 	uint32_t id_process_name, id_thread_name;
-	bool xplane, multi_host;
+	bool xplane, multi_host, device_span;
 };
 
 void gdn_trace_agg_set_xplane(struct gdn_trace_agg *a, bool multi_host)
@@ -321,6 +321,7 @@ struct gdn_trace_agg *gdn_trace_agg_new(const struct gdn_trace_opts *opts)
 	a->threads = opts ? opts->threads : NULL;
 	a->cats = opts ? opts->cats : NULL;
 	a->window = opts && opts->window ? opts->window : GDN_TRACE_WINDOW;
+	a->device_span = opts && opts->device_span;
 	strtab_intern(&a->st, "", 0);
 	return a;
 }
@@ -608,8 +609,12 @@ void gdn_trace_agg_event(struct gdn_trace_agg *a, const struct gdn_trace_event *
 			return;
 		}
 		tr = get_track(a, &ev->pid, &ev->tid);
-		complete(a, tr, is_device_cat(a, ev->cat, ev->cat_len), get_tuple(a, ev), ev->ts,
-			 ev->dur);
+		if (a->device_span && ev->has_dev_ts && ev->has_dev_dur)
+			complete(a, tr, is_device_cat(a, ev->cat, ev->cat_len), get_tuple(a, ev),
+				 ev->dev_ts, ev->dev_dur);
+		else
+			complete(a, tr, is_device_cat(a, ev->cat, ev->cat_len), get_tuple(a, ev),
+				 ev->ts, ev->dur);
 		return;
 	case 'B': {
 		struct track *t;

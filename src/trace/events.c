@@ -142,6 +142,8 @@ enum field {
 	F_A_SOURCE,
 	F_A_TFOP,
 	F_A_DEDUP,
+	F_A_DEVOFF,
+	F_A_DEVDUR,
 };
 
 struct field_buf {
@@ -229,9 +231,17 @@ static enum field arg_field(const char *k, size_t n)
 		if (!memcmp(k, "hlo_category", 12))
 			return F_A_HLO;
 		break;
+	case 16:
+		if (!memcmp(k, "device_offset_ps", 16))
+			return F_A_DEVOFF;
+		break;
 	case 17:
 		if (!memcmp(k, "deduplicated_name", 17))
 			return F_A_DEDUP;
+		break;
+	case 18:
+		if (!memcmp(k, "device_duration_ps", 18))
+			return F_A_DEVDUR;
 		break;
 	}
 	return F_NONE;
@@ -377,6 +387,21 @@ static int arg_value(struct gdn_trace *t, const struct json_token *tok)
 	case F_A_DEDUP:
 		fb = &t->dedup;
 		break;
+	case F_A_DEVOFF:
+	case F_A_DEVDUR: {
+		int64_t v;
+
+		if (parse_int64(tok->str, tok->len, &v) || v < 0)
+			return 0;
+		if (f == F_A_DEVOFF) {
+			t->ev.dev_ts = v;
+			t->ev.has_dev_ts = true;
+		} else {
+			t->ev.dev_dur = v;
+			t->ev.has_dev_dur = true;
+		}
+		return 0;
+	}
 	default:
 		return 0;
 	}

@@ -1226,9 +1226,30 @@ static int read_one(struct xp *x, bool device_span, struct gdn_err *err)
 			strvec_pushf(&x->hosts, "%.*s", (int)(dot ? (size_t)(dot - b) : strlen(b)),
 				     b);
 		}
-		/* one host per file: its first hostname */
+		/* one host per file: its first hostname, made unique ("h (2)") */
 		while (x->hosts.nr > h0 + 1)
 			strvec_pop(&x->hosts);
+		for (unsigned k = 2;; k++) {
+			bool clash = false;
+
+			for (size_t i = 0; i < h0 && !clash; i++)
+				clash = !strcmp(x->hosts.v[i], x->hosts.v[h0]);
+			if (!clash)
+				break;
+			if (k > 2) {
+				char *p = strrchr(x->hosts.v[h0], ' ');
+
+				if (p)
+					*p = '\0';
+			}
+			{
+				char *name = xstrfmt("%s (%u)", x->hosts.v[h0], k);
+
+				strvec_pop(&x->hosts);
+				strvec_push(&x->hosts, name);
+				free(name);
+			}
+		}
 		x->host_name = x->hosts.v[h0];
 	}
 	return 0;
