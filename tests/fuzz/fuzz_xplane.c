@@ -1,0 +1,55 @@
+/*
+ * Fuzz target of the XPlane reader: arbitrary bytes (a serialized XSpace,
+ * plain or gzip) summarised from memory; the first byte picks options. Every
+ * result is rendered; an error must be one line.
+ */
+#include "gdnctl/compat.h"
+#include "gdnctl/err.h"
+#include "gdnctl/sbuf.h"
+#include "gdnctl/trace.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char *const threads[] = {"XLA Ops", "Steps", NULL};
+	static const char *const devices[] = {"TPU:0", NULL};
+	struct gdn_trace_opts o = GDN_TRACE_OPTS_INIT;
+	struct gdn_trace_summary s;
+	struct gdn_err err = GDN_ERR_INIT;
+	struct sbuf out = SBUF_INIT;
+	uint32_t seed = size ? data[0] : 0;
+	int ret;
+
+	o.window = 1 + (seed & 7);
+	o.device_span = seed & 0x10;
+	if (seed & 0x40)
+		o.threads = threads;
+	if (seed & 0x80)
+		o.devices = devices;
+	(void)gdn_xplane_sniff(data, size);
+	gdn_trace_summary_init(&s);
+	ret = gdn_xplane_summarize_mem(size ? data + 1 : data, size ? size - 1 : 0, &o, &s, &err);
+	if (!ret) {
+		struct gdn_trace_diff d;
+		json_t *doc;
+
+		for (int by = GDN_TRACE_BY_OP; by <= GDN_TRACE_BY_DEVICE; by++) {
+			gdn_trace_render_table(&s, by, 5, &out);
+			gdn_trace_render_markdown(&s, by, 5, &out);
+		}
+		doc = gdn_trace_summary_json(&s, 0);
+		json_decref(doc);
+		gdn_trace_diff_init(&d);
+		gdn_trace_diff_compute(&d, &s, &s);
+		doc = gdn_trace_diff_json(&d, 3);
+		gdn_trace_xprof_payload(doc, &s, &s, 2, seed & 0x20, 10.0);
+		json_decref(doc);
+		gdn_trace_diff_release(&d);
+	} else if (strchr(err.msg, '\n')) {
+		BUG("multi-line error: %s", err.msg);
+	}
+	sbuf_release(&out);
+	gdn_trace_summary_release(&s);
+	return 0;
+}
