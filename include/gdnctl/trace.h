@@ -269,6 +269,16 @@ struct gdn_trace_event {
 struct gdn_trace_agg;
 struct gdn_trace_agg *gdn_trace_agg_new(const struct gdn_trace_opts *opts);
 void gdn_trace_agg_event(struct gdn_trace_agg *a, const struct gdn_trace_event *ev);
+/*
+ * The same for readers that see the same op and track many times (XPlane):
+ * intern an event's strings once (its tuple), find a track once, then hand
+ * complete events (no category) by ids.
+ */
+uint32_t gdn_trace_agg_tuple(struct gdn_trace_agg *a, const struct gdn_trace_event *ev);
+uint32_t gdn_trace_agg_track(struct gdn_trace_agg *a, const struct gdn_trace_id *pid,
+			     const struct gdn_trace_id *tid);
+void gdn_trace_agg_complete(struct gdn_trace_agg *a, uint32_t track, uint32_t tuple, gdn_ps ts,
+			    gdn_ps dur);
 /* Counted by the assembler: every element of traceEvents. */
 void gdn_trace_agg_count_element(struct gdn_trace_agg *a);
 /*

@@ -598,6 +598,27 @@ static void complete(struct gdn_trace_agg *a, uint32_t track, unsigned cls, uint
 	window_add(a, &a->streams[si], &w);
 }
 
+uint32_t gdn_trace_agg_tuple(struct gdn_trace_agg *a, const struct gdn_trace_event *ev)
+{
+	return get_tuple(a, ev);
+}
+
+uint32_t gdn_trace_agg_track(struct gdn_trace_agg *a, const struct gdn_trace_id *pid,
+			     const struct gdn_trace_id *tid)
+{
+	return get_track(a, pid, tid);
+}
+
+void gdn_trace_agg_complete(struct gdn_trace_agg *a, uint32_t track, uint32_t tuple, gdn_ps ts,
+			    gdn_ps dur)
+{
+	if (dur < 0) {
+		a->invalid++;
+		return;
+	}
+	complete(a, track, is_device_cat(a, NULL, 0), tuple, ts, dur);
+}
+
 void gdn_trace_agg_event(struct gdn_trace_agg *a, const struct gdn_trace_event *ev)
 {
 	uint32_t tr;

@@ -257,7 +257,8 @@ struct facts {
 };
 
 struct emeta {
-	uint32_t name; /* interned */
+	uint32_t name;	/* interned */
+	uint32_t tuple; /* the aggregator's tuple + 1 (pass 2 cache); 0: not yet */
 	struct facts f;
 };
 
@@ -938,6 +939,7 @@ static void emit_meta(struct xp *x, uint32_t plane, bool thread, uint64_t line, 
 
 struct line_ctx {
 	uint32_t plane;
+	uint32_t track; /* + 1; 0: not yet */
 	uint64_t id;
 	int64_t ts_ns;
 	bool has_ts, saw_events;
@@ -960,8 +962,10 @@ static int read_event(struct xp *x, struct line_ctx *lc, uint64_t end, struct gd
 	struct facts fa;
 	struct field f;
 	struct gdn_trace_event ev;
-	const struct emeta *em = NULL;
-	uint32_t e;
+	struct emeta *em = NULL;
+	uint32_t e, tuple;
+	gdn_ps ts, dur_ps;
+	bool own;
 	int ret = 0;
 
 	memset(&fa, 0, sizeof(fa));
@@ -998,15 +1002,12 @@ static int read_event(struct xp *x, struct line_ctx *lc, uint64_t end, struct gd
 		em = &x->emetas[e - 1];
 	memset(&ev, 0, sizeof(ev));
 	ev.ph = 'X';
-	plane_pid(x, lc->plane, &ev.pid, &lc->pid);
-	ev.tid.num = (int64_t)lc->id;
+	if (!lc->track) {
+		plane_pid(x, lc->plane, &ev.pid, &lc->pid);
+		ev.tid.num = (int64_t)lc->id;
+		lc->track = gdn_trace_agg_track(x->agg, &ev.pid, &ev.tid) + 1;
+	}
 	if (em) {
-		set_str(x, em->name + 1, &ev.name, &ev.name_len);
-		/* the event's own stats win over its metadata's */
-		set_str(x, fa.hlo ? fa.hlo : em->f.hlo, &ev.hlo_category, &ev.hlo_category_len);
-		set_str(x, fa.tfop ? fa.tfop : em->f.tfop, &ev.tf_op, &ev.tf_op_len);
-		set_str(x, fa.source ? fa.source : em->f.source, &ev.source, &ev.source_len);
-		set_str(x, fa.dedup ? fa.dedup : em->f.dedup, &ev.dedup, &ev.dedup_len);
 		if (!fa.has_devoff && em->f.has_devoff) {
 			fa.has_devoff = true;
 			fa.devoff = em->f.devoff;
@@ -1015,24 +1016,40 @@ static int read_event(struct xp *x, struct line_ctx *lc, uint64_t end, struct gd
 			fa.has_devdur = true;
 			fa.devdur = em->f.devdur;
 		}
+	}
+	if (lc->device_span && fa.has_devoff && fa.has_devdur) {
+		ts = (gdn_ps)fa.devoff;
+		dur_ps = (gdn_ps)fa.devdur;
+	} else {
+		ts = (gdn_ps)lc->ts_ns * 1000 + (gdn_ps)off;
+		dur_ps = (gdn_ps)dur;
+	}
+	own = fa.hlo || fa.tfop || fa.source || fa.dedup;
+	if (em && !own && em->tuple) {
+		gdn_trace_agg_complete(x->agg, lc->track - 1, em->tuple - 1, ts, dur_ps);
+		return 0;
+	}
+	if (em) {
+		set_str(x, em->name + 1, &ev.name, &ev.name_len);
+		/* the event's own stats win over its metadata's */
+		set_str(x, fa.hlo ? fa.hlo : em->f.hlo, &ev.hlo_category, &ev.hlo_category_len);
+		set_str(x, fa.tfop ? fa.tfop : em->f.tfop, &ev.tf_op, &ev.tf_op_len);
+		set_str(x, fa.source ? fa.source : em->f.source, &ev.source, &ev.source_len);
+		set_str(x, fa.dedup ? fa.dedup : em->f.dedup, &ev.dedup, &ev.dedup_len);
 	} else {
 		set_str(x, fa.hlo, &ev.hlo_category, &ev.hlo_category_len);
 		set_str(x, fa.tfop, &ev.tf_op, &ev.tf_op_len);
 		set_str(x, fa.source, &ev.source, &ev.source_len);
+		set_str(x, fa.dedup, &ev.dedup, &ev.dedup_len);
 	}
 	if (!ev.name) {
 		ev.name = "";
 		ev.name_len = 0;
 	}
-	if (lc->device_span && fa.has_devoff && fa.has_devdur) {
-		ev.ts = (gdn_ps)fa.devoff;
-		ev.dur = (gdn_ps)fa.devdur;
-	} else {
-		ev.ts = (gdn_ps)lc->ts_ns * 1000 + (gdn_ps)off;
-		ev.dur = (gdn_ps)dur;
-	}
-	ev.has_ts = ev.has_dur = true;
-	gdn_trace_agg_event(x->agg, &ev);
+	tuple = gdn_trace_agg_tuple(x->agg, &ev);
+	if (em && !own)
+		em->tuple = tuple + 1;
+	gdn_trace_agg_complete(x->agg, lc->track - 1, tuple, ts, dur_ps);
 	return 0;
 }
 
