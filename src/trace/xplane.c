@@ -485,7 +485,37 @@ static int need(struct xp *x, uint64_t end, struct gdn_err *err)
 	return 0;
 }
 
-static int varint(struct xp *x, uint64_t end, uint64_t *v, struct gdn_err *err)
+static int varint_slow(struct xp *x, uint64_t end, uint64_t *v, struct gdn_err *err);
+
+/* Fast path: the whole varint at hand, inside the message. */
+static inline int varint(struct xp *x, uint64_t end, uint64_t *v, struct gdn_err *err)
+{
+	uint64_t off = xp_off(x);
+	size_t avail = x->len - x->pos;
+
+	if (end > off) {
+		const unsigned char *p = x->buf + x->pos;
+		uint64_t r = 0;
+
+		if (end - off < avail)
+			avail = (size_t)(end - off);
+		if (avail > 10)
+			avail = 10;
+		for (size_t i = 0; i < avail; i++) {
+			r |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+			if (!(p[i] & 0x80)) {
+				if (i == 9 && p[i] > 1)
+					break;
+				x->pos += i + 1;
+				*v = r;
+				return 0;
+			}
+		}
+	}
+	return varint_slow(x, end, v, err);
+}
+
+static int varint_slow(struct xp *x, uint64_t end, uint64_t *v, struct gdn_err *err)
 {
 	uint64_t start = xp_off(x), r = 0;
 

@@ -129,16 +129,17 @@ out += fld(4, 2, b"bench-host")
 open(dst, "wb").write(out)
 PY
 
-# best-of-N: "SECONDS MAXRSS_KB"
+# best-of-N: "WALL_SECONDS MAXRSS_KB CPU_SECONDS" (CPU = user + system, of the best run)
 measure() {
-	local best= rss= i s k
+	local best= rss= cpu= i s k c
 	for i in $(seq "$runs"); do
 		/usr/bin/time -v -o "$tmp/t" "$@" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err" >&2; return 1; }
 		s=$(awk -F': ' '/Elapsed \(wall clock\)/ {n = split($2, a, ":"); v = 0; for (i = 1; i <= n; i++) v = v * 60 + a[i]; print v}' "$tmp/t")
 		k=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$tmp/t")
-		if [ -z "$best" ] || awk "BEGIN{exit !($s < $best)}"; then best=$s rss=$k; fi
+		c=$(awk -F': ' '/User time|System time/ {v += $2} END {print v}' "$tmp/t")
+		if [ -z "$best" ] || awk "BEGIN{exit !($s < $best)}"; then best=$s rss=$k cpu=$c; fi
 	done
-	echo "$best $rss"
+	echo "$best $rss $cpu"
 }
 
 echo "gdnctl: $bin"
@@ -160,10 +161,12 @@ assert abs(j["self_us"] - x["self_us"]) <= 1e-9 * j["self_us"], (j["self_us"], x
 print("same summary: %d selected events, self %.3f ms" % (x["events"]["selected"], x["self_us"] / 1000))
 PY
 
-read -r tj kj < <(measure "$bin" trace summary --json "$tmp/trace.json.gz")
-read -r tx kx < <(measure "$bin" trace summary --json "$tmp/bench.xplane.pb")
-printf '  %-40s %8s s %8s MB\n' "trace summary --json trace.json.gz" "$tj" "$(awk "BEGIN{printf \"%.1f\", $kj/1024}")"
-printf '  %-40s %8s s %8s MB\n' "trace summary --json bench.xplane.pb" "$tx" "$(awk "BEGIN{printf \"%.1f\", $kx/1024}")"
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
+read -r tj kj cj < <(measure "$bin" trace summary --json "$tmp/trace.json.gz")
+read -r tx kx cx < <(measure "$bin" trace summary --json "$tmp/bench.xplane.pb")
+printf '  %-40s %8s s wall %6s s CPU %8s MB\n' "trace summary --json trace.json.gz" "$tj" "$cj" "$(awk "BEGIN{printf \"%.1f\", $kj/1024}")"
+printf '  %-40s %8s s wall %6s s CPU %8s MB\n' "trace summary --json bench.xplane.pb" "$tx" "$cx" "$(awk "BEGIN{printf \"%.1f\", $kx/1024}")"
+echo "CPU time: xplane is $(awk "BEGIN{printf \"%.1f\", $cj / ($cx > 0 ? $cx : 0.005)}")x less"
 speedup=$(awk "BEGIN{printf \"%.1f\", $tj / ($tx > 0 ? $tx : 0.005)}")
 echo "xplane is ${speedup}x faster; xplane RSS $(awk "BEGIN{printf \"%.1f\", $kx/1024}") MB"
 ok=0
