@@ -40,6 +40,7 @@ typedef __int128 gdn_ps;
 #define GDN_TRACE_WINDOW     4096u		/* reorder window per track, in events */
 #define GDN_TRACE_NEST_MAX   4096u		/* open nested events per track */
 #define GDN_TRACE_FIELD_MAX  ((size_t)64 << 10) /* longest kept name/source/tf_op */
+#define GDN_TRACE_TRACK_MAX  16384u		/* distinct tracks (pid, tid) and processes kept */
 #define GDN_TRACE_EVENT_CAP1 1000000u		/* the TSL converter's default event cap */
 #define GDN_TRACE_EVENT_CAP2 5000000u
 
@@ -166,7 +167,8 @@ struct gdn_trace_summary {
 	uint64_t events_invalid;   /* X/B/E events without a usable ts or dur */
 	uint64_t events_unmatched; /* E without B, B without E */
 	uint64_t events_late;	   /* selected, out of time order beyond the window: self time 0 */
-	uint64_t events_deep; /* selected, nested deeper than GDN_TRACE_NEST_MAX: self time 0 */
+	uint64_t events_deep;	/* selected, nested deeper than GDN_TRACE_NEST_MAX: self time 0 */
+	uint64_t events_capped; /* on tracks beyond GDN_TRACE_TRACK_MAX: ignored */
 	uint64_t tracks_selected;
 	gdn_ps total, self;
 	uint64_t steps;		/* 0: no steps found */
@@ -175,6 +177,11 @@ struct gdn_trace_summary {
 	struct gdn_trace_rows ops, categories, sources, devices;
 	/* op families (deduplicated_name, else the name without ".N"); tf_op */
 	struct gdn_trace_rows families, framework_ops;
+	/*
+	 * Only when nothing was selected: what the trace has (all complete
+	 * events, by total time): device labels, thread names, categories.
+	 */
+	struct gdn_trace_rows have_devices, have_threads, have_cats;
 	struct strvec warnings; /* one line each, for the command to print */
 	const char *format;	/* NULL: trace-event JSON; "xplane" */
 	struct strvec hosts;	/* xplane: one hostname per file read */

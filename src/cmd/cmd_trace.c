@@ -120,6 +120,40 @@ static bool top_seen(const struct opt *opts)
 	return false;
 }
 
+static void have_list(const char *what, const struct gdn_trace_rows *rows)
+{
+	struct sbuf sb = SBUF_INIT;
+
+	for (size_t i = 0; i < rows->nr && i < 10; i++) {
+		sbuf_addf(&sb, "%s'%s' (", i ? ", " : "", rows->v[i].key);
+		gdn_ps_fmt_ms(&sb, rows->v[i].total);
+		sbuf_adds(&sb, " ms)");
+	}
+	if (rows->nr > 10)
+		sbuf_addf(&sb, ", and %zu more", rows->nr - 10);
+	fprintf(stderr, "[gdnctl]   %s: %s\n", what, rows->nr ? sb.buf : "(none)");
+	sbuf_release(&sb);
+}
+
+/* An explicit --device/--thread/--cat that selected nothing: say what there is. */
+static int nothing_matched(const char *path, const struct gdn_trace_opts *o,
+			   const struct gdn_trace_summary *s)
+{
+	struct sbuf what = SBUF_INIT;
+	const char *const *lists[] = {o->devices, o->threads, o->cats};
+	const char *names[] = {"--device", "--thread", "--cat"};
+
+	for (int i = 0; i < 3; i++)
+		for (const char *const *v = lists[i]; v && *v; v++)
+			sbuf_addf(&what, "%s%s '%s'", what.len ? ", " : "", names[i], *v);
+	gdn_error("nothing in '%s' matches %s; the trace has (top 10 by time):", path, what.buf);
+	have_list("devices", &s->have_devices);
+	have_list("threads", &s->have_threads);
+	have_list("categories", &s->have_cats);
+	sbuf_release(&what);
+	return GDN_EXIT_FAILED;
+}
+
 /*
  * Resolve and read the inputs: one file, "-" or profile directory, or several
  * XPlane files (one per host). Returns 0 or an exit code (the error is printed).
@@ -170,6 +204,11 @@ static int load(const char *const *args, size_t nargs, const struct gdn_trace_op
 	}
 	for (size_t i = 0; i < s->warnings.nr; i++)
 		gdn_warn("'%s': %s", path, s->warnings.v[i]);
+	if (!s->events_selected && ((o->devices && o->devices[0]) ||
+				    (o->threads && o->threads[0]) || (o->cats && o->cats[0]))) {
+		code = nothing_matched(path, o, s);
+		goto out;
+	}
 	if (!s->events_selected)
 		gdn_warn("no device ops found in '%s' (%llu complete events; choose events with "
 			 "--thread or --cat)",
@@ -192,6 +231,29 @@ static int parse_ms(const char *s, double *out)
 		return -1;
 	}
 	return 0;
+}
+
+static const char *kind(const struct gdn_trace_summary *s)
+{
+	switch (s->mode) {
+	case GDN_TRACE_MODE_XLA:
+		return "an XLA trace";
+	case GDN_TRACE_MODE_KINETO:
+		return "a Kineto trace";
+	default:
+		return NULL;
+	}
+}
+
+/* An XLA trace against a Kineto one: the ops are not comparable. */
+static void warn_unlike(const struct gdn_trace_summary *b, const struct gdn_trace_summary *a)
+{
+	const char *kb = kind(b), *ka = kind(a);
+
+	if (kb && ka && strcmp(kb, ka))
+		gdn_warn("BEFORE ('%s') is %s and AFTER ('%s') is %s: their ops, categories "
+			 "and sources are not comparable",
+			 b->path ? b->path : "-", kb, a->path ? a->path : "-", ka);
 }
 
 static int print_out(struct sbuf *out)
@@ -298,6 +360,7 @@ static int cmd_trace_diff(int argc, const char **argv)
 		code = load(&a.rest.v[1], 1, &o, &after);
 	if (code)
 		goto out;
+	warn_unlike(&before, &after);
 	gdn_trace_diff_compute(&d, &before, &after);
 	if (a.json || !strcmp(a.format, "json")) {
 		/* new reference, handed to gdn_json_print */

@@ -121,6 +121,25 @@ static uint32_t strtab_intern(struct strtab *st, const char *s, size_t len)
 	return (uint32_t)st->nr++;
 }
 
+/* Id of the string, or UINT32_MAX when it was never interned. */
+static uint32_t strtab_find(const struct strtab *st, const char *s, size_t len)
+{
+	uint64_t h;
+
+	if (!len)
+		return 0;
+	if (!st->mask)
+		return UINT32_MAX;
+	h = hash_bytes(s, len);
+	for (size_t j = h & st->mask; st->slots[j]; j = (j + 1) & st->mask) {
+		const struct sent *e = &st->ents[st->slots[j] - 1];
+
+		if (e->hash == h && e->len == len && !memcmp(st->pool + e->off, s, len))
+			return st->slots[j] - 1;
+	}
+	return UINT32_MAX;
+}
+
 static const char *strtab_str(const struct strtab *st, uint32_t id)
 {
 	if (!st->nr)
@@ -207,6 +226,17 @@ static uint32_t hmap_get(struct hmap *m, const struct hkey *k, uint32_t fresh, b
 	return fresh;
 }
 
+/* The index stored for k, or UINT32_MAX. */
+static uint32_t hmap_find(const struct hmap *m, const struct hkey *k)
+{
+	if (!m->e)
+		return UINT32_MAX;
+	for (size_t j = hash_key(k) & m->mask; m->e[j].val; j = (j + 1) & m->mask)
+		if (key_eq(&m->e[j].k, k))
+			return m->e[j].val - 1;
+	return UINT32_MAX;
+}
+
 static void hmap_release(struct hmap *m)
 {
 	free(m->e);
@@ -290,6 +320,7 @@ struct gdn_trace_agg {
 	struct acc *accs;
 	size_t naccs, accalloc;
 	uint64_t elements, complete, metadata, invalid, unmatched, late, deep, other;
+	uint64_t capped; /* events of tracks beyond GDN_TRACE_TRACK_MAX */
 	uint32_t id_process_name, id_thread_name;
 	bool xplane, multi_host, device_span;
 };
@@ -364,12 +395,34 @@ static uint32_t id_str(struct gdn_trace_agg *a, const struct gdn_trace_id *id)
 	return id->str ? strtab_intern(&a->st, id->str, id->len) + 1 : 0;
 }
 
+/* An id's string part without interning it: 0, id + 1, or NONE (never seen). */
+static uint32_t id_find(struct gdn_trace_agg *a, const struct gdn_trace_id *id)
+{
+	uint32_t i;
+
+	if (!id->str)
+		return 0;
+	i = strtab_find(&a->st, id->str, id->len);
+	return i == UINT32_MAX ? NONE : i + 1;
+}
+
+/* The process, or NONE beyond the cap. */
 static uint32_t get_proc(struct gdn_trace_agg *a, const struct gdn_trace_id *pid)
 {
-	struct hkey k = {(uint64_t)pid->num, 0, id_str(a, pid)};
+	struct hkey k = {(uint64_t)pid->num, 0, 0};
 	bool isnew;
-	uint32_t i = hmap_get(&a->procmap, &k, (uint32_t)a->nprocs, &isnew);
+	uint32_t i;
 
+	if (a->nprocs >= GDN_TRACE_TRACK_MAX) {
+		uint32_t ps = id_find(a, pid);
+
+		if (ps == NONE)
+			return NONE;
+		k.c = ps;
+		return hmap_find(&a->procmap, &k);
+	}
+	k.c = id_str(a, pid);
+	i = hmap_get(&a->procmap, &k, (uint32_t)a->nprocs, &isnew);
 	if (isnew) {
 		ALLOC_GROW(a->procs, a->nprocs + 1, a->procalloc);
 		a->procs[a->nprocs].name = 0;
@@ -378,14 +431,36 @@ static uint32_t get_proc(struct gdn_trace_agg *a, const struct gdn_trace_id *pid
 	return i;
 }
 
+/*
+ * The track, or NONE beyond GDN_TRACE_TRACK_MAX tracks (memory stays bounded
+ * for hostile traces: a million distinct tids).
+ */
 static uint32_t get_track(struct gdn_trace_agg *a, const struct gdn_trace_id *pid,
 			  const struct gdn_trace_id *tid)
 {
-	uint32_t ps = id_str(a, pid), ts = id_str(a, tid);
-	struct hkey k = {(uint64_t)pid->num, (uint64_t)tid->num, ((uint64_t)ps << 32) | ts};
+	uint32_t ps, ts, i, proc;
+	struct hkey k;
 	bool isnew;
-	uint32_t i = hmap_get(&a->trackmap, &k, (uint32_t)a->ntracks, &isnew);
 
+	if (a->ntracks >= GDN_TRACE_TRACK_MAX) {
+		ps = id_find(a, pid);
+		ts = id_find(a, tid);
+		if (ps == NONE || ts == NONE)
+			return NONE;
+		k.a = (uint64_t)pid->num;
+		k.b = (uint64_t)tid->num;
+		k.c = ((uint64_t)ps << 32) | ts;
+		return hmap_find(&a->trackmap, &k);
+	}
+	proc = get_proc(a, pid);
+	if (proc == NONE)
+		return NONE;
+	ps = id_str(a, pid);
+	ts = id_str(a, tid);
+	k.a = (uint64_t)pid->num;
+	k.b = (uint64_t)tid->num;
+	k.c = ((uint64_t)ps << 32) | ts;
+	i = hmap_get(&a->trackmap, &k, (uint32_t)a->ntracks, &isnew);
 	if (isnew) {
 		struct track *t;
 
@@ -397,7 +472,7 @@ static uint32_t get_track(struct gdn_trace_agg *a, const struct gdn_trace_id *pi
 		t->pid_str = ps;
 		t->tid_str = ts;
 		t->stream[0] = t->stream[1] = NONE;
-		t->proc = get_proc(a, pid);
+		t->proc = proc;
 	}
 	return i;
 }
@@ -612,6 +687,10 @@ uint32_t gdn_trace_agg_track(struct gdn_trace_agg *a, const struct gdn_trace_id 
 void gdn_trace_agg_complete(struct gdn_trace_agg *a, uint32_t track, uint32_t tuple, gdn_ps ts,
 			    gdn_ps dur)
 {
+	if (track == NONE) {
+		a->capped++;
+		return;
+	}
 	if (dur < 0) {
 		a->invalid++;
 		return;
@@ -630,6 +709,10 @@ void gdn_trace_agg_event(struct gdn_trace_agg *a, const struct gdn_trace_event *
 			return;
 		}
 		tr = get_track(a, &ev->pid, &ev->tid);
+		if (tr == NONE) {
+			a->capped++;
+			return;
+		}
 		if (a->device_span && ev->has_dev_ts && ev->has_dev_dur)
 			complete(a, tr, is_device_cat(a, ev->cat, ev->cat_len), get_tuple(a, ev),
 				 ev->dev_ts, ev->dev_dur);
@@ -645,6 +728,10 @@ void gdn_trace_agg_event(struct gdn_trace_agg *a, const struct gdn_trace_event *
 			return;
 		}
 		tr = get_track(a, &ev->pid, &ev->tid);
+		if (tr == NONE) {
+			a->capped++;
+			return;
+		}
 		t = &a->tracks[tr];
 		if (t->nb >= GDN_TRACE_NEST_MAX) {
 			a->unmatched++;
@@ -662,6 +749,10 @@ void gdn_trace_agg_event(struct gdn_trace_agg *a, const struct gdn_trace_event *
 		struct bopen b;
 
 		tr = get_track(a, &ev->pid, &ev->tid);
+		if (tr == NONE) {
+			a->capped++;
+			return;
+		}
 		t = &a->tracks[tr];
 		if (!t->nb) {
 			a->unmatched++;
@@ -682,10 +773,13 @@ void gdn_trace_agg_event(struct gdn_trace_agg *a, const struct gdn_trace_event *
 		if (ev->name_len == 12 && !memcmp(ev->name, "process_name", 12)) {
 			uint32_t p = get_proc(a, &ev->pid);
 
-			a->procs[p].name = intern(a, ev->meta_name, ev->meta_name_len) + 1;
+			if (p != NONE)
+				a->procs[p].name = intern(a, ev->meta_name, ev->meta_name_len) + 1;
 		} else if (ev->name_len == 11 && !memcmp(ev->name, "thread_name", 11)) {
 			tr = get_track(a, &ev->pid, &ev->tid);
-			a->tracks[tr].thread_name = intern(a, ev->meta_name, ev->meta_name_len) + 1;
+			if (tr != NONE)
+				a->tracks[tr].thread_name =
+				    intern(a, ev->meta_name, ev->meta_name_len) + 1;
 		}
 		return;
 	default:
@@ -1019,6 +1113,12 @@ static void add_warnings(struct gdn_trace_agg *a, struct gdn_trace_summary *out)
 			     "%llu selected events were nested deeper than %u levels; their self "
 			     "time is counted as 0",
 			     (unsigned long long)a->deep, GDN_TRACE_NEST_MAX);
+	if (a->capped)
+		strvec_pushf(
+		    &out->warnings,
+		    "the trace has more than %u tracks (pid, tid) or processes: %llu events "
+		    "of the tracks beyond were ignored",
+		    GDN_TRACE_TRACK_MAX, (unsigned long long)a->capped);
 	if (a->unmatched)
 		strvec_pushf(&out->warnings, "%llu B/E events had no partner and were ignored",
 			     (unsigned long long)a->unmatched);
@@ -1153,6 +1253,38 @@ int gdn_trace_agg_finish(struct gdn_trace_agg *a, struct gdn_trace_summary *out,
 		}
 		free(g);
 	}
+	if (!out->events_selected) {
+		/* what the trace has, for a filter that matched nothing: every event */
+		struct build b = {NULL, 0, 0};
+		struct flat *g = xmalloc(st_mult(a->naccs ? a->naccs : 1, sizeof(*g)));
+
+		for (int which = 0; which < 3; which++) {
+			size_t n = 0;
+
+			for (size_t i = 0; i < a->naccs; i++) {
+				const struct acc *c = &a->accs[i];
+				const struct track *t = &a->tracks[a->streams[c->stream].track];
+				uint32_t key = which == 0 ? t->device
+					       : which == 1
+						   ? (t->thread_name ? t->thread_name - 1 : 0)
+						   : a->tuples[c->tuple].cat;
+
+				if (!key)
+					continue;
+				g[n].key = key;
+				g[n].attr = 0;
+				g[n].count = c->count;
+				g[n].total = g[n].self = c->total;
+				n++;
+			}
+			b.rows = which == 0   ? &out->have_devices
+				 : which == 1 ? &out->have_threads
+					      : &out->have_cats;
+			b.which = 0;
+			group(g, n, group_cb, &b);
+		}
+		free(g);
+	}
 	find_steps(a, out, &from);
 	/* interning is over: pointers into the pool are stable from here */
 	out->steps_from = NULL;
@@ -1162,6 +1294,9 @@ int gdn_trace_agg_finish(struct gdn_trace_agg *a, struct gdn_trace_summary *out,
 	resolve_rows(a, &out->devices, false);
 	resolve_rows(a, &out->families, false);
 	resolve_rows(a, &out->framework_ops, false);
+	resolve_rows(a, &out->have_devices, false);
+	resolve_rows(a, &out->have_threads, false);
+	resolve_rows(a, &out->have_cats, false);
 
 	out->events_total = a->elements;
 	out->events_complete = a->complete;
@@ -1170,6 +1305,7 @@ int gdn_trace_agg_finish(struct gdn_trace_agg *a, struct gdn_trace_summary *out,
 	out->events_unmatched = a->unmatched;
 	out->events_late = a->late;
 	out->events_deep = a->deep;
+	out->events_capped = a->capped;
 	if (!out->events_selected)
 		out->mode = custom ? GDN_TRACE_MODE_CUSTOM : GDN_TRACE_MODE_NONE;
 	add_warnings(a, out);
@@ -1206,6 +1342,9 @@ void gdn_trace_summary_release(struct gdn_trace_summary *s)
 	free(s->devices.v);
 	free(s->families.v);
 	free(s->framework_ops.v);
+	free(s->have_devices.v);
+	free(s->have_threads.v);
+	free(s->have_cats.v);
 	strvec_clear(&s->warnings);
 	strvec_clear(&s->hosts);
 	if (st) {

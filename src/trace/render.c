@@ -445,6 +445,8 @@ json_t *gdn_trace_summary_json(const struct gdn_trace_summary *s, size_t top)
 	json_object_set_new(ev, "unmatched", json_integer((json_int_t)s->events_unmatched));
 	json_object_set_new(ev, "late", json_integer((json_int_t)s->events_late));
 	json_object_set_new(ev, "deep", json_integer((json_int_t)s->events_deep));
+	if (s->events_capped)
+		json_object_set_new(ev, "capped", json_integer((json_int_t)s->events_capped));
 	json_object_set_new(doc, "events", ev);
 	json_object_set_new(doc, "tracks_selected", json_integer((json_int_t)s->tracks_selected));
 	json_object_set_new(doc, "total_us", json_real(gdn_ps_to_us(s->total)));

@@ -39,8 +39,8 @@
 #include "gdnctl/xalloc.h"
 
 #define XP_BUF	       (256u << 10)
-#define XP_POOL_MAX    ((size_t)40 << 20) /* bytes of kept metadata strings */
-#define XP_ENTRIES_MAX 2000000u		  /* kept metadata entries (stat + event) */
+#define XP_POOL_MAX    ((size_t)16 << 20) /* bytes of kept metadata strings */
+#define XP_ENTRIES_MAX 400000u		  /* kept metadata entries (stat + event) */
 
 /* ---- interned strings (ids; 0 is "") ---- */
 
@@ -303,7 +303,7 @@ struct xp {
 	const char *host_name;
 	struct gdn_trace_agg *agg;
 	struct sbuf tmp, tmp2;
-	uint64_t events, aggregated, no_meta;
+	uint64_t events, aggregated, no_meta, dropped;
 	/* the message being read, for errors */
 	const char *in;
 };
@@ -696,19 +696,24 @@ static void inflate_str(struct sbuf *in, struct sbuf *out)
 	inflateEnd(&zs);
 }
 
+/* Beyond the caps metadata is not kept (counted and said in a warning). */
 static int too_much(struct xp *x, struct gdn_err *err)
 {
-	return bad(x, err, xp_off(x), "%s",
-		   "more metadata than gdnctl keeps in memory (40 MB of names, 2,000,000 "
-		   "entries)");
+	(void)err;
+	x->dropped++;
+	return 0;
 }
 
+/* A string beyond the cap reads as "" (counted). */
 static int intern(struct xp *x, const char *s, size_t n, uint32_t *id, struct gdn_err *err)
 {
 	int64_t r = xstr_intern(&x->strs, s, n);
 
-	if (r < 0)
-		return too_much(x, err);
+	(void)err;
+	if (r < 0) {
+		x->dropped++;
+		r = 0;
+	}
 	*id = (uint32_t)r;
 	return 0;
 }
@@ -936,7 +941,9 @@ static void plane_pid(struct xp *x, uint32_t plane, struct gdn_trace_id *pid, st
 		return;
 	}
 	sbuf_reset(sb);
-	sbuf_addf(sb, "%u:%llu#%u", x->host, (unsigned long long)p->id, plane);
+	if (x->host)
+		sbuf_addf(sb, "host%u:", x->host);
+	sbuf_addf(sb, "%llu#%u", (unsigned long long)p->id, plane);
 	pid->str = sb->buf;
 	pid->len = sb->len;
 }
@@ -1255,7 +1262,7 @@ static int read_one(struct xp *x, bool device_span, struct gdn_err *err)
 	int ret;
 
 	xp_reset_model(x);
-	x->aggregated = x->no_meta = 0;
+	x->aggregated = x->no_meta = x->dropped = 0;
 	for (x->pass = 0; x->pass < 3; x->pass++) {
 		ret = read_space(x, device_span, err);
 		if (ret)
@@ -1378,6 +1385,13 @@ static void add_xplane_info(struct xp *x, struct gdn_trace_summary *out)
 			     "%llu aggregated XEvents (num_occurrences) are not timeline events "
 			     "and were not counted",
 			     (unsigned long long)x->aggregated);
+	if (x->dropped)
+		strvec_pushf(
+		    &out->warnings,
+		    "the XPlane has more metadata than gdnctl keeps (16 MB of names, 400,000 "
+		    "entries): %llu names or entries were not kept, their events count with "
+		    "an empty name",
+		    (unsigned long long)x->dropped);
 	if (x->no_meta)
 		strvec_pushf(&out->warnings,
 			     "%llu XEvents name no event_metadata of their plane; they count "
@@ -1390,7 +1404,7 @@ static int summarize(struct xp_file *files, size_t n, const struct gdn_trace_opt
 {
 	struct xp x;
 	struct strvec hosts = STRVEC_INIT;
-	uint64_t aggregated = 0, no_meta = 0;
+	uint64_t aggregated = 0, no_meta = 0, dropped = 0;
 	bool device_span = opts && opts->device_span;
 	int ret = 0;
 
@@ -1409,12 +1423,14 @@ static int summarize(struct xp_file *files, size_t n, const struct gdn_trace_opt
 			gdn_err_prefix(err, "'%s'", files[i].label);
 		aggregated += x.aggregated;
 		no_meta += x.no_meta;
+		dropped += x.dropped;
 	}
 	if (!ret)
 		ret = gdn_trace_agg_finish(x.agg, out, err);
 	if (!ret) {
 		x.aggregated = aggregated;
 		x.no_meta = no_meta;
+		x.dropped = dropped;
 		add_xplane_info(&x, out);
 		out->format = "xplane";
 		for (size_t i = 0; i < x.hosts.nr; i++)

@@ -335,4 +335,52 @@ test_expect_success 'the byte-flipped generated file: exit 0 or 1, one line, nev
 	done
 '
 
+# peak RSS in KB of gdnctl ARGS (stdout to out, stderr to err); nothing without /usr/bin/time
+rss_kb() {
+	if [ -x /usr/bin/time ] && [ -z "${GDNCTL_TEST_EXEC_PREFIX:-}" ]; then
+		/usr/bin/time -f "%M" -o rss "$GDNCTL_BIN" "$@" >out 2>err && cat rss
+	else
+		gdnctl "$@" >out 2>err
+	fi
+}
+
+test_expect_success 'hostile: a million distinct tids (JSON) and 200,000 lines (xplane) stay under 64 MB' '
+	python3 - <<-\PY &&
+	import gzip, sys
+	sys.path.insert(0, ".")
+	exec(open("gen.py").read().split("event = ")[0])
+	with gzip.open("tids.json.gz", "wt", compresslevel=6) as f:
+	    f.write("{\"traceEvents\":[")
+	    f.write(",".join("{\"ph\":\"X\",\"pid\":1,\"tid\":\"t%d\",\"ts\":%d,\"dur\":1,\"name\":\"k\",\"cat\":\"kernel\"}" % (i, i) for i in range(1000000)))
+	    f.write("]}")
+	em = fld(4, 2, fld(1, 0, 1) + fld(2, 2, fld(1, 0, 1) + fld(2, 2, b"op")))
+	lines = b"".join(fld(3, 2, fld(1, 0, i) + fld(2, 2, b"XLA Ops") + fld(4, 2, fld(1, 0, 1) + fld(3, 0, 5)))
+	                 for i in range(200000))
+	open("lines.xplane.pb", "wb").write(fld(1, 2, fld(2, 2, b"/device:TPU:0") + lines + em))
+	PY
+	kb=$(rss_kb trace summary --json tids.json.gz) &&
+	test_grep "more than 16384 tracks" err &&
+	test_grep "\"capped\": 983616" out &&
+	{ [ -z "$kb" ] || [ "$kb" -lt 65536 ] || { echo "RSS $kb KB"; false; }; } &&
+	kb=$(rss_kb trace summary --json lines.xplane.pb) &&
+	test_grep "more than 16384 tracks" err &&
+	{ [ -z "$kb" ] || [ "$kb" -lt 65536 ] || { echo "RSS $kb KB"; false; }; }
+'
+
+test_expect_success 'an explicit filter that matches nothing: exit 1, listing what the trace has' '
+	test_expect_code 1 gdnctl trace summary --device TPU:7 "$(xp 2026_01_11_21_26_41)" >out 2>err &&
+	test_grep "nothing in .* matches --device .TPU:7." err &&
+	test_grep "devices: .*.TPU:0. (" err &&
+	test_grep "threads: .* .XLA Ops. (" err &&
+	test_line_count = 0 out &&
+	test_expect_code 1 gdnctl trace summary --thread nope "$(js 2026_01_11_21_26_41)" 2>err &&
+	test_grep "threads: .VLLM::EngineCor. (" err
+'
+
+test_expect_success 'trace diff of unlike traces (XLA against Kineto) warns' '
+	gdnctl trace diff "$(xp 2026_01_11_21_26_41)" \
+		"$traces/HolisticTraceAnalysis_triton_example.json.gz" >out 2>err &&
+	test_grep "is an XLA trace and AFTER .* is a Kineto trace" err
+'
+
 test_done
