@@ -306,6 +306,8 @@ enum gdn_trace_by {
 	GDN_TRACE_BY_CATEGORY,
 	GDN_TRACE_BY_SOURCE,
 	GDN_TRACE_BY_DEVICE,
+	GDN_TRACE_BY_FAMILY,	   /* op families (see struct gdn_trace_summary) */
+	GDN_TRACE_BY_FRAMEWORK_OP, /* tf_op */
 };
 
 /* "12.345": ps as milliseconds with 3 decimals, rounded half away from zero. */
@@ -352,7 +354,13 @@ struct gdn_trace_diff {
 	const struct gdn_trace_summary *before, *after; /* borrowed */
 	bool per_step;					/* both have steps */
 	gdn_ps total_before, total_after;		/* self time (per step when per_step) */
-	struct gdn_trace_diff_rows ops, categories, sources;
+	struct gdn_trace_diff_rows ops, categories, sources, families, framework_ops;
+	/*
+	 * What the table and markdown show (set after init; init: BY_OP):
+	 * categories, the ops grouped by op, family or framework op, and
+	 * sources; or only categories or only sources.
+	 */
+	enum gdn_trace_by by;
 };
 
 void gdn_trace_diff_init(struct gdn_trace_diff *d);

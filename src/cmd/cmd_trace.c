@@ -21,7 +21,10 @@
 #include "gdnctl/xalloc.h"
 
 static const char *const format_choices[] = {"table", "markdown", "json", NULL};
-static const char *const by_choices[] = {"op", "category", "source", "device", NULL};
+static const char *const by_choices[] = {"family", "op", "framework-op", "category", "source",
+					 "device", NULL};
+static const char *const diff_by_choices[] = {"family",	  "op",	    "framework-op",
+					      "category", "source", NULL};
 
 struct trace_args {
 	long top, top_k;
@@ -86,7 +89,7 @@ static void args_init(struct trace_args *a)
 	memset(a, 0, sizeof(*a));
 	a->top = 20;
 	a->top_k = 20;
-	a->by = "op";
+	a->by = "family";
 	a->format = "table";
 	strvec_init(&a->devices);
 	strvec_init(&a->threads);
@@ -110,6 +113,16 @@ static void trace_opts(const struct trace_args *a, struct gdn_trace_opts *o)
 	o->cats = a->cats.v;
 	o->no_thread = a->single_thread;
 	o->device_span = a->device_span;
+}
+
+static enum gdn_trace_by parse_by(const char *by)
+{
+	return !strcmp(by, "category")	     ? GDN_TRACE_BY_CATEGORY
+	       : !strcmp(by, "source")	     ? GDN_TRACE_BY_SOURCE
+	       : !strcmp(by, "device")	     ? GDN_TRACE_BY_DEVICE
+	       : !strcmp(by, "family")	     ? GDN_TRACE_BY_FAMILY
+	       : !strcmp(by, "framework-op") ? GDN_TRACE_BY_FRAMEWORK_OP
+					     : GDN_TRACE_BY_OP;
 }
 
 static bool top_seen(const struct opt *opts)
@@ -267,7 +280,9 @@ static int cmd_trace_summary(int argc, const char **argv)
 	struct opt opts[] = {
 	    SELECTION_OPTS(&a),
 	    OUTPUT_OPTS(&a),
-	    OPT_CHOICE_(0, "by", &a.by, by_choices, "group rows by", "op"),
+	    OPT_CHOICE_(0, "by", &a.by, by_choices,
+			"group rows by (family: ops without their .N, or deduplicated_name)",
+			"family"),
 	    OPT_END_(),
 	};
 	struct gdn_trace_summary s;
@@ -290,10 +305,7 @@ static int cmd_trace_summary(int argc, const char **argv)
 	code = load(a.rest.v, a.rest.nr, &o, &s);
 	if (code)
 		goto out;
-	by = !strcmp(a.by, "category") ? GDN_TRACE_BY_CATEGORY
-	     : !strcmp(a.by, "source") ? GDN_TRACE_BY_SOURCE
-	     : !strcmp(a.by, "device") ? GDN_TRACE_BY_DEVICE
-				       : GDN_TRACE_BY_OP;
+	by = parse_by(a.by);
 	if (a.json || !strcmp(a.format, "json")) {
 		/* new reference, handed to gdn_json_print */
 		json_t *doc = gdn_trace_summary_json(&s, top_seen(opts) ? (size_t)a.top : 0);
@@ -319,6 +331,11 @@ static int cmd_trace_diff(int argc, const char **argv)
 	struct opt opts[] = {
 	    SELECTION_OPTS(&a),
 	    OUTPUT_OPTS(&a),
+	    OPT_CHOICE_(
+		0, "by", &a.by, diff_by_choices,
+		"the op rows of the table: family (renumbered ops match), op, framework-op; "
+		"or only category or source",
+		"family"),
 	    OPT_GROUP_("xprof-compare payload (--json)"),
 	    OPT_INT_(0, "top-k", &a.top_k, "N", "rows of each delta list (0: all)", "20", 0,
 		     LONG_MAX),
@@ -361,6 +378,7 @@ static int cmd_trace_diff(int argc, const char **argv)
 	if (code)
 		goto out;
 	warn_unlike(&before, &after);
+	d.by = parse_by(a.by);
 	gdn_trace_diff_compute(&d, &before, &after);
 	if (a.json || !strcmp(a.format, "json")) {
 		/* new reference, handed to gdn_json_print */

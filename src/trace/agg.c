@@ -1211,25 +1211,28 @@ int gdn_trace_agg_finish(struct gdn_trace_agg *a, struct gdn_trace_summary *out,
 		size_t n = nf;
 		struct flat *g = xmalloc(st_mult(n ? n : 1, sizeof(*g)));
 
-		/* ops: name, with the most common category, source and tf_op */
-		for (int which = 1; which <= 3; which++) {
-			for (size_t i = 0; i < n; i++) {
-				const struct acc *c = &a->accs[f[i].key];
-				const struct tuple *tp = &a->tuples[c->tuple];
+		/* ops and families: with the most common category, source and tf_op */
+		for (int rows_ix = 0; rows_ix < 2; rows_ix++)
+			for (int which = 1; which <= 3; which++) {
+				for (size_t i = 0; i < n; i++) {
+					const struct acc *c = &a->accs[f[i].key];
+					const struct tuple *tp = &a->tuples[c->tuple];
 
-				g[i] = f[i];
-				g[i].key = tp->name;
-				g[i].attr = which == 1	 ? derived_category(a, tp)
-					    : which == 2 ? tp->src
-							 : tp->tfop;
+					g[i] = f[i];
+					g[i].key = rows_ix ? family_id(a, tp) : tp->name;
+					g[i].attr = which == 1	 ? derived_category(a, tp)
+						    : which == 2 ? tp->src
+								 : tp->tfop;
+				}
+				b.rows = rows_ix ? &out->families : &out->ops;
+				b.which = which;
+				b.cursor = 0;
+				group(g, n, group_cb, &b);
 			}
-			b.rows = &out->ops;
-			b.which = which;
-			b.cursor = 0;
-			group(g, n, group_cb, &b);
-		}
-		/* categories, sources, devices, families, framework ops */
+		/* categories, sources, devices, framework ops */
 		for (int which = 0; which < 5; which++) {
+			if (which == 3)
+				continue; /* families: above */
 			for (size_t i = 0; i < n; i++) {
 				const struct acc *c = &a->accs[f[i].key];
 				const struct tuple *tp = &a->tuples[c->tuple];
@@ -1292,7 +1295,7 @@ int gdn_trace_agg_finish(struct gdn_trace_agg *a, struct gdn_trace_summary *out,
 	resolve_rows(a, &out->categories, false);
 	resolve_rows(a, &out->sources, false);
 	resolve_rows(a, &out->devices, false);
-	resolve_rows(a, &out->families, false);
+	resolve_rows(a, &out->families, true);
 	resolve_rows(a, &out->framework_ops, false);
 	resolve_rows(a, &out->have_devices, false);
 	resolve_rows(a, &out->have_threads, false);

@@ -97,7 +97,14 @@ void gdn_trace_diff_release(struct gdn_trace_diff *d)
 	free(d->ops.v);
 	free(d->categories.v);
 	free(d->sources.v);
-	gdn_trace_diff_init(d);
+	free(d->families.v);
+	free(d->framework_ops.v);
+	{
+		enum gdn_trace_by by = d->by;
+
+		gdn_trace_diff_init(d);
+		d->by = by;
+	}
 }
 
 void gdn_trace_diff_compute(struct gdn_trace_diff *d, const struct gdn_trace_summary *before,
@@ -116,6 +123,27 @@ void gdn_trace_diff_compute(struct gdn_trace_diff *d, const struct gdn_trace_sum
 	diff_rows(&before->ops, &after->ops, sb, sa, &d->ops);
 	diff_rows(&before->categories, &after->categories, sb, sa, &d->categories);
 	diff_rows(&before->sources, &after->sources, sb, sa, &d->sources);
+	diff_rows(&before->families, &after->families, sb, sa, &d->families);
+	diff_rows(&before->framework_ops, &after->framework_ops, sb, sa, &d->framework_ops);
+}
+
+/* The op-like section the diff shows, with its title; NULL for none. */
+static const struct gdn_trace_diff_rows *op_rows(const struct gdn_trace_diff *d, const char **what)
+{
+	switch (d->by) {
+	case GDN_TRACE_BY_CATEGORY:
+	case GDN_TRACE_BY_SOURCE:
+		return NULL;
+	case GDN_TRACE_BY_FAMILY:
+		*what = "op family";
+		return &d->families;
+	case GDN_TRACE_BY_FRAMEWORK_OP:
+		*what = "framework op";
+		return &d->framework_ops;
+	default:
+		*what = "op";
+		return &d->ops;
+	}
 }
 
 /* "+3.04%" ((after - before) / before, two decimals, with sign), or "new". */
@@ -219,9 +247,17 @@ void gdn_trace_diff_render_table(const struct gdn_trace_diff *d, size_t top, str
 	sbuf_adds(out, " ms (");
 	change(out, d->total_before, d->total_after);
 	sbuf_adds(out, ")\n");
-	section(&d->categories, "category", top, d->per_step, out);
-	section(&d->ops, "op", top, d->per_step, out);
-	section(&d->sources, "source", top, d->per_step, out);
+	{
+		const char *what = NULL;
+		const struct gdn_trace_diff_rows *ops = op_rows(d, &what);
+
+		if (d->by != GDN_TRACE_BY_SOURCE)
+			section(&d->categories, "category", top, d->per_step, out);
+		if (ops)
+			section(ops, what, top, d->per_step, out);
+		if (d->by != GDN_TRACE_BY_CATEGORY)
+			section(&d->sources, "source", top, d->per_step, out);
+	}
 }
 
 static void md_code(struct sbuf *out, const char *s)
@@ -278,9 +314,17 @@ void gdn_trace_diff_render_markdown(const struct gdn_trace_diff *d, size_t top, 
 	sbuf_adds(out, " ms` (`");
 	change(out, d->total_before, d->total_after);
 	sbuf_adds(out, "`).\n");
-	md_section(&d->categories, "category", top, d->per_step, out);
-	md_section(&d->ops, "op", top, d->per_step, out);
-	md_section(&d->sources, "source", top, d->per_step, out);
+	{
+		const char *what = NULL;
+		const struct gdn_trace_diff_rows *ops = op_rows(d, &what);
+
+		if (d->by != GDN_TRACE_BY_SOURCE)
+			md_section(&d->categories, "category", top, d->per_step, out);
+		if (ops)
+			md_section(ops, what, top, d->per_step, out);
+		if (d->by != GDN_TRACE_BY_CATEGORY)
+			md_section(&d->sources, "source", top, d->per_step, out);
+	}
 }
 
 /* Returns a new reference. */
@@ -341,5 +385,8 @@ json_t *gdn_trace_diff_json(const struct gdn_trace_diff *d, size_t top)
 	json_object_set_new(doc, "categories", rows_json(&d->categories, "category", top));
 	json_object_set_new(doc, "ops", rows_json(&d->ops, "name", top));
 	json_object_set_new(doc, "sources", rows_json(&d->sources, "source", top));
+	json_object_set_new(doc, "families", rows_json(&d->families, "family", top));
+	json_object_set_new(doc, "framework_ops",
+			    rows_json(&d->framework_ops, "framework_op", top));
 	return doc;
 }

@@ -46,6 +46,10 @@ const struct gdn_trace_rows *gdn_trace_rows_by(const struct gdn_trace_summary *s
 		return &s->sources;
 	case GDN_TRACE_BY_DEVICE:
 		return &s->devices;
+	case GDN_TRACE_BY_FAMILY:
+		return &s->families;
+	case GDN_TRACE_BY_FRAMEWORK_OP:
+		return &s->framework_ops;
 	default:
 		return &s->ops;
 	}
@@ -60,6 +64,10 @@ static const char *by_name(enum gdn_trace_by by)
 		return "source";
 	case GDN_TRACE_BY_DEVICE:
 		return "device";
+	case GDN_TRACE_BY_FAMILY:
+		return "op family";
+	case GDN_TRACE_BY_FRAMEWORK_OP:
+		return "framework op";
 	default:
 		return "op";
 	}
@@ -126,6 +134,7 @@ static void device_list(const struct gdn_trace_summary *s, struct sbuf *out)
 
 struct table {
 	size_t ncols;
+	size_t shrink; /* the name column shortened to fit the terminal; ncols: none */
 	bool right[MAXCOLS];
 	size_t width[MAXCOLS];
 	struct strvec cells; /* row-major */
@@ -136,6 +145,7 @@ static void table_init(struct table *t, const char *const *heads, const bool *ri
 	memset(t, 0, sizeof(*t));
 	strvec_init(&t->cells);
 	t->ncols = n;
+	t->shrink = n;
 	for (size_t i = 0; i < n; i++) {
 		t->right[i] = right[i];
 		strvec_push(&t->cells, heads[i]);
@@ -153,8 +163,60 @@ static void table_cell(struct table *t, struct sbuf *cell)
 	sbuf_reset(cell);
 }
 
+/* The terminal width: $COLUMNS, else 100. */
+static size_t term_width(void)
+{
+	const char *c = getenv("COLUMNS");
+	long v = c ? strtol(c, NULL, 10) : 0;
+
+	return v >= 40 && v <= 10000 ? (size_t)v : 100;
+}
+
+/* "abcdefghij" in 7 columns: "ab...ij" (the middle goes; UTF-8 kept whole). */
+static char *shorten(const char *s, size_t width)
+{
+	size_t n = strlen(s), head, tail;
+	struct sbuf sb = SBUF_INIT;
+
+	if (n <= width || width < 5)
+		return xstrdup(s);
+	head = (width - 3 + 1) / 2;
+	tail = width - 3 - head;
+	while (head && ((unsigned char)s[head] & 0xc0) == 0x80)
+		head--;
+	while (tail && ((unsigned char)s[n - tail] & 0xc0) == 0x80)
+		tail--;
+	sbuf_add(&sb, s, head);
+	sbuf_adds(&sb, "...");
+	sbuf_adds(&sb, s + n - tail);
+	return sbuf_detach(&sb, NULL);
+}
+
+/* Narrow the name column (never below 16) so that the table fits the terminal. */
+static void table_fit(struct table *t)
+{
+	size_t width = term_width(), total = 0, c = t->shrink;
+
+	if (c >= t->ncols)
+		return;
+	for (size_t i = 0; i < t->ncols; i++)
+		total += t->width[i] + 2;
+	if (total <= width || t->width[c] <= 16)
+		return;
+	t->width[c] = t->width[c] - (total - width) < 16 ? 16 : t->width[c] - (total - width);
+	for (size_t i = t->ncols + c; i < t->cells.nr; i += t->ncols) {
+		if (strlen(t->cells.v[i]) > t->width[c]) {
+			char *sh = shorten(t->cells.v[i], t->width[c]);
+
+			free((char *)t->cells.v[i]);
+			t->cells.v[i] = sh;
+		}
+	}
+}
+
 static void table_render(struct table *t, struct sbuf *out)
 {
+	table_fit(t);
 	for (size_t i = 0; i < t->cells.nr; i++) {
 		size_t col = i % t->ncols, len = strlen(t->cells.v[i]);
 		bool last = col == t->ncols - 1;
@@ -227,10 +289,10 @@ void gdn_trace_render_table(const struct gdn_trace_summary *s, enum gdn_trace_by
 		heads[nc] = "ms/step";
 		right[nc++] = true;
 	}
-	if (by == GDN_TRACE_BY_OP) {
+	if (by == GDN_TRACE_BY_OP || by == GDN_TRACE_BY_FAMILY) {
 		heads[nc] = "category";
 		right[nc++] = false;
-		heads[nc] = "op";
+		heads[nc] = by == GDN_TRACE_BY_OP ? "op" : "family";
 		right[nc++] = false;
 		heads[nc] = "source";
 		right[nc++] = false;
@@ -240,6 +302,7 @@ void gdn_trace_render_table(const struct gdn_trace_summary *s, enum gdn_trace_by
 	}
 	sbuf_addf(out, "\nBy %s, by self time (%zu of %zu):\n", by_name(by), n, rows->nr);
 	table_init(&t, heads, right, nc);
+	t.shrink = by == GDN_TRACE_BY_OP || by == GDN_TRACE_BY_FAMILY ? nc - 2 : nc - 1;
 	for (size_t i = 0; i < rows->nr; i++) {
 		const struct gdn_trace_row *r = &rows->v[i];
 
@@ -261,7 +324,7 @@ void gdn_trace_render_table(const struct gdn_trace_summary *s, enum gdn_trace_by
 			gdn_ps_fmt_ms(&cell, div_round(r->self, s->steps));
 			table_cell(&t, &cell);
 		}
-		if (by == GDN_TRACE_BY_OP) {
+		if (by == GDN_TRACE_BY_OP || by == GDN_TRACE_BY_FAMILY) {
 			sbuf_adds(&cell, shown(r->category, "-"));
 			table_cell(&t, &cell);
 			sbuf_adds(&cell, shown(r->key, "(unnamed)"));
@@ -269,8 +332,10 @@ void gdn_trace_render_table(const struct gdn_trace_summary *s, enum gdn_trace_by
 			sbuf_adds(&cell, shown(short_source(r->source), "-"));
 			table_cell(&t, &cell);
 		} else {
-			sbuf_adds(&cell, shown(r->key, by == GDN_TRACE_BY_SOURCE ? "(no source)"
-										 : "(none)"));
+			sbuf_adds(&cell,
+				  shown(r->key, by == GDN_TRACE_BY_SOURCE	  ? "(no source)"
+						: by == GDN_TRACE_BY_FRAMEWORK_OP ? "(no tf_op)"
+										  : "(none)"));
 			table_cell(&t, &cell);
 		}
 	}

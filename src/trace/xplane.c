@@ -257,8 +257,8 @@ struct facts {
 };
 
 struct emeta {
-	uint32_t name;	/* interned */
-	uint32_t tuple; /* the aggregator's tuple + 1 (pass 2 cache); 0: not yet */
+	uint32_t name;	   /* interned */
+	uint32_t tuple[2]; /* the aggregator's tuple + 1 (pass 2 cache), [GPU stream line] */
 	struct facts f;
 };
 
@@ -976,7 +976,8 @@ static void emit_meta(struct xp *x, uint32_t plane, bool thread, uint64_t line, 
 
 struct line_ctx {
 	uint32_t plane;
-	uint32_t track; /* + 1; 0: not yet */
+	uint32_t track;	 /* + 1; 0: not yet */
+	bool gpu_stream; /* a "Stream #" line of a GPU plane: kernels and copies */
 	uint64_t id;
 	int64_t ts_ns;
 	bool has_ts, saw_events;
@@ -1062,8 +1063,9 @@ static int read_event(struct xp *x, struct line_ctx *lc, uint64_t end, struct gd
 		dur_ps = (gdn_ps)dur;
 	}
 	own = fa.hlo || fa.tfop || fa.source || fa.dedup;
-	if (em && !own && em->tuple) {
-		gdn_trace_agg_complete(x->agg, lc->track - 1, em->tuple - 1, ts, dur_ps);
+	if (em && !own && em->tuple[lc->gpu_stream]) {
+		gdn_trace_agg_complete(x->agg, lc->track - 1, em->tuple[lc->gpu_stream] - 1, ts,
+				       dur_ps);
 		return 0;
 	}
 	if (em) {
@@ -1083,9 +1085,16 @@ static int read_event(struct xp *x, struct line_ctx *lc, uint64_t end, struct gd
 		ev.name = "";
 		ev.name_len = 0;
 	}
+	if (lc->gpu_stream) {
+		/* the category of a GPU op without hlo_category, as Kineto's cat */
+		ev.cat = !strncmp(ev.name, "Memcpy", 6)	  ? "gpu_memcpy"
+			 : !strncmp(ev.name, "Memset", 6) ? "gpu_memset"
+							  : "kernel";
+		ev.cat_len = strlen(ev.cat);
+	}
 	tuple = gdn_trace_agg_tuple(x->agg, &ev);
 	if (em && !own)
-		em->tuple = tuple + 1;
+		em->tuple[lc->gpu_stream] = tuple + 1;
 	gdn_trace_agg_complete(x->agg, lc->track - 1, tuple, ts, dur_ps);
 	return 0;
 }
@@ -1115,6 +1124,9 @@ static int read_line(struct xp *x, uint32_t plane, uint64_t end, bool device_spa
 		} else if (f.num == 2 && f.wt == 2) {
 			ret = read_str(x, &f, &name, err);
 			has_name = !ret;
+			lc.gpu_stream =
+			    has_name && !strncmp(name.buf, "Stream #", 8) &&
+			    strstr(xstr_get(&x->strs, x->planes[plane].name), "/device:GPU");
 		} else if (f.num == 3 && f.wt == 0) {
 			if (lc.saw_events && (!lc.has_ts || lc.ts_ns != (int64_t)f.v))
 				ret = bad(x, err, f.off, "%s",

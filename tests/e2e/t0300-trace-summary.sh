@@ -48,6 +48,9 @@ test_expect_success 'table: nested XLA ops, self time, steps' '
 	test ! -s err &&
 	test_grep "^Selection: XLA Ops threads of /device: processes (1 track on TPU:0)" out &&
 	test_grep "^Time:      self 0.208 ms, total 0.266 ms; 2 steps (XLA Modules jit_train_step(42)): self 0.104 ms per step" out &&
+	test_grep "^By op family, by self time (4 of 4):$" out &&
+	test_grep -E "^ +0\.013 +6\.3% +0\.013 +2 +0\.007 +0\.007 +loop fusion +fusion +gated_deltanet\.py:2361$" out &&
+	gdnctl trace summary --by op "$D/xla-nested/input.json" >out 2>err &&
 	test_grep -E "^ +0\.150 +72\.3% +0\.200 +2 +0\.100 +0\.075 +while +while\.5 +gated_deltanet\.py:1861$" out
 '
 
