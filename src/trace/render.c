@@ -25,6 +25,38 @@ double gdn_ps_to_us(gdn_ps v)
 	return (double)whole + (double)frac / 1e6;
 }
 
+#define PS_PER_MS ((gdn_ps)1000000000)
+
+/* ps in us with 3 decimals (to the ns), rounded half away from zero. */
+static void fmt_us(struct sbuf *out, gdn_ps v)
+{
+	unsigned __int128 m = v < 0 ? (unsigned __int128)-v : (unsigned __int128)v;
+	unsigned __int128 ns = (m + 500) / 1000;
+
+	sbuf_addf(out, "%s%llu.%03llu", v < 0 && ns ? "-" : "", (unsigned long long)(ns / 1000),
+		  (unsigned long long)(ns % 1000));
+}
+
+/* Units adapt: under 1 ms in us, else ms; with the unit. */
+static void fmt_time(struct sbuf *out, gdn_ps v)
+{
+	if (v > -PS_PER_MS && v < PS_PER_MS) {
+		fmt_us(out, v);
+		sbuf_adds(out, " us");
+	} else {
+		gdn_ps_fmt_ms(out, v);
+		sbuf_adds(out, " ms");
+	}
+}
+
+static void fmt_in(struct sbuf *out, gdn_ps v, bool us)
+{
+	if (us)
+		fmt_us(out, v);
+	else
+		gdn_ps_fmt_ms(out, v);
+}
+
 static gdn_ps div_round(gdn_ps v, uint64_t n)
 {
 	gdn_ps q;
@@ -257,15 +289,20 @@ static void header(const struct gdn_trace_summary *s, struct sbuf *out)
 		  (unsigned long long)s->events_total, s->format ? "XEvents" : "traceEvents",
 		  (unsigned long long)s->events_complete, (unsigned long long)s->events_selected);
 	sbuf_adds(out, "Time:      self ");
-	gdn_ps_fmt_ms(out, s->self);
-	sbuf_adds(out, " ms, total ");
-	gdn_ps_fmt_ms(out, s->total);
-	sbuf_adds(out, " ms");
+	fmt_time(out, s->self);
+	sbuf_adds(out, ", total ");
+	fmt_time(out, s->total);
 	if (s->steps) {
 		sbuf_addf(out, "; %llu step%s (%s): self ", (unsigned long long)s->steps,
 			  s->steps == 1 ? "" : "s", s->steps_from);
-		gdn_ps_fmt_ms(out, div_round(s->self, s->steps));
-		sbuf_adds(out, " ms per step");
+		fmt_time(out, div_round(s->self, s->steps));
+		sbuf_adds(out, " per step");
+		if (s->devices.nr > 1) {
+			/* the devices run in parallel: say it is a sum */
+			sbuf_addf(out, ", summed over %zu devices (", s->devices.nr);
+			fmt_time(out, div_round(div_round(s->self, s->steps), s->devices.nr));
+			sbuf_adds(out, " per step per device)");
+		}
 	}
 	sbuf_adds(out, "\n");
 }
@@ -280,13 +317,24 @@ void gdn_trace_render_table(const struct gdn_trace_summary *s, enum gdn_trace_by
 	size_t nc = 5;
 	struct table t;
 	struct sbuf cell = SBUF_INIT;
-	gdn_ps rest_self = 0;
+	gdn_ps rest_self = 0, biggest = 0;
+	bool us;
 
 	header(s, out);
 	if (!rows->nr)
 		return;
+	/* units adapt: microseconds when every time in the table is under 1 ms */
+	for (size_t i = 0; i < rows->nr; i++)
+		if (rows->v[i].total > biggest)
+			biggest = rows->v[i].total;
+	us = biggest < PS_PER_MS && s->self < PS_PER_MS;
+	if (us) {
+		heads[0] = "self us";
+		heads[2] = "total us";
+		heads[4] = "mean us";
+	}
 	if (s->steps) {
-		heads[nc] = "ms/step";
+		heads[nc] = us ? "us/step" : "ms/step";
 		right[nc++] = true;
 	}
 	if (by == GDN_TRACE_BY_OP || by == GDN_TRACE_BY_FAMILY) {
@@ -310,18 +358,18 @@ void gdn_trace_render_table(const struct gdn_trace_summary *s, enum gdn_trace_by
 			rest_self += r->self;
 			continue;
 		}
-		gdn_ps_fmt_ms(&cell, r->self);
+		fmt_in(&cell, r->self, us);
 		table_cell(&t, &cell);
 		pct(&cell, r->self, s->self);
 		table_cell(&t, &cell);
-		gdn_ps_fmt_ms(&cell, r->total);
+		fmt_in(&cell, r->total, us);
 		table_cell(&t, &cell);
 		sbuf_addf(&cell, "%llu", (unsigned long long)r->count);
 		table_cell(&t, &cell);
-		gdn_ps_fmt_ms(&cell, div_round(r->total, r->count));
+		fmt_in(&cell, div_round(r->total, r->count), us);
 		table_cell(&t, &cell);
 		if (s->steps) {
-			gdn_ps_fmt_ms(&cell, div_round(r->self, s->steps));
+			fmt_in(&cell, div_round(r->self, s->steps), us);
 			table_cell(&t, &cell);
 		}
 		if (by == GDN_TRACE_BY_OP || by == GDN_TRACE_BY_FAMILY) {
@@ -342,8 +390,8 @@ void gdn_trace_render_table(const struct gdn_trace_summary *s, enum gdn_trace_by
 	table_render(&t, out);
 	if (n < rows->nr) {
 		sbuf_addf(out, "  ... %zu more, self ", rows->nr - n);
-		gdn_ps_fmt_ms(out, rest_self);
-		sbuf_adds(out, " ms (");
+		fmt_time(out, rest_self);
+		sbuf_adds(out, " (");
 		pct(out, rest_self, s->self);
 		sbuf_adds(out, ")\n");
 	}

@@ -47,26 +47,27 @@ test_expect_success 'table: nested XLA ops, self time, steps' '
 	gdnctl trace summary "$D/xla-nested/input.json" >out 2>err &&
 	test ! -s err &&
 	test_grep "^Selection: XLA Ops threads of /device: processes (1 track on TPU:0)" out &&
-	test_grep "^Time:      self 0.208 ms, total 0.266 ms; 2 steps (XLA Modules jit_train_step(42)): self 0.104 ms per step" out &&
+	test_grep "^Time:      self 207.500 us, total 265.500 us; 2 steps (XLA Modules jit_train_step(42)): self 103.750 us per step$" out &&
 	test_grep "^By op family, by self time (4 of 4):$" out &&
-	test_grep -E "^ +0\.013 +6\.3% +0\.013 +2 +0\.007 +0\.007 +loop fusion +fusion +gated_deltanet\.py:2361$" out &&
+	test_grep "^  self us  share  total us  count  mean us  us/step  category     family       source$" out &&
+	test_grep -E "^ +13\.000 +6\.3% +13\.000 +2 +6\.500 +6\.500 +loop fusion +fusion +gated_deltanet\.py:2361$" out &&
 	gdnctl trace summary --by op "$D/xla-nested/input.json" >out 2>err &&
-	test_grep -E "^ +0\.150 +72\.3% +0\.200 +2 +0\.100 +0\.075 +while +while\.5 +gated_deltanet\.py:1861$" out
+	test_grep -E "^ +150\.000 +72\.3% +200\.000 +2 +100\.000 +75\.000 +while +while\.5 +gated_deltanet\.py:1861$" out
 '
 
 test_expect_success '--by category, --top 2' '
 	gdnctl trace summary --by category --top 2 "$D/xla-nested/input.json" >out &&
 	test_grep "By category, by self time (2 of 4)" out &&
-	test_grep -E "^ +0\.042 +20\.2% +0\.050 +2 +0\.025 +0\.021 +custom-call$" out &&
-	test_grep "\.\.\. 2 more, self 0.016 ms (7.5%)" out
+	test_grep -E "^ +42\.000 +20\.2% +50\.000 +2 +25\.000 +21\.000 +custom-call$" out &&
+	test_grep "\.\.\. 2 more, self 15.500 us (7.5%)" out
 '
 
 test_expect_success '--by source and --by device' '
 	gdnctl trace summary --by source "$D/xla-nested/input.json" >out &&
-	test_grep -E "0\.030 .* /src/gated_deltanet\.py:2361$" out &&
+	test_grep -E "^ +30\.000 .* /src/gated_deltanet\.py:2361$" out &&
 	test_grep -E "\(no source\)$" out &&
 	gdnctl trace summary --by device "$D/xla-metadata-last/input.json" >out &&
-	test_grep -E "0\.025 +91\.2% .* TPU:0$" out
+	test_grep -E "^ +25\.482 +91\.2% .* TPU:0$" out
 '
 
 test_expect_success 'markdown for the running log' '

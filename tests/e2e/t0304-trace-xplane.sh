@@ -51,7 +51,9 @@ assert cats[\"all-reduce\"] == 6888.667, cats
 " &&
 	gdnctl trace summary "$(xp 2026_01_11_21_26_41)" >out &&
 	test_grep "^Format:    xplane, host t1v-n-9eb622fc-w-0$" out &&
-	test_grep "^Events:    10312 in XEvents, 10312 complete, 6908 selected$" out
+	test_grep "^Events:    10312 in XEvents, 10312 complete, 6908 selected$" out &&
+	test_grep "; 1 step (XLA Modules jit_step_fun(5120112285394406626)): self 134.416 ms per step, summed over 2 devices (67.208 ms per step per device)$" out &&
+	test_grep "^  self ms  share  total ms  count  mean ms  ms/step  category  " out
 '
 
 test_expect_success 'gzip of an xplane (.xplane.pb.gz) reads the same' '
@@ -140,6 +142,18 @@ test_expect_success 'the real GPU file: stream lines of GPU planes, against the 
 	got = {r["device"]: r["count"] for r in d["devices"]}
 	assert got == devs and "GPU:4" in got and "GPU:6" in got, (got, devs)
 	PY
+'
+
+test_expect_success 'tables fit the terminal: long kernel names shortened in the middle' '
+	COLUMNS=120 gdnctl trace summary "$GPU" >out &&
+	awk "length(\$0) > 120 && /^  / { print; bad = 1 } END { exit bad }" out &&
+	test_grep -F "void tensorflow::" out &&
+	test_grep -F "..." out &&
+	gdnctl trace summary "$GPU" >out &&
+	awk "length(\$0) > 100 && /^  / { print; bad = 1 } END { exit bad }" out &&
+	gdnctl trace summary --by category "$GPU" >out &&
+	test_grep -E "^ +[0-9.]+ +[0-9.]+% .* kernel$" out &&
+	test_grep -E " gpu_memcpy$" out
 '
 
 test_expect_success 'several hosts: summed, with a per-host device breakdown' '
