@@ -35,14 +35,15 @@ typedef __int128 gdn_ps;
 #define GDN_PS_PER_US ((gdn_ps)1000000)
 
 /* Defaults of the caps (struct gdn_trace_opts fields set to 0 use them). */
-#define GDN_TRACE_TOKEN_MAX  ((size_t)16 << 20) /* bytes in one string or number */
-#define GDN_TRACE_DEPTH_MAX  512u		/* JSON nesting */
-#define GDN_TRACE_WINDOW     4096u		/* reorder window per track, in events */
-#define GDN_TRACE_NEST_MAX   4096u		/* open nested events per track */
-#define GDN_TRACE_FIELD_MAX  ((size_t)64 << 10) /* longest kept name/source/tf_op */
-#define GDN_TRACE_TRACK_MAX  16384u		/* distinct tracks (pid, tid) and processes kept */
-#define GDN_TRACE_EVENT_CAP1 1000000u		/* the TSL converter's default event cap */
-#define GDN_TRACE_EVENT_CAP2 5000000u
+#define GDN_TRACE_TOKEN_MAX	((size_t)16 << 20) /* bytes in one string or number */
+#define GDN_TRACE_DEPTH_MAX	512u		   /* JSON nesting */
+#define GDN_TRACE_WINDOW	4096u		   /* reorder window per track, in events */
+#define GDN_TRACE_WINDOW_BUDGET ((size_t)1 << 19)  /* events in all windows together */
+#define GDN_TRACE_NEST_MAX	4096u		   /* open nested events per track */
+#define GDN_TRACE_FIELD_MAX	((size_t)64 << 10) /* longest kept name/source/tf_op */
+#define GDN_TRACE_TRACK_MAX	16384u	 /* distinct tracks (pid, tid) and processes kept */
+#define GDN_TRACE_EVENT_CAP1	1000000u /* the TSL converter's default event cap */
+#define GDN_TRACE_EVENT_CAP2	5000000u
 
 /* ---------------------------------------------------------------------- */
 /* Stage 1: gzip (detected by the magic bytes 1f 8b) or plain bytes. */

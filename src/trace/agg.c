@@ -323,6 +323,7 @@ struct gdn_trace_agg {
 	uint64_t capped; /* events of tracks beyond GDN_TRACE_TRACK_MAX */
 	uint32_t id_process_name, id_thread_name;
 	bool xplane, multi_host, device_span;
+	size_t window_entries; /* allocated, over all streams */
 };
 
 void gdn_trace_agg_set_xplane(struct gdn_trace_agg *a, bool multi_host)
@@ -604,7 +605,13 @@ static void window_add(struct gdn_trace_agg *a, struct stream *s, const struct w
 {
 	size_t i;
 
-	if (s->len == a->window)
+	/*
+	 * All windows together hold at most GDN_TRACE_WINDOW_BUDGET events: with
+	 * many busy tracks a window stops growing (memory stays bounded; events
+	 * further out of order count as late).
+	 */
+	if (s->len == a->window ||
+	    (s->len && s->len == s->cap && a->window_entries + s->cap > GDN_TRACE_WINDOW_BUDGET))
 		release_one(a, s);
 	if (s->any_released && w->start < s->released) {
 		s->late++; /* behind already-closed time: self time 0 */
@@ -616,6 +623,7 @@ static void window_add(struct gdn_trace_agg *a, struct stream *s, const struct w
 
 		if (ncap > a->window)
 			ncap = a->window;
+		a->window_entries += ncap - s->cap;
 		nw = xmalloc(st_mult(ncap, sizeof(*nw)));
 		for (i = 0; i < s->len; i++)
 			nw[i] = s->win[(s->head + i) % s->cap];

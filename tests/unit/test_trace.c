@@ -680,7 +680,7 @@ static void agg_steps_thread(void **state)
 	assert_int_equal(s.steps, 3);
 	assert_string_equal(s.steps_from, "Steps");
 	gdn_trace_render_table(&s, GDN_TRACE_BY_OP, 10, &out);
-	assert_non_null(strstr(out.buf, "3 steps (Steps): self 0.002 ms per step"));
+	assert_non_null(strstr(out.buf, "3 steps (Steps): self 2.000 us per step"));
 	sbuf_reset(&out);
 	gdn_trace_render_markdown(&s, GDN_TRACE_BY_CATEGORY, 10, &out);
 	assert_non_null(
