@@ -838,6 +838,165 @@ static void diff_basic(void **state)
 	gdn_trace_summary_release(&a);
 }
 
+/* ---- XPlane ---- */
+
+/* Protobuf writers for hand-made XSpaces. */
+static void pb_varint(struct sbuf *sb, uint64_t v)
+{
+	do {
+		sbuf_addch(sb, (char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0)));
+		v >>= 7;
+	} while (v);
+}
+
+static void pb_uint(struct sbuf *sb, unsigned field, uint64_t v)
+{
+	pb_varint(sb, (uint64_t)field << 3);
+	pb_varint(sb, v);
+}
+
+static void pb_bytes(struct sbuf *sb, unsigned field, const char *p, size_t n)
+{
+	pb_varint(sb, (uint64_t)field << 3 | 2);
+	pb_varint(sb, n);
+	sbuf_add(sb, p, n);
+}
+
+static void pb_msg(struct sbuf *sb, unsigned field, struct sbuf *m)
+{
+	pb_bytes(sb, field, m->buf, m->len);
+	sbuf_reset(m);
+}
+
+/* One TPU plane: two nested ops on "XLA Ops", metadata after the lines. */
+static void make_space(struct sbuf *space)
+{
+	struct sbuf plane = SBUF_INIT, line = SBUF_INIT, ev = SBUF_INIT, st = SBUF_INIT;
+	struct sbuf ent = SBUF_INIT, md = SBUF_INIT;
+
+	pb_uint(&plane, 1, 3);
+	pb_bytes(&plane, 2, "/device:TPU:0", 13);
+	pb_uint(&line, 1, 3);
+	pb_bytes(&line, 2, "XLA Ops", 7);
+	pb_uint(&line, 3, 1000); /* ns */
+	pb_uint(&ev, 1, 1);	 /* while.5: [1us, 1us + 10us) */
+	pb_uint(&ev, 2, 0);
+	pb_uint(&ev, 3, 10000000);
+	pb_msg(&line, 4, &ev);
+	pb_uint(&ev, 1, 2); /* fusion.7 inside: 4 us, its own hlo_category stat wins */
+	pb_uint(&ev, 2, 2000000);
+	pb_uint(&ev, 3, 4000000);
+	pb_uint(&st, 1, 1);
+	pb_bytes(&st, 5, "custom", 6);
+	pb_msg(&ev, 4, &st);
+	pb_msg(&line, 4, &ev);
+	pb_uint(&ev, 1, 2); /* an aggregate: not counted */
+	pb_uint(&ev, 5, 7);
+	pb_uint(&ev, 3, 99);
+	pb_msg(&line, 4, &ev);
+	pb_msg(&plane, 3, &line);
+	for (int i = 1; i <= 2; i++) {
+		pb_uint(&md, 1, (uint64_t)i);
+		pb_bytes(&md, 2, i == 1 ? "while.5" : "fusion.7", i == 1 ? 7 : 8);
+		pb_uint(&st, 1, 1);
+		pb_uint(&st, 7, 9); /* ref_value: the name of stat metadata 9 */
+		pb_msg(&md, 5, &st);
+		pb_uint(&ent, 1, (uint64_t)i);
+		pb_msg(&ent, 2, &md);
+		pb_msg(&plane, 4, &ent);
+	}
+	for (int i = 0; i < 2; i++) {
+		pb_uint(&md, 1, i ? 9 : 1);
+		pb_bytes(&md, 2, i ? "loop" : "hlo_category", i ? 4 : 12);
+		pb_uint(&ent, 1, i ? 9 : 1);
+		pb_msg(&ent, 2, &md);
+		pb_msg(&plane, 5, &ent);
+	}
+	pb_msg(space, 1, &plane);
+	pb_bytes(space, 4, "host-a", 6);
+	sbuf_release(&plane);
+	sbuf_release(&line);
+	sbuf_release(&ev);
+	sbuf_release(&st);
+	sbuf_release(&ent);
+	sbuf_release(&md);
+}
+
+static void xplane_basic(void **state)
+{
+	struct sbuf space = SBUF_INIT;
+	struct gdn_trace_summary s;
+	struct gdn_err err = GDN_ERR_INIT;
+
+	(void)state;
+	make_space(&space);
+	assert_true(gdn_xplane_sniff(space.buf, space.len));
+	assert_false(gdn_xplane_sniff("\n{\"traceEvents\":[]}", 19));
+	assert_false(gdn_xplane_sniff("{}", 2));
+	assert_false(gdn_xplane_sniff("", 0));
+	gdn_trace_summary_init(&s);
+	assert_int_equal(gdn_xplane_summarize_mem(space.buf, space.len, NULL, &s, &err), 0);
+	assert_string_equal(s.format, "xplane");
+	assert_int_equal(s.hosts.nr, 1);
+	assert_string_equal(s.hosts.v[0], "host-a");
+	assert_int_equal(s.events_selected, 2);
+	assert_true(s.total == US(14));
+	assert_true(s.self == US(10));
+	assert_int_equal(s.ops.nr, 2);
+	assert_string_equal(s.ops.v[0].key, "while.5");
+	assert_string_equal(s.ops.v[0].category, "loop");
+	assert_true(s.ops.v[0].self == US(6));
+	assert_string_equal(s.ops.v[1].category, "custom");
+	assert_string_equal(s.families.v[0].key, "while");
+	assert_string_equal(s.devices.v[0].key, "TPU:0");
+	assert_int_equal(s.warnings.nr, 1); /* the aggregate */
+	gdn_trace_summary_release(&s);
+	sbuf_release(&space);
+}
+
+static void xplane_errors(void **state)
+{
+	struct sbuf space = SBUF_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	struct gdn_trace_summary s;
+	static const struct {
+		const char *data;
+		size_t len;
+		const char *msg;
+	} bad[] = {
+	    {"", 0, "byte offset 0: empty input"},
+	    {"\x0a\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 12, "longer than"},
+	    {"\x0b\x00", 2, "wire type 3/4"},
+	    {"\x0c\x00", 2, "wire type 3/4"},
+	    {"\x0e\x00", 2, "invalid wire type 6"},
+	    {"\x0f\x00", 2, "invalid wire type 7"},
+	    {"\x0a\x7f\x08\x01", 4, "goes past the end"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		gdn_trace_summary_init(&s);
+		gdn_err_clear(&err);
+		assert_int_equal(gdn_xplane_summarize_mem(bad[i].data, bad[i].len, NULL, &s, &err),
+				 GDN_EPARSE);
+		if (!strstr(err.msg, bad[i].msg))
+			fail_msg("case %zu: %s", i, err.msg);
+		gdn_trace_summary_release(&s);
+	}
+	/* every cut inside the plane fails */
+	make_space(&space);
+	for (size_t cut = 1; cut < space.len - 8; cut++) {
+		gdn_trace_summary_init(&s);
+		gdn_err_clear(&err);
+		if (gdn_xplane_summarize_mem(space.buf, cut, NULL, &s, &err) != GDN_EPARSE)
+			fail_msg("cut at %zu was accepted", cut);
+		assert_non_null(strstr(err.msg, "byte offset"));
+		assert_null(strchr(err.msg, '\n'));
+		gdn_trace_summary_release(&s);
+	}
+	sbuf_release(&space);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -862,6 +1021,8 @@ int main(void)
 	    cmocka_unit_test(agg_truncation),
 	    cmocka_unit_test(every_byte_corrupted),
 	    cmocka_unit_test(diff_basic),
+	    cmocka_unit_test(xplane_basic),
+	    cmocka_unit_test(xplane_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
