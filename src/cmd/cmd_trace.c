@@ -40,17 +40,19 @@ static const struct opt_usage trace_usage = {
     "    summary    the hotspots of one trace (see 'gdnctl trace summary -h')\n"
     "    diff       what changed between two traces (see 'gdnctl trace diff -h')\n"
     "\n"
-    "INPUT is a perfetto_trace.json.gz, *.trace.json.gz or .json file (gzip is detected\n"
-    "by its magic bytes), '-' for standard input, or a profile directory (the newest\n"
+    "INPUT is a perfetto_trace.json.gz, *.trace.json.gz or .json file, an XPlane\n"
+    "(<host>.xplane.pb; several for several hosts), gzip or not (detected by content),\n"
+    "'-' for standard input (JSON only), or a profile directory (the newest\n"
     "plugins/profile/<timestamp>/ run is read). Exit status: 0 ok, 1 unreadable or\n"
     "invalid input, 2 usage."};
 
 static const struct opt_usage summary_usage = {
-    "gdnctl trace summary [options] INPUT",
+    "gdnctl trace summary [options] INPUT\ngdnctl trace summary [options] HOST.xplane.pb...",
     "Summarise one trace: self and total device time per op, category, source or device.",
     "Selection, unless told otherwise: complete events on threads named 'XLA Ops' of\n"
     "processes whose name contains '/device:' (JAX/XLA on TPU and GPU); when the trace\n"
-    "has no such threads, events with cat kernel, gpu_memcpy or gpu_memset (Kineto).\n"
+    "has no such threads, events with cat kernel, gpu_memcpy or gpu_memset (Kineto);\n"
+    "XPlane: the XLA Ops and Sparse Core Ops lines of TPU planes, Stream lines of GPU planes.\n"
     "Self time is the duration minus the time of nested or later overlapping events\n"
     "on the same track. --json is the same as --format json (schema\n"
     "gdnctl.trace_summary.v1); --top limits JSON arrays only when given."};
