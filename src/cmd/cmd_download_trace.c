@@ -243,8 +243,8 @@ int cmd_download_trace(int argc, const char **argv, struct gdn_ctx *ctx)
 {
 	struct dt_args a = {0};
 	struct opt opts[] = {
-	    {OPT_STRING, 0, "repo-id", &a.repo_id, "ID",
-	     "the repository, e.g. marin-community/my-traces", NULL, NULL, OPT_REQUIRED, 0, 0, 0},
+	    OPT_STRING_F(0, "repo-id", &a.repo_id, "ID",
+			 "the repository, e.g. marin-community/my-traces", NULL, OPT_REQUIRED),
 	    OPT_CHOICE_(0, "repo-type", &a.repo_type, repo_types, "the repository type", "dataset"),
 	    OPT_STRING_(0, "revision", &a.revision, "REV", "branch, tag, commit or refs/pr/N",
 			"main"),

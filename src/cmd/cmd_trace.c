@@ -59,17 +59,15 @@ static const struct opt_usage diff_usage = {
     "ops that appeared or vanished are marked. --json is the same as --format json\n"
     "(schema gdnctl.trace_diff.v1)."};
 
-#define SELECTION_OPTS(a)                                                                          \
-	OPT_GROUP_("Selection"),                                                                   \
-	    OPT_LIST_(0, "device", &(a)->devices, "NAME",                                          \
-		      "only this device: TPU:0, a pid, or part of the process name"),              \
-	    OPT_LIST_(0, "thread", &(a)->threads, "NAME",                                          \
-		      "events of threads with this exact name (instead of 'XLA Ops')"),            \
-	    OPT_LIST_(0, "cat", &(a)->cats, "NAME", "events with this exact category ('cat')"),    \
-	{                                                                                          \
-		OPT_BOOL, 0, "single-thread", &(a)->single_thread, NULL,                           \
-		    "inflate on the main thread (for benchmarks)", NULL, NULL, OPT_HIDDEN, 0, 0, 0 \
-	}
+#define SELECTION_OPTS(a)                                                                       \
+	OPT_GROUP_("Selection"),                                                                \
+	    OPT_LIST_(0, "device", &(a)->devices, "NAME",                                       \
+		      "only this device: TPU:0, a pid, or part of the process name"),           \
+	    OPT_LIST_(0, "thread", &(a)->threads, "NAME",                                       \
+		      "events of threads with this exact name (instead of 'XLA Ops')"),         \
+	    OPT_LIST_(0, "cat", &(a)->cats, "NAME", "events with this exact category ('cat')"), \
+	    OPT_BOOL_F(0, "single-thread", &(a)->single_thread,                                 \
+		       "inflate on the main thread (for benchmarks)", OPT_HIDDEN)
 
 #define OUTPUT_OPTS(a)                                                                        \
 	OPT_GROUP_("Output"),                                                                 \

@@ -26,7 +26,7 @@ static int parse(struct vals *v, int flags, struct sbuf *help, struct gdn_err *e
 	struct opt opts[] = {
 	    OPT_GROUP_("Main options"),
 	    OPT_BOOL_('f', "flag", &v->flag, "a flag"),
-	    {OPT_BOOL, 0, "sync", &v->neg, NULL, "sync first", NULL, NULL, OPT_NEGATABLE, 0, 0, 0},
+	    OPT_BOOL_F(0, "sync", &v->neg, "sync first", OPT_NEGATABLE),
 	    OPT_INT_('n', "num", &v->n, "N", "a number", "3", 1, 10),
 	    OPT_FLOAT_(0, "ratio", &v->f, "X", "a ratio", "0.25"),
 	    OPT_DURATION_(0, "timeout", &v->dur, "how long", "2h"),
@@ -272,12 +272,12 @@ static void roff_options(void **state)
 	struct opt opts[] = {
 	    OPT_GROUP_("Main"),
 	    OPT_BOOL_('f', "flag", &b, "a flag"),
-	    {OPT_BOOL, 0, "sync", &neg, NULL, "sync first", NULL, NULL, OPT_NEGATABLE, 0, 0, 0},
+	    OPT_BOOL_F(0, "sync", &neg, "sync first", OPT_NEGATABLE),
 	    OPT_INT_('n', "num", &n, "N", "a number", "3", 1, 10),
 	    OPT_CHOICE_(0, "mode", &mode, modes, "the mode", "off"),
 	    OPT_STRING_(0, "out", &path, "PATH", ".hidden-looking help", NULL),
 	    OPT_LIST_(0, "field", &list, "NAME", "a field"),
-	    {OPT_STRING, 0, "secret", &path, "S", "not shown", NULL, NULL, OPT_HIDDEN, 0, 0, 0},
+	    OPT_STRING_F(0, "secret", &path, "S", "not shown", NULL, OPT_HIDDEN),
 	    OPT_END_(),
 	};
 	struct sbuf out = SBUF_INIT;
@@ -306,7 +306,7 @@ static void json_description(void **state)
 	    OPT_BOOL_('f', "flag", &b, "a flag"),
 	    OPT_GROUP_("Tuning"),
 	    OPT_INT_(0, "num", &n, "N", "a number", "3", 1, 10),
-	    {OPT_CHOICE, 0, "mode", &mode, NULL, "the mode", modes, "off", OPT_REQUIRED, 0, 0, 0},
+	    OPT_CHOICE_F(0, "mode", &mode, modes, "the mode", "off", OPT_REQUIRED),
 	    OPT_KV_('e', "env", &kv, "a variable"),
 	    OPT_END_(),
 	};
@@ -391,8 +391,7 @@ static void record(const struct opt *opts, const struct opt_usage *u, int parse_
 static void describe_mode(void **state)
 {
 	struct opt top[] = {OPT_END_()};
-	struct opt sub[] = {{OPT_BOOL, 0, "deep", NULL, NULL, "x", NULL, NULL, 0, 0, 0, 0},
-			    OPT_END_()};
+	struct opt sub[] = {OPT_BOOL_(0, "deep", NULL, "x"), OPT_END_()};
 	struct seen s = {0};
 	bool taken = true;
 
