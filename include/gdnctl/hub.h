@@ -16,6 +16,7 @@
 #define GDNCTL_HUB_H
 
 #include "gdnctl/compat.h"
+#include "gdnctl/enumtab.h"
 #include "gdnctl/err.h"
 #include "gdnctl/json.h"
 #include "gdnctl/sbuf.h"
@@ -394,6 +395,8 @@ enum gdn_agg {
 	GDN_AGG_MEDIAN,
 	GDN_AGG_MEAN,
 };
+/* "median", "mean" */
+extern const struct gdn_enum gdn_agg_enum[];
 
 struct gdn_history_window {
 	int64_t step_min, step_max; /* inclusive; INT64_MIN/INT64_MAX: open */

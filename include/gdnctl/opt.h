@@ -136,6 +136,9 @@ size_t opt_choice_count(const struct opt *o);
 const char *opt_choice_name(const struct opt *o, size_t i);
 const char *opt_choice_help(const struct opt *o, size_t i);
 
+/* Whether the option named `long_name` was given in the last opt_parse() of the table. */
+bool opt_seen(const struct opt *opts, const char *long_name);
+
 /* Append the help text of a command to out. */
 void opt_help(const struct opt *opts, const struct opt_usage *u, struct sbuf *out);
 

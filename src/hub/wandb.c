@@ -12,6 +12,7 @@
  * them.
  */
 #include "gdnctl/compat.h"
+#include "gdnctl/enumtab.h"
 #include "gdnctl/err.h"
 #include "gdnctl/hub.h"
 #include "gdnctl/json.h"
@@ -338,6 +339,12 @@ static int dbl_cmp(const void *a, const void *b)
 
 	return (x > y) - (x < y);
 }
+
+const struct gdn_enum gdn_agg_enum[] = {
+    {"median", GDN_AGG_MEDIAN, "the median of the points"},
+    {"mean", GDN_AGG_MEAN, "their mean"},
+    GDN_ENUM_END,
+};
 
 double gdn_agg_values(double *v, size_t n, enum gdn_agg agg)
 {

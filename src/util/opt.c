@@ -255,6 +255,14 @@ static struct opt *find_long(struct opt *opts, const char *name, size_t len, boo
 	return NULL;
 }
 
+bool opt_seen(const struct opt *opts, const char *long_name)
+{
+	for (const struct opt *o = opts; o->type != OPT_END; o++)
+		if (o->long_name && !strcmp(o->long_name, long_name))
+			return o->seen > 0;
+	return false;
+}
+
 static struct opt *find_short(struct opt *opts, char c)
 {
 	for (struct opt *o = opts; o->type != OPT_END; o++)
