@@ -206,7 +206,9 @@ enum gdn_hf_repo_type {
 	GDN_HF_MODEL,
 	GDN_HF_SPACE,
 };
-/* "dataset", "model", "space" -> type; returns -1 for anything else. */
+/* "dataset", "model", "space" (--repo-type). */
+extern const struct gdn_enum gdn_hf_repo_type_enum[];
+/* The type named `s`; returns -1 for anything else. */
 int gdn_hf_repo_type_parse(const char *s);
 const char *gdn_hf_repo_type_name(enum gdn_hf_repo_type t);
 
