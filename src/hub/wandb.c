@@ -28,12 +28,18 @@
 #define NONFINITE_MARK	 '\x01'
 #define PUBLIC_APP_URL	 "https://wandb.ai"
 
-static const char *const status_names[] = {"ok", "missing", "non-finite", "not-numeric",
-					   "too-few-points"};
+const struct gdn_enum gdn_metric_status_enum[] = {
+    {"ok", GDN_METRIC_OK, "a finite number"},
+    {"missing", GDN_METRIC_MISSING, "no such key, or no point in the window"},
+    {"non-finite", GDN_METRIC_NONFINITE, "NaN or +-Infinity, or only such points"},
+    {"not-numeric", GDN_METRIC_NOT_NUMERIC, "a string, object, list or bool"},
+    {"too-few-points", GDN_METRIC_TOO_FEW, "fewer finite points than min_points"},
+    GDN_ENUM_END,
+};
 
 const char *gdn_metric_status_name(enum gdn_metric_status s)
 {
-	return (size_t)s < ARRAY_SIZE(status_names) ? status_names[s] : "?";
+	return gdn_enum_name(gdn_metric_status_enum, (int)s);
 }
 
 void gdn_wandb_run_release(struct gdn_wandb_run *r)
