@@ -67,7 +67,9 @@ OUTPUT_SYMS = {
 EXIT_SYMS = {"exit", "_exit", "_Exit", "quick_exit", "abort", "__assert_fail"}
 OUTPUT_SOURCE_RE = re.compile(
     r"\b(stdout|stderr|STDOUT_FILENO|STDERR_FILENO)\b"
-    r"|\b(write|dprintf|vdprintf)\s*\(\s*[12]\s*,")
+    r"|\b(write|dprintf|vdprintf)\s*\(\s*[12]\s*,"
+    r"|\b(printf|vprintf|puts|putchar|perror|psignal|psiginfo|exit|_exit|_Exit|quick_exit"
+    r"|abort|assert)\s*\(")
 # The allowed exceptions, by file and name:
 OUTPUT_ALLOWED = {
     # BUG() prints the broken invariant and aborts; xmalloc aborts on
@@ -237,8 +239,11 @@ def check_output(root, objs, headers, rep):
         text = strip_c(open(os.path.join(root, src), errors="replace").read())
         for no, line in enumerate(text.splitlines(), 1):
             for m in OUTPUT_SOURCE_RE.finditer(line):
-                name = m.group(1) or f"{m.group(2)}({m.group(0)[-2]}"
-                if (m.group(1) or m.group(2)) in allowed:
+                if m.group(2):
+                    name = f"{m.group(2)}({m.group(0)[-2]}"
+                else:
+                    name = m.group(1) or m.group(3)
+                if (m.group(1) or m.group(2) or m.group(3)) in allowed:
                     continue
                 rep.add(f"output: {src}: {name}", f"{src}:{no}: {line.strip()}")
 
@@ -315,8 +320,11 @@ def check_layers(root, headers, rep):
             tmod = headers.get(target) if target.startswith("include/") else src_module(target)
             if tmod is None or tmod == mod or tmod not in LAYERS:
                 continue
-            if LAYERS[tmod] >= LAYERS[mod]:
-                no = text.count("\n", 0, m.start()) + 1
+            no = text.count("\n", 0, m.start()) + 1
+            if target.startswith("src/"):
+                rep.add(f"layers: {src}: includes {inc}",
+                        f"{src}:{no}: {target} is private to src/{tmod}/; use include/gdnctl/")
+            elif LAYERS[tmod] >= LAYERS[mod]:
                 rep.add(f"layers: {src}: includes {inc}",
                         f"{src}:{no}: {mod} (layer {LAYERS[mod]}) includes a header of "
                         f"{tmod} (layer {LAYERS[tmod]}); the order is util < config, repo, lint, "

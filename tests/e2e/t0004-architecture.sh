@@ -145,10 +145,12 @@ test_expect_success 'planted: stdout, stderr and write(2, ...) in a source file 
 	/* never compiled: the source check sees what a build leaves out */
 	#define SAY(s) fputs((s), stderr)
 	static void shout(void) { write(2, "x", 1); }
+	#define DIE() exit(1)
 	EOF
 	test_must_fail =1 arch_check "${TREE[@]}" --check output >out &&
 	expect_violation "output: src/lint/planted_macro.c: stderr" &&
 	expect_violation "output: src/lint/planted_macro.c: write(2" &&
+	expect_violation "output: src/lint/planted_macro.c: exit" &&
 	test_grep "src/lint/planted_macro.c:2:" out
 '
 
@@ -159,13 +161,15 @@ test_expect_success 'planted: system() in a source file outside proc*.c' '
 	expect_violation "spawn: src/report/planted.c: system"
 '
 
-test_expect_success 'planted: includes up the layer order and between peers' '
+test_expect_success 'planted: includes up the layer order, between peers, of a private header' '
 	fresh_tree &&
 	printf "#include \"gdnctl/loop.h\"\n" >"$TRASH/tree/src/util/planted_up.c" &&
 	printf "#include \"gdnctl/hub.h\"\n" >"$TRASH/tree/src/trace/planted_peer.c" &&
 	printf "#include \"gdnctl/cmd.h\"\n" >>"$TRASH/tree/include/gdnctl/report.h" &&
+	printf "#include \"../loop/agent_impl.h\"\n" >"$TRASH/tree/src/cmd/planted_private.c" &&
 	test_must_fail =1 arch_check "${TREE[@]}" --check layers >out &&
 	expect_violation "layers: src/util/planted_up.c: includes gdnctl/loop.h" &&
+	expect_violation "layers: src/cmd/planted_private.c: includes ../loop/agent_impl.h" &&
 	expect_violation "layers: src/trace/planted_peer.c: includes gdnctl/hub.h" &&
 	expect_violation "layers: include/gdnctl/report.h: includes gdnctl/cmd.h"
 '
