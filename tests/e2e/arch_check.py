@@ -10,7 +10,7 @@ is the object of src/loop/engine.c); --describe is the output of
 `gdnctl help --json`. The checks:
 
   output    code outside src/cmd/ and src/main.c writes to stdout/stderr or exits
-  spawn     fork/exec*/popen/system/posix_spawn outside src/util/proc*.c
+  spawn     fork/exec*/popen/system/posix_spawn, kill/wait* outside src/util/proc*.c
   layers    an include points up the layer order (or a header has no layer)
   cycle     two source files call into each other
   defaults  an option's documented default differs from its initial value
@@ -68,7 +68,7 @@ EXIT_SYMS = {"exit", "_exit", "_Exit", "quick_exit", "abort", "__assert_fail"}
 OUTPUT_SOURCE_RE = re.compile(
     r"\b(stdout|stderr|STDOUT_FILENO|STDERR_FILENO)\b"
     r"|\b(write|dprintf|vdprintf)\s*\(\s*[12]\s*,"
-    r"|\b(printf|vprintf|puts|putchar|perror|psignal|psiginfo|exit|_exit|_Exit|quick_exit"
+    r"|(?<![\w.>])(printf|vprintf|puts|putchar|perror|psignal|psiginfo|exit|_exit|_Exit|quick_exit"
     r"|abort|assert)\s*\(")
 # The allowed exceptions, by file and name:
 OUTPUT_ALLOWED = {
@@ -82,14 +82,17 @@ OUTPUT_ALLOWED = {
     "src/util/proc.c": {"_exit", "stderr", "STDOUT_FILENO", "STDERR_FILENO"},
 }
 
-# Check "spawn": only src/util/proc*.c starts programs.
+# Check "spawn": only src/util/proc*.c starts programs, and it is the one
+# place that controls them (issue 12: signals to process groups and waits).
 SPAWN_SYMS = {
     "fork", "vfork", "clone", "clone3", "execl", "execlp", "execle", "execv", "execvp", "execve",
     "execvpe", "fexecve", "popen", "system", "posix_spawn", "posix_spawnp",
+    "kill", "killpg", "waitpid", "wait", "wait3", "wait4", "waitid",
 }
+# (?<![\w.>]): a call, not a member (a backend's ops->wait()).
 SPAWN_SOURCE_RE = re.compile(
-    r"\b(fork|vfork|clone|popen|system|posix_spawnp?|exec(?:l|lp|le|v|vp|ve|vpe)|fexecve)"
-    r"\s*\(")
+    r"(?<![\w.>])(fork|vfork|clone|popen|system|posix_spawnp?|exec(?:l|lp|le|v|vp|ve|vpe)"
+    r"|fexecve|kill|killpg|waitpid|wait|wait3|wait4|waitid)\s*\(")
 SPAWN_ALLOWED = "src/util/proc*.c"
 # banned.h names system() and popen() to make them compile errors.
 SPAWN_SOURCE_ALLOWED = {"include/gdnctl/banned.h"}
@@ -257,7 +260,8 @@ def check_spawn(root, objs, rep):
             continue
         for sym in sorted(undef & SPAWN_SYMS):
             rep.add(f"spawn: {src}: {sym}",
-                    f"only {SPAWN_ALLOWED} starts programs (the object references '{sym}')")
+                    f"only {SPAWN_ALLOWED} starts, signals and waits for programs "
+                    f"(the object references '{sym}')")
     for src in sources(root):
         if allowed(src) or src in SPAWN_SOURCE_ALLOWED:
             continue

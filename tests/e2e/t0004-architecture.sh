@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The architecture (DESIGN.md sections 1, 3, 5), checked on the built objects
 # and the sources by tests/e2e/arch_check.py: only src/cmd/ and main.c print
-# or exit; only src/util/proc*.c starts programs; includes follow the layer
-# order; no two files call into each other; every option's documented default
-# is its initial value; the command table is sorted. Then one planted
-# violation per check, in scratch objects and a scratch copy of the sources,
-# to show that each check fails when it should and names the file.
+# or exit; only src/util/proc*.c starts, signals and waits for programs;
+# includes follow the layer order; no two files call into each other; every
+# option's documented default is its initial value; the command table is
+# sorted. Then one planted violation per check, in scratch objects and a
+# scratch copy of the sources, to show that each check fails when it should
+# and names the file.
 #
 # tests/e2e/arch-known-violations.txt lists the violations that exist today
 # (temporary: a listed violation that no longer occurs fails the test too).
@@ -104,14 +105,17 @@ void planted_ok(void) { puts(\"commands print\"); exit(0); }" &&
 		test_grep ! planted_ok out
 	'
 
-	test_expect_success 'planted: fork, exec and popen outside src/util/proc*.c' '
+	test_expect_success 'planted: fork, exec, popen and kill outside src/util/proc*.c' '
 		rm -rf "$PLANT" &&
 		plant_obj src/backend/planted_spawn.c "#include <stdio.h>
 FILE *planted_spawn(void) { return popen(\"true\", \"r\"); }" &&
+		plant_obj src/loop/planted_kill.c "#include <signal.h>
+int planted_kill(int pg) { return kill(-pg, SIGTERM); }" &&
 		plant_obj src/cmd/planted_fork.c "#include <unistd.h>
 int planted_fork(char **argv) { if (!fork()) execvp(argv[0], argv); return 0; }" &&
 		test_must_fail =1 arch_check "${REAL[@]}" --objdir "$PLANT" --check spawn >out &&
 		expect_violation "spawn: src/backend/planted_spawn.c: popen" &&
+		expect_violation "spawn: src/loop/planted_kill.c: kill" &&
 		expect_violation "spawn: src/cmd/planted_fork.c: fork" &&
 		expect_violation "spawn: src/cmd/planted_fork.c: execvp"
 	'
