@@ -239,8 +239,9 @@ def check_output(root, objs, headers, rep):
         if not below_cmd(src, headers):
             continue
         allowed = OUTPUT_ALLOWED.get(src, set())
-        text = strip_c(open(os.path.join(root, src), errors="replace").read())
-        for no, line in enumerate(text.splitlines(), 1):
+        raw = open(os.path.join(root, src), errors="replace").read()
+        lines = raw.splitlines()
+        for no, line in enumerate(strip_c(raw).splitlines(), 1):
             for m in OUTPUT_SOURCE_RE.finditer(line):
                 if m.group(2):
                     name = f"{m.group(2)}({m.group(0)[-2]}"
@@ -248,7 +249,7 @@ def check_output(root, objs, headers, rep):
                     name = m.group(1) or m.group(3)
                 if (m.group(1) or m.group(2) or m.group(3)) in allowed:
                     continue
-                rep.add(f"output: {src}: {name}", f"{src}:{no}: {line.strip()}")
+                rep.add(f"output: {src}: {name}", f"{src}:{no}: {lines[no - 1].strip()}")
 
 
 def check_spawn(root, objs, rep):
@@ -265,10 +266,11 @@ def check_spawn(root, objs, rep):
     for src in sources(root):
         if allowed(src) or src in SPAWN_SOURCE_ALLOWED:
             continue
-        text = strip_c(open(os.path.join(root, src), errors="replace").read())
-        for no, line in enumerate(text.splitlines(), 1):
+        raw = open(os.path.join(root, src), errors="replace").read()
+        lines = raw.splitlines()
+        for no, line in enumerate(strip_c(raw).splitlines(), 1):
             for m in SPAWN_SOURCE_RE.finditer(line):
-                rep.add(f"spawn: {src}: {m.group(1)}", f"{src}:{no}: {line.strip()}")
+                rep.add(f"spawn: {src}: {m.group(1)}", f"{src}:{no}: {lines[no - 1].strip()}")
 
 
 DECL_RE = re.compile(r"\b([A-Za-z_]\w*)\s*(?:\(|\[|;)")

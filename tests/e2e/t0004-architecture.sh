@@ -137,7 +137,8 @@ void planted_b(int n) { if (n) planted_a(n - 1); }" &&
 const int *const planted_drivers[] = {&planted_driver};
 int planted_helper(void); int planted_helper(void) { return 1; }" &&
 		plant_obj src/lint/planted_driver.c "int planted_helper(void);
-const int planted_driver = 1; int planted_use(void); int planted_use(void) { return planted_helper(); }" &&
+const int planted_driver = 1;
+int planted_use(void); int planted_use(void) { return planted_helper(); }" &&
 		arch_check "${REAL[@]}" --objdir "$PLANT" --check cycle >out &&
 		cat out && test_grep ! planted out
 	'
@@ -160,7 +161,7 @@ test_expect_success 'planted: stdout, stderr and write(2, ...) in a source file 
 
 test_expect_success 'planted: system() in a source file outside proc*.c' '
 	fresh_tree &&
-	printf "%s\n" "static int run(void) { return system(\"ls\"); }" >"$TRASH/tree/src/report/planted.c" &&
+	echo "static int run(void) { return system(\"ls\"); }" >"$TRASH/tree/src/report/planted.c" &&
 	test_must_fail =1 arch_check "${TREE[@]}" --check spawn >out &&
 	expect_violation "spawn: src/report/planted.c: system"
 '
@@ -204,7 +205,8 @@ for c in doc[\"commands\"]:
                 o[\"initial\"] = 10
 json.dump(doc, open(sys.argv[2], \"w\"))
 " "$TRASH/describe.json" planted.json &&
-	test_must_fail =1 arch_check --root "$GDNCTL_SOURCE_DIR" --describe planted.json --check defaults >out &&
+	test_must_fail =1 arch_check --root "$GDNCTL_SOURCE_DIR" --describe planted.json \
+		--check defaults >out &&
 	expect_violation "defaults: trace summary --top: documented \"20\", initial 10"
 '
 
