@@ -128,6 +128,27 @@ static void render_result(const struct agent_claude_stream *st, struct strvec *s
 	sbuf_release(&sb);
 }
 
+/*
+ * A duration in ms from the agent's stream (untrusted): -1 when absent,
+ * not a number, not finite or negative; saturated at INT64_MAX (a double
+ * outside int64's range must never reach the cast).
+ */
+static int64_t duration_ms(const json_t *v)
+{
+	double d;
+
+	if (json_is_integer(v))
+		return json_integer_value(v) >= 0 ? (int64_t)json_integer_value(v) : -1;
+	if (!json_is_real(v))
+		return -1;
+	d = json_real_value(v);
+	if (!isfinite(d) || d < 0)
+		return -1;
+	if (d >= 9223372036854775807.0) /* 2^63: the first double beyond INT64_MAX */
+		return INT64_MAX;
+	return (int64_t)d;
+}
+
 static void feed_result(struct agent_claude_stream *st, const json_t *ev, struct strvec *show)
 {
 	const json_t *v;
@@ -141,8 +162,7 @@ static void feed_result(struct agent_claude_stream *st, const json_t *ev, struct
 		st->result = xstrdup(jstr(ev, "result"));
 	v = json_object_get(ev, "num_turns");
 	st->num_turns = json_is_integer(v) ? (long)json_integer_value(v) : -1;
-	v = json_object_get(ev, "duration_ms");
-	st->duration_ms = json_is_number(v) ? (int64_t)json_number_value(v) : -1;
+	st->duration_ms = duration_ms(json_object_get(ev, "duration_ms"));
 	v = json_object_get(ev, "total_cost_usd");
 	st->cost_usd = json_is_number(v) ? json_number_value(v) : -1;
 	render_result(st, show);

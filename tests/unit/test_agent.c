@@ -688,6 +688,48 @@ static void claude_stream_errors(void **state)
 	agent_claude_stream_release(&st);
 }
 
+/* duration_ms is untrusted: values outside int64 (or not finite) never reach a cast */
+static void claude_stream_duration_is_clamped(void **state)
+{
+	static const struct {
+		const char *line;
+		int64_t want;
+		const char *shown; /* a substring of the result line, or NULL: no duration shown */
+	} cases[] = {
+	    {"{\"type\":\"result\",\"subtype\":\"success\",\"duration_ms\":-1e308}", -1, NULL},
+	    {"{\"type\":\"result\",\"subtype\":\"success\",\"duration_ms\":-5}", -1, NULL},
+	    {"{\"type\":\"result\",\"subtype\":\"success\",\"duration_ms\":-0.5}", -1, NULL},
+	    {"{\"type\":\"result\",\"subtype\":\"success\",\"duration_ms\":\"12\"}", -1, NULL},
+	    {"{\"type\":\"result\",\"subtype\":\"success\",\"duration_ms\":1e308}", INT64_MAX,
+	     ", 9223372036854776.000 s"},
+	    {"{\"type\":\"result\",\"subtype\":\"success\",\"duration_ms\":9.3e18}", INT64_MAX,
+	     NULL},
+	    {"{\"type\":\"result\",\"subtype\":\"success\",\"duration_ms\":9223372036854775807}",
+	     INT64_MAX, NULL},
+	    {"{\"type\":\"result\",\"subtype\":\"success\",\"duration_ms\":12873}", 12873,
+	     ", 12.873 s"},
+	    {"{\"type\":\"result\",\"subtype\":\"success\",\"duration_ms\":12873.9}", 12873,
+	     ", 12.873 s"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct agent_claude_stream st = AGENT_CLAUDE_STREAM_INIT;
+		struct strvec show = STRVEC_INIT;
+
+		agent_claude_feed(&st, cases[i].line, strlen(cases[i].line), false, &show);
+		assert_true(st.have_result);
+		assert_true(st.duration_ms == cases[i].want);
+		assert_int_equal(show.nr, 1);
+		if (cases[i].shown)
+			assert_non_null(strstr(show.v[0], cases[i].shown));
+		if (cases[i].want < 0)
+			assert_string_equal(show.v[0], "result: success");
+		strvec_clear(&show);
+		agent_claude_stream_release(&st);
+	}
+}
+
 /* ---- running real child scripts ---- */
 
 static const char fake_codex_body[] =
@@ -1292,6 +1334,7 @@ int main(void)
 	    cmocka_unit_test(filter_not_fooled_by_lookalikes),
 	    cmocka_unit_test(claude_stream_success),
 	    cmocka_unit_test(claude_stream_errors),
+	    cmocka_unit_test(claude_stream_duration_is_clamped),
 	    cmocka_unit_test(codex_fake_run),
 	    cmocka_unit_test(codex_probes_with_fake),
 	    cmocka_unit_test(codex_probes_degrade),
