@@ -43,7 +43,6 @@ static const char *const dirty_policies[] = {"fail", "stash", NULL};
 static const char *const restore_policies[] = {"warn-keep", "fail", NULL};
 static const char *const sync_policies[] = {"off", "once", "each-iteration", NULL};
 static const char *const conflict_policies[] = {"fail", "skip", NULL};
-static const char *const agents[] = {"codex", "claude", "command", NULL};
 static const char *const perf_modes[] = {"on", "required", "off", NULL};
 static const char *const perf_directions[] = {"auto", "higher", "lower", NULL};
 static const char *const perf_policies[] = {"revert-count-failure", "revert-continue", "fail",
@@ -755,7 +754,7 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 	    .perf_wandb_timeout_ms = 120000,
 	    .perf_wandb_entity = "marin-community",
 	    .perf_wandb_project = "marin",
-	    .agent = "codex",
+	    .agent = GDN_AGENT_DEFAULT,
 	};
 	struct where_args w = {
 	    .policy = "required",
@@ -811,7 +810,8 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 	    OPT_INT_(0, "max-failures", &a.max_failures, "N",
 		     "abort when counted failures exceed N; -1 unlimited", "0", 0, 0),
 	    OPT_GROUP_("Agent"),
-	    OPT_CHOICE_(0, "agent", &a.agent, agents, "the agent driver", "codex"),
+	    OPT_CHOICE_(0, "agent", &a.agent, gdn_agent_names(), "the agent driver",
+			GDN_AGENT_DEFAULT),
 	    OPT_STRING_(0, "agent-cmd", &a.agent_cmd, "CMD",
 			"command driver: 'prog arg {prompt_file}' (prompt also on stdin)", NULL),
 	    OPT_STRING_(0, "codex-bin", &a.codex_bin, "PATH", "explicit agent binary", NULL),
@@ -1092,8 +1092,8 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 		code = GDN_EXIT_USAGE;
 		goto out;
 	}
-	if (!strcmp(a.agent, "command") && !a.agent_cmd) {
-		gdn_error("--agent command needs --agent-cmd");
+	if (gdn_agent_find(a.agent)->needs_command && !a.agent_cmd) {
+		gdn_error("--agent %s needs --agent-cmd", a.agent);
 		code = GDN_EXIT_USAGE;
 		goto out;
 	}
@@ -1184,10 +1184,9 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 	ao.driver = a.agent;
 	ao.bin = a.codex_bin;
 	ao.command = a.agent_cmd;
-	ao.model =
-	    a.model ? (*a.model ? a.model : NULL) : (!strcmp(a.agent, "codex") ? "gpt-5.4" : NULL);
+	ao.model = a.model ? (*a.model ? a.model : NULL) : gdn_agent_find(a.agent)->default_model;
 	ao.reasoning_effort = a.reasoning_effort ? (*a.reasoning_effort ? a.reasoning_effort : NULL)
-						 : (!strcmp(a.agent, "codex") ? "xhigh" : NULL);
+						 : gdn_agent_find(a.agent)->default_effort;
 	ao.profile = a.codex_profile;
 	ao.search = a.search;
 	ao.ephemeral = a.ephemeral;
