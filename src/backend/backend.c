@@ -1,6 +1,6 @@
 /*
  * The backend registry and what every type shares: opening a backend by
- * name from configuration, per-backend configuration lookups, echoing and
+ * name from configuration or from a spec, per-backend configuration lookups, echoing and
  * running programs, following a growing log, the poll loop of `wait`, and
  * the checks of names that reach ssh, remote shells and batch scripts.
  */
@@ -246,6 +246,28 @@ static bool valid_backend_name(const char *name)
 
 /* ---- opening ---- */
 
+/* Open `name` as a backend of type ops; spec_config (owned, may be NULL) overrides cfg. */
+static int open_type(const struct gdn_config *cfg, const struct gdn_backend_ops *ops,
+		     const char *name, struct gdn_config *spec_config, struct gdn_backend **out,
+		     struct gdn_err *err)
+{
+	struct gdn_backend *b = xcalloc(1, sizeof(*b));
+	int ret = 0;
+
+	b->ops = ops;
+	b->name = xstrdup(name);
+	b->config = cfg;
+	b->spec_config = spec_config;
+	if (ops->open)
+		ret = ops->open(b, err);
+	if (ret) {
+		gdn_backend_free(b);
+		b = NULL;
+	}
+	*out = b;
+	return ret;
+}
+
 static void known_names(const struct strvec *configured, struct sbuf *out)
 {
 	size_t n = 0;
@@ -264,7 +286,6 @@ int gdn_backend_open(const struct gdn_config *cfg, const char *name, struct gdn_
 	struct strvec names = STRVEC_INIT;
 	struct sbuf key = SBUF_INIT, list = SBUF_INIT;
 	const struct gdn_backend_ops *ops = NULL;
-	struct gdn_backend *b = NULL;
 	int ret = 0;
 
 	*out = NULL;
@@ -309,21 +330,56 @@ int gdn_backend_open(const struct gdn_config *cfg, const char *name, struct gdn_
 			goto out;
 		}
 	}
-	b = xcalloc(1, sizeof(*b));
-	b->ops = ops;
-	b->name = xstrdup(name);
-	b->config = cfg;
-	if (ops->open)
-		ret = ops->open(b, err);
-	if (ret) {
-		gdn_backend_free(b);
-		b = NULL;
-	}
-	*out = b;
+	ret = open_type(cfg, ops, name, NULL, out, err);
 out:
 	strvec_clear(&names);
 	sbuf_release(&key);
 	sbuf_release(&list);
+	return ret;
+}
+
+int gdn_backend_open_spec(const struct gdn_config *cfg, const struct gdn_backend_spec *spec,
+			  struct gdn_backend **out, struct gdn_err *err)
+{
+	const struct gdn_backend_ops *ops = NULL;
+	struct gdn_config *own = NULL;
+	struct sbuf key = SBUF_INIT;
+	int ret = 0;
+
+	*out = NULL;
+	if (!valid_backend_name(spec->name)) {
+		ret = bad_name(GDN_EUSAGE, err, "backend name", spec->name ? spec->name : "",
+			       "a backend name is letters, digits, '_' and '-'");
+		goto out;
+	}
+	ops = spec->type ? find_type(spec->type) : NULL;
+	if (!ops) {
+		ret = gdn_err_set(err, GDN_ECONFIG,
+				  "%s: backend type '%s' of '%s' is not available in this build",
+				  spec->origin ? spec->origin : "spec",
+				  spec->type ? spec->type : "", spec->name);
+		goto out;
+	}
+	own = xcalloc(1, sizeof(*own));
+	gdn_config_init(own, cfg->schema, cfg->schema_nr);
+	for (size_t i = 0; i < spec->options_nr && !ret; i++) {
+		if (!spec->options[i].value)
+			continue;
+		sbuf_reset(&key);
+		sbuf_addf(&key, "backends.%s.%s", spec->name, spec->options[i].key);
+		ret = gdn_config_set(own, key.buf, spec->options[i].value, GDN_SRC_CMDLINE,
+				     spec->origin ? spec->origin : "spec", err);
+	}
+	if (!ret) {
+		ret = open_type(cfg, ops, spec->name, own, out, err);
+		own = NULL;
+	}
+out:
+	if (own) {
+		gdn_config_release(own);
+		free(own);
+	}
+	sbuf_release(&key);
 	return ret;
 }
 
@@ -333,6 +389,10 @@ void gdn_backend_free(struct gdn_backend *b)
 		return;
 	if (b->ops && b->ops->free_priv)
 		b->ops->free_priv(b);
+	if (b->spec_config) {
+		gdn_config_release(b->spec_config);
+		free(b->spec_config);
+	}
 	free(b->name);
 	free(b);
 }
@@ -346,7 +406,9 @@ static const struct gdn_cfg_value *backend_value(const struct gdn_backend *b, co
 	const struct gdn_cfg_value *v;
 
 	sbuf_addf(&full, "backends.%s.%s", b->name, key);
-	v = gdn_config_get(b->config, full.buf);
+	v = b->spec_config ? gdn_config_get(b->spec_config, full.buf) : NULL;
+	if (!v)
+		v = gdn_config_get(b->config, full.buf);
 	if (schema)
 		*schema = gdn_config_schema_find(b->config, full.buf);
 	sbuf_release(&full);

@@ -168,35 +168,31 @@ static void say(const struct gdn_targets_opts *o, const char *fmt, ...)
 	sbuf_release(&sb);
 }
 
-/* Open backends.NAME (type ray) for cluster with tpu. */
-static int open_ray(struct gdn_config *cfg, const struct gdn_targets_opts *o, const char *name,
-		    const char *cluster, const char *tpu, struct gdn_backend **out,
-		    struct gdn_err *err)
+/* Open a ray backend NAME for cluster with tpu, from a spec (the configuration is left alone). */
+static int open_ray(const struct gdn_config *cfg, const struct gdn_targets_opts *o,
+		    const char *name, const char *cluster, const char *tpu,
+		    struct gdn_backend **out, struct gdn_err *err)
 {
-	struct sbuf key = SBUF_INIT;
-	const char *origin = o->auto_discover && !(o->clusters && o->clusters->nr)
-				 ? "--validation-ray-cluster-auto"
-				 : "--validation-ray-cluster";
-	int ret;
+	const struct gdn_backend_option opts[] = {
+	    {"cluster", cluster},
+	    {"tpu", tpu && *tpu ? tpu : NULL},
+	};
+	const struct gdn_backend_spec spec = {
+	    .name = name,
+	    .type = "ray",
+	    .options = opts,
+	    .options_nr = ARRAY_SIZE(opts),
+	    .origin = o->auto_discover && !(o->clusters && o->clusters->nr)
+			  ? "--validation-ray-cluster-auto"
+			  : "--validation-ray-cluster",
+	};
+	int ret = gdn_backend_open_spec(cfg, &spec, out, err);
 
-	sbuf_addf(&key, "backends.%s.type", name);
-	ret = gdn_config_set(cfg, key.buf, "ray", GDN_SRC_CMDLINE, origin, err);
-	sbuf_reset(&key);
-	sbuf_addf(&key, "backends.%s.cluster", name);
-	if (!ret)
-		ret = gdn_config_set(cfg, key.buf, cluster, GDN_SRC_CMDLINE, origin, err);
-	sbuf_reset(&key);
-	sbuf_addf(&key, "backends.%s.tpu", name);
-	if (!ret && tpu && *tpu)
-		ret = gdn_config_set(cfg, key.buf, tpu, GDN_SRC_CMDLINE, origin, err);
-	if (!ret)
-		ret = gdn_backend_open(cfg, name, out, err);
 	if (!ret) {
 		(*out)->repo_root = o->repo;
 		(*out)->on_event = o->on_event;
 		(*out)->event_payload = o->event_payload;
 	}
-	sbuf_release(&key);
 	return ret;
 }
 
