@@ -153,7 +153,8 @@ int gdn_backend_open(const struct gdn_config *cfg, const char *name, struct gdn_
 /* One option of a spec: backends.<name>.<key> = value (as text, checked like configuration). */
 struct gdn_backend_option {
 	const char *key;
-	const char *value; /* NULL: left out */
+	const char *value;  /* NULL: left out */
+	const char *origin; /* for messages; NULL: the spec's */
 };
 
 /*
@@ -161,8 +162,8 @@ struct gdn_backend_option {
  * loop's Ray validation targets, a dev TPU built from flags.
  */
 struct gdn_backend_spec {
-	const char *name; /* for messages and events; a valid backend name */
-	const char *type; /* one of gdn_backend_types() */
+	const char *name; /* a valid backend name; also selects backends.<name>.* in cfg */
+	const char *type; /* one of gdn_backend_types(); NULL: name's, as gdn_backend_open */
 	const struct gdn_backend_option *options;
 	size_t options_nr;
 	const char *origin; /* where the options come from, for messages ("--flag") */
@@ -173,7 +174,7 @@ struct gdn_backend_spec {
  * come first, then backends.<name>.* in cfg, then the schema's defaults
  * (programs.* are read from cfg as always). Returns 0, GDN_EUSAGE for a
  * bad name, GDN_ECONFIG for an unknown type, a bad option value or a bad
- * definition.
+ * definition; with no type, also what gdn_backend_open returns for name.
  */
 int gdn_backend_open_spec(const struct gdn_config *cfg, const struct gdn_backend_spec *spec,
 			  struct gdn_backend **out, struct gdn_err *err);

@@ -280,20 +280,14 @@ static void known_names(const struct strvec *configured, struct sbuf *out)
 			sbuf_addf(out, "%s%s", n++ ? ", " : "", backend_types[i]->type);
 }
 
-int gdn_backend_open(const struct gdn_config *cfg, const char *name, struct gdn_backend **out,
-		     struct gdn_err *err)
+/* The type of `name`: configured (backends.NAME.type, or a configured built-in) or built in. */
+static int configured_type(const struct gdn_config *cfg, const char *name,
+			   const struct gdn_backend_ops **ops, struct gdn_err *err)
 {
 	struct strvec names = STRVEC_INIT;
 	struct sbuf key = SBUF_INIT, list = SBUF_INIT;
-	const struct gdn_backend_ops *ops = NULL;
 	int ret = 0;
 
-	*out = NULL;
-	if (!valid_backend_name(name)) {
-		ret = bad_name(GDN_EUSAGE, err, "backend name", name ? name : "",
-			       "a backend name is letters, digits, '_' and '-'");
-		goto out;
-	}
 	gdn_config_map_names(cfg, "backends", &names);
 	if (strvec_contains(&names, name)) {
 		const char *type;
@@ -311,8 +305,8 @@ int gdn_backend_open(const struct gdn_config *cfg, const char *name, struct gdn_
 					  key.buf, list.buf);
 			goto out;
 		}
-		ops = find_type(type);
-		if (!ops) {
+		*ops = find_type(type);
+		if (!*ops) {
 			const struct gdn_cfg_value *v = gdn_config_get(cfg, key.buf);
 
 			ret = gdn_err_set(err, GDN_ECONFIG,
@@ -322,19 +316,34 @@ int gdn_backend_open(const struct gdn_config *cfg, const char *name, struct gdn_
 			goto out;
 		}
 	} else {
-		ops = find_type(name);
-		if (!ops || !ops->builtin) {
+		*ops = find_type(name);
+		if (!*ops || !(*ops)->builtin) {
 			known_names(&names, &list);
 			ret = gdn_err_set(err, GDN_ENOTFOUND, "unknown backend '%s' (known: %s)",
 					  name, list.buf);
 			goto out;
 		}
 	}
-	ret = open_type(cfg, ops, name, NULL, out, err);
 out:
 	strvec_clear(&names);
 	sbuf_release(&key);
 	sbuf_release(&list);
+	return ret;
+}
+
+int gdn_backend_open(const struct gdn_config *cfg, const char *name, struct gdn_backend **out,
+		     struct gdn_err *err)
+{
+	const struct gdn_backend_ops *ops = NULL;
+	int ret;
+
+	*out = NULL;
+	if (!valid_backend_name(name))
+		return bad_name(GDN_EUSAGE, err, "backend name", name ? name : "",
+				"a backend name is letters, digits, '_' and '-'");
+	ret = configured_type(cfg, name, &ops, err);
+	if (!ret)
+		ret = open_type(cfg, ops, name, NULL, out, err);
 	return ret;
 }
 
@@ -344,6 +353,7 @@ int gdn_backend_open_spec(const struct gdn_config *cfg, const struct gdn_backend
 	const struct gdn_backend_ops *ops = NULL;
 	struct gdn_config *own = NULL;
 	struct sbuf key = SBUF_INIT;
+	const char *origin = spec->origin ? spec->origin : "spec";
 	int ret = 0;
 
 	*out = NULL;
@@ -352,23 +362,29 @@ int gdn_backend_open_spec(const struct gdn_config *cfg, const struct gdn_backend
 			       "a backend name is letters, digits, '_' and '-'");
 		goto out;
 	}
-	ops = spec->type ? find_type(spec->type) : NULL;
-	if (!ops) {
-		ret = gdn_err_set(err, GDN_ECONFIG,
-				  "%s: backend type '%s' of '%s' is not available in this build",
-				  spec->origin ? spec->origin : "spec",
-				  spec->type ? spec->type : "", spec->name);
-		goto out;
-	}
 	own = xcalloc(1, sizeof(*own));
 	gdn_config_init(own, cfg->schema, cfg->schema_nr);
 	for (size_t i = 0; i < spec->options_nr && !ret; i++) {
-		if (!spec->options[i].value)
+		const struct gdn_backend_option *opt = &spec->options[i];
+
+		if (!opt->value)
 			continue;
 		sbuf_reset(&key);
-		sbuf_addf(&key, "backends.%s.%s", spec->name, spec->options[i].key);
-		ret = gdn_config_set(own, key.buf, spec->options[i].value, GDN_SRC_CMDLINE,
-				     spec->origin ? spec->origin : "spec", err);
+		sbuf_addf(&key, "backends.%s.%s", spec->name, opt->key);
+		ret = gdn_config_set(own, key.buf, opt->value, GDN_SRC_CMDLINE,
+				     opt->origin ? opt->origin : origin, err);
+	}
+	if (ret)
+		goto out;
+	if (!spec->type) {
+		ret = configured_type(cfg, spec->name, &ops, err);
+	} else {
+		ops = find_type(spec->type);
+		if (!ops)
+			ret = gdn_err_set(err, GDN_ECONFIG,
+					  "%s: backend type '%s' of '%s' is not available in "
+					  "this build",
+					  origin, spec->type, spec->name);
 	}
 	if (!ret) {
 		ret = open_type(cfg, ops, spec->name, own, out, err);

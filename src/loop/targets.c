@@ -174,8 +174,8 @@ static int open_ray(const struct gdn_config *cfg, const struct gdn_targets_opts 
 		    struct gdn_backend **out, struct gdn_err *err)
 {
 	const struct gdn_backend_option opts[] = {
-	    {"cluster", cluster},
-	    {"tpu", tpu && *tpu ? tpu : NULL},
+	    {"cluster", cluster, NULL},
+	    {"tpu", tpu && *tpu ? tpu : NULL, NULL},
 	};
 	const struct gdn_backend_spec spec = {
 	    .name = name,

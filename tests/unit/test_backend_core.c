@@ -220,10 +220,10 @@ static void test_open_spec(void **state)
 	/* configured keys for the same name still apply where the spec says nothing */
 	const char *yaml = "backends:\n  v-0:\n    type: ssh\n    poll: 250ms\n";
 	const struct gdn_backend_option opts[] = {
-	    {"cluster", "us-central2"}, {"tpu", NULL}, {"kill_grace", "2s"}};
+	    {"cluster", "us-central2", NULL}, {"tpu", NULL, NULL}, {"kill_grace", "2s", "--grace"}};
 	struct gdn_backend_spec spec = {"v-0", "ray", opts, ARRAY_SIZE(opts), "--flag"};
-	const struct gdn_backend_option bad_opts[] = {{"cluster", "a b"}};
-	const struct gdn_backend_option bad_value[] = {{"kill_grace", "soon"}};
+	const struct gdn_backend_option bad_opts[] = {{"cluster", "a b", NULL}};
+	const struct gdn_backend_option bad_value[] = {{"kill_grace", "soon", "--grace"}};
 	size_t nr;
 
 	(void)state;
@@ -238,6 +238,7 @@ static void test_open_spec(void **state)
 	assert_string_equal(gdn_backend_str(b, "cluster"), "us-central2");
 	assert_string_equal(gdn_backend_origin(b, "cluster"), "--flag");
 	assert_int_equal(gdn_backend_int(b, "kill_grace", 0), 2000);
+	assert_string_equal(gdn_backend_origin(b, "kill_grace"), "--grace");
 	assert_int_equal(gdn_backend_int(b, "poll", 0), 250);			/* from cfg */
 	assert_string_equal(gdn_backend_origin(b, "poll"), "gdnctl.yaml:4:11"); /* from cfg */
 	assert_null(gdn_backend_str(b, "tpu")); /* a NULL value is left out */
@@ -258,7 +259,21 @@ static void test_open_spec(void **state)
 	spec.options = bad_value;
 	spec.options_nr = ARRAY_SIZE(bad_value);
 	assert_int_equal(gdn_backend_open_spec(&cfg, &spec, &b, &err), GDN_ECONFIG);
+	assert_non_null(strstr(err.msg, "--grace"));
 	assert_null(b);
+	/* no type: the name's, as gdn_backend_open (configured here as ssh without a host) */
+	spec.options_nr = 0;
+	spec.type = NULL;
+	assert_int_equal(gdn_backend_open_spec(&cfg, &spec, &b, &err), GDN_ECONFIG);
+	assert_non_null(strstr(err.msg, "'backends.v-0.host' is not set"));
+	spec.name = "local";
+	assert_int_equal(gdn_backend_open_spec(&cfg, &spec, &b, &err), 0);
+	assert_string_equal(b->ops->type, "local");
+	gdn_backend_free(b);
+	b = NULL;
+	spec.name = "nope";
+	assert_int_equal(gdn_backend_open_spec(&cfg, &spec, &b, &err), GDN_ENOTFOUND);
+	spec.name = "v-0";
 	/* a type that does not exist, a name that cannot be one */
 	spec.options_nr = 0;
 	spec.type = "nosuch";
