@@ -50,7 +50,6 @@ static const char *const perf_policies[] = {"revert-count-failure", "revert-cont
 static const char *const perf_withins[] = {"keep", "revert", NULL};
 static const char *const perf_stats[] = {"median", "best", NULL};
 static const char *const validation_modes[] = {"required", "profile-only", "off", NULL};
-static const char *const perf_sources[] = {"auto", "cli", "wandb", "trace", NULL};
 static const char *const perf_aggregations[] = {"history-window", "summary", NULL};
 static const char *const perf_history_aggs[] = {"median", "mean", NULL};
 
@@ -217,8 +216,7 @@ static int setup_measure(const struct loop_args *a, const char *hlog, struct gdn
 			 const struct gdn_perf_config *pc)
 {
 	gdn_measure_source_parse(a->perf_source, &mo->source);
-	if (gdn_perf_is_trace_metric(pc->metric) != (mo->source == GDN_MEASURE_TRACE) &&
-	    mo->source != GDN_MEASURE_AUTO) {
+	if (!gdn_measure_source_takes(mo->source, pc->metric)) {
 		gdn_error("--perf-source %s does not go with --perf-metric %s (trace/... metrics "
 			  "come from the trace)",
 			  a->perf_source, pc->metric);
@@ -1025,7 +1023,7 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 		     1000),
 	    OPT_STRING_(0, "perf-state-file", &a.perf_state_file, "PATH", "champion and history",
 			"<log-dir>/perf_state.json"),
-	    OPT_CHOICE_(0, "perf-source", &a.perf_source, perf_sources,
+	    OPT_CHOICE_(0, "perf-source", &a.perf_source, gdn_measure_source_names(),
 			"where the metric comes from (auto: W&B when the profile names a run or "
 			"one is found by prefix, else the profile output)",
 			"auto"),
