@@ -173,12 +173,20 @@ struct gdn_backend_spec {
  * Open a backend from a spec without touching cfg: the spec's options
  * come first, then backends.<name>.* in cfg, then the schema's defaults
  * (programs.* are read from cfg as always). Returns 0, GDN_EUSAGE for a
- * bad name, GDN_ECONFIG for an unknown type, a bad option value or a bad
+ * bad name or a bad option value (the message is the configuration's,
+ * naming the option's origin), GDN_ECONFIG for an unknown type or a bad
  * definition; with no type, also what gdn_backend_open returns for name.
  */
 int gdn_backend_open_spec(const struct gdn_config *cfg, const struct gdn_backend_spec *spec,
 			  struct gdn_backend **out, struct gdn_err *err);
 void gdn_backend_free(struct gdn_backend *b);
+/*
+ * backends.<name>.<key> as this backend sees it: the spec's option, else
+ * the configuration's value, as written (no schema default); NULL when
+ * unset. The list form is never NULL (empty when unset). Borrowed.
+ */
+const char *gdn_backend_setting(const struct gdn_backend *b, const char *key);
+const struct strvec *gdn_backend_setting_list(const struct gdn_backend *b, const char *key);
 
 /*
  * dev-tpu: the cluster of the held allocation, or NULL (none held, or not a

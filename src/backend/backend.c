@@ -373,6 +373,8 @@ int gdn_backend_open_spec(const struct gdn_config *cfg, const struct gdn_backend
 		sbuf_addf(&key, "backends.%s.%s", spec->name, opt->key);
 		ret = gdn_config_set(own, key.buf, opt->value, GDN_SRC_CMDLINE,
 				     opt->origin ? opt->origin : origin, err);
+		if (ret)
+			ret = err->code = GDN_EUSAGE; /* the caller's value (a flag's) */
 	}
 	if (ret)
 		goto out;
@@ -429,6 +431,21 @@ static const struct gdn_cfg_value *backend_value(const struct gdn_backend *b, co
 		*schema = gdn_config_schema_find(b->config, full.buf);
 	sbuf_release(&full);
 	return v;
+}
+
+const char *gdn_backend_setting(const struct gdn_backend *b, const char *key)
+{
+	const struct gdn_cfg_value *v = backend_value(b, key, NULL);
+
+	return v ? v->str : NULL;
+}
+
+const struct strvec *gdn_backend_setting_list(const struct gdn_backend *b, const char *key)
+{
+	static const struct strvec empty = STRVEC_INIT;
+	const struct gdn_cfg_value *v = backend_value(b, key, NULL);
+
+	return v && v->schema && v->schema->type == GDN_CFG_LIST ? &v->list : &empty;
 }
 
 const char *gdn_backend_str(const struct gdn_backend *b, const char *key)

@@ -258,8 +258,9 @@ static void test_open_spec(void **state)
 	/* values are checked like configuration */
 	spec.options = bad_value;
 	spec.options_nr = ARRAY_SIZE(bad_value);
-	assert_int_equal(gdn_backend_open_spec(&cfg, &spec, &b, &err), GDN_ECONFIG);
+	assert_int_equal(gdn_backend_open_spec(&cfg, &spec, &b, &err), GDN_EUSAGE);
 	assert_non_null(strstr(err.msg, "--grace"));
+	assert_int_equal(err.code, GDN_EUSAGE);
 	assert_null(b);
 	/* no type: the name's, as gdn_backend_open (configured here as ssh without a host) */
 	spec.options_nr = 0;
