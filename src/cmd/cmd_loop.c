@@ -439,22 +439,10 @@ static int marin_defaults(struct gdn_ctx *ctx, struct where_args *w, enum gdn_ga
 	return 0;
 }
 
-/* backends.NAME.KEY = value (from flag). 0 or an exit code. */
-static int set_key(struct gdn_ctx *ctx, const char *name, const char *key, const char *value,
-		   const char *flag)
-{
-	struct gdn_err err = GDN_ERR_INIT;
-	char *k = xstrfmt("backends.%s.%s", name, key);
-	int ret = gdn_config_set(&ctx->config, k, value, GDN_SRC_CMDLINE, flag, &err);
-
-	free(k);
-	if (!ret)
-		return 0;
-	gdn_error("%s", err.msg);
-	return GDN_EXIT_USAGE;
-}
-
-/* Open the dev-tpu backend: the flags over backends.NAME (NAME: --dev-tpu-backend or dev-tpu). */
+/*
+ * Open the dev-tpu backend from a spec: the flags over backends.NAME
+ * (NAME: --dev-tpu-backend or dev-tpu); the configuration is left alone.
+ */
 static int open_dev(struct gdn_ctx *ctx, struct where_args *w, const struct opt *opts,
 		    const char *log_dir, const char *workdir, struct printer *pr)
 {
@@ -481,14 +469,16 @@ static int open_dev(struct gdn_ctx *ctx, struct where_args *w, const struct opt 
 	    {"validation-dev-no-sync", "no_sync", false, NULL, NULL,
 	     w->dev_no_sync ? "true" : NULL},
 	};
+	struct gdn_backend_option spec_opts[ARRAY_SIZE(flags) + 3];
+	struct gdn_backend_spec spec = {name, NULL, spec_opts, 0, NULL};
+	struct strvec texts = STRVEC_INIT; /* owns the values and origins */
+	bool sync_path = false, alloc_log = false;
 	const struct strvec *fb;
 	const char *c;
 	int code = 0;
 
-	for (size_t i = 0; i < ARRAY_SIZE(flags) && !code; i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(flags); i++) {
 		sbuf_reset(&v);
-		sbuf_reset(&key);
-		sbuf_addf(&key, "--%s", flags[i].flag);
 		if (!seen(opts, flags[i].flag))
 			continue;
 		if (flags[i].f)
@@ -499,30 +489,32 @@ static int open_dev(struct gdn_ctx *ctx, struct where_args *w, const struct opt 
 			sbuf_adds(&v, flags[i].s);
 		else
 			continue;
-		code = set_key(ctx, name, flags[i].key, v.buf, key.buf);
+		spec_opts[spec.options_nr++] =
+		    (struct gdn_backend_option){flags[i].key, strvec_push(&texts, v.buf),
+						strvec_pushf(&texts, "--%s", flags[i].flag)};
+		sync_path |= !strcmp(flags[i].key, "sync_path");
+		alloc_log |= !strcmp(flags[i].key, "allocate_log");
 	}
-	if (!code && w->fallbacks.nr) {
+	if (w->fallbacks.nr) {
 		sbuf_reset(&v);
 		for (size_t i = 0; i < w->fallbacks.nr; i++)
 			sbuf_addf(&v, "%s%s", i ? "," : "", w->fallbacks.v[i]);
-		code = set_key(ctx, name, "fallback_clusters", v.buf, "--dev-tpu-fallback-cluster");
+		spec_opts[spec.options_nr++] = (struct gdn_backend_option){
+		    "fallback_clusters", strvec_push(&texts, v.buf), "--dev-tpu-fallback-cluster"};
 	}
 	/* the original's defaults: --sync-path ., <log-dir>/dev_tpu_allocate.log */
 	sbuf_reset(&key);
 	sbuf_addf(&key, "backends.%s.sync_path", name);
-	if (!code && !gdn_config_str(&ctx->config, key.buf))
-		code = set_key(ctx, name, "sync_path", ".", "--dev-tpu-sync-path");
+	if (!sync_path && !gdn_config_str(&ctx->config, key.buf))
+		spec_opts[spec.options_nr++] =
+		    (struct gdn_backend_option){"sync_path", ".", "--dev-tpu-sync-path"};
 	sbuf_reset(&key);
 	sbuf_addf(&key, "backends.%s.allocate_log", name);
-	if (!code && !gdn_config_str(&ctx->config, key.buf)) {
-		char *p = xstrfmt("%s/dev_tpu_allocate.log", log_dir);
-
-		code = set_key(ctx, name, "allocate_log", p, "--dev-tpu-allocate-log");
-		free(p);
-	}
-	if (code)
-		goto out;
-	if (gdn_backend_open(&ctx->config, name, &w->dev, &err)) {
+	if (!alloc_log && !gdn_config_str(&ctx->config, key.buf))
+		spec_opts[spec.options_nr++] = (struct gdn_backend_option){
+		    "allocate_log", strvec_pushf(&texts, "%s/dev_tpu_allocate.log", log_dir),
+		    "--dev-tpu-allocate-log"};
+	if (gdn_backend_open_spec(&ctx->config, &spec, &w->dev, &err)) {
 		code = gdn_die_err(&err);
 		goto out;
 	}
@@ -535,15 +527,12 @@ static int open_dev(struct gdn_ctx *ctx, struct where_args *w, const struct opt 
 	w->dev->repo_root = workdir;
 	w->dev->on_event = on_backend_event;
 	w->dev->event_payload = pr;
-	sbuf_reset(&key);
-	sbuf_addf(&key, "backends.%s.cluster", name);
-	c = gdn_config_str(&ctx->config, key.buf);
+	c = gdn_backend_setting(w->dev, "cluster");
 	strvec_push(&w->dev_clusters, c ? c : GDN_MARIN_CLUSTER);
-	sbuf_reset(&key);
-	sbuf_addf(&key, "backends.%s.fallback_clusters", name);
-	fb = gdn_config_list(&ctx->config, key.buf);
+	fb = gdn_backend_setting_list(w->dev, "fallback_clusters");
 	gdn_strvec_add_unique(&w->dev_clusters, fb);
 out:
+	strvec_clear(&texts);
 	sbuf_release(&key);
 	sbuf_release(&v);
 	return code;
@@ -578,17 +567,12 @@ static int where_setup(struct gdn_ctx *ctx, struct where_args *w, const struct o
 	}
 	if (w->hold) {
 		struct gdn_hold_opts ho = {0};
-		char *k;
 
 		code = open_dev(ctx, w, opts, log_dir, workdir, pr);
 		if (code)
 			return code;
-		k = xstrfmt("backends.%s.tpu_name", w->dev->name);
-		ho.tpu_name = gdn_config_str(&ctx->config, k);
-		free(k);
-		k = xstrfmt("backends.%s.tpu_type", w->dev->name);
-		ho.tpu_type = gdn_config_str(&ctx->config, k);
-		free(k);
+		ho.tpu_name = gdn_backend_setting(w->dev, "tpu_name");
+		ho.tpu_type = gdn_backend_setting(w->dev, "tpu_type");
 		ho.backend = w->dev;
 		ho.required = !strcmp(w->policy, "required") && !resilient;
 		ho.reacquire_interval_ms = w->reacquire_ms;
