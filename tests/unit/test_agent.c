@@ -214,6 +214,56 @@ static void codex_effort_is_json_quoted(void **state)
 	sbuf_release(&sb);
 }
 
+/* ---- the driver table ---- */
+
+/* Every driver declares what the commands and doctor need; the names are the --agent choices. */
+static void driver_table_is_complete(void **state)
+{
+	const char *const *names = gdn_agent_names();
+	static const char *const want[] = {"codex", "claude", "command", NULL};
+	size_t i;
+
+	(void)state;
+	for (i = 0; want[i]; i++) {
+		assert_non_null(names[i]);
+		assert_string_equal(names[i], want[i]);
+	}
+	assert_null(names[i]);
+	assert_non_null(gdn_agent_find(GDN_AGENT_DEFAULT));
+	assert_null(gdn_agent_find("gemini"));
+	assert_null(gdn_agent_find(NULL));
+	for (i = 0; agent_drivers[i]; i++) {
+		const struct agent_driver *d = agent_drivers[i];
+		const struct gdn_agent_info *info = gdn_agent_find(d->info.name);
+
+		assert_ptr_equal(info, &d->info);
+		assert_non_null(info->help);
+		assert_non_null(info->install_hint);
+		assert_true(!info->needs_command || info->command_hint);
+		if (info->login_vars) {
+			assert_non_null(info->login_vars[0]);
+			assert_non_null(info->login_file);
+			assert_non_null(info->login_home_file);
+			assert_non_null(info->login_file_kind);
+			assert_non_null(info->login_hint);
+		} else {
+			assert_non_null(info->login_skip);
+		}
+		assert_non_null(d->open);
+		assert_non_null(d->argv);
+		assert_non_null(d->line);
+		assert_non_null(d->finish);
+		assert_true(!d->run_create == !d->run_release);
+	}
+	assert_int_equal(i, 3);
+	/* the loop's defaults: codex's model and effort, none for the others */
+	assert_string_equal(gdn_agent_find("codex")->default_model, "gpt-5.4");
+	assert_string_equal(gdn_agent_find("codex")->default_effort, "xhigh");
+	assert_null(gdn_agent_find("claude")->default_model);
+	assert_null(gdn_agent_find("claude")->default_effort);
+	assert_true(gdn_agent_find("command")->needs_command);
+}
+
 /* ---- claude and command argv ---- */
 
 static void claude_argv_every_combination(void **state)
@@ -986,6 +1036,7 @@ static void missing_binaries_are_clear_errors(void **state)
 	o.driver = "gemini";
 	assert_int_equal(gdn_agent_open(&o, &a, &warn, &err), GDN_EUSAGE);
 	assert_non_null(strstr(err.msg, "unknown agent 'gemini'"));
+	assert_non_null(strstr(err.msg, "(known: claude, codex, command)"));
 	assert_null(a);
 	strvec_clear(&warn);
 }
@@ -1323,6 +1374,7 @@ int main(void)
 	    cmocka_unit_test(codex_argv_every_combination),
 	    cmocka_unit_test(codex_effort_is_json_quoted),
 	    cmocka_unit_test(claude_argv_every_combination),
+	    cmocka_unit_test(driver_table_is_complete),
 	    cmocka_unit_test(command_argv_substitutes_inside_words),
 	    cmocka_unit_test(split_words_quoting),
 	    cmocka_unit_test(split_words_rejects_unbalanced),
