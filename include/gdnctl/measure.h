@@ -1,10 +1,11 @@
 /*
- * Where the loop's performance policy takes the metric of a profile run
- * (src/loop/measure.c): the profile output (cli), Weights & Biases
- * (summary or a history-window aggregate, through the hub client), or the
- * trace; and --log-measurements, the measured figures written into the
- * running log's entry of a kept iteration. Nothing here prints: warnings
- * are returned as lines for the caller to report.
+ * Where the loop's performance policy takes the metric of a profile run,
+ * a table of sources (src/loop/measure.c, one driver file each): the
+ * profile output (cli), Weights & Biases (summary or a history-window
+ * aggregate, through the hub client), or the trace; and
+ * --log-measurements, the measured figures written into the running
+ * log's entry of a kept iteration. Nothing here prints: warnings are
+ * returned as lines (or through a sink) for the caller to report.
  * See docs/performance-policy.md ("W&B as the source").
  */
 #ifndef GDNCTL_MEASURE_H
