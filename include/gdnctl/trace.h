@@ -23,6 +23,7 @@
 #define GDNCTL_TRACE_H
 
 #include "gdnctl/compat.h"
+#include "gdnctl/enumtab.h"
 #include "gdnctl/json.h"
 #include "gdnctl/strvec.h"
 
@@ -310,6 +311,18 @@ enum gdn_trace_by {
 	GDN_TRACE_BY_FAMILY,	   /* op families (see struct gdn_trace_summary) */
 	GDN_TRACE_BY_FRAMEWORK_OP, /* tf_op */
 };
+/* "family", "op", "framework-op", "category", "source", "device" (summary --by). */
+extern const struct gdn_enum gdn_trace_by_enum[];
+/* "family", "op", "framework-op", "category", "source" (diff --by). */
+extern const struct gdn_enum gdn_trace_diff_by_enum[];
+
+/* The renderers' output formats (--format): "table", "markdown", "json". */
+enum gdn_trace_format {
+	GDN_TRACE_TABLE,
+	GDN_TRACE_MARKDOWN,
+	GDN_TRACE_JSON,
+};
+extern const struct gdn_enum gdn_trace_format_enum[];
 
 /* "12.345": ps as milliseconds with 3 decimals, rounded half away from zero. */
 void gdn_ps_fmt_ms(struct sbuf *out, gdn_ps v);

@@ -20,15 +20,10 @@
 #include "gdnctl/trace.h"
 #include "gdnctl/xalloc.h"
 
-static const char *const format_choices[] = {"table", "markdown", "json", NULL};
-static const char *const by_choices[] = {"family", "op", "framework-op", "category", "source",
-					 "device", NULL};
-static const char *const diff_by_choices[] = {"family",	  "op",	    "framework-op",
-					      "category", "source", NULL};
-
 struct trace_args {
 	long top, top_k;
-	const char *by, *format, *normalize;
+	int by, format; /* enum gdn_trace_by, enum gdn_trace_format */
+	const char *normalize;
 	int json, single_thread, device_span;
 	struct strvec devices, threads, cats, rest;
 };
@@ -65,25 +60,23 @@ static const struct opt_usage diff_usage = {
     "ops that appeared or vanished are marked. --json is the same as --format json\n"
     "(schema gdnctl.trace_diff.v1)."};
 
-#define SELECTION_OPTS(a)                                                                          \
-	OPT_GROUP_("Selection"),                                                                   \
-	    OPT_LIST_(0, "device", &(a)->devices, "NAME",                                          \
-		      "only this device: TPU:0, a pid, or part of the process name"),              \
-	    OPT_LIST_(0, "thread", &(a)->threads, "NAME",                                          \
-		      "events of threads with this exact name (instead of 'XLA Ops')"),            \
-	    OPT_LIST_(0, "cat", &(a)->cats, "NAME", "events with this exact category ('cat')"),    \
-	    OPT_BOOL_(0, "device-span", &(a)->device_span,                                         \
-		      "XPlane: time events by their device_offset_ps/device_duration_ps stats"),   \
-	{                                                                                          \
-		OPT_BOOL, 0, "single-thread", &(a)->single_thread, NULL,                           \
-		    "inflate on the main thread (for benchmarks)", NULL, NULL, OPT_HIDDEN, 0, 0, 0 \
-	}
+#define SELECTION_OPTS(a)                                                                        \
+	OPT_GROUP_("Selection"),                                                                 \
+	    OPT_LIST_(0, "device", &(a)->devices, "NAME",                                        \
+		      "only this device: TPU:0, a pid, or part of the process name"),            \
+	    OPT_LIST_(0, "thread", &(a)->threads, "NAME",                                        \
+		      "events of threads with this exact name (instead of 'XLA Ops')"),          \
+	    OPT_LIST_(0, "cat", &(a)->cats, "NAME", "events with this exact category ('cat')"),  \
+	    OPT_BOOL_(0, "device-span", &(a)->device_span,                                       \
+		      "XPlane: time events by their device_offset_ps/device_duration_ps stats"), \
+	    OPT_BOOL_F(0, "single-thread", &(a)->single_thread,                                  \
+		       "inflate on the main thread (for benchmarks)", OPT_HIDDEN)
 
-#define OUTPUT_OPTS(a)                                                                        \
-	OPT_GROUP_("Output"),                                                                 \
-	    OPT_INT_(0, "top", &(a)->top, "N", "show the first N rows (0: all)", "20", 0,     \
-		     LONG_MAX),                                                               \
-	    OPT_CHOICE_(0, "format", &(a)->format, format_choices, "output format", "table"), \
+#define OUTPUT_OPTS(a)                                                                             \
+	OPT_GROUP_("Output"),                                                                      \
+	    OPT_INT_(0, "top", &(a)->top, "N", "show the first N rows (0: all)", "20", 0,          \
+		     LONG_MAX),                                                                    \
+	    OPT_ENUM_(0, "format", &(a)->format, gdn_trace_format_enum, "output format", "table"), \
 	    OPT_BOOL_(0, "json", &(a)->json, "same as --format json")
 
 static void args_init(struct trace_args *a)
@@ -91,8 +84,8 @@ static void args_init(struct trace_args *a)
 	memset(a, 0, sizeof(*a));
 	a->top = 20;
 	a->top_k = 20;
-	a->by = "family";
-	a->format = "table";
+	a->by = GDN_TRACE_BY_FAMILY;
+	a->format = GDN_TRACE_TABLE;
 	strvec_init(&a->devices);
 	strvec_init(&a->threads);
 	strvec_init(&a->cats);
@@ -115,16 +108,6 @@ static void trace_opts(const struct trace_args *a, struct gdn_trace_opts *o)
 	o->cats = a->cats.v;
 	o->no_thread = a->single_thread;
 	o->device_span = a->device_span;
-}
-
-static enum gdn_trace_by parse_by(const char *by)
-{
-	return !strcmp(by, "category")	     ? GDN_TRACE_BY_CATEGORY
-	       : !strcmp(by, "source")	     ? GDN_TRACE_BY_SOURCE
-	       : !strcmp(by, "device")	     ? GDN_TRACE_BY_DEVICE
-	       : !strcmp(by, "family")	     ? GDN_TRACE_BY_FAMILY
-	       : !strcmp(by, "framework-op") ? GDN_TRACE_BY_FRAMEWORK_OP
-					     : GDN_TRACE_BY_OP;
 }
 
 static bool top_seen(const struct opt *opts)
@@ -282,9 +265,9 @@ static int cmd_trace_summary(int argc, const char **argv)
 	struct opt opts[] = {
 	    SELECTION_OPTS(&a),
 	    OUTPUT_OPTS(&a),
-	    OPT_CHOICE_(0, "by", &a.by, by_choices,
-			"group rows by (family: ops without their .N, or deduplicated_name)",
-			"family"),
+	    OPT_ENUM_(0, "by", &a.by, gdn_trace_by_enum,
+		      "group rows by (family: ops without their .N, or deduplicated_name)",
+		      "family"),
 	    OPT_END_(),
 	};
 	struct gdn_trace_summary s;
@@ -307,15 +290,15 @@ static int cmd_trace_summary(int argc, const char **argv)
 	code = load(a.rest.v, a.rest.nr, &o, &s);
 	if (code)
 		goto out;
-	by = parse_by(a.by);
-	if (a.json || !strcmp(a.format, "json")) {
+	by = (enum gdn_trace_by)a.by;
+	if (a.json || a.format == GDN_TRACE_JSON) {
 		/* new reference, handed to gdn_json_print */
 		json_t *doc = gdn_trace_summary_json(&s, top_seen(opts) ? (size_t)a.top : 0);
 
 		code = gdn_json_print(doc) ? GDN_EXIT_FAILED : GDN_EXIT_OK;
 		goto out;
 	}
-	if (!strcmp(a.format, "markdown"))
+	if (a.format == GDN_TRACE_MARKDOWN)
 		gdn_trace_render_markdown(&s, by, (size_t)a.top, &out);
 	else
 		gdn_trace_render_table(&s, by, (size_t)a.top, &out);
@@ -333,11 +316,10 @@ static int cmd_trace_diff(int argc, const char **argv)
 	struct opt opts[] = {
 	    SELECTION_OPTS(&a),
 	    OUTPUT_OPTS(&a),
-	    OPT_CHOICE_(
-		0, "by", &a.by, diff_by_choices,
-		"the op rows of the table: family (renumbered ops match), op, framework-op; "
-		"or only category or source",
-		"family"),
+	    OPT_ENUM_(0, "by", &a.by, gdn_trace_diff_by_enum,
+		      "the op rows of the table: family (renumbered ops match), op, framework-op; "
+		      "or only category or source",
+		      "family"),
 	    OPT_GROUP_("xprof-compare payload (--json)"),
 	    OPT_INT_(0, "top-k", &a.top_k, "N", "rows of each delta list (0: all)", "20", 0,
 		     LONG_MAX),
@@ -380,9 +362,9 @@ static int cmd_trace_diff(int argc, const char **argv)
 	if (code)
 		goto out;
 	warn_unlike(&before, &after);
-	d.by = parse_by(a.by);
+	d.by = (enum gdn_trace_by)a.by;
 	gdn_trace_diff_compute(&d, &before, &after);
-	if (a.json || !strcmp(a.format, "json")) {
+	if (a.json || a.format == GDN_TRACE_JSON) {
 		/* new reference, handed to gdn_json_print */
 		json_t *doc = gdn_trace_diff_json(&d, top_seen(opts) ? (size_t)a.top : 0);
 
@@ -391,7 +373,7 @@ static int cmd_trace_diff(int argc, const char **argv)
 		code = gdn_json_print(doc) ? GDN_EXIT_FAILED : GDN_EXIT_OK;
 		goto out;
 	}
-	if (!strcmp(a.format, "markdown"))
+	if (a.format == GDN_TRACE_MARKDOWN)
 		gdn_trace_diff_render_markdown(&d, (size_t)a.top, &out);
 	else
 		gdn_trace_diff_render_table(&d, (size_t)a.top, &out);
