@@ -561,21 +561,6 @@ void gdn_format_duration(long long ms, struct sbuf *out)
 		sbuf_addf(out, "%lldh%02lldm", s / 3600, (s % 3600) / 60);
 }
 
-int gdn_backend_sleep(long ms)
-{
-	int64_t until = gdn_now_ms() + ms;
-
-	for (;;) {
-		int64_t left = until - gdn_now_ms();
-
-		if (gdn_proc_interrupted())
-			return GDN_EINTR;
-		if (left <= 0)
-			return 0;
-		poll(NULL, 0, left > 100 ? 100 : (int)left);
-	}
-}
-
 void gdn_emit_lines(const char *buf, size_t len, long tail, gdn_line_fn on_line, void *payload)
 {
 	size_t start = 0, end = len;
@@ -733,7 +718,7 @@ int gdn_backend_poll_wait(struct gdn_backend *b, const char *job_id, const struc
 		nap = poll_ms;
 		if (w->timeout_ms > 0 && start + w->timeout_ms - now < nap)
 			nap = (long)(start + w->timeout_ms - now);
-		if (gdn_backend_sleep(nap)) {
+		if (gdn_sleep_interruptible(nap)) {
 			ret = interrupted(b, job_id, err);
 			goto out;
 		}

@@ -12,6 +12,7 @@
 #include "gdnctl/config.h"
 #include "gdnctl/err.h"
 #include "gdnctl/exitcode.h"
+#include "gdnctl/file.h"
 #include "gdnctl/json.h"
 #include "gdnctl/loop.h"
 #include "gdnctl/marin.h"
@@ -1160,16 +1161,8 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 	if (!a.dry_run) {
 		struct stat st;
 
-		if (mkdir(log_dir, 0755) && errno == ENOENT) {
-			/* mkdir -p */
-			for (char *s = strchr(log_dir + 1, '/'); s; s = strchr(s + 1, '/')) {
-				*s = '\0';
-				mkdir(log_dir, 0755);
-				*s = '/';
-			}
-			mkdir(log_dir, 0755);
-		}
-		if (stat(log_dir, &st) || !S_ISDIR(st.st_mode)) {
+		if (gdn_mkdir_p(log_dir, 0755, NULL) || stat(log_dir, &st) ||
+		    !S_ISDIR(st.st_mode)) {
 			gdn_error("cannot create log directory '%s': %s", log_dir, strerror(errno));
 			code = GDN_EXIT_FAILED;
 			goto out;

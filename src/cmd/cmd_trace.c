@@ -170,11 +170,10 @@ static int cmd_trace_summary(int argc, const char **argv)
 		goto out;
 	if (a.rest.nr != 1) {
 		if (a.rest.nr)
-			gdn_error("trace summary takes one INPUT, got %zu", a.rest.nr);
+			code = gdn_usage_error("trace summary",
+					       "trace summary takes one INPUT, got %zu", a.rest.nr);
 		else
-			gdn_error("trace summary needs an INPUT");
-		fprintf(stderr, "[gdnctl] see 'gdnctl trace summary -h'\n");
-		code = GDN_EXIT_USAGE;
+			code = gdn_usage_error("trace summary", "trace summary needs an INPUT");
 		goto out;
 	}
 	trace_opts(&a, &o);
@@ -225,9 +224,9 @@ static int cmd_trace_diff(int argc, const char **argv)
 	if (!gdn_cmd_parse_opts(opts, &diff_usage, argc, argv, 0, &a.rest, &code))
 		goto out;
 	if (a.rest.nr != 2) {
-		gdn_error("trace diff takes two inputs, BEFORE and AFTER, got %zu", a.rest.nr);
-		fprintf(stderr, "[gdnctl] see 'gdnctl trace diff -h'\n");
-		code = GDN_EXIT_USAGE;
+		code = gdn_usage_error("trace diff",
+				       "trace diff takes two inputs, BEFORE and AFTER, got %zu",
+				       a.rest.nr);
 		goto out;
 	}
 	if (!strcmp(a.rest.v[0], "-") && !strcmp(a.rest.v[1], "-")) {

@@ -190,24 +190,6 @@ static int interrupted(void)
 	return gdn_proc_interrupted();
 }
 
-static void sleep_ms(long ms)
-{
-	int64_t end = gdn_now_ms() + ms;
-
-	while (!interrupted()) {
-		int64_t left = end - gdn_now_ms();
-		struct timespec ts;
-
-		if (left <= 0)
-			break;
-		if (left > 100)
-			left = 100;
-		ts.tv_sec = 0;
-		ts.tv_nsec = (long)left * 1000000L;
-		nanosleep(&ts, NULL);
-	}
-}
-
 static int git(struct loop *l, int *rc, struct sbuf *out, struct gdn_err *err, ...)
 {
 	struct strvec args = STRVEC_INIT;
@@ -662,7 +644,7 @@ static enum step run_agent(struct loop *l, struct iter *c, const char *prompt, s
 			say(l, GDN_LOOP_NOTE,
 			    "codex iteration command failed (attempt %ld/%ld, rc=%d); retrying.", a,
 			    attempts, rc);
-			sleep_ms(l->o->retry_sleep_ms);
+			gdn_sleep_interruptible(l->o->retry_sleep_ms);
 			if (interrupted()) {
 				step = STEP_INTR;
 				goto out;
@@ -727,7 +709,7 @@ static enum step post_checks(struct loop *l, struct iter *c, struct gdn_err *err
 				if (l->o->retry_sleep_ms > 0)
 					say(l, GDN_LOOP_NOTE, "retrying post-check in %.1fs",
 					    l->o->retry_sleep_ms / 1000.0);
-				sleep_ms(l->o->retry_sleep_ms);
+				gdn_sleep_interruptible(l->o->retry_sleep_ms);
 			}
 		}
 		if (rc)
@@ -1063,7 +1045,7 @@ static int iteration(struct loop *l, long it)
 	}
 	jw(l, "iteration_end", jit(it));
 	if (exit < 0 && !failed && it < l->total && l->o->sleep_ms > 0)
-		sleep_ms(l->o->sleep_ms);
+		gdn_sleep_interruptible(l->o->sleep_ms);
 	if (exit >= 0) {
 		free(l->sum->stop_reason);
 		l->sum->stop_reason = xstrdup("failure");
@@ -1218,7 +1200,7 @@ static void stop_orphan_agent(struct loop *l, const struct gdn_loop_state *st)
 		kill(-pg, sigs[i]);
 		while (!kill(-pg, 0) && proc_started(pg) == st->agent_started &&
 		       gdn_now_ms() < deadline)
-			sleep_ms(20);
+			gdn_sleep_interruptible(20);
 		if (proc_started(pg) != st->agent_started)
 			break; /* the leader is gone (a zombie of init's counts as gone) */
 	}
@@ -1275,7 +1257,7 @@ static void wait_for_git(struct loop *l)
 	int64_t deadline = gdn_now_ms() + 10000;
 
 	while (git_running_in(l->o->workdir) && gdn_now_ms() < deadline)
-		sleep_ms(20);
+		gdn_sleep_interruptible(20);
 }
 
 /*
