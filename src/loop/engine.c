@@ -617,7 +617,7 @@ static enum step run_agent(struct loop *l, struct iter *c, const char *prompt, s
 		rc = res.exit_code;
 		if (rc == 0 && !res.ok)
 			rc = 1;
-		l->sum->agent_ms += res.duration_ms;
+		l->sum->agent_ms = gdn_add_sat_i64(l->sum->agent_ms, res.duration_ms);
 		ev = jit(c->it);
 		json_object_set_new(ev, "attempt", json_integer(a));
 		json_object_set_new(ev, "rc", json_integer(rc));
@@ -1013,7 +1013,7 @@ static int iteration(struct loop *l, long it)
 		 * them (c.commits is 0 when a hook reverted them): the decision
 		 * journals the same number, which --resume adds up.
 		 */
-		l->sum->commits += c.commits;
+		l->sum->commits = (long)gdn_add_sat_i64(l->sum->commits, c.commits);
 		l->sum->iterations_run++;
 		journal_decision(l, &c, failed, counted, exit);
 	}
