@@ -331,35 +331,35 @@ static void test_text_and_json(void **unused)
 }
 
 /* Figures near INT64_MAX from an untrusted journal saturate their sums, never wrap round. */
+#define MAX "9223372036854775807"
+static const char *const huge_lines[] = {
+    EV("h", "\"event\":\"run_start\",\"iterations\":2"),
+    EV("h", "\"event\":\"iteration_start\",\"iteration\":1"),
+    EV("h", "\"event\":\"agent_end\",\"iteration\":1,\"duration_ms\":" MAX),
+    EV("h", "\"event\":\"agent_end\",\"iteration\":1,\"duration_ms\":" MAX),
+    EV("h", "\"event\":\"validation\",\"iteration\":1,\"state\":\"ok\",\"duration_ms\":" MAX),
+    EV("h", "\"event\":\"validation\",\"iteration\":1,\"state\":\"ok\",\"duration_ms\":" MAX),
+    EV("h", "\"event\":\"revert\",\"iteration\":1,\"ok\":true,\"commits\":" MAX),
+    EV("h", "\"event\":\"revert\",\"iteration\":1,\"ok\":true,\"commits\":" MAX),
+    EV("h", "\"event\":\"decision\",\"iteration\":1,\"commits\":" MAX),
+    EV("h", "\"event\":\"iteration_start\",\"iteration\":2"),
+    EV("h", "\"event\":\"agent_end\",\"iteration\":2,\"duration_ms\":5"),
+    EV("h", "\"event\":\"decision\",\"iteration\":2,\"commits\":" MAX),
+};
+
 static void test_huge_figures_saturate(void **unused)
 {
-	static const char
-	    j[] =
-		EV("h", "\"event\":\"run_start\",\"iterations\":2") "\n" EV("h", "\"event\":"
-										 "\"iteration_"
-										 "start\","
-										 "\"iteration\":1") "\n" EV(
-		    "h", "\"event\":\"agent_end\",\"iteration\":1,\"duration_ms\":"
-			 "9223372036854775807") "\n" EV("h",
-							"\"event\":\"agent_end\",\"iteration\":1,"
-							"\"duration_ms\":9223372036854775807") "\n" EV("h",
-												       "\"event\":\"validation\",\"iteration\":1,\"state\":\"succeeded\","
-												       "\"duration_ms\":9223372036854775807") "\n" EV("h", "\"event\":\"validation\",\"iteration\":1,\"state\":\"succeeded\","
-																			   "\"duration_ms\":9223372036854775806") "\n" EV("h", "\"event\":\"revert\",\"iteration\":1,\"ok\":true,"
-																									       "\"commits\":9223372036854775807") "\n" EV("h", "\"event\":\"revert\",\"iteration\":1,\"ok\":true,"
-																															       "\"commits\":9223372036854775807") "\n" EV("h",
-																																					  "\"event\":\"decision\",\"iteration\":1,\"commits\":9223372036854775807") "\n" EV("h",
-																																															    "\"event\":\"iteration_start\",\"iteration\":2") "\n" EV("h",
-																																																						     "\"event\":\"agent_end\",\"iteration\":2,\"duration_ms\":5") "\n" EV("h",
-																																																															  "\"event\":\"decision\",\"iteration\":2,\"commits\":9223372036854775807") "\n";
+	struct sbuf j = SBUF_INIT;
 	struct gdn_report r;
 	struct gdn_err err = GDN_ERR_INIT;
 	struct sbuf sb = SBUF_INIT;
 	json_t *doc, *totals;
 
 	(void)unused;
+	for (size_t i = 0; i < ARRAY_SIZE(huge_lines); i++)
+		sbuf_addf(&j, "%s\n", huge_lines[i]);
 	gdn_report_init(&r);
-	assert_int_equal(gdn_report_load_journal(&r, j, strlen(j), NULL, "j", &err), 0);
+	assert_int_equal(gdn_report_load_journal(&r, j.buf, j.len, NULL, "j", &err), 0);
 	assert_int_equal(r.nr, 2);
 	assert_true(r.v[0].agent_ms == INT64_MAX);
 	assert_true(r.v[0].validation_ms == INT64_MAX);
@@ -377,6 +377,7 @@ static void test_huge_figures_saturate(void **unused)
 	assert_non_null(strstr(sb.buf, "time in agent 9223372036854775.807 s"));
 	gdn_report_release(&r);
 	sbuf_release(&sb);
+	sbuf_release(&j);
 }
 
 int main(void)
