@@ -670,7 +670,7 @@ int gdn_backend_poll_wait(struct gdn_backend *b, const char *job_id, const struc
 	for (;;) {
 		struct gdn_err perr = GDN_ERR_INIT;
 		int64_t now;
-		long nap;
+		long pause_ms;
 
 		ret = poll_fn(b, ctx, job_id, f, st, &perr);
 		if (b->dry_run) {
@@ -715,10 +715,10 @@ int gdn_backend_poll_wait(struct gdn_backend *b, const char *job_id, const struc
 			last_report = now;
 			reported = true;
 		}
-		nap = poll_ms;
-		if (w->timeout_ms > 0 && start + w->timeout_ms - now < nap)
-			nap = (long)(start + w->timeout_ms - now);
-		if (gdn_sleep_interruptible(nap)) {
+		pause_ms = poll_ms;
+		if (w->timeout_ms > 0 && start + w->timeout_ms - now < pause_ms)
+			pause_ms = (long)(start + w->timeout_ms - now);
+		if (gdn_sleep_interruptible(pause_ms)) {
 			ret = interrupted(b, job_id, err);
 			goto out;
 		}

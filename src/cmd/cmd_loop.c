@@ -1117,7 +1117,11 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 		code = GDN_EXIT_USAGE;
 		goto out;
 	}
-	/* Paths: the working tree, then everything in it (bug 11: one tree for all). */
+	/*
+	 * Paths: the working tree, then everything in it (one tree for all, not the
+	 * checkout holding the original: docs/compatibility.md, "Bugs of the original that gdnctl
+	 * fixes").
+	 */
 	if (a.workdir) {
 		char *p = abspath(ctx->cwd, a.workdir);
 

@@ -189,8 +189,8 @@ static void apply_head(struct gdn_report_iter *it, json_t *o)
 /* Apply one event of the selected run. */
 static void apply_event(struct gdn_report *r, const char *ev, json_t *o)
 {
-	json_t *jit = json_object_get(o, "iteration");
-	long n = json_is_integer(jit) ? (long)json_integer_value(jit) : -1;
+	json_t *iteration = json_object_get(o, "iteration");
+	long n = json_is_integer(iteration) ? (long)json_integer_value(iteration) : -1;
 	struct gdn_report_iter *it = NULL;
 	const char *s;
 

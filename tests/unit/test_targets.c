@@ -336,7 +336,10 @@ static void test_hold(void **state)
 	assert_int_equal(fk.holds, 2);
 	assert_int_equal(rc, 3);	    /* the fallback ran (and failed) */
 	assert_int_equal(directives.nr, 2); /* the stale directive is kept, not duplicated */
-	/* bug 9: a re-acquired allocation is released at the end */
+	/*
+	 * a re-acquired allocation is released at the end (docs/compatibility.md,
+	 * "Bugs of the original that gdnctl fixes")
+	 */
 	fk.held = true;
 	assert_int_equal(gdn_hold_release(h, &err), 0);
 	assert_false(fk.held);
