@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 #include "gdnctl/compat.h"
+#include "gdnctl/enumtab.h"
 #include "gdnctl/hub.h"
 #include "gdnctl/strvec.h"
 
@@ -24,8 +25,13 @@ enum gdn_measure_source {
 	GDN_MEASURE_WANDB,
 	GDN_MEASURE_TRACE,
 };
-/* "auto", "cli", "wandb", "trace"; parse returns 0 or -1. */
-int gdn_measure_source_parse(const char *s, enum gdn_measure_source *out);
+/* --perf-source: "auto", "cli", "wandb", "trace". */
+extern const struct gdn_enum gdn_measure_source_enum[];
+/*
+ * --perf-aggregation: "history-window" (1), "summary" (0); the value is
+ * gdn_measure_opts.history.
+ */
+extern const struct gdn_enum gdn_measure_aggregation_enum[];
 
 struct gdn_measure_opts {
 	enum gdn_measure_source source;

@@ -12,6 +12,7 @@
 #include <math.h>
 #include <sys/stat.h>
 #include "gdnctl/backend.h"
+#include "gdnctl/enumtab.h"
 #include "gdnctl/err.h"
 #include "gdnctl/loop.h"
 #include "gdnctl/measure.h"
@@ -22,18 +23,12 @@
 #include "gdnctl/trace.h"
 #include "gdnctl/xalloc.h"
 
-int gdn_gate_mode_parse(const char *s, enum gdn_gate_mode *mode)
-{
-	if (!strcmp(s, "off"))
-		*mode = GDN_GATE_OFF;
-	else if (!strcmp(s, "required"))
-		*mode = GDN_GATE_REQUIRED;
-	else if (!strcmp(s, "profile-only"))
-		*mode = GDN_GATE_PROFILE_ONLY;
-	else
-		return -1;
-	return 0;
-}
+const struct gdn_enum gdn_gate_mode_enum[] = {
+    {"required", GDN_GATE_REQUIRED, "the tests, then the profile"},
+    {"profile-only", GDN_GATE_PROFILE_ONLY, "the profile only"},
+    {"off", GDN_GATE_OFF, "no validation"},
+    GDN_ENUM_END,
+};
 
 struct capture {
 	const struct gdn_gate *g;

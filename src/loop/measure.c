@@ -6,6 +6,7 @@
  */
 #include "gdnctl/compat.h"
 #include <math.h>
+#include "gdnctl/enumtab.h"
 #include "gdnctl/err.h"
 #include "gdnctl/hub.h"
 #include "gdnctl/measure.h"
@@ -13,18 +14,20 @@
 #include "gdnctl/sbuf.h"
 #include "gdnctl/xalloc.h"
 
-int gdn_measure_source_parse(const char *s, enum gdn_measure_source *out)
-{
-	static const char *const names[] = {"auto", "cli", "wandb", "trace"};
+const struct gdn_enum gdn_measure_source_enum[] = {
+    {"auto", GDN_MEASURE_AUTO,
+     "W&B when the profile names a run or one is found by prefix, else the profile output"},
+    {"cli", GDN_MEASURE_CLI, "the profile output"},
+    {"wandb", GDN_MEASURE_WANDB, "Weights & Biases"},
+    {"trace", GDN_MEASURE_TRACE, "the trace (trace/... metrics)"},
+    GDN_ENUM_END,
+};
 
-	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
-		if (!strcmp(s, names[i])) {
-			*out = (enum gdn_measure_source)i;
-			return 0;
-		}
-	}
-	return -1;
-}
+const struct gdn_enum gdn_measure_aggregation_enum[] = {
+    {"history-window", 1, "aggregate a window of the run's history"},
+    {"summary", 0, "the run summary"},
+    GDN_ENUM_END,
+};
 
 void gdn_measure_opts_init(struct gdn_measure_opts *o)
 {

@@ -7,6 +7,8 @@
  * dev TPU's health check and re-acquire (hold.c). A Ray job that passes
  * the phase timeout is stopped by the ray backend's run (stop-job).
  * Never prints: the iteration's report and journal callbacks.
+ * Also the `gdnctl loop` wiring of the held dev TPU and the targets from
+ * its options (loop_setup.h).
  */
 #include "gdnctl/compat.h"
 #include <ctype.h>
@@ -15,6 +17,10 @@
 #include "gdnctl/config.h"
 #include "gdnctl/err.h"
 #include "gdnctl/loop.h"
+#include "gdnctl/loop_setup.h"
+#include "gdnctl/marin.h"
+#include "gdnctl/marin_gate.h"
+#include "gdnctl/opt.h"
 #include "gdnctl/proc.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
@@ -584,4 +590,296 @@ int gdn_targets_run(struct gdn_targets *t, const struct gdn_loop_iter *it, const
 	}
 	*rc = p.rc;
 	return ret;
+}
+
+/* ---- gdnctl loop: the held dev TPU and the targets from the options (loop_setup.h) ---- */
+
+/* -1 with the message in s->err, shown in `style`. */
+static int where_fail(struct gdn_loop_setup *s, enum gdn_loop_setup_style style, int code,
+		      const char *fmt, ...) GDN_PRINTF(4, 5);
+static int where_fail(struct gdn_loop_setup *s, enum gdn_loop_setup_style style, int code,
+		      const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->err.msg, sizeof(s->err.msg), fmt, ap);
+	va_end(ap);
+	s->err.code = code;
+	s->style = style;
+	return -1;
+}
+
+const char *gdn_loop_where_check(struct gdn_loop_where *w, const struct opt *opts)
+{
+	bool max = opt_seen(opts, "validation-max-attempts");
+
+	/* the dev TPU and validation retry flags */
+	if (!(w->ready_timeout > 0))
+		return "--dev-tpu-ready-timeout must be > 0.";
+	if (w->attempts <= 0)
+		return "--dev-tpu-allocate-attempts must be > 0.";
+	if (w->retry_sleep < 0)
+		return "--dev-tpu-allocate-retry-sleep must be >= 0.";
+	if (!(w->stop_timeout > 0))
+		return "--dev-tpu-stop-timeout must be > 0.";
+	if (w->validation_attempts < 1)
+		return "--validation-attempts must be >= 1.";
+	if (w->validation_retry_sleep < 0)
+		return "--validation-retry-sleep must be >= 0.";
+	if (w->reacquire_ms < 0)
+		return "--dev-tpu-reacquire-interval must be >= 0.";
+	/* the other --validation-* flags, then --validation-max-attempts (-1: unlimited) */
+	if (max && (w->max_attempts == 0 || w->max_attempts < -1))
+		return "--validation-max-attempts must be -1 (unlimited) or >= 1.";
+	if (opt_seen(opts, "validation-ray-test-timeout") && !(w->ray_test_timeout > 0))
+		return "--validation-ray-test-timeout must be > 0 when set.";
+	if (opt_seen(opts, "validation-ray-profile-timeout") && !(w->ray_profile_timeout > 0))
+		return "--validation-ray-profile-timeout must be > 0 when set.";
+	if (opt_seen(opts, "validation-ray-log-tail") && w->ray_log_tail <= 0)
+		return "--validation-ray-log-tail must be > 0.";
+	if (max && opt_seen(opts, "validation-attempts") &&
+	    w->max_attempts != w->validation_attempts)
+		return "--validation-max-attempts and --validation-attempts are the same setting; "
+		       "give one.";
+	if (max)
+		w->validation_attempts = w->max_attempts;
+	return NULL;
+}
+
+/* backends.NAME.KEY = value (from flag). 0 or -1 (a usage error). */
+static int set_key(struct gdn_loop_setup *s, const char *name, const char *key, const char *value,
+		   const char *flag)
+{
+	char *k = xstrfmt("backends.%s.%s", name, key);
+	int ret = gdn_config_set(s->cfg, k, value, GDN_SRC_CMDLINE, flag, &s->err);
+
+	free(k);
+	if (!ret)
+		return 0;
+	s->err.code = GDN_EUSAGE;
+	s->style = GDN_SETUP_ERROR;
+	return -1;
+}
+
+/* The --dev-tpu-* flags given, over the keys of backends.NAME. */
+static int dev_flags(struct gdn_loop_setup *s, const struct opt *opts, const char *name)
+{
+	struct gdn_loop_where *w = &s->w;
+	struct sbuf key = SBUF_INIT, v = SBUF_INIT;
+	const struct {
+		const char *flag, *key;
+		const double *f;
+		const long *n;
+		const char *s;
+	} flags[] = {
+	    {"dev-tpu-name", "tpu_name", NULL, NULL, w->name},
+	    {"dev-tpu-cluster", "cluster", NULL, NULL, w->cluster},
+	    {"dev-tpu-type", "tpu_type", NULL, NULL, w->type},
+	    {"dev-tpu-sync-path", "sync_path", NULL, NULL, w->sync_path},
+	    {"dev-tpu-allocate-log", "allocate_log", NULL, NULL, w->alloc_log},
+	    {"dev-tpu-ready-timeout", "ready_timeout", &w->ready_timeout, NULL, NULL},
+	    {"dev-tpu-allocate-retry-sleep", "retry_sleep", &w->retry_sleep, NULL, NULL},
+	    {"dev-tpu-stop-timeout", "stop_timeout", &w->stop_timeout, NULL, NULL},
+	    {"dev-tpu-allocate-attempts", "attempts", NULL, &w->attempts, NULL},
+	    {"dev-tpu-verbose", "verbose", NULL, NULL, w->verbose ? "true" : NULL},
+	    {"validation-dev-no-sync", "no_sync", NULL, NULL, w->dev_no_sync ? "true" : NULL},
+	};
+	int ret = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(flags) && !ret; i++) {
+		sbuf_reset(&v);
+		sbuf_reset(&key);
+		sbuf_addf(&key, "--%s", flags[i].flag);
+		if (!opt_seen(opts, flags[i].flag))
+			continue;
+		if (flags[i].f)
+			sbuf_addf(&v, "%lldms", (long long)(*flags[i].f * 1000.0));
+		else if (flags[i].n)
+			sbuf_addf(&v, "%ld", *flags[i].n);
+		else if (flags[i].s)
+			sbuf_adds(&v, flags[i].s);
+		else
+			continue;
+		ret = set_key(s, name, flags[i].key, v.buf, key.buf);
+	}
+	if (!ret && w->fallbacks.nr) {
+		sbuf_reset(&v);
+		for (size_t i = 0; i < w->fallbacks.nr; i++)
+			sbuf_addf(&v, "%s%s", i ? "," : "", w->fallbacks.v[i]);
+		ret = set_key(s, name, "fallback_clusters", v.buf, "--dev-tpu-fallback-cluster");
+	}
+	/* the original's defaults: --sync-path ., <log-dir>/dev_tpu_allocate.log */
+	sbuf_reset(&key);
+	sbuf_addf(&key, "backends.%s.sync_path", name);
+	if (!ret && !gdn_config_str(s->cfg, key.buf))
+		ret = set_key(s, name, "sync_path", ".", "--dev-tpu-sync-path");
+	sbuf_reset(&key);
+	sbuf_addf(&key, "backends.%s.allocate_log", name);
+	if (!ret && !gdn_config_str(s->cfg, key.buf)) {
+		char *p = xstrfmt("%s/dev_tpu_allocate.log", s->log_dir);
+
+		ret = set_key(s, name, "allocate_log", p, "--dev-tpu-allocate-log");
+		free(p);
+	}
+	sbuf_release(&key);
+	sbuf_release(&v);
+	return ret;
+}
+
+/* Open the dev-tpu backend: the flags over backends.NAME (NAME: --dev-tpu-backend or dev-tpu). */
+static int open_dev(struct gdn_loop_setup *s, const struct opt *opts)
+{
+	struct gdn_loop_where *w = &s->w;
+	const char *name = w->backend ? w->backend : "dev-tpu";
+	const struct strvec *fb;
+	const char *c;
+	char *k;
+
+	if (dev_flags(s, opts, name))
+		return -1;
+	if (gdn_backend_open(s->cfg, name, &w->dev, &s->err)) {
+		s->style = GDN_SETUP_ERROR;
+		return -1;
+	}
+	if (strcmp(w->dev->ops->type, "dev-tpu"))
+		return where_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+				  "--dev-tpu-backend %s is a %s backend, not dev-tpu", name,
+				  w->dev->ops->type);
+	w->dev->repo_root = s->workdir;
+	w->dev->on_event = s->on_event;
+	w->dev->event_payload = s->payload;
+	k = xstrfmt("backends.%s.cluster", name);
+	c = gdn_config_str(s->cfg, k);
+	free(k);
+	strvec_push(&w->dev_clusters, c ? c : GDN_MARIN_CLUSTER);
+	k = xstrfmt("backends.%s.fallback_clusters", name);
+	fb = gdn_config_list(s->cfg, k);
+	free(k);
+	gdn_strvec_add_unique(&w->dev_clusters, fb);
+	return 0;
+}
+
+/* --hold-dev-tpu: open the dev-tpu backend and acquire the allocation. */
+static int acquire_dev(struct gdn_loop_setup *s, const struct opt *opts)
+{
+	struct gdn_loop_where *w = &s->w;
+	struct gdn_hold_opts ho = {0};
+	char *k;
+
+	if (open_dev(s, opts))
+		return -1;
+	k = xstrfmt("backends.%s.tpu_name", w->dev->name);
+	ho.tpu_name = gdn_config_str(s->cfg, k);
+	free(k);
+	k = xstrfmt("backends.%s.tpu_type", w->dev->name);
+	ho.tpu_type = gdn_config_str(s->cfg, k);
+	free(k);
+	ho.backend = w->dev;
+	ho.required = w->hold_required && !s->a.resilient;
+	ho.reacquire_interval_ms = w->reacquire_ms;
+	ho.mode = s->gate.mode;
+	ho.directives = &s->directives;
+	ho.say = s->say;
+	ho.payload = s->payload;
+	w->h = gdn_hold_new(&ho);
+	if (gdn_hold_acquire(w->h, &s->err)) {
+		s->style = gdn_proc_interrupted() ? GDN_SETUP_SIGNAL : GDN_SETUP_PLAIN;
+		if (!s->err.code)
+			s->err.code = GDN_EFAILED;
+		return -1;
+	}
+	return 0;
+}
+
+/* The gate's targets: the held dev TPU, then the Ray fallback clusters. */
+static int open_targets(struct gdn_loop_setup *s)
+{
+	struct gdn_loop_where *w = &s->w;
+	struct gdn_targets_opts to = {0};
+
+	to.repo = s->workdir;
+	to.hold = w->h;
+	to.dev = w->dev;
+	to.clusters = &w->clusters;
+	to.auto_discover = w->auto_clusters;
+	to.excludes = &w->excludes;
+	to.dev_clusters = &w->dev_clusters;
+	to.test_tpu = w->ray_tpu;
+	to.profile_tpu = w->profile_tpu;
+	to.cross_tpu_tests = w->cross_tpu;
+	to.backend = s->gate.backend;
+	to.passes = w->validation_attempts;
+	to.retry_sleep_ms = (long)(w->validation_retry_sleep * 1000.0);
+	to.ray_tests_timeout_ms = (long)(w->ray_test_timeout * 1000.0);
+	to.ray_profile_timeout_ms = (long)(w->ray_profile_timeout * 1000.0);
+	to.ray_log_tail = w->ray_log_tail;
+	if (w->mg.tests || w->mg.profile) {
+		to.phase_command = gdn_marin_gate_phase;
+		to.phase_payload = &w->mg;
+	}
+	to.on_event = s->on_event;
+	to.event_payload = s->payload;
+	to.say = s->say;
+	to.payload = s->payload;
+	if (gdn_targets_new(s->cfg, &to, &w->targets, &s->err)) {
+		s->style = GDN_SETUP_ERROR;
+		return -1;
+	}
+	s->gate.targets = w->targets;
+	return 0;
+}
+
+int gdn_loop_where_open(struct gdn_loop_setup *s, const struct opt *opts)
+{
+	struct gdn_loop_where *w = &s->w;
+
+	if (w->hold) {
+		char *k = xstrfmt("backends.%s.tpu_name", w->backend ? w->backend : "dev-tpu");
+		const char *name = w->name ? w->name : gdn_config_str(s->cfg, k);
+
+		free(k);
+		if (!name && s->a.resilient) {
+			s->say(
+			    GDN_LOOP_WARN,
+			    "--hold-dev-tpu requested without --dev-tpu-name; continuing without "
+			    "managed dev TPU due to --resilient.",
+			    s->payload);
+			w->hold = 0;
+		} else if (!name) {
+			return where_fail(s, GDN_SETUP_PLAIN, GDN_EFAILED,
+					  "--hold-dev-tpu requires --dev-tpu-name.");
+		}
+	}
+	if (w->hold && acquire_dev(s, opts))
+		return -1;
+	if (s->gate_on &&
+	    (w->h || w->clusters.nr || w->auto_clusters || w->validation_attempts != 1))
+		return open_targets(s);
+	return 0;
+}
+
+void gdn_loop_where_end(struct gdn_loop_where *w, const char *log_dir, const char *run_id,
+			char **warning)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+
+	*warning = NULL;
+	if (!w->h)
+		return;
+	if (gdn_hold_release(w->h, &err))
+		*warning = xstrdup(err.msg);
+	gdn_hold_flush(w->h, log_dir, run_id);
+}
+
+void gdn_loop_where_release(struct gdn_loop_where *w)
+{
+	gdn_targets_free(w->targets);
+	gdn_hold_free(w->h);
+	gdn_backend_free(w->dev);
+	strvec_clear(&w->fallbacks);
+	strvec_clear(&w->clusters);
+	strvec_clear(&w->excludes);
+	strvec_clear(&w->dev_clusters);
+	strvec_clear(&w->profile_env);
 }

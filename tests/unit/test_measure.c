@@ -85,16 +85,16 @@ static void run_name(void **state)
 
 static void source_parse(void **state)
 {
-	enum gdn_measure_source s;
+	int s;
 
 	(void)state;
-	assert_int_equal(gdn_measure_source_parse("wandb", &s), 0);
+	assert_int_equal(gdn_enum_parse(gdn_measure_source_enum, "wandb", &s), 0);
 	assert_int_equal(s, GDN_MEASURE_WANDB);
-	assert_int_equal(gdn_measure_source_parse("auto", &s), 0);
+	assert_int_equal(gdn_enum_parse(gdn_measure_source_enum, "auto", &s), 0);
 	assert_int_equal(s, GDN_MEASURE_AUTO);
-	assert_int_equal(gdn_measure_source_parse("trace", &s), 0);
+	assert_int_equal(gdn_enum_parse(gdn_measure_source_enum, "trace", &s), 0);
 	assert_int_equal(s, GDN_MEASURE_TRACE);
-	assert_int_equal(gdn_measure_source_parse("Wandb", &s), -1);
+	assert_int_equal(gdn_enum_parse(gdn_measure_source_enum, "Wandb", &s), -1);
 }
 
 static void trace_deltas(void **state)
