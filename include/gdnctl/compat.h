@@ -56,12 +56,15 @@
 GDN_NORETURN void gdn_bug(const char *file, int line, const char *fmt, ...) GDN_PRINTF(3, 4);
 #define BUG(...) gdn_bug(__FILE__, __LINE__, __VA_ARGS__)
 
-/* Monotonic clock in milliseconds (src/util/clock.c). */
+/* Monotonic clock in milliseconds. */
 int64_t gdn_now_ms(void);
+/* Days from 1970-01-01 to the civil date y-m-d (proleptic Gregorian, m 1..12); thread-safe. */
+int64_t gdn_days_from_civil(int64_t y, int m, int d);
 /*
- * Sleep ms milliseconds unless gdnctl is interrupted: gdn_proc_interrupted()
- * is checked before, at least every 100 ms during, and at the end of the
- * sleep. Returns 0, or GDN_EINTR (gdnctl/err.h) when interrupted.
+ * Sleep ms milliseconds unless gdnctl is interrupted (src/util/sleep.c):
+ * gdn_proc_interrupted() is checked before, at least every 100 ms during,
+ * and at the end of the sleep. Returns 0, or GDN_EINTR (gdnctl/err.h) when
+ * interrupted.
  */
 int gdn_sleep_interruptible(long ms);
 /*
@@ -70,8 +73,6 @@ int gdn_sleep_interruptible(long ms);
  * while gdnctl is interrupted (a second Ctrl-C) cuts the sleep short.
  */
 void gdn_sleep_cleanup(long ms);
-/* Days from 1970-01-01 to the civil date y-m-d (proleptic Gregorian, m 1..12); thread-safe. */
-int64_t gdn_days_from_civil(int64_t y, int m, int d);
 
 /* a + b, saturated at INT64_MIN and INT64_MAX: sums of untrusted figures never overflow. */
 static inline int64_t gdn_add_sat_i64(int64_t a, int64_t b)

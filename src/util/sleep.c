@@ -1,30 +1,10 @@
-/* Time: the monotonic clock, interruptible sleeps, civil dates (declared in gdnctl/compat.h). */
+/* Sleeps that know about Ctrl-C (declared in gdnctl/compat.h, next to gdn_now_ms). */
 #include "gdnctl/compat.h"
 #include "gdnctl/err.h"
 #include "gdnctl/proc.h"
 
 /* The longest single nap of gdn_sleep_interruptible: how late a set flag is noticed. */
 #define SLEEP_TICK_MS 100
-
-int64_t gdn_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-int64_t gdn_days_from_civil(int64_t y, int m, int d)
-{
-	int64_t era, yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = y - era * 400;
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
 
 int gdn_sleep_interruptible(long ms)
 {
