@@ -8,6 +8,7 @@
 #include "gdnctl/compat.h"
 #include "gdnctl/cmd.h"
 #include "gdnctl/config.h"
+#include "gdnctl/enumtab.h"
 #include "gdnctl/exitcode.h"
 #include "gdnctl/help.h"
 #include "gdnctl/json.h"
@@ -126,6 +127,8 @@ static json_t *initial_json(const struct opt *o)
 
 		return s ? gdn_json_string_lossy(s) : json_null();
 	}
+	case OPT_ENUM:
+		return gdn_json_string_lossy(gdn_enum_name(o->enums, *(const int *)o->value));
 	default:
 		return NULL;
 	}

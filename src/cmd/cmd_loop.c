@@ -39,8 +39,13 @@ static const struct opt_usage loop_usage = {
     "See docs/gdnctl-loop.md.",
 };
 
-/* The agent drivers (agent.h): their names are the driver table's. */
-static const char *const agents[] = {"codex", "claude", "command", NULL};
+/* --agent's choices are the driver table's names (agent.h), bound before parsing. */
+static void bind_agent_choices(struct opt *opts)
+{
+	for (struct opt *o = opts; o->type != OPT_END; o++)
+		if (o->long_name && !strcmp(o->long_name, "agent"))
+			o->choices = gdn_agent_names();
+}
 
 struct printer {
 	bool json; /* progress to stderr: stdout is the summary document */
@@ -204,7 +209,7 @@ static struct opt loop_opts[] = {
     OPT_INT_(0, "max-failures", &setup.a.max_failures, "N",
 	     "abort when counted failures exceed N; -1 unlimited", "0", 0, 0),
     OPT_GROUP_("Agent"),
-    OPT_CHOICE_(0, "agent", &setup.a.agent, agents, "the agent driver", "codex"),
+    OPT_CHOICE_(0, "agent", &setup.a.agent, NULL, "the agent driver", GDN_AGENT_DEFAULT),
     OPT_STRING_(0, "agent-cmd", &setup.a.agent_cmd, "CMD",
 		"command driver: 'prog arg {prompt_file}' (prompt also on stdin)", NULL),
     OPT_STRING_(0, "codex-bin", &setup.a.codex_bin, "PATH", "explicit agent binary", NULL),
@@ -489,6 +494,7 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 	int code = GDN_EXIT_OK;
 
 	gdn_loop_setup_init(s, ctx->cwd, ctx->repo_root, &ctx->config);
+	bind_agent_choices(opts);
 	if (!gdn_cmd_parse_opts(opts, &loop_usage, argc, argv, OPT_PARSE_NO_POSITIONAL, &rest,
 				&code))
 		goto out;

@@ -106,7 +106,7 @@ void gdn_loop_setup_init(struct gdn_loop_setup *s, const char *cwd, const char *
 	    .perf_wandb_timeout_ms = 120000,
 	    .perf_wandb_entity = "marin-community",
 	    .perf_wandb_project = "marin",
-	    .agent = "codex",
+	    .agent = GDN_AGENT_DEFAULT,
 	};
 	strvec_init(&s->a.directives);
 	strvec_init(&s->a.directive_files);
@@ -249,8 +249,9 @@ int gdn_loop_setup_check(struct gdn_loop_setup *s, const struct opt *opts)
 	if (a->iterations <= 0 && !a->resume && !opt_seen(opts, "iterations"))
 		return fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
 			    "option '--iterations' is required (or --resume)");
-	if (!strcmp(a->agent, "command") && !a->agent_cmd)
-		return fail(s, GDN_SETUP_ERROR, GDN_EUSAGE, "--agent command needs --agent-cmd");
+	if (gdn_agent_find(a->agent)->needs_command && !a->agent_cmd)
+		return fail(s, GDN_SETUP_ERROR, GDN_EUSAGE, "--agent %s needs --agent-cmd",
+			    a->agent);
 	if (a->resilient)
 		apply_resilient(a);
 	msg = validate(a);
@@ -383,16 +384,16 @@ int gdn_loop_setup_paths(struct gdn_loop_setup *s)
 int gdn_loop_setup_agent(struct gdn_loop_setup *s)
 {
 	const struct gdn_loop_args *a = &s->a;
-	bool codex = !strcmp(a->agent, "codex");
+	const struct gdn_agent_info *info = gdn_agent_find(a->agent);
 	struct gdn_agent_opts ao = {0};
 
 	ao.driver = a->agent;
 	ao.bin = a->codex_bin;
 	ao.command = a->agent_cmd;
-	ao.model = a->model ? (*a->model ? a->model : NULL) : (codex ? "gpt-5.4" : NULL);
+	ao.model = a->model ? (*a->model ? a->model : NULL) : info->default_model;
 	ao.reasoning_effort = a->reasoning_effort
 				  ? (*a->reasoning_effort ? a->reasoning_effort : NULL)
-				  : (codex ? "xhigh" : NULL);
+				  : info->default_effort;
 	ao.profile = a->codex_profile;
 	ao.search = a->search;
 	ao.ephemeral = a->ephemeral;
@@ -445,8 +446,7 @@ static int setup_measure(struct gdn_loop_setup *s)
 	struct gdn_measure_opts *mo = &s->mo;
 
 	mo->source = (enum gdn_measure_source)a->perf_source;
-	if (gdn_perf_is_trace_metric(s->pc.metric) != (mo->source == GDN_MEASURE_TRACE) &&
-	    mo->source != GDN_MEASURE_AUTO)
+	if (!gdn_measure_source_takes(mo->source, s->pc.metric))
 		return fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
 			    "--perf-source %s does not go with --perf-metric %s (trace/... "
 			    "metrics come from the trace)",

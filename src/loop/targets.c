@@ -173,35 +173,31 @@ static void say(const struct gdn_targets_opts *o, const char *fmt, ...)
 	sbuf_release(&sb);
 }
 
-/* Open backends.NAME (type ray) for cluster with tpu. */
-static int open_ray(struct gdn_config *cfg, const struct gdn_targets_opts *o, const char *name,
-		    const char *cluster, const char *tpu, struct gdn_backend **out,
-		    struct gdn_err *err)
+/* Open a ray backend NAME for cluster with tpu, from a spec (the configuration is left alone). */
+static int open_ray(const struct gdn_config *cfg, const struct gdn_targets_opts *o,
+		    const char *name, const char *cluster, const char *tpu,
+		    struct gdn_backend **out, struct gdn_err *err)
 {
-	struct sbuf key = SBUF_INIT;
-	const char *origin = o->auto_discover && !(o->clusters && o->clusters->nr)
-				 ? "--validation-ray-cluster-auto"
-				 : "--validation-ray-cluster";
-	int ret;
+	const struct gdn_backend_option opts[] = {
+	    {"cluster", cluster, NULL},
+	    {"tpu", tpu && *tpu ? tpu : NULL, NULL},
+	};
+	const struct gdn_backend_spec spec = {
+	    .name = name,
+	    .type = "ray",
+	    .options = opts,
+	    .options_nr = ARRAY_SIZE(opts),
+	    .origin = o->auto_discover && !(o->clusters && o->clusters->nr)
+			  ? "--validation-ray-cluster-auto"
+			  : "--validation-ray-cluster",
+	};
+	int ret = gdn_backend_open_spec(cfg, &spec, out, err);
 
-	sbuf_addf(&key, "backends.%s.type", name);
-	ret = gdn_config_set(cfg, key.buf, "ray", GDN_SRC_CMDLINE, origin, err);
-	sbuf_reset(&key);
-	sbuf_addf(&key, "backends.%s.cluster", name);
-	if (!ret)
-		ret = gdn_config_set(cfg, key.buf, cluster, GDN_SRC_CMDLINE, origin, err);
-	sbuf_reset(&key);
-	sbuf_addf(&key, "backends.%s.tpu", name);
-	if (!ret && tpu && *tpu)
-		ret = gdn_config_set(cfg, key.buf, tpu, GDN_SRC_CMDLINE, origin, err);
-	if (!ret)
-		ret = gdn_backend_open(cfg, name, out, err);
 	if (!ret) {
 		(*out)->repo_root = o->repo;
 		(*out)->on_event = o->on_event;
 		(*out)->event_payload = o->event_payload;
 	}
-	sbuf_release(&key);
 	return ret;
 }
 
@@ -647,23 +643,13 @@ const char *gdn_loop_where_check(struct gdn_loop_where *w, const struct opt *opt
 	return NULL;
 }
 
-/* backends.NAME.KEY = value (from flag). 0 or -1 (a usage error). */
-static int set_key(struct gdn_loop_setup *s, const char *name, const char *key, const char *value,
-		   const char *flag)
-{
-	char *k = xstrfmt("backends.%s.%s", name, key);
-	int ret = gdn_config_set(s->cfg, k, value, GDN_SRC_CMDLINE, flag, &s->err);
-
-	free(k);
-	if (!ret)
-		return 0;
-	s->err.code = GDN_EUSAGE;
-	s->style = GDN_SETUP_ERROR;
-	return -1;
-}
-
-/* The --dev-tpu-* flags given, over the keys of backends.NAME. */
-static int dev_flags(struct gdn_loop_setup *s, const struct opt *opts, const char *name)
+/*
+ * The --dev-tpu-* flags given, as options of a spec over backends.NAME
+ * (the configuration is left alone). `texts` owns the values and origins.
+ */
+static void dev_flags(struct gdn_loop_setup *s, const struct opt *opts,
+		      struct gdn_backend_option *spec_opts, size_t *nr, struct strvec *texts,
+		      const char *name)
 {
 	struct gdn_loop_where *w = &s->w;
 	struct sbuf key = SBUF_INIT, v = SBUF_INIT;
@@ -685,12 +671,10 @@ static int dev_flags(struct gdn_loop_setup *s, const struct opt *opts, const cha
 	    {"dev-tpu-verbose", "verbose", NULL, NULL, w->verbose ? "true" : NULL},
 	    {"validation-dev-no-sync", "no_sync", NULL, NULL, w->dev_no_sync ? "true" : NULL},
 	};
-	int ret = 0;
+	bool sync_path = false, alloc_log = false;
 
-	for (size_t i = 0; i < ARRAY_SIZE(flags) && !ret; i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(flags); i++) {
 		sbuf_reset(&v);
-		sbuf_reset(&key);
-		sbuf_addf(&key, "--%s", flags[i].flag);
 		if (!opt_seen(opts, flags[i].flag))
 			continue;
 		if (flags[i].f)
@@ -701,63 +685,71 @@ static int dev_flags(struct gdn_loop_setup *s, const struct opt *opts, const cha
 			sbuf_adds(&v, flags[i].s);
 		else
 			continue;
-		ret = set_key(s, name, flags[i].key, v.buf, key.buf);
+		spec_opts[(*nr)++] =
+		    (struct gdn_backend_option){flags[i].key, strvec_push(texts, v.buf),
+						strvec_pushf(texts, "--%s", flags[i].flag)};
+		sync_path |= !strcmp(flags[i].key, "sync_path");
+		alloc_log |= !strcmp(flags[i].key, "allocate_log");
 	}
-	if (!ret && w->fallbacks.nr) {
+	if (w->fallbacks.nr) {
 		sbuf_reset(&v);
 		for (size_t i = 0; i < w->fallbacks.nr; i++)
 			sbuf_addf(&v, "%s%s", i ? "," : "", w->fallbacks.v[i]);
-		ret = set_key(s, name, "fallback_clusters", v.buf, "--dev-tpu-fallback-cluster");
+		spec_opts[(*nr)++] = (struct gdn_backend_option){
+		    "fallback_clusters", strvec_push(texts, v.buf), "--dev-tpu-fallback-cluster"};
 	}
 	/* the original's defaults: --sync-path ., <log-dir>/dev_tpu_allocate.log */
-	sbuf_reset(&key);
 	sbuf_addf(&key, "backends.%s.sync_path", name);
-	if (!ret && !gdn_config_str(s->cfg, key.buf))
-		ret = set_key(s, name, "sync_path", ".", "--dev-tpu-sync-path");
+	if (!sync_path && !gdn_config_str(s->cfg, key.buf))
+		spec_opts[(*nr)++] =
+		    (struct gdn_backend_option){"sync_path", ".", "--dev-tpu-sync-path"};
 	sbuf_reset(&key);
 	sbuf_addf(&key, "backends.%s.allocate_log", name);
-	if (!ret && !gdn_config_str(s->cfg, key.buf)) {
-		char *p = xstrfmt("%s/dev_tpu_allocate.log", s->log_dir);
-
-		ret = set_key(s, name, "allocate_log", p, "--dev-tpu-allocate-log");
-		free(p);
-	}
+	if (!alloc_log && !gdn_config_str(s->cfg, key.buf))
+		spec_opts[(*nr)++] = (struct gdn_backend_option){
+		    "allocate_log", strvec_pushf(texts, "%s/dev_tpu_allocate.log", s->log_dir),
+		    "--dev-tpu-allocate-log"};
 	sbuf_release(&key);
 	sbuf_release(&v);
-	return ret;
 }
 
-/* Open the dev-tpu backend: the flags over backends.NAME (NAME: --dev-tpu-backend or dev-tpu). */
+/* The most options dev_flags() gives: its flags, the fallbacks and two defaults. */
+#define DEV_SPEC_MAX 14
+
+/* Open the dev-tpu backend from a spec: the flags over backends.NAME (NAME: --dev-tpu-backend or
+ * dev-tpu). */
 static int open_dev(struct gdn_loop_setup *s, const struct opt *opts)
 {
 	struct gdn_loop_where *w = &s->w;
 	const char *name = w->backend ? w->backend : "dev-tpu";
-	const struct strvec *fb;
+	struct gdn_backend_option spec_opts[DEV_SPEC_MAX];
+	struct gdn_backend_spec spec = {name, NULL, spec_opts, 0, NULL};
+	struct strvec texts = STRVEC_INIT;
 	const char *c;
-	char *k;
+	int ret = 0;
 
-	if (dev_flags(s, opts, name))
-		return -1;
-	if (gdn_backend_open(s->cfg, name, &w->dev, &s->err)) {
+	dev_flags(s, opts, spec_opts, &spec.options_nr, &texts, name);
+	if (gdn_backend_open_spec(s->cfg, &spec, &w->dev, &s->err)) {
 		s->style = GDN_SETUP_ERROR;
-		return -1;
+		ret = -1;
+		goto out;
 	}
-	if (strcmp(w->dev->ops->type, "dev-tpu"))
-		return where_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
-				  "--dev-tpu-backend %s is a %s backend, not dev-tpu", name,
-				  w->dev->ops->type);
+	if (strcmp(w->dev->ops->type, "dev-tpu")) {
+		ret = where_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+				 "--dev-tpu-backend %s is a %s backend, not dev-tpu", name,
+				 w->dev->ops->type);
+		goto out;
+	}
 	w->dev->repo_root = s->workdir;
 	w->dev->on_event = s->on_event;
 	w->dev->event_payload = s->payload;
-	k = xstrfmt("backends.%s.cluster", name);
-	c = gdn_config_str(s->cfg, k);
-	free(k);
+	c = gdn_backend_setting(w->dev, "cluster");
 	strvec_push(&w->dev_clusters, c ? c : GDN_MARIN_CLUSTER);
-	k = xstrfmt("backends.%s.fallback_clusters", name);
-	fb = gdn_config_list(s->cfg, k);
-	free(k);
-	gdn_strvec_add_unique(&w->dev_clusters, fb);
-	return 0;
+	gdn_strvec_add_unique(&w->dev_clusters,
+			      gdn_backend_setting_list(w->dev, "fallback_clusters"));
+out:
+	strvec_clear(&texts);
+	return ret;
 }
 
 /* --hold-dev-tpu: open the dev-tpu backend and acquire the allocation. */
@@ -765,16 +757,11 @@ static int acquire_dev(struct gdn_loop_setup *s, const struct opt *opts)
 {
 	struct gdn_loop_where *w = &s->w;
 	struct gdn_hold_opts ho = {0};
-	char *k;
 
 	if (open_dev(s, opts))
 		return -1;
-	k = xstrfmt("backends.%s.tpu_name", w->dev->name);
-	ho.tpu_name = gdn_config_str(s->cfg, k);
-	free(k);
-	k = xstrfmt("backends.%s.tpu_type", w->dev->name);
-	ho.tpu_type = gdn_config_str(s->cfg, k);
-	free(k);
+	ho.tpu_name = gdn_backend_setting(w->dev, "tpu_name");
+	ho.tpu_type = gdn_backend_setting(w->dev, "tpu_type");
 	ho.backend = w->dev;
 	ho.required = w->hold_required && !s->a.resilient;
 	ho.reacquire_interval_ms = w->reacquire_ms;
