@@ -1,7 +1,9 @@
 /*
  * Functions we never call: unbounded copies, non-reentrant time helpers,
- * and every way of running a command through a shell. Included last by
- * every source file (through the build's -include flag).
+ * and every way of running a command through a shell. gdnctl/compat.h
+ * includes it last, after every system header that declares one of
+ * them, and every .c file includes gdnctl/compat.h first (both checked by
+ * tests/e2e/t0000-source-style.sh); there is no -include flag.
  */
 #ifndef GDNCTL_BANNED_H
 #define GDNCTL_BANNED_H

@@ -10,6 +10,8 @@
 #include "gdnctl/config.h"
 #include "gdnctl/strvec.h"
 
+struct json_t;
+
 struct gdn_ctx {
 	const char *name;	     /* the name the command was invoked by (may be an alias) */
 	const char *cwd;	     /* where gdnctl was started (after -C) */
@@ -43,6 +45,14 @@ const struct gdn_cmd *gdn_cmd_find(const char *name);
 void gdn_say(const char *fmt, ...) GDN_PRINTF(1, 2);
 void gdn_warn(const char *fmt, ...) GDN_PRINTF(1, 2);  /* "[gdnctl] WARNING: ..." */
 void gdn_error(const char *fmt, ...) GDN_PRINTF(1, 2); /* "[gdnctl] error: ..." */
+/* "[gdnctl] error: MESSAGE" and "[gdnctl] see 'gdnctl CMD -h'" on stderr; returns GDN_EXIT_USAGE.
+ */
+int gdn_usage_error(const char *cmd, const char *fmt, ...) GDN_PRINTF(2, 3);
+/*
+ * Print a --json document (gdn_json_dump) to stdout and drop the reference
+ * (steals doc). Returns 0 or -1 on write error.
+ */
+int gdn_json_print(struct json_t *doc);
 /* Print err's message as an error and return the exit code for its code. */
 int gdn_die_err(const struct gdn_err *err);
 

@@ -60,6 +60,29 @@ GDN_NORETURN void gdn_bug(const char *file, int line, const char *fmt, ...) GDN_
 int64_t gdn_now_ms(void);
 /* Days from 1970-01-01 to the civil date y-m-d (proleptic Gregorian, m 1..12); thread-safe. */
 int64_t gdn_days_from_civil(int64_t y, int m, int d);
+/*
+ * Sleep ms milliseconds unless gdnctl is interrupted (src/util/sleep.c):
+ * gdn_proc_interrupted() is checked before, at least every 100 ms during,
+ * and at the end of the sleep. Returns 0, or GDN_EINTR (gdnctl/err.h) when
+ * interrupted.
+ */
+int gdn_sleep_interruptible(long ms);
+/*
+ * Sleep ms milliseconds, also after an interruption, so that a cleanup
+ * after Ctrl-C still waits between its retries; a signal that arrives
+ * while gdnctl is interrupted (a second Ctrl-C) cuts the sleep short.
+ */
+void gdn_sleep_cleanup(long ms);
+
+/* a + b, saturated at INT64_MIN and INT64_MAX: sums of untrusted figures never overflow. */
+static inline int64_t gdn_add_sat_i64(int64_t a, int64_t b)
+{
+	int64_t sum;
+
+	if (!__builtin_add_overflow(a, b, &sum))
+		return sum;
+	return b > 0 ? INT64_MAX : INT64_MIN;
+}
 
 #include "gdnctl/banned.h"
 

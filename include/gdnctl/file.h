@@ -1,5 +1,6 @@
 /*
- * Writing files so that nothing partial is ever seen at a final path.
+ * Writing files so that nothing partial is ever seen at a final path, and
+ * making the directories they go in.
  */
 #ifndef GDNCTL_FILE_H
 #define GDNCTL_FILE_H
@@ -19,5 +20,15 @@ int gdn_write_all(int fd, const void *buf, size_t len);
  * temporary file removed. Returns 0 or GDN_EIO naming the file.
  */
 int gdn_write_file_atomic(const char *path, const void *buf, size_t len, struct gdn_err *err);
+
+/*
+ * mkdir -p: create `dir` and every missing directory above it with `mode`
+ * (less the umask); one that exists already is fine. Returns 0 or GDN_EIO
+ * naming the directory that could not be made (errno is left as mkdir(2)
+ * set it).
+ */
+int gdn_mkdir_p(const char *dir, mode_t mode, struct gdn_err *err);
+/* The same for the directories above the file `path` (not `path` itself). */
+int gdn_mkdir_parents(const char *path, mode_t mode, struct gdn_err *err);
 
 #endif

@@ -16,8 +16,5 @@ json_t *gdn_json_string_lossy(const char *s);
 json_t *gdn_json_doc(const char *schema);
 /* Append the document (indented, keys in insertion order, trailing newline) to out. */
 void gdn_json_dump(struct sbuf *out, const json_t *doc);
-/* Print the document to stdout and drop the reference (steals doc). Returns 0 or -1 on write error.
- */
-int gdn_json_print(json_t *doc);
 
 #endif

@@ -273,9 +273,9 @@ struct gdn_loop_hook_out {
  * after the post-checks and the no-commit check, in that order (decide
  * only when validate accepted). With --allow-no-commit they also run for
  * an iteration without a commit (it->commits == 0): they must then never
- * revert anything (the original's bug 6 reverted a commit the iteration
- * had not made). Each returns 0 to accept, an exit code (> 0) for a
- * failure that the iteration-level `policy` (or out->policy) handles like
+ * revert anything (the original reverted a commit the iteration had not
+ * made: docs/compatibility.md, "Bugs of the original that gdnctl fixes"). Each returns 0 to accept,
+ * an exit code (> 0) for a failure that the iteration-level `policy` (or out->policy) handles like
  * a post-check failure (kind "hook", message err->msg), or a negative
  * gdn_errcode for an iteration error. Either, when gdnctl was interrupted
  * (SIGINT/SIGTERM) meanwhile, is the interruption: no policy, no
@@ -508,7 +508,10 @@ bool gdn_hold_alive(struct gdn_hold *h, const struct gdn_loop_iter *it);
 bool gdn_hold_reacquire(struct gdn_hold *h, const struct gdn_loop_iter *it, const char *reason);
 /* The cluster held now, or NULL. */
 const char *gdn_hold_cluster(const struct gdn_hold *h);
-/* Release whatever is held (also a re-acquired allocation: bug 9). Idempotent. */
+/*
+ * Release whatever is held, also a re-acquired allocation (which the
+ * original leaked: docs/compatibility.md, "Bugs of the original that gdnctl fixes"). Idempotent.
+ */
 int gdn_hold_release(struct gdn_hold *h, struct gdn_err *err);
 /* Write the events still waiting to <log_dir>/loop.jsonl under run_id. */
 void gdn_hold_flush(struct gdn_hold *h, const char *log_dir, const char *run_id);

@@ -656,21 +656,6 @@ void gdn_format_duration(long long ms, struct sbuf *out)
 		sbuf_addf(out, "%lldh%02lldm", s / 3600, (s % 3600) / 60);
 }
 
-int gdn_backend_sleep(long ms)
-{
-	int64_t until = gdn_now_ms() + ms;
-
-	for (;;) {
-		int64_t left = until - gdn_now_ms();
-
-		if (gdn_proc_interrupted())
-			return GDN_EINTR;
-		if (left <= 0)
-			return 0;
-		poll(NULL, 0, left > 100 ? 100 : (int)left);
-	}
-}
-
 void gdn_emit_lines(const char *buf, size_t len, long tail, gdn_line_fn on_line, void *payload)
 {
 	size_t start = 0, end = len;
@@ -780,7 +765,7 @@ int gdn_backend_poll_wait(struct gdn_backend *b, const char *job_id, const struc
 	for (;;) {
 		struct gdn_err perr = GDN_ERR_INIT;
 		int64_t now;
-		long nap;
+		long pause_ms;
 
 		ret = poll_fn(b, ctx, job_id, f, st, &perr);
 		if (b->dry_run) {
@@ -825,10 +810,10 @@ int gdn_backend_poll_wait(struct gdn_backend *b, const char *job_id, const struc
 			last_report = now;
 			reported = true;
 		}
-		nap = poll_ms;
-		if (w->timeout_ms > 0 && start + w->timeout_ms - now < nap)
-			nap = (long)(start + w->timeout_ms - now);
-		if (gdn_backend_sleep(nap)) {
+		pause_ms = poll_ms;
+		if (w->timeout_ms > 0 && start + w->timeout_ms - now < pause_ms)
+			pause_ms = (long)(start + w->timeout_ms - now);
+		if (gdn_sleep_interruptible(pause_ms)) {
 			ret = interrupted(b, job_id, err);
 			goto out;
 		}

@@ -14,6 +14,7 @@
 
 #include "gdnctl/compat.h"
 #include "gdnctl/backend.h"
+#include "gdnctl/marin.h"
 #include "gdnctl/proc.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
@@ -44,6 +45,12 @@ const char *gdn_backend_origin(const struct gdn_backend *b, const char *key);
  */
 int gdn_backend_config_error(const struct gdn_backend *b, const char *key, struct gdn_err *err,
 			     const char *fmt, ...) GDN_PRINTF(4, 5);
+/*
+ * gdn_marin_check_name() on the value of backends.<name>.<key>: 0, or
+ * GDN_ECONFIG "ORIGIN: 'backends.NAME.KEY': WHY IT IS REFUSED".
+ */
+int gdn_backend_check_name(const struct gdn_backend *b, const char *key, enum gdn_marin_name kind,
+			   const char *value, struct gdn_err *err);
 /* A program name from programs.<key> ("ssh", "sbatch"), else `fallback`. Borrowed. */
 const char *gdn_backend_program(const struct gdn_backend *b, const char *key, const char *fallback);
 /*
@@ -83,8 +90,6 @@ void gdn_backend_first_line(const struct sbuf *text, struct sbuf *out);
 
 /* "45s", "1m30s", "2h05m". */
 void gdn_format_duration(long long ms, struct sbuf *out);
-/* Sleep up to ms in short naps; GDN_EINTR as soon as gdnctl gets SIGINT/SIGTERM. */
-int gdn_backend_sleep(long ms);
 /* Call on_line for each of the last `tail` lines of buf (all when tail <= 0). */
 void gdn_emit_lines(const char *buf, size_t len, long tail, gdn_line_fn on_line, void *payload);
 

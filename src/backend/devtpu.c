@@ -36,6 +36,7 @@
 #include "gdnctl/compat.h"
 #include "gdnctl/backend.h"
 #include "gdnctl/err.h"
+#include "gdnctl/file.h"
 #include "gdnctl/marin.h"
 #include "gdnctl/proc.h"
 #include "gdnctl/sbuf.h"
@@ -74,17 +75,6 @@ struct devtpu_priv {
 };
 
 /* ---- configuration ---- */
-
-static int check_name(struct gdn_backend *b, const char *key, enum gdn_marin_name kind,
-		      const char *value, struct gdn_err *err)
-{
-	struct gdn_err sub = GDN_ERR_INIT;
-
-	if (!gdn_marin_check_name(kind, value, &sub))
-		return 0;
-	return gdn_err_set(err, GDN_ECONFIG, "%s: 'backends.%s.%s': %s", gdn_backend_origin(b, key),
-			   b->name, key, sub.msg);
-}
 
 static int check_text(struct gdn_backend *b, const char *key, const char *value,
 		      struct gdn_err *err)
@@ -160,18 +150,19 @@ static int devtpu_open(struct gdn_backend *b, struct gdn_err *err)
 					       "is not set (the dev TPU's name, --tpu-name)");
 		goto out;
 	}
-	ret = check_name(b, "tpu_name", GDN_NAME_TPU_NAME, dp->tpu_name, err);
+	ret = gdn_backend_check_name(b, "tpu_name", GDN_NAME_TPU_NAME, dp->tpu_name, err);
 	if (ret)
 		goto out;
 	strvec_push(&dp->clusters, cluster ? cluster : GDN_MARIN_CLUSTER);
-	ret = check_name(b, "cluster", GDN_NAME_CLUSTER, dp->clusters.v[0], err);
+	ret = gdn_backend_check_name(b, "cluster", GDN_NAME_CLUSTER, dp->clusters.v[0], err);
 	for (size_t i = 0; i < fallbacks->nr && !ret; i++) {
-		ret = check_name(b, "fallback_clusters", GDN_NAME_CLUSTER, fallbacks->v[i], err);
+		ret = gdn_backend_check_name(b, "fallback_clusters", GDN_NAME_CLUSTER,
+					     fallbacks->v[i], err);
 		if (!ret && !strvec_contains(&dp->clusters, fallbacks->v[i]))
 			strvec_push(&dp->clusters, fallbacks->v[i]);
 	}
 	if (!ret && dp->tpu_type)
-		ret = check_name(b, "tpu_type", GDN_NAME_TPU, dp->tpu_type, err);
+		ret = gdn_backend_check_name(b, "tpu_type", GDN_NAME_TPU, dp->tpu_type, err);
 	if (!ret && dp->sync_path)
 		ret = check_text(b, "sync_path", dp->sync_path, err);
 	if (!ret)
@@ -256,23 +247,6 @@ static int hold_line(const char *line, size_t len, void *payload)
 	return 0;
 }
 
-static int mkdir_parents(const char *path, struct gdn_err *err)
-{
-	char *dir = xstrdup(path), *p;
-	int ret = 0;
-
-	for (p = dir + 1; (p = strchr(p, '/')); p++) {
-		*p = '\0';
-		if (mkdir(dir, 0777) && errno != EEXIST) {
-			ret = gdn_err_errno(err, GDN_EIO, "cannot create '%s'", dir);
-			break;
-		}
-		*p = '/';
-	}
-	free(dir);
-	return ret;
-}
-
 /* Report the last lines of the allocation log. */
 static void report_log_tail(struct gdn_backend *b, const char *path)
 {
@@ -325,7 +299,7 @@ static int try_cluster(struct gdn_backend *b, const char *cluster, long attempt,
 	gdn_backend_event(b, GDN_EV_INFO, "dev TPU allocation attempt %ld/%ld on cluster %s",
 			  attempt, dp->attempts, cluster);
 	gdn_backend_echo(b, GDN_EV_SPAWN, NULL, h->argv.v);
-	ret = mkdir_parents(dp->log_path, err);
+	ret = gdn_mkdir_parents(dp->log_path, 0777, err);
 	if (ret)
 		goto out;
 	h->log = fopen(dp->log_path, "w");
@@ -482,7 +456,7 @@ static int devtpu_hold(struct gdn_backend *b, struct gdn_err *err)
 			gdn_format_duration(dp->retry_sleep_ms, &dur);
 			gdn_backend_event(b, GDN_EV_INFO, "retrying dev TPU allocation in %s",
 					  dur.buf);
-			if (gdn_backend_sleep(dp->retry_sleep_ms)) {
+			if (gdn_sleep_interruptible(dp->retry_sleep_ms)) {
 				ret = gdn_err_set(err, GDN_EINTR,
 						  "interrupted while allocating dev-tpu-%s",
 						  dp->tpu_name);

@@ -11,6 +11,7 @@
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
 #include "gdnctl/xalloc.h"
+#include "backend_impl.h"
 
 const char *const gdn_marin_ready_markers[] = {
     "TPU allocation is active. Press Ctrl-C to release...",
@@ -73,6 +74,17 @@ int gdn_marin_check_name(enum gdn_marin_name kind, const char *value, struct gdn
 	}
 	sbuf_release(&shown);
 	return ret;
+}
+
+int gdn_backend_check_name(const struct gdn_backend *b, const char *key, enum gdn_marin_name kind,
+			   const char *value, struct gdn_err *err)
+{
+	struct gdn_err sub = GDN_ERR_INIT;
+
+	if (!gdn_marin_check_name(kind, value, &sub))
+		return 0;
+	return gdn_err_set(err, GDN_ECONFIG, "%s: 'backends.%s.%s': %s", gdn_backend_origin(b, key),
+			   b->name, key, sub.msg);
 }
 
 /* ---- Python-compatible formatting ---- */

@@ -51,17 +51,6 @@ struct ray_priv {
 	long poll_ms;
 };
 
-static int check_name(struct gdn_backend *b, const char *key, enum gdn_marin_name kind,
-		      const char *value, struct gdn_err *err)
-{
-	struct gdn_err sub = GDN_ERR_INIT;
-
-	if (!gdn_marin_check_name(kind, value, &sub))
-		return 0;
-	return gdn_err_set(err, GDN_ECONFIG, "%s: 'backends.%s.%s': %s", gdn_backend_origin(b, key),
-			   b->name, key, sub.msg);
-}
-
 static int ray_open(struct gdn_backend *b, struct gdn_err *err)
 {
 	struct ray_priv *rp = xcalloc(1, sizeof(*rp));
@@ -97,9 +86,9 @@ static int ray_open(struct gdn_backend *b, struct gdn_err *err)
 		rp->tpu = NULL;
 	rp->address = gdn_backend_str(b, "address");
 	rp->poll_ms = (long)gdn_backend_int(b, "poll", GDN_MARIN_WAIT_POLL_MS);
-	ret = check_name(b, "cluster", GDN_NAME_CLUSTER, rp->cluster, err);
+	ret = gdn_backend_check_name(b, "cluster", GDN_NAME_CLUSTER, rp->cluster, err);
 	if (!ret && rp->tpu)
-		ret = check_name(b, "tpu", GDN_NAME_TPU, rp->tpu, err);
+		ret = gdn_backend_check_name(b, "tpu", GDN_NAME_TPU, rp->tpu, err);
 	if (!ret && rp->address)
 		ret = gdn_check_text(rp->address, "the Ray address", GDN_ECONFIG, err);
 	if (!ret && rp->address && rp->address[0] == '-')

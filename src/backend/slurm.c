@@ -20,6 +20,7 @@
 #include "gdnctl/compat.h"
 #include "gdnctl/backend.h"
 #include "gdnctl/err.h"
+#include "gdnctl/file.h"
 #include "gdnctl/proc.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
@@ -527,25 +528,6 @@ out:
 	return ret;
 }
 
-static int mkdir_p(const char *path, struct gdn_err *err)
-{
-	char *copy = xstrdup(path);
-	int ret = 0;
-
-	for (char *p = copy + 1; *p && !ret; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(copy, 0700) && errno != EEXIST)
-			ret = gdn_err_errno(err, GDN_EIO, "cannot create '%s'", copy);
-		*p = '/';
-	}
-	if (!ret && mkdir(copy, 0700) && errno != EEXIST)
-		ret = gdn_err_errno(err, GDN_EIO, "cannot create '%s'", copy);
-	free(copy);
-	return ret;
-}
-
 static int write_script(const char *dir, const struct sbuf *text, char **path, struct gdn_err *err)
 {
 	char *tmpl = xstrfmt("%s/gdnctl-XXXXXX.sh", dir);
@@ -640,7 +622,7 @@ static int slurm_submit_job(struct gdn_backend *b, const struct gdn_run_spec *sp
 	if (b->dry_run) {
 		path = xstrfmt("%s/gdnctl-XXXXXX.sh", sp->jobroot);
 	} else {
-		ret = mkdir_p(sp->jobroot, err);
+		ret = gdn_mkdir_p(sp->jobroot, 0700, err);
 		if (!ret)
 			ret = write_script(sp->jobroot, &script, &path, err);
 		if (ret)

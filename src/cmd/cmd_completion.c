@@ -616,11 +616,10 @@ int cmd_completion(int argc, const char **argv, struct gdn_ctx *ctx)
 		goto out;
 	if (rest.nr != 1 || (strcmp(rest.v[0], "bash") && strcmp(rest.v[0], "zsh"))) {
 		if (rest.nr == 1)
-			gdn_error("unknown shell '%s' (bash or zsh)", rest.v[0]);
+			code = gdn_usage_error("completion", "unknown shell '%s' (bash or zsh)",
+					       rest.v[0]);
 		else
-			gdn_error("usage: gdnctl completion bash|zsh");
-		fprintf(stderr, "[gdnctl] see 'gdnctl completion -h'\n");
-		code = GDN_EXIT_USAGE;
+			code = gdn_usage_error("completion", "usage: gdnctl completion bash|zsh");
 		goto out;
 	}
 	doc = gdn_help_commands_json();

@@ -299,21 +299,6 @@ static int config_keys(const struct gdn_config *cfg, bool json)
 	return code;
 }
 
-static int usage_error(const char *fmt, ...) GDN_PRINTF(1, 2);
-static int usage_error(const char *fmt, ...)
-{
-	struct sbuf msg = SBUF_INIT;
-	va_list ap;
-
-	va_start(ap, fmt);
-	sbuf_vaddf(&msg, fmt, ap);
-	va_end(ap);
-	gdn_error("%s", msg.buf);
-	fprintf(stderr, "[gdnctl] see 'gdnctl config -h'\n");
-	sbuf_release(&msg);
-	return GDN_EXIT_USAGE;
-}
-
 int cmd_config(int argc, const char **argv, struct gdn_ctx *ctx)
 {
 	int json = 0, origin = 0, code = GDN_EXIT_OK;
@@ -331,26 +316,28 @@ int cmd_config(int argc, const char **argv, struct gdn_ctx *ctx)
 	sub = rest.nr ? rest.v[0] : "show";
 	if (!strcmp(sub, "show")) {
 		if (rest.nr > 1)
-			code = usage_error("unexpected argument '%s'", rest.v[1]);
+			code = gdn_usage_error("config", "unexpected argument '%s'", rest.v[1]);
 		else
 			code = config_show(&ctx->config, json, origin);
 	} else if (!strcmp(sub, "get")) {
 		if (rest.nr != 2)
-			code = usage_error("usage: gdnctl config get KEY");
+			code = gdn_usage_error("config", "usage: gdnctl config get KEY");
 		else if (json || origin)
-			code = usage_error("'%s' is only for 'config show'",
-					   json ? "--json" : "--origin");
+			code = gdn_usage_error("config", "'%s' is only for 'config show'",
+					       json ? "--json" : "--origin");
 		else
 			code = config_get(&ctx->config, rest.v[1]);
 	} else if (!strcmp(sub, "keys")) {
 		if (rest.nr > 1)
-			code = usage_error("unexpected argument '%s'", rest.v[1]);
+			code = gdn_usage_error("config", "unexpected argument '%s'", rest.v[1]);
 		else if (origin)
-			code = usage_error("'%s' is only for 'config show'", "--origin");
+			code =
+			    gdn_usage_error("config", "'%s' is only for 'config show'", "--origin");
 		else
 			code = config_keys(&ctx->config, json);
 	} else {
-		code = usage_error("unknown subcommand '%s' (show, get or keys)", sub);
+		code =
+		    gdn_usage_error("config", "unknown subcommand '%s' (show, get or keys)", sub);
 	}
 out:
 	strvec_clear(&rest);

@@ -75,21 +75,6 @@ static int on_line(const char *line, size_t len, void *payload)
 	return 0;
 }
 
-static int usage_error(const char *cmd, const char *fmt, ...) GDN_PRINTF(2, 3);
-static int usage_error(const char *cmd, const char *fmt, ...)
-{
-	struct sbuf msg = SBUF_INIT;
-	va_list ap;
-
-	va_start(ap, fmt);
-	sbuf_vaddf(&msg, fmt, ap);
-	va_end(ap);
-	gdn_error("%s", msg.buf);
-	fprintf(stderr, "[gdnctl] see 'gdnctl %s -h'\n", cmd);
-	sbuf_release(&msg);
-	return GDN_EXIT_USAGE;
-}
-
 /* Register the values of secret-looking KEY=VALUE items with the masker. */
 static void register_secrets(const char *const *env)
 {
@@ -165,8 +150,8 @@ static int open_backend(struct gdn_ctx *ctx, const char *cmd, const char *name,
 			continue;
 		any = true;
 		if (type && !type_in(type, flags[i].types)) {
-			code = usage_error(cmd, "%s applies to %s backends, not '%s' (%s)",
-					   flags[i].flag, flags[i].types, name, type);
+			code = gdn_usage_error(cmd, "%s applies to %s backends, not '%s' (%s)",
+					       flags[i].flag, flags[i].types, name, type);
 			goto out;
 		}
 	}
@@ -188,13 +173,13 @@ static int open_backend(struct gdn_ctx *ctx, const char *cmd, const char *name,
 		ret = gdn_config_set(&ctx->config, key.buf, flags[i].value, GDN_SRC_CMDLINE,
 				     flags[i].flag, &err);
 		if (ret) {
-			code = usage_error(cmd, "%s", err.msg);
+			code = gdn_usage_error(cmd, "%s", err.msg);
 			goto out;
 		}
 	}
 	ret = gdn_backend_open(&ctx->config, name, out, &err);
 	if (ret == GDN_ENOTFOUND || ret == GDN_EUSAGE) {
-		code = usage_error(cmd, "%s", err.msg);
+		code = gdn_usage_error(cmd, "%s", err.msg);
 		goto out;
 	}
 	if (ret) {
@@ -228,7 +213,7 @@ static int check_flag_name(const char *cmd, enum gdn_marin_name kind, const char
 
 	if (!value || !gdn_marin_check_name(kind, value, &err))
 		return 0;
-	return usage_error(cmd, "%s", err.msg);
+	return gdn_usage_error(cmd, "%s", err.msg);
 }
 
 /*
@@ -346,12 +331,13 @@ int cmd_test(int argc, const char **argv, struct gdn_ctx *ctx)
 	if (command && !*command)
 		command = NULL;
 	if (command && tests) {
-		code = usage_error("test", "--tests selects the built-in Marin tests; "
-					   "project.test_command is set");
+		code = gdn_usage_error("test", "--tests selects the built-in Marin tests; "
+					       "project.test_command is set");
 		goto out;
 	}
 	if (no_wait && timeout_ms) {
-		code = usage_error("test", "--timeout applies to a run that waits, not --no-wait");
+		code =
+		    gdn_usage_error("test", "--timeout applies to a run that waits, not --no-wait");
 		goto out;
 	}
 	flags[0].value = cluster;
@@ -576,8 +562,8 @@ int cmd_profile(int argc, const char **argv, struct gdn_ctx *ctx)
 	    (code = check_flag_name("profile", GDN_NAME_TPU_NAME, tpu_name)))
 		goto out;
 	if (no_wait && timeout_ms) {
-		code =
-		    usage_error("profile", "--timeout applies to a run that waits, not --no-wait");
+		code = gdn_usage_error("profile",
+				       "--timeout applies to a run that waits, not --no-wait");
 		goto out;
 	}
 	command = gdn_config_str(&ctx->config, "project.profile_command");
@@ -588,10 +574,11 @@ int cmd_profile(int argc, const char **argv, struct gdn_ctx *ctx)
 			if (o->long_name && o->seen &&
 			    !strcmp(o->long_name, marin_profile_flags[i]) &&
 			    strcmp(o->long_name, "tpu")) {
-				code = usage_error("profile",
-						   "--%s applies to the built-in Marin profile; "
-						   "project.profile_command is set",
-						   o->long_name);
+				code =
+				    gdn_usage_error("profile",
+						    "--%s applies to the built-in Marin profile; "
+						    "project.profile_command is set",
+						    o->long_name);
 				goto out;
 			}
 		}
@@ -637,7 +624,7 @@ int cmd_profile(int argc, const char **argv, struct gdn_ctx *ctx)
 		gdn_marin_profile_command(&shell, dev_cluster != NULL, script_dry_run);
 	}
 	if (ret) {
-		code = usage_error("profile", "%s", err.msg);
+		code = gdn_usage_error("profile", "%s", err.msg);
 		goto out;
 	}
 	spec.shell = shell.buf;
@@ -737,11 +724,11 @@ int cmd_allocate(int argc, const char **argv, struct gdn_ctx *ctx)
 		sbuf_addf(&joined, "%s%s", i ? "," : "", fallbacks.v[i]);
 	}
 	if (opt_seen(opts, "ready-timeout") && ready_timeout <= 0) {
-		code = usage_error("allocate", "--ready-timeout must be > 0");
+		code = gdn_usage_error("allocate", "--ready-timeout must be > 0");
 		goto out;
 	}
 	if (opt_seen(opts, "stop-timeout") && stop_timeout <= 0) {
-		code = usage_error("allocate", "--stop-timeout must be > 0");
+		code = gdn_usage_error("allocate", "--stop-timeout must be > 0");
 		goto out;
 	}
 	sbuf_addf(&n_ready, "%ldms", ready_timeout);
@@ -764,8 +751,8 @@ int cmd_allocate(int argc, const char **argv, struct gdn_ctx *ctx)
 	if (code)
 		goto out;
 	if (!b->ops->hold || !b->ops->release) {
-		code = usage_error("allocate", "backend '%s' (%s) has no allocation to hold",
-				   b->name, b->ops->type);
+		code = gdn_usage_error("allocate", "backend '%s' (%s) has no allocation to hold",
+				       b->name, b->ops->type);
 		goto out;
 	}
 	ret = b->ops->hold(b, &err);
@@ -792,7 +779,7 @@ int cmd_allocate(int argc, const char **argv, struct gdn_ctx *ctx)
 		}
 		if (first)
 			gdn_say("holding %s; press Ctrl-C to release it", st.job_id);
-		poll(NULL, 0, HOLD_TICK_MS);
+		gdn_sleep_interruptible(HOLD_TICK_MS);
 	}
 out:
 	if (b && held) {
@@ -1172,11 +1159,11 @@ static int alias_ray_job(int argc, const char **argv, struct gdn_ctx *ctx, bool 
 				argc, argv, 0, &rest, &code))
 		goto out;
 	if (!rest.nr) {
-		code = usage_error(cmd_name, "the JOB_ID is missing");
+		code = gdn_usage_error(cmd_name, "the JOB_ID is missing");
 		goto out;
 	}
 	if (rest.nr > 1) {
-		code = usage_error(cmd_name, "one JOB_ID, not %zu arguments", rest.nr);
+		code = gdn_usage_error(cmd_name, "one JOB_ID, not %zu arguments", rest.nr);
 		goto out;
 	}
 	code = check_names(cmd_name, cluster, NULL, NULL);

@@ -111,17 +111,18 @@ static int print_json(const struct metrics_args *a, const struct gdn_metric_set 
 	json_object_set_new(doc, "mode", json_string(a->history ? "history" : "summary"));
 	json_object_set_new(doc, "source", gdn_json_string_lossy(s->source));
 	if (a->history) {
-		json_t *jw = json_object(); /* new, stolen by doc */
+		json_t *window = json_object(); /* new, stolen by doc */
 
-		json_object_set_new(jw, "step_min",
+		json_object_set_new(window, "step_min",
 				    w->step_min == INT64_MIN ? json_null()
 							     : json_integer(w->step_min));
-		json_object_set_new(jw, "step_max",
+		json_object_set_new(window, "step_max",
 				    w->step_max == INT64_MAX ? json_null()
 							     : json_integer(w->step_max));
-		json_object_set_new(jw, "agg", json_string(gdn_enum_name(gdn_agg_enum, a->agg)));
-		json_object_set_new(jw, "min_points", json_integer((json_int_t)w->min_points));
-		json_object_set_new(doc, "window", jw);
+		json_object_set_new(window, "agg",
+				    json_string(gdn_enum_name(gdn_agg_enum, a->agg)));
+		json_object_set_new(window, "min_points", json_integer((json_int_t)w->min_points));
+		json_object_set_new(doc, "window", window);
 	}
 	for (size_t i = 0; i < s->nr; i++) {
 		const struct gdn_metric *m = &s->v[i];

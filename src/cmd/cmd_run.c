@@ -115,21 +115,6 @@ static void ui_release(struct ui *u)
 
 /* ---- shared ---- */
 
-static int usage_error(const char *cmd, const char *fmt, ...) GDN_PRINTF(2, 3);
-static int usage_error(const char *cmd, const char *fmt, ...)
-{
-	struct sbuf msg = SBUF_INIT;
-	va_list ap;
-
-	va_start(ap, fmt);
-	sbuf_vaddf(&msg, fmt, ap);
-	va_end(ap);
-	gdn_error("%s", msg.buf);
-	fprintf(stderr, "[gdnctl] see 'gdnctl %s -h'\n", cmd);
-	sbuf_release(&msg);
-	return GDN_EXIT_USAGE;
-}
-
 /* Open --backend (or the configured default); 0 or the exit code to use. */
 static int open_backend(struct gdn_ctx *ctx, const char *name, bool dry_run, struct ui *u,
 			struct gdn_backend **out)
@@ -257,20 +242,22 @@ int cmd_run(int argc, const char **argv, struct gdn_ctx *ctx)
 				&code))
 		goto out;
 	if (shell && rest.nr) {
-		code = usage_error("run", "give either --shell STRING or CMD ARG..., not both");
+		code = gdn_usage_error("run", "give either --shell STRING or CMD ARG..., not both");
 		goto out;
 	}
 	if (!shell && !rest.nr) {
-		code = usage_error("run", "nothing to run: give -- CMD ARG... or --shell STRING");
+		code =
+		    gdn_usage_error("run", "nothing to run: give -- CMD ARG... or --shell STRING");
 		goto out;
 	}
 	if (shell && !*shell) {
-		code = usage_error("run", "--shell needs a command string");
+		code = gdn_usage_error("run", "--shell needs a command string");
 		goto out;
 	}
 	if (no_wait && timeout_ms) {
-		code = usage_error("run", "--timeout applies to a run that waits, not --no-wait "
-					  "(use 'gdnctl wait --timeout')");
+		code =
+		    gdn_usage_error("run", "--timeout applies to a run that waits, not --no-wait "
+					   "(use 'gdnctl wait --timeout')");
 		goto out;
 	}
 	u.json = json;
@@ -384,14 +371,14 @@ int cmd_wait(int argc, const char **argv, struct gdn_ctx *ctx)
 	if (!gdn_cmd_parse_opts(opts, &wait_usage, argc, argv, 0, &rest, &code))
 		goto out;
 	if (rest.nr != 1) {
-		code = usage_error("wait",
-				   rest.nr ? "expected one job id, got %zu arguments"
-					   : "which job? usage: gdnctl wait [options] JOB",
-				   rest.nr);
+		code = gdn_usage_error("wait",
+				       rest.nr ? "expected one job id, got %zu arguments"
+					       : "which job? usage: gdnctl wait [options] JOB",
+				       rest.nr);
 		goto out;
 	}
 	if (opts[2].seen && poll_ms < 100) {
-		code = usage_error("wait", "--poll must be at least 100ms");
+		code = gdn_usage_error("wait", "--poll must be at least 100ms");
 		goto out;
 	}
 	u.json = json;
@@ -461,7 +448,7 @@ int cmd_logs(int argc, const char **argv, struct gdn_ctx *ctx)
 	if (!gdn_cmd_parse_opts(opts, &logs_usage, argc, argv, 0, &rest, &code))
 		goto out;
 	if (rest.nr != 1) {
-		code = usage_error("logs", "expected one job id");
+		code = gdn_usage_error("logs", "expected one job id");
 		goto out;
 	}
 	code = open_backend(ctx, backend, dry_run, &u, &b);
@@ -505,7 +492,7 @@ int cmd_stop(int argc, const char **argv, struct gdn_ctx *ctx)
 	if (!gdn_cmd_parse_opts(opts, &stop_usage, argc, argv, 0, &rest, &code))
 		goto out;
 	if (rest.nr != 1) {
-		code = usage_error("stop", "expected one job id");
+		code = gdn_usage_error("stop", "expected one job id");
 		goto out;
 	}
 	code = open_backend(ctx, backend, dry_run, &u, &b);

@@ -170,10 +170,11 @@ static int load(const char *const *args, size_t nargs, const struct gdn_trace_op
 			bool xp = false;
 
 			if (gdn_xplane_sniff_file(args[i], &xp, &err) || !xp) {
-				gdn_error("trace summary takes one INPUT, or several XPlane files "
-					  "(one per host): '%s' is not one%s%s",
-					  args[i], err.msg[0] ? ": " : "", err.msg);
-				code = GDN_EXIT_USAGE;
+				code = gdn_usage_error("trace summary",
+						       "trace summary takes one INPUT, or several "
+						       "XPlane files (one per host): '%s' is not "
+						       "one%s%s",
+						       args[i], err.msg[0] ? ": " : "", err.msg);
 				goto out;
 			}
 			strvec_push(&xplanes, args[i]);
@@ -281,9 +282,7 @@ static int cmd_trace_summary(int argc, const char **argv)
 	if (!gdn_cmd_parse_opts(opts, &summary_usage, argc, argv, 0, &a.rest, &code))
 		goto out;
 	if (!a.rest.nr) {
-		gdn_error("trace summary needs an INPUT");
-		fprintf(stderr, "[gdnctl] see 'gdnctl trace summary -h'\n");
-		code = GDN_EXIT_USAGE;
+		code = gdn_usage_error("trace summary", "trace summary needs an INPUT");
 		goto out;
 	}
 	trace_opts(&a, &o);
@@ -341,9 +340,9 @@ static int cmd_trace_diff(int argc, const char **argv)
 	if (!gdn_cmd_parse_opts(opts, &diff_usage, argc, argv, 0, &a.rest, &code))
 		goto out;
 	if (a.rest.nr != 2) {
-		gdn_error("trace diff takes two inputs, BEFORE and AFTER, got %zu", a.rest.nr);
-		fprintf(stderr, "[gdnctl] see 'gdnctl trace diff -h'\n");
-		code = GDN_EXIT_USAGE;
+		code = gdn_usage_error("trace diff",
+				       "trace diff takes two inputs, BEFORE and AFTER, got %zu",
+				       a.rest.nr);
 		goto out;
 	}
 	if (!strcmp(a.rest.v[0], "-") && !strcmp(a.rest.v[1], "-")) {
@@ -437,8 +436,8 @@ int cmd_xprof_compare(int argc, const char **argv, struct gdn_ctx *ctx)
 	if (!gdn_cmd_parse_opts(opts, &xprof_usage, argc, argv, 0, &rest, &code))
 		goto out;
 	if (rest.nr) {
-		gdn_error("xprof-compare takes no arguments, got '%s'", rest.v[0]);
-		code = GDN_EXIT_USAGE;
+		code = gdn_usage_error("xprof-compare",
+				       "xprof-compare takes no arguments, got '%s'", rest.v[0]);
 		goto out;
 	}
 	for (const struct opt *op = opts; op->type != OPT_END; op++)
@@ -450,8 +449,8 @@ int cmd_xprof_compare(int argc, const char **argv, struct gdn_ctx *ctx)
 				 "(no dev TPU)",
 				 op->long_name);
 	if (!before_path || !after_path) {
-		gdn_error("xprof-compare needs --before-xplane and --after-xplane");
-		code = GDN_EXIT_USAGE;
+		code = gdn_usage_error("xprof-compare",
+				       "xprof-compare needs --before-xplane and --after-xplane");
 		goto out;
 	}
 	if (normalize && parse_ms(normalize, &normalize_ms)) {

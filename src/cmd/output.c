@@ -3,6 +3,7 @@
 #include "gdnctl/cmd.h"
 #include "gdnctl/err.h"
 #include "gdnctl/exitcode.h"
+#include "gdnctl/json.h"
 #include "gdnctl/opt.h"
 #include "gdnctl/sbuf.h"
 
@@ -46,6 +47,32 @@ void gdn_error(const char *fmt, ...)
 	va_end(ap);
 }
 
+int gdn_usage_error(const char *cmd, const char *fmt, ...)
+{
+	struct sbuf msg = SBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	sbuf_vaddf(&msg, fmt, ap);
+	va_end(ap);
+	gdn_error("%s", msg.buf);
+	fprintf(stderr, "[gdnctl] see 'gdnctl %s -h'\n", cmd);
+	sbuf_release(&msg);
+	return GDN_EXIT_USAGE;
+}
+
+int gdn_json_print(json_t *doc)
+{
+	struct sbuf sb = SBUF_INIT;
+	int ret;
+
+	gdn_json_dump(&sb, doc);
+	json_decref(doc);
+	ret = fwrite(sb.buf, 1, sb.len, stdout) == sb.len ? 0 : -1;
+	sbuf_release(&sb);
+	return ret;
+}
+
 int gdn_die_err(const struct gdn_err *err)
 {
 	gdn_error("%s", err->msg[0] ? err->msg : "unknown error");
@@ -69,9 +96,7 @@ bool gdn_cmd_parse_opts(struct opt *opts, const struct opt_usage *u, int argc, c
 		fwrite(help.buf, 1, help.len, stdout);
 		*exit_code = GDN_EXIT_OK;
 	} else if (ret) {
-		gdn_error("%s", err.msg);
-		fprintf(stderr, "[gdnctl] see 'gdnctl %s -h'\n", argv[0]);
-		*exit_code = GDN_EXIT_USAGE;
+		*exit_code = gdn_usage_error(argv[0], "%s", err.msg);
 	} else {
 		go_on = true;
 	}

@@ -13,6 +13,7 @@
 #include <curl/curl.h>
 #include "gdnctl/enumtab.h"
 #include "gdnctl/err.h"
+#include "gdnctl/file.h"
 #include "gdnctl/hub.h"
 #include "gdnctl/json.h"
 #include "gdnctl/proc.h"
@@ -659,27 +660,6 @@ static void hasher_stop(struct hasher *hs)
 	pthread_mutex_destroy(&hs->lock);
 }
 
-/* mkdir -p of the directory part of `path`. */
-static int make_parents(const char *path, struct gdn_err *err)
-{
-	char *dir = xstrdup(path);
-	int ret = 0;
-
-	for (char *p = dir + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(dir, 0777) && errno != EEXIST) {
-			ret = gdn_err_errno(err, GDN_EIO, "cannot create directory '%s'", dir);
-			goto out;
-		}
-		*p = '/';
-	}
-out:
-	free(dir);
-	return ret;
-}
-
 static int fsync_parent(const char *path)
 {
 	char *dir = xstrdup(path);
@@ -801,7 +781,7 @@ static int open_part(struct dl_file *d, struct gdn_err *err)
 		d->present = true;
 		return GDN_HTTP_SKIP;
 	}
-	ret = make_parents(d->part, err);
+	ret = gdn_mkdir_parents(d->part, 0777, err);
 	if (ret)
 		return ret;
 	d->fd = open(d->part, O_RDWR | O_CREAT | O_CLOEXEC, 0644);

@@ -114,7 +114,7 @@ static void say(struct loop *l, enum gdn_loop_level level, const char *fmt, ...)
 }
 
 /* Journal an event (ev stolen). A failing journal is reported once; the loop goes on. */
-static void jw(struct loop *l, const char *event, json_t *ev)
+static void journal_event(struct loop *l, const char *event, json_t *ev)
 {
 	struct gdn_err err = GDN_ERR_INIT;
 
@@ -145,7 +145,7 @@ void gdn_loop_reportf(const struct gdn_loop_iter *it, enum gdn_loop_level level,
 
 static void hook_journal(void *ctx, const char *event, json_t *ev)
 {
-	jw(ctx, event, ev);
+	journal_event(ctx, event, ev);
 }
 
 /* What the agent's spawn callback needs to journal its process group. */
@@ -155,7 +155,8 @@ struct spawn_note {
 };
 static void agent_spawned(pid_t pgid, void *payload);
 
-static json_t *jit(long it)
+/* New reference: the start of an iteration's event, {"iteration": it}. */
+static json_t *iteration_event(long it)
 {
 	json_t *o = json_object();
 
@@ -163,32 +164,9 @@ static json_t *jit(long it)
 	return o;
 }
 
-static long atol_safe(const char *s)
-{
-	return strtol(s, NULL, 10);
-}
-
 static int interrupted(void)
 {
 	return gdn_proc_interrupted();
-}
-
-static void sleep_ms(long ms)
-{
-	int64_t end = gdn_now_ms() + ms;
-
-	while (!interrupted()) {
-		int64_t left = end - gdn_now_ms();
-		struct timespec ts;
-
-		if (left <= 0)
-			break;
-		if (left > 100)
-			left = 100;
-		ts.tv_sec = 0;
-		ts.tv_nsec = (long)left * 1000000L;
-		nanosleep(&ts, NULL);
-	}
 }
 
 static int git(struct loop *l, int *rc, struct sbuf *out, struct gdn_err *err, ...)
@@ -237,10 +215,10 @@ static int stash_save(struct loop *l, long it, const char *msg, const char *kind
 	forget_stash(l);
 	l->stash_msg = xstrdup(msg);
 	l->stash_iter = it;
-	ev = jit(it);
+	ev = iteration_event(it);
 	json_object_set_new(ev, "message", json_string(msg));
 	json_object_set_new(ev, "kind", json_string(kind));
-	jw(l, "stash_saving", ev);
+	journal_event(l, "stash_saving", ev);
 	ret = git(l, &rc, &out, err, "stash", "push", "-u", "-m", msg, NULL);
 	if (ret)
 		goto out;
@@ -260,11 +238,11 @@ static int stash_save(struct loop *l, long it, const char *msg, const char *kind
 				  "Failed to resolve stash ref after stashing dirty tree.");
 		goto out;
 	}
-	ev = jit(it);
+	ev = iteration_event(it);
 	json_object_set_new(ev, "sha", json_string(l->stash_sha));
 	json_object_set_new(ev, "message", json_string(msg));
 	json_object_set_new(ev, "kind", json_string(kind));
-	jw(l, "stash_saved", ev);
+	journal_event(l, "stash_saved", ev);
 out:
 	if (ret && !l->stash_sha)
 		forget_stash(l);
@@ -315,12 +293,12 @@ out:
 
 static void report_kept(struct loop *l, const char *reason)
 {
-	json_t *ev = jit(l->stash_iter);
+	json_t *ev = iteration_event(l->stash_iter);
 
 	json_object_set_new(ev, "sha", json_string(l->stash_sha));
 	json_object_set_new(ev, "message", json_string(l->stash_msg));
 	json_object_set_new(ev, "reason", json_string(reason));
-	jw(l, "stash_kept", ev);
+	journal_event(l, "stash_kept", ev);
 	if (!strvec_contains(&l->sum->stashes_kept, l->stash_sha))
 		strvec_pushf(&l->sum->stashes_kept, "%s %s", l->stash_sha, l->stash_msg);
 }
@@ -346,12 +324,12 @@ out:
 
 static void journal_restored(struct loop *l, bool dropped)
 {
-	json_t *ev = jit(l->stash_iter);
+	json_t *ev = iteration_event(l->stash_iter);
 
 	json_object_set_new(ev, "sha", json_string(l->stash_sha));
 	json_object_set_new(ev, "message", json_string(l->stash_msg));
 	json_object_set_new(ev, "dropped", json_boolean(dropped));
-	jw(l, "stash_restored", ev);
+	journal_event(l, "stash_restored", ev);
 }
 
 /* After a failed restore: the original's unmerged-paths recovery. */
@@ -411,9 +389,9 @@ static int stash_restore(struct loop *l, struct gdn_err *err)
 	if (!l->stash_sha)
 		goto out;
 	say(l, GDN_LOOP_INFO, "restoring stashed dirty tree: %s (%s)", l->stash_msg, l->stash_sha);
-	ev = jit(l->stash_iter);
+	ev = iteration_event(l->stash_iter);
 	json_object_set_new(ev, "sha", json_string(l->stash_sha));
-	jw(l, "stash_restoring", ev);
+	journal_event(l, "stash_restoring", ev);
 	ret = stash_preflight(l, &conflict, &report, err);
 	if (ret)
 		goto out;
@@ -605,11 +583,11 @@ static enum step run_agent(struct loop *l, struct iter *c, const char *prompt, s
 	}
 	for (long a = 1; a <= attempts; a++) {
 		struct gdn_agent_result res = {0};
-		json_t *ev = jit(c->it);
+		json_t *ev = iteration_event(c->it);
 		int rc;
 
 		json_object_set_new(ev, "attempt", json_integer(a));
-		jw(l, "agent_start", ev);
+		journal_event(l, "agent_start", ev);
 		if (l->agent->run(l->agent->agent, &req, &res, err)) {
 			l->agent->release(&res);
 			step = STEP_ERROR;
@@ -618,8 +596,8 @@ static enum step run_agent(struct loop *l, struct iter *c, const char *prompt, s
 		rc = res.exit_code;
 		if (rc == 0 && !res.ok)
 			rc = 1;
-		l->sum->agent_ms += res.duration_ms;
-		ev = jit(c->it);
+		l->sum->agent_ms = gdn_add_sat_i64(l->sum->agent_ms, res.duration_ms);
+		ev = iteration_event(c->it);
 		json_object_set_new(ev, "attempt", json_integer(a));
 		json_object_set_new(ev, "rc", json_integer(rc));
 		json_object_set_new(ev, "status", json_integer(res.status));
@@ -627,7 +605,7 @@ static enum step run_agent(struct loop *l, struct iter *c, const char *prompt, s
 		json_object_set_new(ev, "duration_ms", json_integer(res.duration_ms));
 		if (res.reason[0])
 			json_object_set_new(ev, "reason", json_string(res.reason));
-		jw(l, "agent_end", ev);
+		journal_event(l, "agent_end", ev);
 		if (res.reason[0] && rc)
 			say(l, GDN_LOOP_NOTE, "agent: %s", res.reason);
 		if (res.last_message && access(mfile, F_OK))
@@ -645,7 +623,7 @@ static enum step run_agent(struct loop *l, struct iter *c, const char *prompt, s
 			say(l, GDN_LOOP_NOTE,
 			    "codex iteration command failed (attempt %ld/%ld, rc=%d); retrying.", a,
 			    attempts, rc);
-			sleep_ms(l->o->retry_sleep_ms);
+			gdn_sleep_interruptible(l->o->retry_sleep_ms);
 			if (interrupted()) {
 				step = STEP_INTR;
 				goto out;
@@ -692,11 +670,11 @@ static enum step post_checks(struct loop *l, struct iter *c, struct gdn_err *err
 				step = STEP_ERROR;
 				goto out;
 			}
-			ev = jit(c->it);
+			ev = iteration_event(c->it);
 			json_object_set_new(ev, "command", json_string(pc->v[i]));
 			json_object_set_new(ev, "attempt", json_integer(a));
 			json_object_set_new(ev, "rc", json_integer(rc));
-			jw(l, "check", ev);
+			journal_event(l, "check", ev);
 			if (interrupted()) {
 				step = STEP_INTR;
 				goto out;
@@ -710,7 +688,7 @@ static enum step post_checks(struct loop *l, struct iter *c, struct gdn_err *err
 				if (l->o->retry_sleep_ms > 0)
 					say(l, GDN_LOOP_NOTE, "retrying post-check in %.1fs",
 					    l->o->retry_sleep_ms / 1000.0);
-				sleep_ms(l->o->retry_sleep_ms);
+				gdn_sleep_interruptible(l->o->retry_sleep_ms);
 			}
 		}
 		if (rc)
@@ -753,7 +731,7 @@ static int detect_commits(struct loop *l, struct iter *c, struct gdn_err *err)
 			    c->head_before, c->head_after);
 		}
 	}
-	ev = jit(c->it);
+	ev = iteration_event(c->it);
 	json_object_set_new(ev, "before", json_string(c->head_before));
 	json_object_set_new(ev, "after", json_string(c->head_after));
 	json_object_set_new(ev, "descendant", json_boolean(desc));
@@ -762,15 +740,19 @@ static int detect_commits(struct loop *l, struct iter *c, struct gdn_err *err)
 	for (size_t i = 0; i < c->ids.nr; i++)
 		json_array_append_new(ids, json_string(c->ids.v[i]));
 	json_object_set_new(ev, "ids", ids);
-	jw(l, "head", ev);
+	journal_event(l, "head", ev);
 	if (!gdn_repo_dirty(l->o->workdir, &dirty, err) && dirty) {
 		say(l, GDN_LOOP_WARN, "the agent left uncommitted changes in the working tree");
-		jw(l, "dirty_after", jit(c->it));
+		journal_event(l, "dirty_after", iteration_event(c->it));
 	}
 	return 0;
 }
 
-/* Stamp the running log's placeholder with the new HEAD and commit the stamp (bug 4). */
+/*
+ * Stamp the running log's placeholder with the new HEAD and commit the stamp
+ * (the original left it uncommitted: docs/compatibility.md, "Bugs of the original that gdnctl
+ * fixes").
+ */
 static void stamp_log(struct loop *l, struct iter *c)
 {
 	struct gdn_err err = GDN_ERR_INIT;
@@ -799,9 +781,9 @@ static void stamp_log(struct loop *l, struct iter *c)
 	}
 	if (gdn_repo_head(l->o->workdir, &head, NULL, &err) || !head)
 		goto out;
-	ev = jit(c->it);
+	ev = iteration_event(c->it);
 	json_object_set_new(ev, "commit", json_string(head));
-	jw(l, "stamp", ev);
+	journal_event(l, "stamp", ev);
 out:
 	free(head);
 	free(msg);
@@ -821,10 +803,10 @@ static enum step iteration_body(struct loop *l, struct iter *c, struct gdn_err *
 		step = STEP_ERROR;
 		goto out;
 	}
-	ev = jit(c->it);
+	ev = iteration_event(c->it);
 	json_object_set_new(ev, "head", c->head_before ? json_string(c->head_before) : json_null());
 	json_object_set_new(ev, "branch", branch ? json_string(branch) : json_null());
-	jw(l, "iteration_start", ev);
+	journal_event(l, "iteration_start", ev);
 	if (!l->o->allow_dirty) {
 		if (gdn_repo_dirty(l->o->workdir, &dirty, err)) {
 			step = STEP_ERROR;
@@ -943,7 +925,7 @@ out:
 
 static void journal_decision(struct loop *l, struct iter *c, bool failed, bool counted, int exit)
 {
-	json_t *ev = jit(c->it);
+	json_t *ev = iteration_event(c->it);
 
 	json_object_set_new(ev, "outcome", json_string(failed ? "failed" : "ok"));
 	json_object_set_new(ev, "failure",
@@ -953,7 +935,7 @@ static void journal_decision(struct loop *l, struct iter *c, bool failed, bool c
 	json_object_set_new(ev, "failures", json_integer(l->failures));
 	json_object_set_new(ev, "consecutive", json_integer(l->consecutive));
 	json_object_set_new(ev, "exit", exit >= 0 ? json_integer(exit) : json_null());
-	jw(l, "decision", ev);
+	journal_event(l, "decision", ev);
 }
 
 /*
@@ -988,8 +970,8 @@ static int iteration(struct loop *l, long it)
 		c.kind = GDN_FAIL_ITERATION_ERROR;
 		c.rc = 2;
 		c.policy = l->o->iteration_error_policy;
-		jw(l, "error",
-		   json_pack("{sIss}", "iteration", (json_int_t)it, "message", err.msg));
+		journal_event(l, "error",
+			      json_pack("{sIss}", "iteration", (json_int_t)it, "message", err.msg));
 	}
 	if (step == STEP_FAIL || step == STEP_ERROR) {
 		failed = true;
@@ -1014,39 +996,44 @@ static int iteration(struct loop *l, long it)
 		 * them (c.commits is 0 when a hook reverted them): the decision
 		 * journals the same number, which --resume adds up.
 		 */
-		l->sum->commits += c.commits;
+		l->sum->commits = (long)gdn_add_sat_i64(l->sum->commits, c.commits);
 		l->sum->iterations_run++;
 		journal_decision(l, &c, failed, counted, exit);
 	}
 	if (stash_restore(l, &rerr)) {
-		/* bug 12: a failing restore never turns an exit into "continue" */
+		/*
+		 * A failing restore never turns an exit into "continue" (the original's
+		 * did: docs/compatibility.md, "Bugs of the original that gdnctl fixes").
+		 */
 		say(l, GDN_LOOP_NOTE, "iteration %ld raised: %s", it, rerr.msg);
-		jw(l, "error",
-		   json_pack("{sIss}", "iteration", (json_int_t)it, "message", rerr.msg));
+		journal_event(
+		    l, "error",
+		    json_pack("{sIss}", "iteration", (json_int_t)it, "message", rerr.msg));
 		if (exit < 0 && step != STEP_INTR) {
 			if (gdn_loop_policy_apply(l->o->iteration_error_policy, &l->failures,
 						  l->o->max_failures, &counted) == GDN_VERDICT_EXIT)
 				exit = 2;
 			l->sum->fail_kinds[GDN_FAIL_ITERATION_ERROR]++;
-			jw(l, "failure",
-			   json_pack("{sIsssIsI}", "iteration", (json_int_t)it, "failure",
-				     "iteration_error", "failures", (json_int_t)l->failures,
-				     "consecutive", (json_int_t)l->consecutive));
+			journal_event(l, "failure",
+				      json_pack("{sIsssIsI}", "iteration", (json_int_t)it,
+						"failure", "iteration_error", "failures",
+						(json_int_t)l->failures, "consecutive",
+						(json_int_t)l->consecutive));
 		}
 	}
 	if (step == STEP_INTR || interrupted()) {
 		int sig = interrupted();
 
-		jw(l, "interrupted",
-		   json_pack("{sIsi}", "iteration", (json_int_t)it, "signal", sig));
+		journal_event(l, "interrupted",
+			      json_pack("{sIsi}", "iteration", (json_int_t)it, "signal", sig));
 		exit = 128 + (sig ? sig : SIGINT);
 		free(l->sum->stop_reason);
 		l->sum->stop_reason = xstrdup("interrupted");
 		goto out;
 	}
-	jw(l, "iteration_end", jit(it));
+	journal_event(l, "iteration_end", iteration_event(it));
 	if (exit < 0 && !failed && it < l->total && l->o->sleep_ms > 0)
-		sleep_ms(l->o->sleep_ms);
+		gdn_sleep_interruptible(l->o->sleep_ms);
 	if (exit >= 0) {
 		free(l->sum->stop_reason);
 		l->sum->stop_reason = xstrdup("failure");
@@ -1122,8 +1109,9 @@ static int set_aside(struct loop *l, struct gdn_loop_state *st, struct gdn_err *
 	    "iteration %ld was interrupted; its commits are kept at %s and the branch is back at "
 	    "%.12s",
 	    st->open_iter, ref, st->open_head);
-	jw(l, "set_aside",
-	   json_pack("{sIssss}", "iteration", (json_int_t)st->open_iter, "ref", ref, "head", head));
+	journal_event(l, "set_aside",
+		      json_pack("{sIssss}", "iteration", (json_int_t)st->open_iter, "ref", ref,
+				"head", head));
 out:
 	free(head);
 	free(ref);
@@ -1169,11 +1157,11 @@ static long long proc_started(pid_t pid)
 static void agent_spawned(pid_t pgid, void *payload)
 {
 	struct spawn_note *n = payload;
-	json_t *ev = jit(n->it);
+	json_t *ev = iteration_event(n->it);
 
 	json_object_set_new(ev, "pgid", json_integer(pgid));
 	json_object_set_new(ev, "started", json_integer(proc_started(pgid)));
-	jw(n->l, "agent_pid", ev);
+	journal_event(n->l, "agent_pid", ev);
 }
 
 /*
@@ -1201,12 +1189,13 @@ static void stop_orphan_agent(struct loop *l, const struct gdn_loop_state *st)
 		kill(-pg, sigs[i]);
 		while (!kill(-pg, 0) && proc_started(pg) == st->agent_started &&
 		       gdn_now_ms() < deadline)
-			sleep_ms(20);
+			gdn_sleep_interruptible(20);
 		if (proc_started(pg) != st->agent_started)
 			break; /* the leader is gone (a zombie of init's counts as gone) */
 	}
-	jw(l, "orphan_agent_stopped",
-	   json_pack("{sIsI}", "iteration", (json_int_t)st->open_iter, "pgid", (json_int_t)pg));
+	journal_event(
+	    l, "orphan_agent_stopped",
+	    json_pack("{sIsI}", "iteration", (json_int_t)st->open_iter, "pgid", (json_int_t)pg));
 }
 
 /* Whether a git process (other than ours) runs in `workdir` or in a stash preflight worktree. */
@@ -1222,7 +1211,8 @@ static bool git_running_in(const char *workdir)
 		ssize_t n;
 		FILE *f;
 
-		if (!isdigit((unsigned char)de->d_name[0]) || atol_safe(de->d_name) == getpid())
+		if (!isdigit((unsigned char)de->d_name[0]) ||
+		    strtol(de->d_name, NULL, 10) == getpid())
 			continue;
 		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
 		f = fopen(path, "r");
@@ -1258,7 +1248,7 @@ static void wait_for_git(struct loop *l)
 	int64_t deadline = gdn_now_ms() + 10000;
 
 	while (git_running_in(l->o->workdir) && gdn_now_ms() < deadline)
-		sleep_ms(20);
+		gdn_sleep_interruptible(20);
 }
 
 /*
@@ -1286,7 +1276,7 @@ static void clear_stale_locks(struct loop *l)
 			if (!access(path, F_OK) && !unlink(path)) {
 				say(l, GDN_LOOP_WARN,
 				    "removed stale '%s' left by a killed git process", path);
-				jw(l, "stale_lock", json_pack("{ss}", "path", path));
+				journal_event(l, "stale_lock", json_pack("{ss}", "path", path));
 			}
 		}
 		free(path);
@@ -1366,9 +1356,9 @@ static int recover(struct loop *l, struct gdn_loop_state *st, struct gdn_err *er
 			goto out;
 		if (!st->stash_sha) {
 			/* the push never happened */
-			jw(l, "stash_forgotten",
-			   json_pack("{sIss}", "iteration", (json_int_t)st->stash_iter, "message",
-				     st->stash_msg));
+			journal_event(l, "stash_forgotten",
+				      json_pack("{sIss}", "iteration", (json_int_t)st->stash_iter,
+						"message", st->stash_msg));
 			goto out;
 		}
 		l->stash_sha = xstrdup(st->stash_sha);
@@ -1394,7 +1384,7 @@ static int recover(struct loop *l, struct gdn_loop_state *st, struct gdn_err *er
 	}
 out:
 	if (!ret && st->open_iter && st->open_decided)
-		jw(l, "iteration_end", jit(st->open_iter));
+		journal_event(l, "iteration_end", iteration_event(st->open_iter));
 	return ret;
 }
 
@@ -1476,9 +1466,9 @@ int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *age
 		l.first = st.last_done + 1;
 		say(&l, GDN_LOOP_INFO, "resuming run %s after iteration %ld of %ld", st.run_id,
 		    st.last_done, l.total);
-		jw(&l, "run_resume",
-		   json_pack("{sIsI}", "iterations", (json_int_t)l.total, "after",
-			     (json_int_t)st.last_done));
+		journal_event(&l, "run_resume",
+			      json_pack("{sIsI}", "iterations", (json_int_t)l.total, "after",
+					(json_int_t)st.last_done));
 		ret = recover(&l, &st, err);
 		if (ret)
 			goto out;
@@ -1486,20 +1476,20 @@ int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *age
 		ret = gdn_repo_head(o->workdir, &head, &branch, err);
 		if (ret)
 			goto out;
-		jw(&l, "run_start",
-		   json_pack("{sIssssso*so*}", "iterations", (json_int_t)l.total, "workdir",
-			     o->workdir, "log_dir", o->log_dir, "head",
-			     head ? json_string(head) : NULL, "branch",
-			     branch ? json_string(branch) : NULL));
+		journal_event(&l, "run_start",
+			      json_pack("{sIssssso*so*}", "iterations", (json_int_t)l.total,
+					"workdir", o->workdir, "log_dir", o->log_dir, "head",
+					head ? json_string(head) : NULL, "branch",
+					branch ? json_string(branch) : NULL));
 		if (hooks && hooks->start && head && l.total >= 1) {
 			struct gdn_loop_iter gi = {0, head, head, 0, hook_report, hook_journal, &l};
 			int rc = hooks->start(hooks->payload, &gi, err);
 
 			if (rc && interrupted()) {
 				/* Ctrl-C during the baseline: the run stops as interrupted */
-				jw(&l, "interrupted",
-				   json_pack("{sIsi}", "iteration", (json_int_t)0, "signal",
-					     interrupted()));
+				journal_event(&l, "interrupted",
+					      json_pack("{sIsi}", "iteration", (json_int_t)0,
+							"signal", interrupted()));
 				gdn_err_clear(err);
 				exit = 128 + interrupted();
 				sum->stop_reason = xstrdup("interrupted");
@@ -1517,8 +1507,9 @@ int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *age
 		reason = stop_condition(&l);
 		if (reason) {
 			say(&l, GDN_LOOP_INFO, "stopping before iteration %ld: %s", it, reason);
-			jw(&l, "stop",
-			   json_pack("{sIss}", "iteration", (json_int_t)it, "reason", reason));
+			journal_event(
+			    &l, "stop",
+			    json_pack("{sIss}", "iteration", (json_int_t)it, "reason", reason));
 			exit = !strcmp(reason, "consecutive-failures") ? 1 : 0;
 			sum->stop_reason = xstrdup(reason);
 			break;
@@ -1526,8 +1517,9 @@ int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *age
 		if (interrupted()) {
 			int sig = interrupted();
 
-			jw(&l, "interrupted",
-			   json_pack("{sIsi}", "iteration", (json_int_t)it, "signal", sig));
+			journal_event(
+			    &l, "interrupted",
+			    json_pack("{sIsi}", "iteration", (json_int_t)it, "signal", sig));
 			exit = 128 + sig;
 			sum->stop_reason = xstrdup("interrupted");
 			break;
@@ -1541,7 +1533,8 @@ int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *age
 	}
 	sum->exit_code = exit;
 	sum->failures = l.failures;
-	jw(&l, "run_end", json_pack("{sssi}", "reason", sum->stop_reason, "exit_code", exit));
+	journal_event(&l, "run_end",
+		      json_pack("{sssi}", "reason", sum->stop_reason, "exit_code", exit));
 out:
 	if (l.stash_sha) {
 		struct gdn_err ignored = GDN_ERR_INIT;

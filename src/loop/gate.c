@@ -116,16 +116,6 @@ static void watch_journal(void *ctx, const char *event, json_t *ev)
 	w->it->journal(w->it->ctx, event, ev);
 }
 
-static int nap(long ms)
-{
-	for (int64_t end = gdn_now_ms() + ms; gdn_now_ms() < end;) {
-		if (gdn_proc_interrupted())
-			return GDN_EINTR;
-		usleep(100 * 1000);
-	}
-	return gdn_proc_interrupted() ? GDN_EINTR : 0;
-}
-
 /*
  * run_phase with --validation-retries: attempts k, k+1, ... while the
  * phase could not run (a negative return other than an interruption) or
@@ -169,7 +159,7 @@ static int run_phase_retry(const struct gdn_gate *g, const struct gdn_loop_iter 
 		if (out)
 			sbuf_setlen(out, mark);
 		gdn_err_clear(err);
-		if (nap(g->retry_sleep_ms))
+		if (gdn_sleep_interruptible(g->retry_sleep_ms))
 			return gdn_err_set(err, GDN_EINTR, "interrupted during validation %s",
 					   phase);
 	}

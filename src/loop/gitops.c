@@ -38,14 +38,6 @@ static void say(const struct gdn_git *g, enum gdn_loop_level level, const char *
 		g->say(level, msg, g->payload);
 }
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-	while (ms > 0 && nanosleep(&ts, &ts) && errno == EINTR && !gdn_proc_interrupted())
-		;
-}
-
 int gdn_git_run(const struct gdn_git *g, const char *const *args, int *rc, struct sbuf *out,
 		struct gdn_err *err)
 {
@@ -77,7 +69,7 @@ int gdn_git_run(const struct gdn_git *g, const char *const *args, int *rc, struc
 		sbuf_addf(&line, "transient git error detected; retrying %d/%d after %.1fs",
 			  attempt, attempts, g->retry_sleep_ms / 1000.0);
 		say(g, GDN_LOOP_NOTE, line.buf);
-		sleep_ms(g->retry_sleep_ms);
+		gdn_sleep_cleanup(g->retry_sleep_ms);
 	}
 	if (out) {
 		sbuf_reset(out);

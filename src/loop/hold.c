@@ -5,7 +5,8 @@
  * before each validation (ops->status without a job id: is the allocation
  * process alive?), re-acquired at most once per interval, and released at
  * the end whatever happened (the original leaked a re-acquired allocation
- * after a best-effort start, bug 9). The session directive that names the
+ * after a best-effort start: docs/compatibility.md, "Bugs of the original that gdnctl fixes").
+ * The session directive that names the
  * held cluster is rewritten after a re-acquire (the original computed it
  * once). Never prints: messages go through the say callback.
  */

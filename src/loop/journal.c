@@ -102,9 +102,17 @@ static const char *str_of(json_t *o, const char *key)
 	return json_string_value(json_object_get(o, key));
 }
 
+/*
+ * The integer at key (0 when absent or not an integer), clamped to
+ * +-2^62: the journal is untrusted input, and the loop goes on counting
+ * from what it says (last iteration + 1, failures + 1, sums).
+ */
+#define JOURNAL_INT_MAX ((json_int_t)1 << 62)
 static long long int_of(json_t *o, const char *key)
 {
-	return json_integer_value(json_object_get(o, key));
+	json_int_t v = json_integer_value(json_object_get(o, key));
+
+	return v > JOURNAL_INT_MAX ? JOURNAL_INT_MAX : v < -JOURNAL_INT_MAX ? -JOURNAL_INT_MAX : v;
 }
 
 static void set_str(char **dst, const char *s)
@@ -157,19 +165,22 @@ static void apply_event(struct gdn_loop_state *st, const char *ev, json_t *o)
 			st->open_agent = true;
 	} else if (!strcmp(ev, "agent_pid")) {
 		if (it == st->open_iter) {
-			st->agent_pgid = (long)int_of(o, "pgid");
+			long long pg = int_of(o, "pgid");
+
+			st->agent_pgid =
+			    pg > 0 && pg <= INT_MAX ? (long)pg : 0; /* a pid_t, or none */
 			st->agent_started = int_of(o, "started");
 		}
 	} else if (!strcmp(ev, "agent_end")) {
 		st->agent_pgid = 0;
-		st->agent_ms += int_of(o, "duration_ms");
+		st->agent_ms = gdn_add_sat_i64(st->agent_ms, int_of(o, "duration_ms"));
 	} else if (!strcmp(ev, "decision")) {
 		if (it == st->open_iter)
 			st->open_decided = true;
 		if (it > st->last_done)
 			st->last_done = it;
 		st->iterations_run++;
-		st->commits += (long)int_of(o, "commits");
+		st->commits = (long)gdn_add_sat_i64(st->commits, int_of(o, "commits"));
 		st->failures = (long)int_of(o, "failures");
 		st->consecutive = (long)int_of(o, "consecutive");
 		kind = str_of(o, "failure");

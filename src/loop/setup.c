@@ -9,6 +9,7 @@
 #include "gdnctl/loop_setup.h"
 #include "gdnctl/config.h"
 #include "gdnctl/enumtab.h"
+#include "gdnctl/file.h"
 #include "gdnctl/marin.h"
 #include "gdnctl/opt.h"
 #include "gdnctl/xalloc.h"
@@ -342,15 +343,7 @@ static int make_log_dir(struct gdn_loop_setup *s)
 	char *log_dir = s->log_dir;
 	struct stat st;
 
-	if (mkdir(log_dir, 0755) && errno == ENOENT) {
-		for (char *p = strchr(log_dir + 1, '/'); p; p = strchr(p + 1, '/')) {
-			*p = '\0';
-			mkdir(log_dir, 0755);
-			*p = '/';
-		}
-		mkdir(log_dir, 0755);
-	}
-	if (stat(log_dir, &st) || !S_ISDIR(st.st_mode))
+	if (gdn_mkdir_p(log_dir, 0755, NULL) || stat(log_dir, &st) || !S_ISDIR(st.st_mode))
 		return fail(s, GDN_SETUP_ERROR, GDN_EFAILED, "cannot create log directory '%s': %s",
 			    log_dir, strerror(errno));
 	return 0;

@@ -27,7 +27,6 @@
 #include "gdnctl/xalloc.h"
 
 #define BAD_CLUSTER_TEXT "No cluster config found for region"
-#define NAP_MS		 100
 
 /* ---- discovery ---- */
 
@@ -467,16 +466,6 @@ static int try_dev(struct phase *p, struct gdn_err *err)
 	return ret;
 }
 
-static int nap(long ms)
-{
-	for (int64_t end = gdn_now_ms() + ms; gdn_now_ms() < end;) {
-		if (gdn_proc_interrupted())
-			return GDN_EINTR;
-		usleep(NAP_MS * 1000);
-	}
-	return gdn_proc_interrupted() ? GDN_EINTR : 0;
-}
-
 /* One pass. 0 (p->rc: 0 passed), GDN_EINTR or an error. *none: no target was left. */
 static int one_pass(struct phase *p, bool *none, struct gdn_err *err)
 {
@@ -587,7 +576,7 @@ int gdn_targets_run(struct gdn_targets *t, const struct gdn_loop_iter *it, const
 			gdn_loop_reportf(it, GDN_LOOP_NOTE,
 					 "validation %s failed; waiting %lds before retry.", phase,
 					 (t->retry_sleep_ms + 999) / 1000);
-			ret = nap(t->retry_sleep_ms);
+			ret = gdn_sleep_interruptible(t->retry_sleep_ms);
 			if (ret) {
 				gdn_err_set(err, GDN_EINTR, "interrupted during validation %s",
 					    phase);

@@ -190,8 +190,8 @@ static void apply_head(struct gdn_report_iter *it, json_t *o)
 /* Apply one event of the selected run. */
 static void apply_event(struct gdn_report *r, const char *ev, json_t *o)
 {
-	json_t *jit = json_object_get(o, "iteration");
-	long n = json_is_integer(jit) ? (long)json_integer_value(jit) : -1;
+	json_t *iteration = json_object_get(o, "iteration");
+	long n = json_is_integer(iteration) ? (long)json_integer_value(iteration) : -1;
 	struct gdn_report_iter *it = NULL;
 	const char *s;
 
@@ -216,10 +216,13 @@ static void apply_event(struct gdn_report *r, const char *ev, json_t *o)
 		r->exit_code = (int)json_integer_value(json_object_get(o, "exit_code"));
 		return;
 	}
+	/* sums of untrusted figures saturate: a journal's INT64_MAX never wraps round */
 	if (!strcmp(ev, "agent_end"))
-		r->totals.agent_ms += count_of(o, "duration_ms");
+		r->totals.agent_ms =
+		    gdn_add_sat_i64(r->totals.agent_ms, count_of(o, "duration_ms"));
 	if (!strcmp(ev, "validation"))
-		r->totals.validation_ms += count_of(o, "duration_ms");
+		r->totals.validation_ms =
+		    gdn_add_sat_i64(r->totals.validation_ms, count_of(o, "duration_ms"));
 	if (n < 0 || n > 100000000L)
 		return;
 	if (!strcmp(ev, "iteration_start")) {
@@ -234,11 +237,11 @@ static void apply_event(struct gdn_report *r, const char *ev, json_t *o)
 	if (!it)
 		return;
 	if (!strcmp(ev, "agent_end")) {
-		it->agent_ms += count_of(o, "duration_ms");
+		it->agent_ms = gdn_add_sat_i64(it->agent_ms, count_of(o, "duration_ms"));
 	} else if (!strcmp(ev, "head")) {
 		apply_head(it, o);
 	} else if (!strcmp(ev, "validation")) {
-		it->validation_ms += count_of(o, "duration_ms");
+		it->validation_ms = gdn_add_sat_i64(it->validation_ms, count_of(o, "duration_ms"));
 		s = str_of(o, "state");
 		it->validation_failed = !s || strcmp(s, "succeeded");
 	} else if (!strcmp(ev, "revert")) {
@@ -246,7 +249,8 @@ static void apply_event(struct gdn_report *r, const char *ev, json_t *o)
 		if (!it->reverted)
 			it->seen_error = true;
 		if (it->reverted)
-			r->totals.commits_reverted += (long)count_of(o, "commits");
+			r->totals.commits_reverted = (long)gdn_add_sat_i64(
+			    r->totals.commits_reverted, count_of(o, "commits"));
 		if ((s = str_of(o, "discarded_ref")))
 			set_str(&it->discarded_ref, s);
 		if ((s = str_of(o, "reason"))) {
@@ -349,7 +353,7 @@ static void finalize(struct gdn_report *r)
 		it->champion_after = cur;
 		if (it->iteration > 0 && it->seen_decision)
 			r->totals.iterations++;
-		r->totals.commits_kept += it->kept;
+		r->totals.commits_kept = (long)gdn_add_sat_i64(r->totals.commits_kept, it->kept);
 		if (it->outcome == GDN_REPORT_PROMOTED)
 			r->totals.promoted++;
 		if (it->iteration > 0 && it->seen_decision && it->failure)

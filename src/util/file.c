@@ -4,6 +4,7 @@
 #include "gdnctl/err.h"
 #include "gdnctl/file.h"
 #include "gdnctl/sbuf.h"
+#include "gdnctl/xalloc.h"
 
 int gdn_write_all(int fd, const void *buf, size_t len)
 {
@@ -69,4 +70,43 @@ out:
 	sbuf_release(&tmp);
 	sbuf_release(&dir);
 	return ret;
+}
+
+/* mkdir(2) each directory of `path` from the top down; the last component too unless parents_only.
+ */
+static int make_dirs(const char *path, mode_t mode, bool parents_only, struct gdn_err *err)
+{
+	char *dir = xstrdup(path);
+	int ret = 0, saved = 0;
+
+	for (char *p = dir + (*dir ? 1 : 0); *dir && !ret; p++) {
+		bool last = !*p;
+
+		if (!last && *p != '/')
+			continue;
+		if (last && parents_only)
+			break;
+		*p = '\0';
+		if (mkdir(dir, mode) && errno != EEXIST) {
+			saved = errno;
+			ret = gdn_err_errno(err, GDN_EIO, "cannot create directory '%s'", dir);
+		}
+		if (last)
+			break;
+		*p = '/';
+	}
+	free(dir);
+	if (ret)
+		errno = saved;
+	return ret;
+}
+
+int gdn_mkdir_p(const char *dir, mode_t mode, struct gdn_err *err)
+{
+	return make_dirs(dir, mode, false, err);
+}
+
+int gdn_mkdir_parents(const char *path, mode_t mode, struct gdn_err *err)
+{
+	return make_dirs(path, mode, true, err);
 }

@@ -42,15 +42,3 @@ void gdn_json_dump(struct sbuf *out, const json_t *doc)
 			   JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
 	sbuf_addch(out, '\n');
 }
-
-int gdn_json_print(json_t *doc)
-{
-	struct sbuf sb = SBUF_INIT;
-	int ret;
-
-	gdn_json_dump(&sb, doc);
-	json_decref(doc);
-	ret = fwrite(sb.buf, 1, sb.len, stdout) == sb.len ? 0 : -1;
-	sbuf_release(&sb);
-	return ret;
-}

@@ -64,34 +64,23 @@ expect_call() {
 
 # Wait up to $2 seconds (default 10) for file $1 to appear.
 wait_for_file() {
-	local i
-	for ((i = 0; i < ${2:-10} * 20; i++)); do
-		[ -e "$1" ] && return 0
-		sleep 0.05
-	done
+	test_wait_until "${2:-10}" test -e "$1" && return 0
 	echo "wait_for_file: $1 did not appear" >&2
 	return 1
 }
 
-# Wait up to $2 seconds (default 10) for a line matching $1 in file $3.
+# Wait up to $3 seconds (default 10) for a line matching $1 in file $2.
 wait_for_line() {
-	local i
-	for ((i = 0; i < ${3:-10} * 20; i++)); do
-		grep -q -- "$1" "$2" 2>/dev/null && return 0
-		sleep 0.05
-	done
+	test_wait_until "${3:-10}" grep -q -- "$1" "$2" 2>/dev/null && return 0
 	echo "wait_for_line: no '$1' in $2" >&2
 	[ -f "$2" ] && sed 's/^/|  /' "$2" >&2
 	return 1
 }
 
 # Whether process $1 is gone (waiting up to $2 seconds, default 10).
+_gone() { ! kill -0 "$1" 2>/dev/null; }
 wait_gone() {
-	local i
-	for ((i = 0; i < ${2:-10} * 20; i++)); do
-		kill -0 "$1" 2>/dev/null || return 0
-		sleep 0.05
-	done
+	test_wait_until "${2:-10}" _gone "$1" && return 0
 	echo "wait_gone: process $1 is still there" >&2
 	return 1
 }

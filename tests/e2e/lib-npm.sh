@@ -54,10 +54,6 @@ start_model_server() {
 	python3 "$GDNCTL_SOURCE_DIR/tests/e2e/$script" --port-file "$port_file" \
 		--log "$TRASH/$name.jsonl" "$@" >"$TRASH/$name.server.log" 2>&1 &
 	test_atexit "kill $!"
-	for _ in $(seq 100); do
-		[ -s "$port_file" ] && break
-		sleep 0.1
-	done
-	[ -s "$port_file" ] || give_up "the $script server did not start: $(cat "$TRASH/$name.server.log")"
+	test_wait_for_file "$port_file" || give_up "the $script server did not start: $(cat "$TRASH/$name.server.log")"
 	PORT=$(cat "$port_file")
 }

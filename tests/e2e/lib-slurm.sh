@@ -17,28 +17,6 @@
 
 SLURM_DIR=$TRASH/slurm
 
-# Whether process $1 still runs (a zombie that init has not reaped yet does not).
-_proc_alive() {
-	local s
-	s=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
-	case $s in Z*) return 1 ;; esac
-	return 0
-}
-
-# Stop the process whose pid is in file $1: TERM, then KILL after 5 s.
-_slurm_kill_pidfile() {
-	local pid i
-	[ -s "$1" ] || return 0
-	pid=$(cat "$1")
-	kill -TERM "$pid" 2>/dev/null || return 0
-	for ((i = 0; i < 50; i++)); do
-		_proc_alive "$pid" || return 0
-		sleep 0.1
-	done
-	kill -KILL "$pid" 2>/dev/null
-	return 0
-}
-
 # Cancel our jobs and kill what is left of their steps on this node.
 _slurm_stop_jobs() {
 	local pids p
@@ -52,26 +30,15 @@ _slurm_stop_jobs() {
 }
 
 _slurm_fail() {
-	local f
-	echo "Bail out! $*"
-	for f in "$SLURM_DIR"/munge/log "$SLURM_DIR"/slurmctld.log "$SLURM_DIR"/slurmd.log; do
-		[ -s "$f" ] && { echo "# --- $f"; tail -n 30 "$f" | sed 's/^/# /'; }
-	done
-	exit 1
+	test_bail_out "$*" "$SLURM_DIR"/munge/log "$SLURM_DIR"/slurmctld.log "$SLURM_DIR"/slurmd.log
 }
 
+_slurm_idle() { sinfo -h -o %t 2>/dev/null | grep -qx idle; }
+
 slurm_start() {
-	local p missing= host ctld_port d_port i
-	for p in munged slurmctld slurmd sbatch squeue sacct scontrol scancel sinfo; do
-		command -v "$p" >/dev/null 2>&1 || missing="$missing $p"
-	done
-	if [ -n "$missing" ]; then
-		if [ "${CI:-}" = true ]; then
-			echo "Bail out! Slurm or munge is not installed (missing:$missing)"
-			exit 1
-		fi
-		skip_all "Slurm or munge is not installed (missing:$missing; bash .ci/setup test installs them)"
-	fi
+	local host ctld_port d_port
+	test_need_programs "Slurm or munge" "bash .ci/setup test installs them" \
+		munged slurmctld slurmd sbatch squeue sacct scontrol scancel sinfo
 	if [ "$(id -u)" -ne 0 ]; then
 		[ "${CI:-}" = true ] && { echo "Bail out! the private Slurm cluster needs root"; exit 1; }
 		skip_all "the private Slurm cluster needs root (SlurmUser=root)"
@@ -81,11 +48,10 @@ slurm_start() {
 		chmod 700 "$SLURM_DIR/munge" || _slurm_fail "cannot create $SLURM_DIR"
 	head -c 1024 /dev/urandom >"$SLURM_DIR/munge/key" && chmod 400 "$SLURM_DIR/munge/key" ||
 		_slurm_fail "cannot write the munge key"
-	test_atexit "_slurm_kill_pidfile '$SLURM_DIR/munge/pid'"
-	munged --key-file="$SLURM_DIR/munge/key" --socket="$SLURM_DIR/munge/sock" \
+	test_start_daemon _slurm_fail munged "$SLURM_DIR/munge/pid" \
+		munged --key-file="$SLURM_DIR/munge/key" --socket="$SLURM_DIR/munge/sock" \
 		--pid-file="$SLURM_DIR/munge/pid" --log-file="$SLURM_DIR/munge/log" \
-		--seed-file="$SLURM_DIR/munge/seed" --force >"$SLURM_DIR/munge/out" 2>&1 ||
-		_slurm_fail "munged did not start: $(cat "$SLURM_DIR/munge/out")"
+		--seed-file="$SLURM_DIR/munge/seed" --force
 
 	host=$(hostname -s)
 	ctld_port=$(test_free_port)
@@ -126,19 +92,12 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
 	export SLURM_CONF=$SLURM_DIR/slurm.conf
 
-	test_atexit "_slurm_kill_pidfile '$SLURM_DIR/slurmctld.pid'"
-	test_atexit "_slurm_kill_pidfile '$SLURM_DIR/slurmd.pid'"
-	test_atexit "_slurm_stop_jobs"
-	slurmctld -c >"$SLURM_DIR/slurmctld.out" 2>&1 ||
-		_slurm_fail "slurmctld did not start: $(cat "$SLURM_DIR/slurmctld.out")"
-	slurmd -c >"$SLURM_DIR/slurmd.out" 2>&1 ||
-		_slurm_fail "slurmd did not start: $(cat "$SLURM_DIR/slurmd.out")"
-	for ((i = 0; i < 150; i++)); do
-		if sinfo -h -o %t 2>/dev/null | grep -qx idle; then
-			say "slurm: cluster gdntest up (slurmctld port $ctld_port, slurmd port $d_port)"
-			return 0
-		fi
-		sleep 0.2
-	done
+	test_start_daemon _slurm_fail slurmctld "$SLURM_DIR/slurmctld.pid" slurmctld -c
+	test_start_daemon _slurm_fail slurmd "$SLURM_DIR/slurmd.pid" slurmd -c
+	test_atexit "_slurm_stop_jobs" # runs first: jobs, then slurmd, slurmctld, munged
+	if test_wait_until 30 _slurm_idle; then
+		say "slurm: cluster gdntest up (slurmctld port $ctld_port, slurmd port $d_port)"
+		return 0
+	fi
 	_slurm_fail "the Slurm node did not become idle within 30 s: $(sinfo 2>&1)"
 }

@@ -17,46 +17,11 @@
 
 SSHD_DIR=$TRASH/sshd
 
-# Whether process $1 still runs (a zombie that init has not reaped yet does not).
-_proc_alive() {
-	local s
-	s=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
-	case $s in Z*) return 1 ;; esac
-	return 0
-}
-
-_sshd_fail() {
-	echo "Bail out! $*"
-	[ -s "$SSHD_DIR/log" ] && sed 's/^/# /' "$SSHD_DIR/log" | tail -n 30
-	exit 1
-}
-
-_sshd_stop() {
-	local pid i
-	[ -s "$SSHD_DIR/pid" ] || return 0
-	pid=$(cat "$SSHD_DIR/pid")
-	kill -TERM "$pid" 2>/dev/null || return 0
-	for ((i = 0; i < 50; i++)); do
-		_proc_alive "$pid" || return 0
-		sleep 0.1
-	done
-	kill -KILL "$pid" 2>/dev/null
-	return 0
-}
+_sshd_fail() { test_bail_out "$*" "$SSHD_DIR/log"; }
 
 sshd_start() {
-	local sshd=/usr/sbin/sshd p missing= i
-	[ -x "$sshd" ] || missing=" sshd"
-	for p in ssh ssh-keygen; do
-		command -v "$p" >/dev/null 2>&1 || missing="$missing $p"
-	done
-	if [ -n "$missing" ]; then
-		if [ "${CI:-}" = true ]; then
-			echo "Bail out! OpenSSH is not installed (missing:$missing)"
-			exit 1
-		fi
-		skip_all "OpenSSH is not installed (missing:$missing; bash .ci/setup test installs it)"
-	fi
+	local sshd=/usr/sbin/sshd
+	test_need_programs OpenSSH "bash .ci/setup test installs it" "$sshd" ssh ssh-keygen
 	mkdir -p "$SSHD_DIR" && chmod 700 "$SSHD_DIR" || _sshd_fail "cannot create $SSHD_DIR"
 	# the privilege separation directory sshd insists on
 	[ -d /run/sshd ] || mkdir -p /run/sshd 2>/dev/null ||
@@ -83,16 +48,12 @@ UsePAM no
 PrintMotd no
 Subsystem sftp internal-sftp
 EOF
-	test_atexit "_sshd_stop"
-	"$sshd" -f "$SSHD_DIR/sshd_config" -E "$SSHD_DIR/log" ||
-		_sshd_fail "sshd did not start (exit $?)"
-	for ((i = 0; i < 100; i++)); do
-		if sshd_ssh true 2>/dev/null; then
-			say "sshd: listening on 127.0.0.1:$SSHD_PORT (pid $(cat "$SSHD_DIR/pid"))"
-			return 0
-		fi
-		sleep 0.1
-	done
+	test_start_daemon _sshd_fail sshd "$SSHD_DIR/pid" \
+		"$sshd" -f "$SSHD_DIR/sshd_config" -E "$SSHD_DIR/log"
+	if test_wait_until 10 sshd_ssh true 2>/dev/null; then
+		say "sshd: listening on 127.0.0.1:$SSHD_PORT (pid $(cat "$SSHD_DIR/pid"))"
+		return 0
+	fi
 	_sshd_fail "cannot log in to the test sshd on port $SSHD_PORT: $(sshd_ssh true 2>&1)"
 }
 

@@ -162,6 +162,24 @@ test_free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
+# Run CMD... every 0.05 s until it succeeds, for about SECS seconds (a
+# whole number): test_wait_until SECS CMD... Returns 1 when it never did.
+test_wait_until() {
+	local i n=$(($1 * 20))
+	shift
+	for ((i = 0; i < n; i++)); do
+		"$@" && return 0
+		sleep 0.05
+	done
+	"$@"
+}
+
+# Wait up to SECS seconds (default 10) for FILE to exist and not be empty
+# (a server's port file): test_wait_for_file FILE [SECS].
+test_wait_for_file() {
+	test_wait_until "${2:-10}" test -s "$1"
+}
+
 # Start the loopback test server (tests/e2e/hubserver.py serve ARGS...,
 # with --ports $TRASH/ports and --log $TRASH/requests.log), killed at exit;
 # wait for its ports file and source it (HUB_PORT, ...). Skips the whole
@@ -170,9 +188,71 @@ test_start_hubserver() {
 	python3 "$GDNCTL_SOURCE_DIR/tests/e2e/hubserver.py" serve --ports "$TRASH/ports" \
 		--log "$TRASH/requests.log" "$@" >"$TRASH/server.out" 2>&1 &
 	test_atexit "kill $!"
-	for _ in $(seq 200); do [ -f "$TRASH/ports" ] && break; sleep 0.05; done
-	[ -f "$TRASH/ports" ] || { cat "$TRASH/server.out"; skip_all "the test server did not start"; }
+	test_wait_for_file "$TRASH/ports" ||
+		{ cat "$TRASH/server.out"; skip_all "the test server did not start"; }
 	. "$TRASH/ports"
+}
+
+# ---- daemons (sshd, Slurm): lib-sshd.sh, lib-slurm.sh ----
+
+# Whether process $1 still runs (a zombie that init has not reaped yet does not).
+test_proc_alive() {
+	local s
+	s=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
+	case $s in Z*) return 1 ;; esac
+	return 0
+}
+
+# Stop the process whose pid is in FILE: TERM, then KILL after 5 s.
+test_stop_pidfile() {
+	local pid
+	[ -s "$1" ] || return 0
+	pid=$(cat "$1")
+	kill -TERM "$pid" 2>/dev/null || return 0
+	test_wait_until 5 test_proc_gone "$pid" || kill -KILL "$pid" 2>/dev/null
+	return 0
+}
+test_proc_gone() { ! test_proc_alive "$1"; }
+
+# Fail the whole script: "Bail out! MSG", then the tail of each LOG that is
+# not empty: test_bail_out MSG [LOG...].
+test_bail_out() {
+	local f
+	echo "Bail out! $1"
+	shift
+	for f; do
+		[ -s "$f" ] && { echo "# --- $f"; tail -n 30 "$f" | sed 's/^/# /'; }
+	done
+	exit 1
+}
+
+# Unless every PROG is installed (a path, or a name looked up in PATH),
+# skip the script, or fail it in CI ($CI = true): test_need_programs WHAT
+# HINT PROG..., messages "WHAT is not installed (missing: ...; HINT)".
+test_need_programs() {
+	local what=$1 hint=$2 p missing=
+	shift 2
+	for p; do
+		case $p in
+		/*) [ -x "$p" ] ;;
+		*) command -v "$p" >/dev/null 2>&1 ;;
+		esac || missing="$missing ${p##*/}"
+	done
+	[ -z "$missing" ] && return 0
+	[ "${CI:-}" = true ] && test_bail_out "$what is not installed (missing:$missing)"
+	skip_all "$what is not installed (missing:$missing; $hint)"
+}
+
+# Start a daemon: test_start_daemon FAIL NAME PIDFILE CMD... runs CMD (which
+# forks and writes PIDFILE), output in NAME.out beside PIDFILE; the daemon
+# is stopped by that pid at exit. When CMD fails, FAIL (a function) is
+# called with "NAME did not start (exit N): OUTPUT".
+test_start_daemon() {
+	local fail=$1 name=$2 pidfile=$3 out
+	shift 3
+	out=$(dirname "$pidfile")/$name.out
+	test_atexit "test_stop_pidfile '$pidfile'"
+	"$@" >"$out" 2>&1 || "$fail" "$name did not start (exit $?): $(cat "$out")"
 }
 
 test_done() {

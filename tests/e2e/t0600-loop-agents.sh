@@ -256,7 +256,7 @@ test_expect_success 'conflict with --stash-restore-policy fail: iteration error,
 	test_grep ! "codex iteration 2/2" out
 '
 
-test_expect_success 'a failing restore does not turn an exit into "continue" (original bug 12)' '
+test_expect_success 'a failing restore does not turn an exit into "continue" (a bug of the original)' '
 	new_repo dirty &&
 	test_must_fail =3 run_loop edit-uncommitted --iterations 3 --dirty-policy stash \
 		--stash-restore-policy fail --iteration-error-policy continue >out 2>err &&

@@ -32,10 +32,7 @@ while True:
 ' >"$TRASH/mute.port" &
 MUTE_PID=$!
 test_atexit "kill $MUTE_PID"
-for ((i = 0; i < 50; i++)); do
-	[ -s "$TRASH/mute.port" ] && break
-	sleep 0.1
-done
+test_wait_for_file "$TRASH/mute.port"
 MUTE_PORT=$(cat "$TRASH/mute.port")
 
 {

@@ -17,6 +17,7 @@
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
 #include "gdnctl/xalloc.h"
+#include "testlib.h"
 #include "../../src/loop/agent_impl.h"
 
 /* ---- helpers ---- */
@@ -38,22 +39,12 @@ static const char *tmpdir_sysbin(void)
 	return buf;
 }
 
-static void write_file(const char *path, const char *text, mode_t mode)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	assert_int_equal(close(fd), 0);
-	assert_int_equal(chmod(path, mode), 0);
-}
-
 static char *script(const char *name, const char *body)
 {
 	char *path = path_in(name);
 	char *text = xstrfmt("#!/bin/sh\n%s", body);
 
-	write_file(path, text, 0755);
+	unit_write_file(NULL, path, text, 0755);
 	free(text);
 	return path;
 }
@@ -842,7 +833,7 @@ static void codex_fake_run(void **state)
 
 	(void)state;
 	req.payload = &shown;
-	write_file(lm, "stale message from an earlier attempt\n", 0644);
+	unit_write_file(NULL, lm, "stale message from an earlier attempt\n", 0644);
 	open_agent(&o, &a, &warn);
 	assert_int_equal(warn.nr, 0);
 	assert_string_equal(gdn_agent_bin(a), bin);
@@ -1140,7 +1131,7 @@ static void command_fake_run(void **state)
 
 	(void)state;
 	req.payload = &shown;
-	write_file(pf, "the prompt\n", 0644);
+	unit_write_file(NULL, pf, "the prompt\n", 0644);
 	open_agent(&o, &a, &warn);
 	assert_string_equal(gdn_agent_bin(a), prog);
 	assert_int_equal(gdn_agent_run(a, &req, &res, &err), 0);

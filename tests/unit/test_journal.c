@@ -192,6 +192,41 @@ static void test_last_run_wins_and_resume(void **unused)
 	gdn_loop_state_release(&st);
 }
 
+/* Untrusted figures: sums saturate, counts are clamped, a pgid that is no pid_t is none. */
+static void test_huge_figures(void **unused)
+{
+	struct gdn_loop_state st = GDN_LOOP_STATE_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	const char *j = R("run_start", ",\"iterations\":9223372036854775807")
+	    R("iteration_start", ",\"iteration\":9223372036854775807")
+		R("agent_pid", ",\"iteration\":9223372036854775807,\"pgid\":4294967301")
+		    R("agent_end", ",\"iteration\":1,\"duration_ms\":9223372036854775807")
+			R("agent_end", ",\"iteration\":1,\"duration_ms\":9223372036854775807")
+			    R("decision", ",\"iteration\":9223372036854775807,\"commits\":"
+					  "9223372036854775807")
+				R("decision", ",\"iteration\":3,\"commits\":9223372036854775807,"
+					      "\"failures\":9223372036854775807,"
+					      "\"consecutive\":-9223372036854775807");
+
+	(void)unused;
+	assert_int_equal(parse(j, &st, &err), 0);
+	assert_true(st.agent_ms == INT64_MAX);
+	assert_true(st.commits == LONG_MAX);
+	assert_true(st.iterations == (long)1 << 62);
+	assert_true(st.last_done == (long)1 << 62);
+	assert_true(st.failures == (long)1 << 62);
+	assert_true(st.consecutive == -((long)1 << 62));
+	assert_int_equal(st.agent_pgid, 0);
+	gdn_loop_state_release(&st);
+	assert_int_equal(parse(R("run_start", "") R("iteration_start", ",\"iteration\":2")
+				   R("agent_pid", ",\"iteration\":2,\"pgid\":4321,\"started\":7"),
+			       &st, &err),
+			 0);
+	assert_int_equal(st.agent_pgid, 4321);
+	assert_int_equal(st.agent_started, 7);
+	gdn_loop_state_release(&st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -200,6 +235,7 @@ int main(void)
 	    cmocka_unit_test(test_stash_lifecycle),
 	    cmocka_unit_test(test_torn_and_malformed_lines),
 	    cmocka_unit_test(test_last_run_wins_and_resume),
+	    cmocka_unit_test(test_huge_figures),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

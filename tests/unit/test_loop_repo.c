@@ -12,6 +12,7 @@
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
 #include "gdnctl/xalloc.h"
+#include "testlib.h"
 
 static char dir[] = "/tmp/gdnctl-test-loop-repo-XXXXXX";
 
@@ -44,17 +45,6 @@ static char *git(const char *a, const char *b, const char *c, const char *d, con
 	return sh(argv);
 }
 
-static void write_file(const char *name, const char *text)
-{
-	char *path = xstrfmt("%s/%s", dir, name);
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-	free(path);
-}
-
 static void remove_file(const char *name)
 {
 	char *path = xstrfmt("%s/%s", dir, name);
@@ -68,7 +58,7 @@ static int setup(void **state)
 	(void)state;
 	assert_non_null(mkdtemp(dir));
 	free(git("init", "-q", "-b", "main", NULL));
-	write_file("a.txt", "one\n");
+	unit_write_file(dir, "a.txt", "one\n", 0644);
 	free(git("add", "a.txt", NULL, NULL, NULL));
 	free(git("commit", "-qm", "one", NULL, NULL));
 	return 0;
@@ -100,14 +90,14 @@ static void test_head_dirty_descendant_count(void **unused)
 	free(branch);
 	assert_int_equal(gdn_repo_dirty(dir, &dirty, &err), 0);
 	assert_false(dirty);
-	write_file("untracked.txt", "u\n");
+	unit_write_file(dir, "untracked.txt", "u\n", 0644);
 	assert_int_equal(gdn_repo_dirty(dir, &dirty, &err), 0);
 	assert_true(dirty);
 	remove_file("untracked.txt");
 
-	write_file("a.txt", "two\n");
+	unit_write_file(dir, "a.txt", "two\n", 0644);
 	free(git("commit", "-qam", "two", NULL, NULL));
-	write_file("a.txt", "three\n");
+	unit_write_file(dir, "a.txt", "three\n", 0644);
 	free(git("commit", "-qam", "three", NULL, NULL));
 	second = git("rev-parse", "HEAD~1", NULL, NULL, NULL);
 	third = git("rev-parse", "HEAD", NULL, NULL, NULL);
@@ -145,11 +135,11 @@ static void test_stash_find_and_in_tree(void **unused)
 	(void)unused;
 	assert_int_equal(gdn_repo_stash_find(dir, "abc", "x", &index, &found, &err), 0);
 	assert_int_equal(index, -1);
-	write_file("a.txt", "user change\n");
-	write_file("note.txt", "note\n");
+	unit_write_file(dir, "a.txt", "user change\n", 0644);
+	unit_write_file(dir, "note.txt", "note\n", 0644);
 	free(git("stash", "push", "-u", "-m", "gdnctl-loop: r iteration 1"));
 	ours = git("rev-parse", "stash@{0}", NULL, NULL, NULL);
-	write_file("b.txt", "agent\n");
+	unit_write_file(dir, "b.txt", "agent\n", 0644);
 	free(git("stash", "push", "-u", "-m", "gdnctl-loop: r iteration 11"));
 	theirs = git("rev-parse", "stash@{0}", NULL, NULL, NULL);
 

@@ -13,6 +13,7 @@
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
 #include "gdnctl/xalloc.h"
+#include "testlib.h"
 
 /* The v3 REMOTE_TEST_CMD for --tests both, quoted from the reference. */
 static const char remote_test_both[] =
@@ -341,15 +342,6 @@ static void expect_prefix(const char *cluster, const char *root, const char *wan
 	free(got);
 }
 
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 /* 1.3.7: the three tested cases, without and with infra/marin-*.yaml files. */
 static void marin_prefix_default(void **state)
 {
@@ -368,19 +360,22 @@ static void marin_prefix_default(void **state)
 	assert_int_equal(mkdir(infra, 0700), 0);
 	/* a generated config names its bucket; the file beats the built-in table */
 	path = xstrfmt("%s/marin-us-east5-a.yaml", infra);
-	write_file(path, "setup_commands:\n"
-			 "  - echo 'export MARIN_PREFIX=\"gs://marin-us-east5\"' >> $HOME/.bashrc\n"
-			 "  - echo 'export BUCKET=\"my-east5-bucket\"' >> $HOME/.bashrc\n");
+	unit_write_file(NULL, path,
+			"setup_commands:\n"
+			"  - echo 'export MARIN_PREFIX=\"gs://marin-us-east5\"' >> $HOME/.bashrc\n"
+			"  - echo 'export BUCKET=\"my-east5-bucket\"' >> $HOME/.bashrc\n",
+			0644);
 	expect_prefix("us-east5-a", root, "gs://my-east5-bucket");
 	expect_prefix("marin-us-east5-a", root, "gs://my-east5-bucket");
 	unlink(path);
 	free(path);
 	/* found by region: us-west9 -> infra/marin-us-west9-b.yaml */
 	path = xstrfmt("%s/marin-us-west9-b.yaml", infra);
-	write_file(path, "  - echo 'export BUCKET=\"marin-us-west9\"' >> $HOME/.bashrc\n");
+	unit_write_file(NULL, path,
+			"  - echo 'export BUCKET=\"marin-us-west9\"' >> $HOME/.bashrc\n", 0644);
 	expect_prefix("us-west9", root, "gs://marin-us-west9");
 	/* without a BUCKET line: the stem */
-	write_file(path, "cluster_name: marin-us-west9-b\n");
+	unit_write_file(NULL, path, "cluster_name: marin-us-west9-b\n", 0644);
 	expect_prefix("us-west9", root, "gs://marin-us-west9-b");
 	unlink(path);
 	free(path);

@@ -266,7 +266,10 @@ static void test_policies_end_to_end(void **unused)
 		assert_int_equal(decide1(&c, &st, "reg", 3.0, &v), GDN_PERF_REGRESSION);
 		want = gdn_perf_action_for(GDN_PERF_REGRESSION, c.policy);
 		assert_memory_equal(&v.action, &want, sizeof(want));
-		/* missing metric: follows the policy, never aborts unless "fail" (bug 5) */
+		/*
+		 * missing metric: follows the policy, never aborts unless "fail"
+		 * (docs/compatibility.md, "Bugs of the original that gdnctl fixes")
+		 */
 		assert_int_equal(decide_v(&c, &st, "miss", NULL, 0, &v), GDN_PERF_UNSCORED);
 		assert_int_equal(v.action.stop, c.policy == GDN_PERF_FAIL);
 		assert_int_equal(v.action.revert, p < 2);

@@ -16,6 +16,7 @@
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
 #include "gdnctl/xalloc.h"
+#include "testlib.h"
 
 /* ---- helpers ---- */
 
@@ -88,16 +89,6 @@ static char *make_tmpdir(void)
 static char *path_in(const char *dir, const char *name)
 {
 	return xstrfmt("%s/%s", dir, name);
-}
-
-static void write_file(const char *path, const char *text, mode_t mode)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	assert_int_equal(close(fd), 0);
-	assert_int_equal(chmod(path, mode), 0);
 }
 
 static bool pid_gone(pid_t pid)
@@ -589,8 +580,8 @@ static void path_lookup_uses_child_env(void **state)
 	struct gdn_err err = GDN_ERR_INIT;
 	struct gdn_proc p;
 
-	write_file(fake, "#!/bin/sh\necho \"fake:$1\"\n", 0755);
-	write_file(plain, "echo \"no shebang:$1\"\n", 0755);
+	unit_write_file(NULL, fake, "#!/bin/sh\necho \"fake:$1\"\n", 0755);
+	unit_write_file(NULL, plain, "echo \"no shebang:$1\"\n", 0755);
 	path = xstrfmt("PATH=/nonexistent-gdn:%s:/usr/bin:/bin", dir);
 	env[0] = path;
 
@@ -662,7 +653,7 @@ static void not_executable(void **state)
 	struct gdn_proc p;
 	char *expect = xstrfmt("cannot run '%s': Permission denied", file);
 
-	write_file(file, "echo hi\n", 0644);
+	unit_write_file(NULL, file, "echo hi\n", 0644);
 	proc_for(&p, argv, NULL);
 	assert_int_equal(gdn_proc_run(&p, &err), GDN_EIO);
 	if (geteuid() != 0)

@@ -330,6 +330,56 @@ static void test_text_and_json(void **unused)
 	sbuf_release(&sb);
 }
 
+/* Figures near INT64_MAX from an untrusted journal saturate their sums, never wrap round. */
+#define MAX "9223372036854775807"
+static const char *const huge_lines[] = {
+    EV("h", "\"event\":\"run_start\",\"iterations\":2"),
+    EV("h", "\"event\":\"iteration_start\",\"iteration\":1"),
+    EV("h", "\"event\":\"agent_end\",\"iteration\":1,\"duration_ms\":" MAX),
+    EV("h", "\"event\":\"agent_end\",\"iteration\":1,\"duration_ms\":" MAX),
+    EV("h", "\"event\":\"validation\",\"iteration\":1,\"state\":\"ok\",\"duration_ms\":" MAX),
+    EV("h", "\"event\":\"validation\",\"iteration\":1,\"state\":\"ok\",\"duration_ms\":" MAX),
+    EV("h", "\"event\":\"revert\",\"iteration\":1,\"ok\":true,\"commits\":" MAX),
+    EV("h", "\"event\":\"revert\",\"iteration\":1,\"ok\":true,\"commits\":" MAX),
+    EV("h", "\"event\":\"decision\",\"iteration\":1,\"commits\":" MAX),
+    EV("h", "\"event\":\"iteration_start\",\"iteration\":2"),
+    EV("h", "\"event\":\"agent_end\",\"iteration\":2,\"duration_ms\":5"),
+    EV("h", "\"event\":\"decision\",\"iteration\":2,\"commits\":" MAX),
+};
+
+static void test_huge_figures_saturate(void **unused)
+{
+	struct sbuf j = SBUF_INIT;
+	struct gdn_report r;
+	struct gdn_err err = GDN_ERR_INIT;
+	struct sbuf sb = SBUF_INIT;
+	json_t *doc, *totals;
+
+	(void)unused;
+	for (size_t i = 0; i < ARRAY_SIZE(huge_lines); i++)
+		sbuf_addf(&j, "%s\n", huge_lines[i]);
+	gdn_report_init(&r);
+	assert_int_equal(gdn_report_load_journal(&r, j.buf, j.len, NULL, "j", &err), 0);
+	assert_int_equal(r.nr, 2);
+	assert_true(r.v[0].agent_ms == INT64_MAX);
+	assert_true(r.v[0].validation_ms == INT64_MAX);
+	assert_true(r.v[1].agent_ms == 5);
+	assert_true(r.totals.agent_ms == INT64_MAX);
+	assert_true(r.totals.validation_ms == INT64_MAX);
+	assert_true(r.totals.commits_reverted == LONG_MAX);
+	assert_true(r.totals.commits_kept == LONG_MAX);
+	doc = gdn_report_json(&r);
+	totals = json_object_get(doc, "totals");
+	assert_true(json_integer_value(json_object_get(totals, "agent_ms")) == INT64_MAX);
+	assert_true(json_integer_value(json_object_get(totals, "commits_kept")) == INT64_MAX);
+	json_decref(doc);
+	gdn_report_render_text(&r, &sb);
+	assert_non_null(strstr(sb.buf, "time in agent 9223372036854775.807 s"));
+	gdn_report_release(&r);
+	sbuf_release(&sb);
+	sbuf_release(&j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -338,6 +388,7 @@ int main(void)
 	    cmocka_unit_test(test_resume_and_direction),
 	    cmocka_unit_test(test_html_escapes_and_elements),
 	    cmocka_unit_test(test_text_and_json),
+	    cmocka_unit_test(test_huge_figures_saturate),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

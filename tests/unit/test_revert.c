@@ -9,6 +9,7 @@
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
 #include "gdnctl/xalloc.h"
+#include "testlib.h"
 
 struct fixture {
 	char dir[64];
@@ -27,19 +28,6 @@ static void rm_rf(const char *path)
 		_exit(127);
 	}
 	waitpid(pid, &st, 0);
-}
-
-static void write_file(struct fixture *f, const char *rel, const char *text)
-{
-	struct sbuf path = SBUF_INIT;
-	FILE *fp;
-
-	sbuf_addf(&path, "%s/%s", f->dir, rel);
-	fp = fopen(path.buf, "wb");
-	assert_non_null(fp);
-	fputs(text, fp);
-	fclose(fp);
-	sbuf_release(&path);
 }
 
 static char *read_file(struct fixture *f, const char *rel)
@@ -154,9 +142,9 @@ static int setup(void **state)
 	snprintf(f->dir, sizeof(f->dir), "/tmp/gdnctl-revert-XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
 	assert_int_equal(git_repository_init(&f->repo, f->dir, 0), 0);
-	write_file(f, "a.txt", "alpha\n");
-	write_file(f, "gone.txt", "to be deleted\n");
-	write_file(f, "log.md", "# Log\n\n### Iteration 1\n- Commit: 0123\n");
+	unit_write_file(f->dir, "a.txt", "alpha\n", 0644);
+	unit_write_file(f->dir, "gone.txt", "to be deleted\n", 0644);
+	unit_write_file(f->dir, "log.md", "# Log\n\n### Iteration 1\n- Commit: 0123\n", 0644);
 	commit_all(f, "seed", f->seed);
 	*state = f;
 	return 0;
@@ -184,7 +172,7 @@ static void reverts_one_commit(void **state)
 	git_oid id;
 	char *sha, *text, *kept;
 
-	write_file(f, "a.txt", "beta\n");
+	unit_write_file(f->dir, "a.txt", "beta\n", 0644);
 	commit_all(f, "iteration 7 change", new);
 	o.root = f->dir;
 	o.iteration = 7;
@@ -251,10 +239,10 @@ static void reverts_three_commits_as_one(void **state)
 	long count = 0;
 	char *sha, *text;
 
-	write_file(f, "a.txt", "one\n");
+	unit_write_file(f->dir, "a.txt", "one\n", 0644);
 	commit_all(f, "first", c1);
 	make_dir(f, "new");
-	write_file(f, "new/added.txt", "added\n");
+	unit_write_file(f->dir, "new/added.txt", "added\n", 0644);
 	commit_all(f, "second", c2);
 	unlink_file(f, "gone.txt");
 	commit_all(f, "third", c3);
@@ -317,7 +305,7 @@ static void discarded_ref_is_unique(void **state)
 		b = head(f);
 		memcpy(base, b, sizeof(base));
 		free(b);
-		write_file(f, "a.txt", i % 2 ? "odd\n" : "even\n");
+		unit_write_file(f->dir, "a.txt", i % 2 ? "odd\n" : "even\n", 0644);
 		commit_all(f, "attempt", c);
 		o.old_head = base;
 		o.new_head = c;
@@ -341,9 +329,9 @@ static void reset_mode(void **state)
 	git_oid id;
 	char *sha, *kept;
 
-	write_file(f, "a.txt", "one\n");
+	unit_write_file(f->dir, "a.txt", "one\n", 0644);
 	commit_all(f, "first", c1);
-	write_file(f, "a.txt", "two\n");
+	unit_write_file(f->dir, "a.txt", "two\n", 0644);
 	commit_all(f, "second", c2);
 	assert_int_equal(gdn_revert_mode_parse("reset", &o.mode, &err), 0);
 	assert_int_equal(gdn_revert_mode_parse("rebase", &o.mode, &err), GDN_EUSAGE);
@@ -396,9 +384,9 @@ static void refusals(void **state)
 	git_oid id;
 	char *sha;
 
-	write_file(f, "a.txt", "one\n");
+	unit_write_file(f->dir, "a.txt", "one\n", 0644);
 	commit_all(f, "first", c1);
-	write_file(f, "a.txt", "two\n");
+	unit_write_file(f->dir, "a.txt", "two\n", 0644);
 	commit_all(f, "second", c2);
 	o.root = f->dir;
 	o.iteration = 9;
@@ -406,12 +394,12 @@ static void refusals(void **state)
 	o.new_head = c2;
 
 	/* modified tracked file */
-	write_file(f, "a.txt", "dirty\n");
+	unit_write_file(f->dir, "a.txt", "dirty\n", 0644);
 	assert_int_equal(gdn_revert_iteration(&o, NULL, &err), GDN_EFAILED);
 	assert_non_null(strstr(err.msg, "uncommitted changes"));
-	write_file(f, "a.txt", "two\n");
+	unit_write_file(f->dir, "a.txt", "two\n", 0644);
 	/* untracked file */
-	write_file(f, "stray.txt", "x\n");
+	unit_write_file(f->dir, "stray.txt", "x\n", 0644);
 	assert_int_equal(gdn_revert_iteration(&o, NULL, &err), GDN_EFAILED);
 	assert_non_null(strstr(err.msg, "uncommitted changes"));
 	unlink_file(f, "stray.txt");
@@ -465,8 +453,8 @@ static void failure_leaves_tree_clean(void **state)
 	int fd;
 
 	make_dir(f, "new");
-	write_file(f, "new/added.txt", "added\n");
-	write_file(f, "a.txt", "one\n");
+	unit_write_file(f->dir, "new/added.txt", "added\n", 0644);
+	unit_write_file(f->dir, "a.txt", "one\n", 0644);
 	unlink_file(f, "gone.txt");
 	commit_all(f, "first", c1);
 	assert_int_equal(gdn_repo_head(f->dir, NULL, &branch, &err), 0);
@@ -510,7 +498,7 @@ static void detached_head(void **state)
 	char *branch = (char *)1, *sha;
 	git_oid id, t_old, t_head;
 
-	write_file(f, "a.txt", "one\n");
+	unit_write_file(f->dir, "a.txt", "one\n", 0644);
 	commit_all(f, "first", c1);
 	assert_int_equal(git_oid_fromstr(&id, c1), 0);
 	assert_int_equal(git_repository_set_head_detached(f->repo, &id), 0);
@@ -540,7 +528,7 @@ static void stamp_case(struct fixture *f, const char *before, const char *after_
 	git_commit *c = NULL;
 	git_oid id;
 
-	write_file(f, "log.md", before);
+	unit_write_file(f->dir, "log.md", before, 0644);
 	commit_all(f, "iteration with log", c1);
 	assert_int_equal(gdn_revert_stamp_log(f->dir, "log.md", c1, &stamped, &commit, &err), 0);
 	assert_true(stamped);
@@ -599,7 +587,7 @@ static void stamp_nothing_to_do(void **state)
 		char *commit = (char *)1, *sha, *text;
 		bool stamped = true;
 
-		write_file(f, "log.md", logs[i]);
+		unit_write_file(f->dir, "log.md", logs[i], 0644);
 		commit_all(f, "entry", c1);
 		assert_int_equal(
 		    gdn_revert_stamp_log(f->dir, "log.md", c1, &stamped, &commit, &err), 0);
@@ -628,7 +616,7 @@ static void stamp_absolute_path(void **state)
 	char c1[GIT_OID_HEXSZ + 1];
 	bool stamped = false;
 
-	write_file(f, "log.md", "### Iteration 1\n- Commit: (pending)\n");
+	unit_write_file(f->dir, "log.md", "### Iteration 1\n- Commit: (pending)\n", 0644);
 	commit_all(f, "entry", c1);
 	sbuf_addf(&path, "%s/log.md", f->dir);
 	assert_int_equal(gdn_revert_stamp_log(f->dir, path.buf, c1, &stamped, NULL, &err), 0);
@@ -649,7 +637,7 @@ static void logs_measurements(void **state)
 	char c1[GIT_OID_HEXSZ + 1];
 	char *commit = NULL, *text, *sha;
 
-	write_file(f, "log.md", "### Iteration 1\r\n- Commit: abc\r\n");
+	unit_write_file(f->dir, "log.md", "### Iteration 1\r\n- Commit: abc\r\n", 0644);
 	commit_all(f, "entry", c1);
 	assert_int_equal(gdn_revert_log_measurements(f->dir, "log.md", &m, &commit, &err), 0);
 	text = read_file(f, "log.md");
@@ -665,7 +653,7 @@ static void logs_measurements(void **state)
 	free(commit);
 
 	/* no baseline, no final newline */
-	write_file(f, "log.md", "### Iteration 2\n- Commit: abc");
+	unit_write_file(f->dir, "log.md", "### Iteration 2\n- Commit: abc", 0644);
 	commit_all(f, "entry", c1);
 	m.before = NAN;
 	m.lines = NULL;
@@ -677,7 +665,7 @@ static void logs_measurements(void **state)
 	assert_false(dirty(f));
 
 	/* no entry: nothing written */
-	write_file(f, "log.md", "# empty\n");
+	unit_write_file(f->dir, "log.md", "# empty\n", 0644);
 	commit_all(f, "entry", c1);
 	assert_int_equal(gdn_revert_log_measurements(f->dir, "log.md", &m, NULL, &err),
 			 GDN_ENOTFOUND);

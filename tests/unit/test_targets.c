@@ -15,6 +15,7 @@
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
 #include "gdnctl/xalloc.h"
+#include "testlib.h"
 
 static void test_slice_key(void **state)
 {
@@ -62,17 +63,6 @@ static void test_matches(void **state)
 	strvec_clear(&ex);
 }
 
-static void write_file(const char *dir, const char *name, const char *text)
-{
-	char *path = xstrfmt("%s/%s", dir, name);
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-	free(path);
-}
-
 static void test_discover(void **state)
 {
 	char tmpl[] = "/tmp/gdnctl-targets-XXXXXX";
@@ -89,13 +79,13 @@ static void test_discover(void **state)
 	infra = xstrfmt("%s/infra", root);
 	assert_int_equal(mkdir(infra, 0755), 0);
 	strvec_pushl(&ex, "vllm", "big-run", NULL);
-	write_file(infra, "marin-us-west4.yaml", "tpu_slice_v5p_8:\n");
-	write_file(infra, "marin-us-central2.yaml", "tpu_slice_v5p_8:\n");
-	write_file(infra, "marin-us-east5-vllm.yaml", "tpu_slice_v5p_8:\n");
-	write_file(infra, "marin-eu-west4.yaml", "tpu_slice_v6e_8:\n");
-	write_file(infra, "marin-.yaml", "tpu_slice_v5p_8:\n");
-	write_file(infra, "cluster-x.yaml", "tpu_slice_v5p_8:\n");
-	write_file(infra, "marin-us-east1.yml", "tpu_slice_v5p_8:\n");
+	unit_write_file(infra, "marin-us-west4.yaml", "tpu_slice_v5p_8:\n", 0644);
+	unit_write_file(infra, "marin-us-central2.yaml", "tpu_slice_v5p_8:\n", 0644);
+	unit_write_file(infra, "marin-us-east5-vllm.yaml", "tpu_slice_v5p_8:\n", 0644);
+	unit_write_file(infra, "marin-eu-west4.yaml", "tpu_slice_v6e_8:\n", 0644);
+	unit_write_file(infra, "marin-.yaml", "tpu_slice_v5p_8:\n", 0644);
+	unit_write_file(infra, "cluster-x.yaml", "tpu_slice_v5p_8:\n", 0644);
+	unit_write_file(infra, "marin-us-east1.yml", "tpu_slice_v5p_8:\n", 0644);
 	strvec_push(&out, "us-west4"); /* already there: not added again */
 	assert_int_equal(gdn_clusters_discover(root, &f, &out, &err), 0);
 	assert_int_equal(out.nr, 2);
@@ -336,7 +326,10 @@ static void test_hold(void **state)
 	assert_int_equal(fk.holds, 2);
 	assert_int_equal(rc, 3);	    /* the fallback ran (and failed) */
 	assert_int_equal(directives.nr, 2); /* the stale directive is kept, not duplicated */
-	/* bug 9: a re-acquired allocation is released at the end */
+	/*
+	 * a re-acquired allocation is released at the end (docs/compatibility.md,
+	 * "Bugs of the original that gdnctl fixes")
+	 */
 	fk.held = true;
 	assert_int_equal(gdn_hold_release(h, &err), 0);
 	assert_false(fk.held);

@@ -14,6 +14,7 @@
 #include "gdnctl/strvec.h"
 #include "gdnctl/trace.h"
 #include "gdnctl/xalloc.h"
+#include "testlib.h"
 
 static void dump_ps(struct sbuf *out, const char *name, gdn_ps v)
 {
@@ -105,19 +106,6 @@ static bool read_optional(const char *dir, const char *name, struct sbuf *sb)
 	return ok;
 }
 
-static void write_file(const char *dir, const char *name, const struct sbuf *sb)
-{
-	struct sbuf path = SBUF_INIT;
-	FILE *f;
-
-	sbuf_addf(&path, "%s/%s", dir, name);
-	f = fopen(path.buf, "w");
-	assert_non_null(f);
-	fwrite(sb->buf, 1, sb->len, f);
-	fclose(f);
-	sbuf_release(&path);
-}
-
 static void one_case(const char *dir, const char *name)
 {
 	struct sbuf in = SBUF_INIT, optsb = SBUF_INIT, want = SBUF_INIT, got = SBUF_INIT,
@@ -169,7 +157,7 @@ static void one_case(const char *dir, const char *name)
 		}
 	}
 	if (update) {
-		write_file(dir, first_ret ? "error" : "expected", &first);
+		unit_write_mem(dir, first_ret ? "error" : "expected", first.buf, first.len, 0644);
 	} else {
 		if (!!first_ret != is_error)
 			fail_msg("%s: %s", name,

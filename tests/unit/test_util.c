@@ -1,4 +1,4 @@
-/* Unit tests for sbuf, strvec and the error helpers. */
+/* Unit tests for sbuf, strvec, the error helpers, files and the clock. */
 #include "gdnctl/compat.h"
 #include <setjmp.h>
 #include <cmocka.h>
@@ -7,6 +7,7 @@
 #include "gdnctl/err.h"
 #include "gdnctl/exitcode.h"
 #include "gdnctl/file.h"
+#include "gdnctl/proc.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
 #include "gdnctl/xalloc.h"
@@ -256,15 +257,111 @@ static void write_file_atomic(void **state)
 	sbuf_release(&sb);
 }
 
+static bool is_dir(const char *path, mode_t mode)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISDIR(st.st_mode) && (st.st_mode & 0777) == mode;
+}
+
+static void mkdir_p_and_parents(void **state)
+{
+	char dir[] = "/tmp/gdnctl-test-util.XXXXXX";
+	struct gdn_err err = GDN_ERR_INIT;
+	char *deep, *file, *parent, *blocker, *blocked;
+	mode_t old = umask(022);
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	deep = xstrfmt("%s/a/b/c/", dir);
+	file = xstrfmt("%s/p/q/f.txt", dir);
+	parent = xstrfmt("%s/p/q", dir);
+	blocker = xstrfmt("%s/a/b/c/x", dir);
+	blocked = xstrfmt("%s/a/b/c/x/y", dir);
+	/* every missing level, with the mode; a second call finds them all there */
+	assert_int_equal(gdn_mkdir_p(deep, 0700, &err), 0);
+	assert_true(is_dir(deep, 0700));
+	assert_int_equal(gdn_mkdir_p(deep, 0700, &err), 0);
+	/* the directories above a file, not the file */
+	assert_int_equal(gdn_mkdir_parents(file, 0755, &err), 0);
+	assert_true(is_dir(parent, 0755));
+	assert_int_equal(access(file, F_OK), -1);
+	assert_int_equal(gdn_mkdir_parents("f.txt", 0755, &err), 0); /* no directory part */
+	assert_int_equal(gdn_mkdir_p("", 0755, &err), 0);
+	/* a level that is a file: GDN_EIO naming it, errno from mkdir(2) */
+	assert_int_equal(gdn_write_file_atomic(blocker, "", 0, &err), 0);
+	assert_int_equal(gdn_mkdir_p(blocked, 0755, &err), GDN_EIO);
+	assert_int_equal(errno, ENOTDIR);
+	assert_non_null(strstr(err.msg, "cannot create directory '"));
+	assert_non_null(strstr(err.msg, "/a/b/c/x/y': "));
+	assert_int_equal(gdn_mkdir_p(blocked, 0755, NULL), GDN_EIO);
+	umask(old);
+	unlink(blocker);
+	for (char *end; (end = strrchr(deep, '/')) && end >= deep + strlen(dir); *end = '\0')
+		rmdir(deep);
+	rmdir(parent);
+	*strrchr(parent, '/') = '\0';
+	rmdir(parent);
+	assert_int_equal(rmdir(dir), 0);
+	free(deep);
+	free(file);
+	free(parent);
+	free(blocker);
+	free(blocked);
+}
+
+static void add_sat_i64(void **state)
+{
+	(void)state;
+	assert_true(gdn_add_sat_i64(2, 3) == 5);
+	assert_true(gdn_add_sat_i64(-2, 3) == 1);
+	assert_true(gdn_add_sat_i64(INT64_MAX, 1) == INT64_MAX);
+	assert_true(gdn_add_sat_i64(INT64_MAX, INT64_MAX) == INT64_MAX);
+	assert_true(gdn_add_sat_i64(INT64_MIN, -1) == INT64_MIN);
+	assert_true(gdn_add_sat_i64(INT64_MIN, INT64_MAX) == -1);
+	assert_true(gdn_add_sat_i64(INT64_MAX - 1, 1) == INT64_MAX);
+}
+
+static void sleep_interruptible(void **state)
+{
+	int64_t t0 = gdn_now_ms();
+
+	(void)state;
+	assert_int_equal(gdn_sleep_interruptible(0), 0);
+	assert_int_equal(gdn_sleep_interruptible(-5), 0);
+	assert_int_equal(gdn_sleep_interruptible(120), 0);
+	assert_true(gdn_now_ms() - t0 >= 120);
+	gdn_sleep_cleanup(30);
+	assert_true(gdn_now_ms() - t0 >= 150);
+	gdn_sleep_cleanup(0);
+	/* interrupted: at once, whatever the length; the cleanup sleep still waits */
+	gdn_proc_install_signal_handlers();
+	assert_int_equal(raise(SIGINT), 0);
+	assert_int_equal(gdn_proc_interrupted(), SIGINT);
+	t0 = gdn_now_ms();
+	assert_int_equal(gdn_sleep_interruptible(LONG_MAX), GDN_EINTR);
+	assert_true(gdn_now_ms() - t0 < 1000);
+	gdn_sleep_cleanup(30);
+	assert_true(gdn_now_ms() - t0 >= 30);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(sbuf_never_null),	      cmocka_unit_test(sbuf_grows_past_initial),
-	    cmocka_unit_test(sbuf_limit_truncates),   cmocka_unit_test(sbuf_detach_and_trim),
-	    cmocka_unit_test(sbuf_shell_quoting),     cmocka_unit_test(sbuf_read_file_errors),
-	    cmocka_unit_test(strvec_basics),	      cmocka_unit_test(strvec_split_trims),
-	    cmocka_unit_test(err_messages_and_codes), cmocka_unit_test(xalloc_helpers),
+	    cmocka_unit_test(sbuf_never_null),
+	    cmocka_unit_test(sbuf_grows_past_initial),
+	    cmocka_unit_test(sbuf_limit_truncates),
+	    cmocka_unit_test(sbuf_detach_and_trim),
+	    cmocka_unit_test(sbuf_shell_quoting),
+	    cmocka_unit_test(sbuf_read_file_errors),
+	    cmocka_unit_test(strvec_basics),
+	    cmocka_unit_test(strvec_split_trims),
+	    cmocka_unit_test(err_messages_and_codes),
+	    cmocka_unit_test(xalloc_helpers),
 	    cmocka_unit_test(write_file_atomic),
+	    cmocka_unit_test(mkdir_p_and_parents),
+	    cmocka_unit_test(add_sat_i64),
+	    cmocka_unit_test(sleep_interruptible),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
