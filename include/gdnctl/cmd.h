@@ -53,6 +53,12 @@ int gdn_usage_error(const char *cmd, const char *fmt, ...) GDN_PRINTF(2, 3);
  * (steals doc). Returns 0 or -1 on write error.
  */
 int gdn_json_print(struct json_t *doc);
+/*
+ * The same for a document of measured values: reals rounded to `decimals`
+ * places and written with at most 15 significant digits (decimals < 0:
+ * exactly gdn_json_print).
+ */
+int gdn_json_print_rounded(struct json_t *doc, int decimals);
 /* Print err's message as an error and return the exit code for its code. */
 int gdn_die_err(const struct gdn_err *err);
 

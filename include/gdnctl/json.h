@@ -16,5 +16,13 @@ json_t *gdn_json_string_lossy(const char *s);
 json_t *gdn_json_doc(const char *schema);
 /* Append the document (indented, keys in insertion order, trailing newline) to out. */
 void gdn_json_dump(struct sbuf *out, const json_t *doc);
+/* The same with `digits` significant digits for reals (jansson's precision; 17 round-trips). */
+void gdn_json_dump_precision(struct sbuf *out, const json_t *doc, int digits);
+/*
+ * Round every real in v (recursively) to `decimals` places, so that a
+ * document of measured values carries only the digits that matter
+ * (792.606317, not 792.60631699999999) once dumped with 15 digits.
+ */
+void gdn_json_round_reals(json_t *v, int decimals);
 
 #endif

@@ -60,6 +60,12 @@ static const struct opt_usage diff_usage = {
     "ops that appeared or vanished are marked. --json is the same as --format json\n"
     "(schema gdnctl.trace_diff.v1)."};
 
+/*
+ * --json reals: rounded to 9 decimals (picoseconds of the _ms fields, below
+ * the resolution of the _us ones), so no 792.60631699999999.
+ */
+#define TRACE_JSON_DECIMALS 9
+
 #define SELECTION_OPTS(a)                                                                        \
 	OPT_GROUP_("Selection"),                                                                 \
 	    OPT_LIST_(0, "device", &(a)->devices, "NAME",                                        \
@@ -291,10 +297,11 @@ static int cmd_trace_summary(int argc, const char **argv)
 		goto out;
 	by = (enum gdn_trace_by)a.by;
 	if (a.json || a.format == GDN_TRACE_JSON) {
-		/* new reference, handed to gdn_json_print */
+		/* new reference, handed to gdn_json_print_rounded */
 		json_t *doc = gdn_trace_summary_json(&s, top_seen(opts) ? (size_t)a.top : 0);
 
-		code = gdn_json_print(doc) ? GDN_EXIT_FAILED : GDN_EXIT_OK;
+		code = gdn_json_print_rounded(doc, TRACE_JSON_DECIMALS) ? GDN_EXIT_FAILED
+									: GDN_EXIT_OK;
 		goto out;
 	}
 	if (a.format == GDN_TRACE_MARKDOWN)
@@ -364,12 +371,13 @@ static int cmd_trace_diff(int argc, const char **argv)
 	d.by = (enum gdn_trace_by)a.by;
 	gdn_trace_diff_compute(&d, &before, &after);
 	if (a.json || a.format == GDN_TRACE_JSON) {
-		/* new reference, handed to gdn_json_print */
+		/* new reference, handed to gdn_json_print_rounded */
 		json_t *doc = gdn_trace_diff_json(&d, top_seen(opts) ? (size_t)a.top : 0);
 
 		gdn_trace_xprof_payload(doc, &before, &after, (size_t)a.top_k, a.normalize != NULL,
 					normalize_ms);
-		code = gdn_json_print(doc) ? GDN_EXIT_FAILED : GDN_EXIT_OK;
+		code = gdn_json_print_rounded(doc, TRACE_JSON_DECIMALS) ? GDN_EXIT_FAILED
+									: GDN_EXIT_OK;
 		goto out;
 	}
 	if (a.format == GDN_TRACE_MARKDOWN)

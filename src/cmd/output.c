@@ -63,10 +63,20 @@ int gdn_usage_error(const char *cmd, const char *fmt, ...)
 
 int gdn_json_print(json_t *doc)
 {
+	return gdn_json_print_rounded(doc, -1);
+}
+
+int gdn_json_print_rounded(json_t *doc, int decimals)
+{
 	struct sbuf sb = SBUF_INIT;
 	int ret;
 
-	gdn_json_dump(&sb, doc);
+	if (decimals >= 0) {
+		gdn_json_round_reals(doc, decimals);
+		gdn_json_dump_precision(&sb, doc, 15);
+	} else {
+		gdn_json_dump(&sb, doc);
+	}
 	json_decref(doc);
 	ret = fwrite(sb.buf, 1, sb.len, stdout) == sb.len ? 0 : -1;
 	sbuf_release(&sb);

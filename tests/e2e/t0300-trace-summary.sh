@@ -95,7 +95,7 @@ test_expect_success '--json and --format json are the same document' '
 	assert set(op) >= {"name", "category", "count", "total_us", "self_us", "source"}
 	assert op["name"] == "ampere_sgemm_32x32_sliced1x4_tn" and op["self_us"] == 9.0
 	assert d["categories"][0] == {"category": "kernel", "count": 3, "total_us": 20.0,
-	    "self_us": 14.0, "mean_us": 20.0 / 3, "share": 14.0 / 15.8}, d["categories"][0]
+	    "self_us": 14.0, "mean_us": round(20.0 / 3, 9), "share": round(14.0 / 15.8, 9)}, d["categories"][0]
 	assert d["steps"] is None
 	PY
 '
@@ -164,6 +164,12 @@ test_expect_success 'no device ops: a warning, exit 0' '
 test_expect_success 'warnings go to stderr: late events, unmatched B/E' '
 	gdnctl trace summary --thread threadA "$D/be-pairs/input.json" >out 2>err &&
 	test_grep "WARNING: .*: 2 B/E events had no partner" err
+'
+
+test_expect_success '--json reals carry at most 9 decimals and 15 significant digits' '
+	gdnctl trace summary --json "$D/kineto-overlap/input.json" >out &&
+	test_grep "\"mean_us\": 6.666666667,$" out &&
+	! grep -E "[0-9]\.[0-9]{10,}" out
 '
 
 test_done
