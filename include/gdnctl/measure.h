@@ -14,7 +14,8 @@
 #include <jansson.h>
 #include "gdnctl/compat.h"
 #include "gdnctl/enumtab.h"
-#include "gdnctl/hub.h"
+#include "gdnctl/http.h"
+#include "gdnctl/wandb.h"
 #include "gdnctl/strvec.h"
 
 struct gdn_perf_config;

@@ -1,7 +1,7 @@
 /* The network options shared by download-trace and metrics. */
 #include "gdnctl/compat.h"
 #include "gdnctl/cmd_net.h"
-#include "gdnctl/hub.h"
+#include "gdnctl/http.h"
 
 void gdn_net_args_init(struct gdn_net_args *a, long stall_ms, long deadline_ms)
 {

@@ -16,7 +16,9 @@
 #include "gdnctl/compat.h"
 #include <curl/curl.h>
 #include "gdnctl/err.h"
-#include "gdnctl/hub.h"
+#include "gdnctl/hub_text.h"
+#include "gdnctl/http.h"
+#include "gdnctl/json.h"
 #include "gdnctl/proc.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/xalloc.h"

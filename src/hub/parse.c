@@ -4,7 +4,7 @@
  * untrusted text (fuzzed by tests/fuzz/fuzz_hub.c).
  */
 #include "gdnctl/compat.h"
-#include "gdnctl/hub.h"
+#include "gdnctl/hub_text.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/xalloc.h"
 

@@ -7,7 +7,7 @@
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/err.h"
-#include "gdnctl/hub.h"
+#include "gdnctl/sha256.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <cpuid.h>

@@ -8,7 +8,8 @@
 #include <math.h>
 #include "gdnctl/enumtab.h"
 #include "gdnctl/err.h"
-#include "gdnctl/hub.h"
+#include "gdnctl/http.h"
+#include "gdnctl/wandb.h"
 #include "gdnctl/measure.h"
 #include "gdnctl/perf.h"
 #include "gdnctl/sbuf.h"

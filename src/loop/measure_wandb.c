@@ -6,7 +6,8 @@
 #include "gdnctl/compat.h"
 #include <math.h>
 #include "gdnctl/err.h"
-#include "gdnctl/hub.h"
+#include "gdnctl/http.h"
+#include "gdnctl/wandb.h"
 #include "gdnctl/measure.h"
 #include "gdnctl/perf.h"
 #include "gdnctl/sbuf.h"

@@ -6,7 +6,7 @@
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/err.h"
-#include "gdnctl/hub.h"
+#include "gdnctl/wandb.h"
 #include "gdnctl/perf.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/trace.h"

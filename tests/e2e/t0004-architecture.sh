@@ -169,13 +169,13 @@ test_expect_success 'planted: system() in a source file outside proc*.c' '
 test_expect_success 'planted: includes up the layer order, between peers, of a private header' '
 	fresh_tree &&
 	printf "#include \"gdnctl/loop.h\"\n" >"$TRASH/tree/src/util/planted_up.c" &&
-	printf "#include \"gdnctl/hub.h\"\n" >"$TRASH/tree/src/trace/planted_peer.c" &&
+	printf "#include \"gdnctl/http.h\"\n" >"$TRASH/tree/src/trace/planted_peer.c" &&
 	printf "#include \"gdnctl/cmd.h\"\n" >>"$TRASH/tree/include/gdnctl/report.h" &&
 	printf "#include \"../loop/agent_impl.h\"\n" >"$TRASH/tree/src/cmd/planted_private.c" &&
 	test_must_fail =1 arch_check "${TREE[@]}" --check layers >out &&
 	expect_violation "layers: src/util/planted_up.c: includes gdnctl/loop.h" &&
 	expect_violation "layers: src/cmd/planted_private.c: includes ../loop/agent_impl.h" &&
-	expect_violation "layers: src/trace/planted_peer.c: includes gdnctl/hub.h" &&
+	expect_violation "layers: src/trace/planted_peer.c: includes gdnctl/http.h" &&
 	expect_violation "layers: include/gdnctl/report.h: includes gdnctl/cmd.h"
 '
 

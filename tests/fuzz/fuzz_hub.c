@@ -9,7 +9,9 @@
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/err.h"
-#include "gdnctl/hub.h"
+#include "gdnctl/hub_text.h"
+#include "gdnctl/hf.h"
+#include "gdnctl/wandb.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
 #include "gdnctl/xalloc.h"

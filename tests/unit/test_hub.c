@@ -9,7 +9,11 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include "gdnctl/err.h"
-#include "gdnctl/hub.h"
+#include "gdnctl/sha256.h"
+#include "gdnctl/hub_text.h"
+#include "gdnctl/http.h"
+#include "gdnctl/hf.h"
+#include "gdnctl/wandb.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
 #include "gdnctl/xalloc.h"

@@ -3,7 +3,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include "gdnctl/err.h"
-#include "gdnctl/hub.h"
+#include "gdnctl/wandb.h"
 #include "gdnctl/perf.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/trace.h"
