@@ -12,7 +12,6 @@
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
 
-
 #define GDN_HF_DEFAULT_ENDPOINT "https://huggingface.co"
 /*
  * The default file pattern (POSIX extended regex, searched in the repo

@@ -18,7 +18,6 @@
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
 
-
 struct gdn_http_opts {
 	int retries;	    /* attempts after the first (connection errors, 5xx, 429, stalls) */
 	long retry_base_ms; /* first backoff; doubled per attempt, with jitter */

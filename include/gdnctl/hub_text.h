@@ -8,7 +8,6 @@
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
 
-
 /*
  * Percent-encode s: unreserved characters (A-Z a-z 0-9 - . _ ~) are kept,
  * and '/' too when keep_slash (repository paths); everything else is %XX.

@@ -7,7 +7,6 @@
 #include "gdnctl/compat.h"
 #include "gdnctl/err.h"
 
-
 #define GDN_SHA256_LEN 32
 
 struct gdn_sha256 {

@@ -13,7 +13,6 @@
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
 
-
 #define GDN_WANDB_DEFAULT_BASE_URL "https://api.wandb.ai"
 
 enum gdn_metric_status {
