@@ -241,9 +241,6 @@ void gdn_sh_add_path(struct sbuf *out, const char *path);
 void gdn_ssh_remote_command(struct sbuf *out, const char *dir, const char *const *env,
 			    const char *const *args);
 
-/* The shell script that runs, watches, stops and reports local and ssh jobs. */
-extern const char gdn_job_shim[];
-
 /*
  * What the shim printed: the first line "gdnctl-job: STATUS..." (lines
  * before it, e.g. from a login script, are skipped) into *st, and where

@@ -97,15 +97,13 @@ void gdn_hf_resolve_url(struct sbuf *out, const char *endpoint, enum gdn_hf_repo
 			const char *repo_id, const char *revision, const char *path);
 
 /*
- * The endpoint: HF_ENDPOINT, else https://huggingface.co (a new string, no
- * trailing '/'). The token: `explicit`, else HF_TOKEN, else
+ * The token: `explicit`, else HF_TOKEN, else
  * HUGGING_FACE_HUB_TOKEN, else the token file (HF_TOKEN_PATH, else
  * $HF_HOME/token, else $XDG_CACHE_HOME/huggingface/token, else
  * ~/.cache/huggingface/token). *token is a new string or NULL (anonymous);
  * *source (new string) names where it came from, never the value. A token
  * with control characters or spaces is a GDN_EUSAGE error.
  */
-char *gdn_hf_endpoint(void);
 int gdn_hf_find_token(const char *explicit_token, char **token, char **source, struct gdn_err *err);
 
 struct gdn_hf {

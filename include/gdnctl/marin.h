@@ -53,8 +53,6 @@ extern const char *const gdn_marin_ready_markers[]; /* dev_tpu.py allocate is re
 extern const char *const gdn_marin_test_choices[];  /* kernels, layer, both */
 extern const char *const gdn_marin_size_choices[];  /* 130m, 300m, 520m, 1_2b */
 extern const char *const gdn_marin_wandb_choices[]; /* online, offline, disabled */
-extern const char *const gdn_marin_ce_impl_choices[];
-extern const char *const gdn_marin_ce_bwd_choices[];
 
 /* ---- names given on the command line ---- */
 
@@ -89,8 +87,6 @@ int gdn_marin_test_command(struct sbuf *out, const char *tests, const char *pyte
 			   struct gdn_err *err);
 /* The test environment: EQX_ON_ERROR=nan, WANDB_MODE=offline. */
 void gdn_marin_test_env(struct strvec *env);
-/* The test files of a selection, in order (for messages); NULL-terminated, static. */
-const char *const *gdn_marin_test_files(const char *tests);
 
 #define GDN_MARIN_UNSET LONG_MIN /* an optional integer that was not given */
 

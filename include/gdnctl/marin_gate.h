@@ -35,8 +35,6 @@ void gdn_marin_gate_init(struct gdn_marin_gate *m);
  * item, CE implementation or backward mode, test selection).
  */
 int gdn_marin_gate_check(const struct gdn_marin_gate *m, struct gdn_err *err);
-/* The run name prefix of an iteration: <prefix>_iter<NNN> (gdn_loopgate_iter007). */
-void gdn_marin_gate_run_name(const struct gdn_marin_gate *m, long iteration, struct sbuf *out);
 /* The W&B discovery prefix: <prefix>_iter{iteration} (measure.h expands it); new string. */
 char *gdn_marin_gate_wandb_prefix(const struct gdn_marin_gate *m);
 /* The Ray variant of a phase's command (the gate's test/profile command); new string. */

@@ -15,10 +15,6 @@ struct opt_usage;
 struct sbuf;
 struct strvec;
 
-/* "bool", "int", "float", "duration", "string", "choice" (also OPT_ENUM), "list", "kv"
- * ("group", "end"). */
-const char *opt_type_name(int type);
-
 /*
  * New reference: {"usage": [lines], "description", "extra", "positional",
  * "options": [{"long", "short", "type", "arg", "help", "choices", "choice_help"

@@ -58,8 +58,6 @@ struct gdn_gz *gdn_gz_new(gdn_bytes_fn sink, void *ctx);
 int gdn_gz_feed(struct gdn_gz *gz, const void *data, size_t len, struct gdn_err *err);
 /* End of input: a gzip stream that stopped inside a member is "truncated". */
 int gdn_gz_finish(struct gdn_gz *gz, struct gdn_err *err);
-bool gdn_gz_is_gzip(const struct gdn_gz *gz);
-uint64_t gdn_gz_members(const struct gdn_gz *gz);
 void gdn_gz_free(struct gdn_gz *gz);
 
 /* ---------------------------------------------------------------------- */
@@ -109,7 +107,6 @@ struct json_tok *json_tok_new(json_tok_fn fn, void *ctx, size_t token_max, unsig
 int json_tok_feed(struct json_tok *t, const char *data, size_t len, struct gdn_err *err);
 /* End of input: the document must be complete. */
 int json_tok_finish(struct json_tok *t, struct gdn_err *err);
-uint64_t json_tok_offset(const struct json_tok *t);
 void json_tok_free(struct json_tok *t);
 
 /* ---------------------------------------------------------------------- */
@@ -220,10 +217,7 @@ int gdn_trace_summarize_file(const char *path, const struct gdn_trace_opts *opts
  * or a run directory), preferring perfetto_trace.json.gz, then
  * *.trace.json.gz, then *.trace.json, then *.json. *path (owned by the
  * caller) is what to read; *from_dir tells whether a directory was searched.
- */
-int gdn_trace_resolve_input(const char *arg, char **path, bool *from_dir, struct gdn_err *err);
-/*
- * The same; when a directory has no trace-event JSON but XPlane files
+ * When a directory has no trace-event JSON but XPlane files
  * (*.xplane.pb, *.xplane.pb.gz), every one of them is put in xplanes (one per
  * host; sorted) and *path is the first. xplanes may be NULL.
  */
@@ -330,9 +324,6 @@ void gdn_ps_fmt_ms(struct sbuf *out, gdn_ps v);
 double gdn_ps_to_us(gdn_ps v);
 /* Parse a JSON number (or numeric string) in microseconds into ps; 0 or -1. */
 int gdn_ps_parse_us(const char *s, size_t len, gdn_ps *out);
-
-const struct gdn_trace_rows *gdn_trace_rows_by(const struct gdn_trace_summary *s,
-					       enum gdn_trace_by by);
 
 /* Aligned table for people; top of 0 means all rows. */
 void gdn_trace_render_table(const struct gdn_trace_summary *s, enum gdn_trace_by by, size_t top,

@@ -22,8 +22,6 @@ enum gdn_metric_status {
 	GDN_METRIC_NOT_NUMERIC, /* a string, object, list or bool */
 	GDN_METRIC_TOO_FEW,	/* fewer finite points in the window than min_points */
 };
-/* "ok", "missing", "non-finite", "not-numeric", "too-few-points". */
-extern const struct gdn_enum gdn_metric_status_enum[];
 const char *gdn_metric_status_name(enum gdn_metric_status s);
 
 struct gdn_metric {

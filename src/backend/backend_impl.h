@@ -170,8 +170,6 @@ struct gdn_job_target {
 
 /* A fresh job id: "YYYYmmdd-HHMMSS-xxxxxx" (UTC, random hex). */
 void gdn_job_new_id(char *buf, size_t size);
-/* The job directory of id on the target, as given to the shim. */
-void gdn_job_dir(const struct gdn_job_target *t, const char *id, struct sbuf *out);
 
 /* The shim's operations over a target (each checks the job id first). */
 int gdn_job_submit(struct gdn_backend *b, const struct gdn_job_target *t, const char *run_dir,

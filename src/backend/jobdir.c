@@ -31,7 +31,8 @@
 #define SHIM_OUT_LIMIT	(8 << 20)
 #define STATUS_PREFIX	"gdnctl-job: "
 
-const char gdn_job_shim[] =
+/* The shell script that runs, watches, stops and reports local and ssh jobs. */
+static const char job_shim[] =
     "# gdnctl job shim 1: bash -s -- OP JOBDIR [ARGS...] (see docs/gdnctl-run.md)\n"
     "gdnctl_status() {\n"
     "\tlocal d=$1 p c=\n"
@@ -292,7 +293,8 @@ void gdn_job_new_id(char *buf, size_t size)
 		 rnd[2]);
 }
 
-void gdn_job_dir(const struct gdn_job_target *t, const char *id, struct sbuf *out)
+/* The job directory of id on the target, as given to the shim. */
+static void job_dir(const struct gdn_job_target *t, const char *id, struct sbuf *out)
 {
 	size_t len = strlen(t->jobroot);
 
@@ -335,7 +337,7 @@ static void shim_prepare(struct gdn_backend *b, const struct gdn_job_target *t, 
 	t->build(b, run_dir, run_env, args, &c->argv, &c->p.dir, &c->env);
 	c->p.argv = c->argv.v;
 	c->p.env = c->env.nr ? c->env.v : NULL;
-	c->p.stdin_text = gdn_job_shim;
+	c->p.stdin_text = job_shim;
 	c->p.kill_grace_ms = 1000;
 }
 
@@ -352,7 +354,7 @@ static void shim_run_prepare(struct gdn_backend *b, const struct gdn_job_target 
 	if (spec->dry_run)
 		b->dry_run = true;
 	gdn_job_new_id(id, idsz);
-	gdn_job_dir(t, id, dir);
+	job_dir(t, id, dir);
 	strvec_pushl(&args, "run", dir->buf, mode, NULL);
 	gdn_run_spec_argv(spec, &args);
 	gdn_backend_register_secrets(spec->env);
@@ -465,7 +467,7 @@ static int job_poll(struct gdn_backend *b, void *ctx, const char *job_id, struct
 	ret = gdn_check_job_id(job_id, GDN_EUSAGE, err);
 	if (ret)
 		goto out;
-	gdn_job_dir(pc->t, job_id, &dir);
+	job_dir(pc->t, job_id, &dir);
 	snprintf(off_text, sizeof(off_text), "%lld", f ? f->offset : -1LL);
 	ret = shim_op(b, pc->t, pc->quiet ? GDN_EV_SPAWN : GDN_EV_POLL,
 		      (const char *const[]){"poll", dir.buf, off_text, NULL}, SHIM_TIMEOUT_MS, &c,
@@ -519,7 +521,7 @@ int gdn_job_logs(struct gdn_backend *b, const struct gdn_job_target *t, const ch
 	ret = gdn_check_job_id(job_id, GDN_EUSAGE, err);
 	if (ret)
 		goto out;
-	gdn_job_dir(t, job_id, &dir);
+	job_dir(t, job_id, &dir);
 	snprintf(tail_text, sizeof(tail_text), "%ld", tail > 0 ? tail : 0);
 	ret = shim_op(b, t, GDN_EV_SPAWN, (const char *const[]){"logs", dir.buf, tail_text, NULL},
 		      SHIM_TIMEOUT_MS, &c, &st, &off, err);
@@ -550,7 +552,7 @@ int gdn_job_stop(struct gdn_backend *b, const struct gdn_job_target *t, const ch
 	ret = gdn_check_job_id(job_id, GDN_EUSAGE, err);
 	if (ret)
 		goto out;
-	gdn_job_dir(t, job_id, &dir);
+	job_dir(t, job_id, &dir);
 	snprintf(grace, sizeof(grace), "%ld", grace_s > 0 ? grace_s : 1);
 	ret = shim_op(b, t, GDN_EV_SPAWN,
 		      (const char *const[]){"stop", dir.buf, grace, create ? "1" : "0", NULL},

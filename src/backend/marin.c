@@ -21,9 +21,8 @@ const char *const gdn_marin_ready_markers[] = {
 const char *const gdn_marin_test_choices[] = {"kernels", "layer", "both", NULL};
 const char *const gdn_marin_size_choices[] = {"130m", "300m", "520m", "1_2b", NULL};
 const char *const gdn_marin_wandb_choices[] = {"online", "offline", "disabled", NULL};
-const char *const gdn_marin_ce_impl_choices[] = {"auto",       "xla",	     "reference",
-						 "pallas_tpu", "pallas_gpu", NULL};
-const char *const gdn_marin_ce_bwd_choices[] = {"pallas", "xla_streaming", NULL};
+static const char *const ce_impl_choices[] = {"auto",	    "xla",	  "reference",
+					      "pallas_tpu", "pallas_gpu", NULL};
 
 #define TORCH_CPU_INDEX	      "https://download.pytorch.org/whl/cpu"
 #define TORCH_CPU_REQUIREMENT "torch==2.9.0+cpu"
@@ -165,7 +164,7 @@ static const char *const layer_files[] = {"tests/test_gdn_layer.py", NULL};
 static const char *const both_files[] = {"tests/test_gdn_kernels.py", "tests/test_gdn_layer.py",
 					 NULL};
 
-const char *const *gdn_marin_test_files(const char *tests)
+static const char *const *test_files(const char *tests)
 {
 	if (!tests)
 		return NULL;
@@ -181,7 +180,7 @@ const char *const *gdn_marin_test_files(const char *tests)
 int gdn_marin_test_command(struct sbuf *out, const char *tests, const char *pytest_args,
 			   struct gdn_err *err)
 {
-	const char *const *files = gdn_marin_test_files(tests);
+	const char *const *files = test_files(tests);
 	struct sbuf pytest = SBUF_INIT, extra = SBUF_INIT;
 
 	if (!files)
@@ -273,9 +272,9 @@ int gdn_marin_ce_implementation(const char *v, const char **out, struct gdn_err 
 	add_stripped(&norm, v, strlen(v));
 	for (size_t i = 0; i < norm.len; i++)
 		norm.buf[i] = (char)tolower((unsigned char)norm.buf[i]);
-	for (size_t i = 0; gdn_marin_ce_impl_choices[i]; i++) {
-		if (!strcmp(norm.buf, gdn_marin_ce_impl_choices[i])) {
-			*out = gdn_marin_ce_impl_choices[i];
+	for (size_t i = 0; ce_impl_choices[i]; i++) {
+		if (!strcmp(norm.buf, ce_impl_choices[i])) {
+			*out = ce_impl_choices[i];
 			ret = 0;
 		}
 	}

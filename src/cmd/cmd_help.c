@@ -218,7 +218,7 @@ static bool is_alias_of(const struct gdn_cmd *a, const struct gdn_cmd *c)
 }
 
 /* Describe c and its subcommands into a new JSON document; NULL when c declares no options. */
-json_t *gdn_help_command_json(const struct gdn_cmd *c)
+static json_t *command_json(const struct gdn_cmd *c)
 {
 	struct capture cap;
 	json_t *doc, *aliases = json_array(), *jsubs = json_array();
@@ -279,7 +279,7 @@ json_t *gdn_help_commands_json(void)
 
 		if (c->flags & CMD_HIDDEN)
 			continue;
-		one = gdn_help_command_json(c);
+		one = command_json(c);
 		if (!one) { /* a command without an option table: name and summary only */
 			one = json_object();
 			json_object_set_new(one, "name", json_string(c->name));
@@ -380,7 +380,7 @@ static void man_see_also_item(struct sbuf *out, const char *page, bool *first)
 }
 
 /* gdnctl(1): the commands, aliases and global options from the tables. */
-void gdn_help_man_main(struct sbuf *out)
+static void man_main(struct sbuf *out)
 {
 	bool first = true;
 
@@ -486,7 +486,7 @@ static void man_options(struct sbuf *out, const struct capture *cap)
  * gdnctl-CMD(1) for a command that is not an alias; returns -1 when c is
  * an alias or declares no option table.
  */
-int gdn_help_man_command(struct sbuf *out, const struct gdn_cmd *c)
+static int man_command(struct sbuf *out, const struct gdn_cmd *c)
 {
 	struct capture cap;
 	char page[128];
@@ -599,7 +599,7 @@ static int help_json(const struct gdn_cmd *c, const char *sub)
 
 	if (!c)
 		return gdn_json_print(gdn_help_commands_json()) ? GDN_EXIT_FAILED : GDN_EXIT_OK;
-	doc = gdn_help_command_json(c);
+	doc = command_json(c);
 	if (!doc) {
 		gdn_error("'%s' declares no option table to describe", c->name);
 		return GDN_EXIT_FAILED;
@@ -669,8 +669,8 @@ int cmd_help(int argc, const char **argv, struct gdn_ctx *ctx)
 		if (c && (c->flags & CMD_ALIAS))
 			c = gdn_cmd_find(c->alias_of);
 		if (!c)
-			gdn_help_man_main(&out);
-		else if (gdn_help_man_command(&out, c)) {
+			man_main(&out);
+		else if (man_command(&out, c)) {
 			gdn_error("'%s' declares no options to document", c->name);
 			code = GDN_EXIT_FAILED;
 			goto out;

@@ -300,7 +300,8 @@ void gdn_hf_resolve_url(struct sbuf *out, const char *endpoint, enum gdn_hf_repo
 	gdn_url_encode(out, path, true);
 }
 
-char *gdn_hf_endpoint(void)
+/* HF_ENDPOINT, else https://huggingface.co (a new string, no trailing '/'). */
+static char *hf_endpoint(void)
 {
 	const char *e = getenv("HF_ENDPOINT");
 	size_t len;
@@ -401,7 +402,7 @@ int gdn_hf_init(struct gdn_hf *hf, const char *endpoint, const char *token,
 
 	memset(hf, 0, sizeof(*hf));
 	if (!endpoint) {
-		hf->endpoint = gdn_hf_endpoint();
+		hf->endpoint = hf_endpoint();
 	} else {
 		len = strlen(endpoint);
 		while (len && endpoint[len - 1] == '/')

@@ -30,7 +30,8 @@
 #define NONFINITE_MARK	 '\x01'
 #define PUBLIC_APP_URL	 "https://wandb.ai"
 
-const struct gdn_enum gdn_metric_status_enum[] = {
+/* "ok", "missing", "non-finite", "not-numeric", "too-few-points". */
+static const struct gdn_enum metric_status_enum[] = {
     {"ok", GDN_METRIC_OK, "a finite number"},
     {"missing", GDN_METRIC_MISSING, "no such key, or no point in the window"},
     {"non-finite", GDN_METRIC_NONFINITE, "NaN or +-Infinity, or only such points"},
@@ -41,7 +42,7 @@ const struct gdn_enum gdn_metric_status_enum[] = {
 
 const char *gdn_metric_status_name(enum gdn_metric_status s)
 {
-	return gdn_enum_name(gdn_metric_status_enum, (int)s);
+	return gdn_enum_name(metric_status_enum, (int)s);
 }
 
 void gdn_wandb_run_release(struct gdn_wandb_run *r)

@@ -21,7 +21,8 @@ void gdn_marin_gate_init(struct gdn_marin_gate *m)
 	m->p.ce_impl = GDN_MARIN_GATE_CE_IMPL;
 }
 
-void gdn_marin_gate_run_name(const struct gdn_marin_gate *m, long iteration, struct sbuf *out)
+/* The run name prefix of an iteration: <prefix>_iter<NNN> (gdn_loopgate_iter007). */
+static void gate_run_name(const struct gdn_marin_gate *m, long iteration, struct sbuf *out)
 {
 	sbuf_addf(out, "%s_iter%03ld", m->p.run_name_prefix, iteration);
 }
@@ -39,7 +40,7 @@ static int profile_env(const struct gdn_marin_gate *m, long iteration, const cha
 	struct sbuf name = SBUF_INIT;
 	int ret;
 
-	gdn_marin_gate_run_name(m, iteration, &name);
+	gate_run_name(m, iteration, &name);
 	p.run_name_prefix = name.buf;
 	ret = gdn_marin_profile_env(&p, env, err);
 	if (!ret && dev_cluster)

@@ -47,16 +47,6 @@ void gdn_gz_free(struct gdn_gz *gz)
 	free(gz);
 }
 
-bool gdn_gz_is_gzip(const struct gdn_gz *gz)
-{
-	return gz->mode == GZ_GZIP || (gz->mode == GZ_FAILED && gz->zinit);
-}
-
-uint64_t gdn_gz_members(const struct gdn_gz *gz)
-{
-	return gz->members;
-}
-
 static int failed(struct gdn_gz *gz, int code)
 {
 	gz->mode = GZ_FAILED;

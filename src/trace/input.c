@@ -122,11 +122,6 @@ static int pick_file(const char *dir, char **path, struct strvec *xplanes, struc
 	return ret;
 }
 
-int gdn_trace_resolve_input(const char *arg, char **path, bool *from_dir, struct gdn_err *err)
-{
-	return gdn_trace_resolve_inputs(arg, path, NULL, from_dir, err);
-}
-
 int gdn_trace_resolve_inputs(const char *arg, char **path, struct strvec *xplanes, bool *from_dir,
 			     struct gdn_err *err)
 {

@@ -106,11 +106,6 @@ void json_tok_free(struct json_tok *t)
 	free(t);
 }
 
-uint64_t json_tok_offset(const struct json_tok *t)
-{
-	return t->base;
-}
-
 static int fail(struct json_tok *t, struct gdn_err *err, uint64_t off, const char *fmt, ...)
     GDN_PRINTF(4, 5);
 

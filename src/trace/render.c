@@ -94,8 +94,7 @@ static gdn_ps div_round(gdn_ps v, uint64_t n)
 	return v < 0 ? -q : q;
 }
 
-const struct gdn_trace_rows *gdn_trace_rows_by(const struct gdn_trace_summary *s,
-					       enum gdn_trace_by by)
+static const struct gdn_trace_rows *rows_by(const struct gdn_trace_summary *s, enum gdn_trace_by by)
 {
 	switch (by) {
 	case GDN_TRACE_BY_CATEGORY:
@@ -336,7 +335,7 @@ static void header(const struct gdn_trace_summary *s, struct sbuf *out)
 void gdn_trace_render_table(const struct gdn_trace_summary *s, enum gdn_trace_by by, size_t top,
 			    struct sbuf *out)
 {
-	const struct gdn_trace_rows *rows = gdn_trace_rows_by(s, by);
+	const struct gdn_trace_rows *rows = rows_by(s, by);
 	size_t n = top && top < rows->nr ? top : rows->nr;
 	const char *heads[MAXCOLS] = {"self ms", "share", "total ms", "count", "mean ms"};
 	bool right[MAXCOLS] = {true, true, true, true, true};
@@ -446,7 +445,7 @@ static void md_code(struct sbuf *out, const char *s)
 void gdn_trace_render_markdown(const struct gdn_trace_summary *s, enum gdn_trace_by by, size_t top,
 			       struct sbuf *out)
 {
-	const struct gdn_trace_rows *rows = gdn_trace_rows_by(s, by);
+	const struct gdn_trace_rows *rows = rows_by(s, by);
 	size_t n = top && top < rows->nr ? top : rows->nr;
 	const char *base = s->path ? short_source(s->path) : "-";
 

@@ -7,7 +7,8 @@
 #include "gdnctl/strvec.h"
 #include "gdnctl/xalloc.h"
 
-const char *opt_type_name(int type)
+/* "bool", "int", "float", "duration", "string", "choice" (also OPT_ENUM), "list", "kv". */
+static const char *opt_type_name(int type)
 {
 	static const char *const names[] = {
 	    [OPT_END] = "end",	     [OPT_GROUP] = "group",   [OPT_BOOL] = "bool",
