@@ -10,6 +10,15 @@
 #include "gdnctl/sbuf.h"
 #include "gdnctl/xalloc.h"
 
+/* The failure kinds' names, as the journal and the summary write them. */
+static const char *const failure_names[] = {"agent", "post_check", "no_commit", "hook",
+					    "iteration_error"};
+
+const char *gdn_loop_failure_name(enum gdn_loop_failure f)
+{
+	return failure_names[f];
+}
+
 int gdn_journal_open(struct gdn_journal *j, const char *log_dir, const char *run_id,
 		     struct gdn_err *err)
 {
