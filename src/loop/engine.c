@@ -107,6 +107,13 @@ struct loop {
 	bool journal_warned;
 	struct gdn_stash stash; /* the stash saved by the current iteration */
 	struct gdn_repo *repo;
+	/*
+	 * The dirty check after the agent found the tree clean and nothing
+	 * has run since (no post-check, hook, stamp, stash restore or sleep):
+	 * the next iteration's check would scan the same tree a moment later,
+	 * so it uses this instead (one tree scan per iteration, not two).
+	 */
+	bool clean_known;
 };
 
 static void say(struct loop *l, enum gdn_loop_level level, const char *fmt, ...) GDN_PRINTF(3, 4);
@@ -363,6 +370,8 @@ static enum step post_checks(struct loop *l, struct iter *c, struct gdn_err *err
 		const char *argv[] = {"bash", "-lc", pc->v[i], NULL};
 		int rc = 0;
 
+		l->clean_known = false;
+
 		for (long a = 1; a <= attempts; a++) {
 			struct gdn_proc p = GDN_PROC_INIT;
 			json_t *ev;
@@ -452,7 +461,9 @@ static int detect_commits(struct loop *l, struct iter *c, struct gdn_err *err)
 		json_array_append_new(ids, json_string(c->ids.v[i]));
 	json_object_set_new(ev, "ids", ids);
 	jw(l, "head", ev);
-	if (!gdn_repo_dirty(l->repo, &dirty, err) && dirty) {
+	ret = gdn_repo_dirty(l->repo, &dirty, err);
+	l->clean_known = !ret && !dirty;
+	if (!ret && dirty) {
 		say(l, GDN_LOOP_WARN, "the agent left uncommitted changes in the working tree");
 		jw(l, "dirty_after", jit(c->it));
 	}
@@ -471,6 +482,8 @@ static void stamp_log(struct loop *l, struct iter *c)
 	if (!l->o->hillclimb_log || !c->commits)
 		goto out;
 	r = gdn_prompt_stamp_log(l->o->hillclimb_log, c->head_after, &err);
+	if (r)
+		l->clean_known = false; /* the log rewritten (or maybe half-written) */
 	if (r < 0) {
 		say(l, GDN_LOOP_WARN, "%s", err.msg);
 		goto out;
@@ -502,7 +515,7 @@ static enum step iteration_body(struct loop *l, struct iter *c, struct gdn_err *
 {
 	char *branch = NULL, *smsg = NULL, *synced_from = NULL;
 	struct sbuf prompt = SBUF_INIT;
-	bool dirty = false;
+	bool dirty = false, clean_known;
 	enum step step = STEP_OK;
 	json_t *ev;
 
@@ -515,7 +528,9 @@ static enum step iteration_body(struct loop *l, struct iter *c, struct gdn_err *
 	json_object_set_new(ev, "head", c->head_before ? json_string(c->head_before) : json_null());
 	json_object_set_new(ev, "branch", branch ? json_string(branch) : json_null());
 	jw(l, "iteration_start", ev);
-	if (!l->o->allow_dirty) {
+	clean_known = l->clean_known;
+	l->clean_known = false;
+	if (!l->o->allow_dirty && !clean_known) {
 		if (gdn_repo_dirty(l->repo, &dirty, err)) {
 			step = STEP_ERROR;
 			goto out;
@@ -601,6 +616,8 @@ static enum step iteration_body(struct loop *l, struct iter *c, struct gdn_err *
 		struct gdn_loop_iter gi = {
 		    c->it, c->head_before, c->head_after, c->commits, hook_report, hook_journal, l};
 		struct gdn_loop_hook_out ho = {0};
+
+		l->clean_known = false;
 		bool reverted = false;
 		int rc = 0;
 
@@ -710,6 +727,8 @@ static int iteration(struct loop *l, long it)
 		l->sum->iterations_run++;
 		journal_decision(l, &c, failed, counted, exit);
 	}
+	if (l->stash.sha)
+		l->clean_known = false;
 	if (gdn_stash_restore(&l->stash, &rerr)) {
 		/* bug 12: a failing restore never turns an exit into "continue" */
 		say(l, GDN_LOOP_NOTE, "iteration %ld raised: %s", it, rerr.msg);
@@ -737,8 +756,10 @@ static int iteration(struct loop *l, long it)
 		goto out;
 	}
 	jw(l, "iteration_end", jit(it));
-	if (exit < 0 && !failed && it < l->total && l->o->sleep_ms > 0)
+	if (exit < 0 && !failed && it < l->total && l->o->sleep_ms > 0) {
+		l->clean_known = false;
 		sleep_ms(l->o->sleep_ms);
+	}
 	if (exit >= 0) {
 		free(l->sum->stop_reason);
 		l->sum->stop_reason = xstrdup("failure");

@@ -5,8 +5,10 @@
 # that commits a one-line change, one that does nothing), for each binary
 # given. Overhead per iteration = (wall time of the loop - time in the
 # agent, summed from the journal's agent_end duration_ms) / iterations.
-# With strace, also the stat-family system calls of one run (the agent's
-# own git commit included). Prints figures only; it never fails on time.
+# With perf, also the CPU time of the gdnctl process alone (children not
+# counted: steadier than wall time on a loaded machine); with strace, the
+# stat-family system calls of one run (the agent's own git commit
+# included). Prints figures only; it never fails on time.
 # The issue's target: at most 20 ms per iteration on 10,000 files.
 #
 #   tests/bench/loop-overhead.sh [BINARY...]
@@ -19,8 +21,8 @@
 #   tests/bench/loop-overhead.sh /tmp/base/build/gdnctl build/release/gdnctl
 #
 # Environment: FILES (default 10000), ITERATIONS (default 20), RUNS (runs
-# per binary and agent, the best is shown; default 3), STRACE=0 to skip
-# the stat count.
+# per binary and agent, the best is shown; default 3), STRACE=0 and PERF=0
+# to skip the stat count and the CPU time.
 set -u
 
 FILES=${FILES:-10000}
@@ -43,7 +45,7 @@ if [ -z "${EPOCHREALTIME:-}" ]; then
 	exit 2
 fi
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/gdnctl-bench.XXXXXX")
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/loop-overhead-bench.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
 now_us() {
@@ -56,6 +58,8 @@ export GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
 export GIT_CONFIG_NOSYSTEM=1 HOME=$WORK/home
 mkdir -p "$HOME" "$WORK/agents"
 git config --global init.defaultBranch main
+# no background `gc --auto` changing the repositories under the timing
+git config --global gc.auto 0
 
 # The template repository: FILES files in 100 directories, one commit.
 TEMPLATE=$WORK/template
@@ -69,7 +73,7 @@ mkdir -p "$TEMPLATE"
 			echo "file $i" >"d$((i % 100))/f$i.txt"
 		done &&
 		echo 'logs/' >.gitignore &&
-		git add -A && git commit -qm "$FILES files"
+		git add -A && git commit -qm "$FILES files" && git gc -q
 ) || {
 	echo "loop-overhead bench: cannot build the repository" >&2
 	exit 2
@@ -105,8 +109,8 @@ run_once() {
 	echo "$((t1 - t0)) $agent_ms"
 }
 
-printf '%-40s %-8s %10s %10s %14s %9s %12s\n' binary agent "wall ms" "agent ms" \
-	"overhead ms/it" "target" "stat calls"
+printf '%-32s %-8s %9s %9s %14s %7s %12s %11s\n' binary agent "wall ms" "agent ms" \
+	"overhead ms/it" target "cpu ms/it" "stat calls"
 for bin in "$@"; do
 	for agent in commit nothing; do
 		best=
@@ -117,6 +121,15 @@ for bin in "$@"; do
 				best=$over best_wall=$wall best_agent=$agent_ms
 			fi
 		done
+		cpu=-
+		if [ "${PERF:-1}" != 0 ] && command -v perf >/dev/null &&
+			perf stat -e task-clock true >/dev/null 2>&1; then
+			run_once "$bin" "$agent" perf stat -x, -e task-clock --no-inherit \
+				-o "$WORK/perf.out" >/dev/null
+			cpu=$(awk -F, -v n="$ITERATIONS" '$3 == "task-clock" || $3 ~ /^task-clock/ \
+				{ printf "%.3f", $1 / n }' "$WORK/perf.out")
+			[ -n "$cpu" ] || cpu=-
+		fi
 		stats=-
 		if [ "${STRACE:-1}" != 0 ] && command -v strace >/dev/null; then
 			run_once "$bin" "$agent" strace -f -c -o "$WORK/strace.out" \
@@ -125,10 +138,10 @@ for bin in "$@"; do
 				"$WORK/strace.out")
 		fi
 		name=$bin
-		[ ${#name} -le 40 ] || name=...${name: -37}
+		[ ${#name} -le 32 ] || name=...${name: -29}
 		awk -v b="$name" -v a="$agent" -v w="$best_wall" -v am="$best_agent" \
-			-v o="$best" -v n="$ITERATIONS" -v t="$TARGET_MS" -v s="$stats" \
-			'BEGIN { printf "%-40s %-8s %10.1f %10d %14.3f %9d %12s\n", b, a, w / 1000, am, o / n / 1000, t, s }'
+			-v o="$best" -v n="$ITERATIONS" -v t="$TARGET_MS" -v s="$stats" -v c="$cpu" \
+			'BEGIN { printf "%-32s %-8s %9.1f %9d %14.3f %7d %12s %11s\n", b, a, w / 1000, am, o / n / 1000, t, c, s }'
 	done
 done
 echo "($FILES files, $ITERATIONS iterations, best of $RUNS runs; stat calls: whole run, agent included)"
