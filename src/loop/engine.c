@@ -1031,6 +1031,46 @@ static int open_repo(struct loop *l, struct gdn_err *err)
 	return ret;
 }
 
+/* --resume: the last run's state from the journal, its counters, then the recovery. */
+static int resume(struct loop *l, struct gdn_loop_state *st, struct gdn_err *err)
+{
+	int ret = load_state(l, st, err);
+
+	if (!ret)
+		ret = open_repo(l, err);
+	if (ret)
+		return ret;
+	free(l->sum->run_id);
+	l->sum->run_id = xstrdup(st->run_id);
+	free(l->j.run_id);
+	l->j.run_id = xstrdup(st->run_id);
+	if (l->total <= 0)
+		l->total = st->iterations;
+	l->failures = st->failures;
+	l->consecutive = st->consecutive;
+	l->sum->commits = st->commits;
+	l->sum->iterations_run = st->iterations_run;
+	l->sum->agent_ms = st->agent_ms;
+	memcpy(l->sum->fail_kinds, st->fail_kinds, sizeof(l->sum->fail_kinds));
+	for (size_t i = 0; i < st->kept.nr; i++) {
+		long index = -1;
+		char *sha = xstrndup(st->kept.v[i], strcspn(st->kept.v[i], " "));
+
+		if (!gdn_repo_stash_find(l->repo, sha, NULL, &index, NULL, err) && index >= 0 &&
+		    !strvec_contains(&l->sum->stashes_kept, st->kept.v[i]))
+			strvec_push(&l->sum->stashes_kept, st->kept.v[i]);
+		free(sha);
+	}
+	gdn_err_clear(err);
+	l->first = st->last_done + 1;
+	say(l, GDN_LOOP_INFO, "resuming run %s after iteration %ld of %ld", st->run_id,
+	    st->last_done, l->total);
+	jw(l, "run_resume",
+	   json_pack("{sIsI}", "iterations", (json_int_t)l->total, "after",
+		     (json_int_t)st->last_done));
+	return recover(l, st, err);
+}
+
 int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *agent,
 		 const struct gdn_loop_hooks *hooks, struct gdn_loop_summary *sum,
 		 struct gdn_err *err)
@@ -1060,40 +1100,7 @@ int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *age
 	l.total = o->iterations;
 	l.first = 1;
 	if (o->resume) {
-		ret = load_state(&l, &st, err);
-		if (!ret)
-			ret = open_repo(&l, err);
-		if (ret)
-			goto out;
-		free(sum->run_id);
-		sum->run_id = xstrdup(st.run_id);
-		free(l.j.run_id);
-		l.j.run_id = xstrdup(st.run_id);
-		if (l.total <= 0)
-			l.total = st.iterations;
-		l.failures = st.failures;
-		l.consecutive = st.consecutive;
-		sum->commits = st.commits;
-		sum->iterations_run = st.iterations_run;
-		sum->agent_ms = st.agent_ms;
-		memcpy(sum->fail_kinds, st.fail_kinds, sizeof(sum->fail_kinds));
-		for (size_t i = 0; i < st.kept.nr; i++) {
-			long index = -1;
-			char *sha = xstrndup(st.kept.v[i], strcspn(st.kept.v[i], " "));
-
-			if (!gdn_repo_stash_find(l.repo, sha, NULL, &index, NULL, err) &&
-			    index >= 0 && !strvec_contains(&sum->stashes_kept, st.kept.v[i]))
-				strvec_push(&sum->stashes_kept, st.kept.v[i]);
-			free(sha);
-		}
-		gdn_err_clear(err);
-		l.first = st.last_done + 1;
-		say(&l, GDN_LOOP_INFO, "resuming run %s after iteration %ld of %ld", st.run_id,
-		    st.last_done, l.total);
-		jw(&l, "run_resume",
-		   json_pack("{sIsI}", "iterations", (json_int_t)l.total, "after",
-			     (json_int_t)st.last_done));
-		ret = recover(&l, &st, err);
+		ret = resume(&l, &st, err);
 		if (ret)
 			goto out;
 	} else {
