@@ -15,9 +15,43 @@
 
 struct gdn_err;
 
+/* The driver `gdnctl loop` and `gdnctl doctor` use when none is named. */
+#define GDN_AGENT_DEFAULT "codex"
+
+/*
+ * What a driver declares about itself, for the commands (choices,
+ * defaults) and for `gdnctl doctor` (its install and login hints and
+ * checks). One per driver, defined in the driver's own file; static.
+ */
+struct gdn_agent_info {
+	const char *name; /* the --agent value */
+	const char *help; /* one line */
+	/* gdnctl loop: -m and --reasoning-effort when not given (NULL: the CLI's own) */
+	const char *default_model, *default_effort;
+	bool needs_command;	  /* runs --agent-cmd: nothing to run without one */
+	const char *command_hint; /* doctor: how to give that command line */
+	const char *install_hint; /* doctor: how to get the binary when it is missing */
+	bool version_check;	  /* doctor: `BIN --version` answers */
+	/*
+	 * doctor: where a login lives. NULL login_vars: no login to check
+	 * (login_skip says why). Else the first variable set, or the file
+	 * login_file in $login_dir_var (when set) or login_home_file under
+	 * $HOME (a "login_file_kind PATH"), else a warning with login_hint.
+	 */
+	const char *const *login_vars;
+	const char *login_skip;
+	const char *login_dir_var, *login_file, *login_home_file, *login_file_kind;
+	const char *login_hint;
+};
+
+/* The driver named `name` (borrowed, static), or NULL. */
+const struct gdn_agent_info *gdn_agent_find(const char *name);
+/* The drivers' names in table order: NULL-terminated, static (option choices). */
+const char *const *gdn_agent_names(void);
+
 /* How the agent is configured for a whole loop (from flags and config). */
 struct gdn_agent_opts {
-	const char *driver;  /* "codex", "claude", "command" */
+	const char *driver;  /* a driver's name (gdn_agent_names()); NULL: GDN_AGENT_DEFAULT */
 	const char *bin;     /* --codex-bin / claude binary / NULL: GDNCTL_CODEX, PATH */
 	const char *command; /* "command" driver: 'prog arg {prompt_file}' */
 	const char *model;   /* -m / --model, or NULL */

@@ -135,6 +135,8 @@ struct gdn_backend {
 	bool dry_run;	       /* every op only reports what it would run */
 	/* Private to the poll loop: GDN_EV_POLL is reported in the first round only. */
 	bool quiet_polls;
+	/* Private: the options of the spec it was opened from (owned), or NULL. */
+	struct gdn_config *spec_config;
 };
 
 /*
@@ -147,7 +149,44 @@ struct gdn_backend {
  */
 int gdn_backend_open(const struct gdn_config *cfg, const char *name, struct gdn_backend **out,
 		     struct gdn_err *err);
+
+/* One option of a spec: backends.<name>.<key> = value (as text, checked like configuration). */
+struct gdn_backend_option {
+	const char *key;
+	const char *value;  /* NULL: left out */
+	const char *origin; /* for messages; NULL: the spec's */
+};
+
+/*
+ * A backend described by the caller rather than by configuration: the
+ * loop's Ray validation targets, a dev TPU built from flags.
+ */
+struct gdn_backend_spec {
+	const char *name; /* a valid backend name; also selects backends.<name>.* in cfg */
+	const char *type; /* one of gdn_backend_types(); NULL: name's, as gdn_backend_open */
+	const struct gdn_backend_option *options;
+	size_t options_nr;
+	const char *origin; /* where the options come from, for messages ("--flag") */
+};
+
+/*
+ * Open a backend from a spec without touching cfg: the spec's options
+ * come first, then backends.<name>.* in cfg, then the schema's defaults
+ * (programs.* are read from cfg as always). Returns 0, GDN_EUSAGE for a
+ * bad name or a bad option value (the message is the configuration's,
+ * naming the option's origin), GDN_ECONFIG for an unknown type or a bad
+ * definition; with no type, also what gdn_backend_open returns for name.
+ */
+int gdn_backend_open_spec(const struct gdn_config *cfg, const struct gdn_backend_spec *spec,
+			  struct gdn_backend **out, struct gdn_err *err);
 void gdn_backend_free(struct gdn_backend *b);
+/*
+ * backends.<name>.<key> as this backend sees it: the spec's option, else
+ * the configuration's value, as written (no schema default); NULL when
+ * unset. The list form is never NULL (empty when unset). Borrowed.
+ */
+const char *gdn_backend_setting(const struct gdn_backend *b, const char *key);
+const struct strvec *gdn_backend_setting_list(const struct gdn_backend *b, const char *key);
 
 /*
  * dev-tpu: the cluster of the held allocation, or NULL (none held, or not a

@@ -21,6 +21,7 @@
 #define GDNCTL_CONFIG_H
 
 #include "gdnctl/compat.h"
+#include "gdnctl/enumtab.h"
 #include "gdnctl/strvec.h"
 
 struct gdn_err;
@@ -41,11 +42,11 @@ enum gdn_cfg_type {
 struct gdn_cfg_key {
 	const char *key; /* "lint.require_fields", "backends.*.host" */
 	enum gdn_cfg_type type;
-	const char *defval;	    /* built-in default as text (lists: comma separated), or NULL */
-	const char *env;	    /* environment variable, or NULL (never for "*" keys) */
-	const char *const *choices; /* allowed string values (NULL-terminated), or NULL */
-	const char *help;	    /* one line for docs and `gdnctl config keys` */
-	bool secret;		    /* masked in every output */
+	const char *defval; /* built-in default as text (lists: comma separated), or NULL */
+	const char *env;    /* environment variable, or NULL (never for "*" keys) */
+	const struct gdn_enum *choices; /* allowed string values: the names of the rows, or NULL */
+	const char *help;		/* one line for docs and `gdnctl config keys` */
+	bool secret;			/* masked in every output */
 };
 
 extern const struct gdn_cfg_key gdn_cfg_schema[];

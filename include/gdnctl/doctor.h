@@ -45,7 +45,7 @@ struct gdn_doctor_opts {
 	const char *cwd;		  /* where gdnctl runs (NULL: the current directory) */
 	const char *const *cfg_overrides; /* -c KEY=VALUE, NULL-terminated, or NULL */
 	const char *const *backends;	  /* names to check; NULL or empty: configured + local */
-	const char *agent;		  /* "codex", "claude", "command"; NULL: the loop default */
+	const char *agent;		  /* a driver (gdn_agent_names()); NULL: the loop default */
 	const char *agent_bin;		  /* explicit agent binary, or NULL */
 	const char *agent_cmd;		  /* the command driver's command line, or NULL */
 	const char *log_dir;		  /* NULL: the loop's default under the repository */

@@ -16,6 +16,7 @@
 #define GDNCTL_HUB_H
 
 #include "gdnctl/compat.h"
+#include "gdnctl/enumtab.h"
 #include "gdnctl/err.h"
 #include "gdnctl/json.h"
 #include "gdnctl/sbuf.h"
@@ -205,7 +206,9 @@ enum gdn_hf_repo_type {
 	GDN_HF_MODEL,
 	GDN_HF_SPACE,
 };
-/* "dataset", "model", "space" -> type; returns -1 for anything else. */
+/* "dataset", "model", "space" (--repo-type). */
+extern const struct gdn_enum gdn_hf_repo_type_enum[];
+/* The type named `s`; returns -1 for anything else. */
 int gdn_hf_repo_type_parse(const char *s);
 const char *gdn_hf_repo_type_name(enum gdn_hf_repo_type t);
 
@@ -352,6 +355,7 @@ enum gdn_metric_status {
 	GDN_METRIC_TOO_FEW,	/* fewer finite points in the window than min_points */
 };
 /* "ok", "missing", "non-finite", "not-numeric", "too-few-points". */
+extern const struct gdn_enum gdn_metric_status_enum[];
 const char *gdn_metric_status_name(enum gdn_metric_status s);
 
 struct gdn_metric {
@@ -394,6 +398,8 @@ enum gdn_agg {
 	GDN_AGG_MEDIAN,
 	GDN_AGG_MEAN,
 };
+/* "median", "mean" */
+extern const struct gdn_enum gdn_agg_enum[];
 
 struct gdn_history_window {
 	int64_t step_min, step_max; /* inclusive; INT64_MIN/INT64_MAX: open */

@@ -21,6 +21,7 @@
 #define GDNCTL_LINT_H
 
 #include "gdnctl/compat.h"
+#include "gdnctl/enumtab.h"
 #include "gdnctl/strvec.h"
 
 struct gdn_err;
@@ -50,9 +51,9 @@ const char *lint_rule_name(enum lint_rule rule);
 const char *lint_rule_title(enum lint_rule rule);
 /* Report-group index: findings are sorted by (group, line). */
 int lint_rule_group(enum lint_rule rule);
-/* "last-entry" or "all"; lint_scope_parse returns 0, or -1 for an unknown name. */
+/* "last-entry", "all" (--scope, lint.scope). */
+extern const struct gdn_enum lint_scope_enum[];
 const char *lint_scope_name(enum lint_scope scope);
-int lint_scope_parse(const char *name, enum lint_scope *scope);
 
 /*
  * Whether the hexadecimal id `id` (7-40 lower-case hex digits) names a

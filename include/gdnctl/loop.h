@@ -23,6 +23,7 @@
 #include "gdnctl/compat.h"
 #include "gdnctl/agent.h"
 #include "gdnctl/backend.h"
+#include "gdnctl/enumtab.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
 
@@ -36,9 +37,9 @@ enum gdn_loop_policy {
 	GDN_POLICY_COUNT_FAILURE,
 	GDN_POLICY_CONTINUE,
 };
-/* "fail", "count-failure", "continue"; parse returns 0 or -1. */
+/* "fail", "count-failure", "continue" (src/loop/policy.c: the names of this section's enums). */
+extern const struct gdn_enum gdn_loop_policy_enum[];
 const char *gdn_loop_policy_name(enum gdn_loop_policy p);
-int gdn_loop_policy_parse(const char *s, enum gdn_loop_policy *p);
 
 enum gdn_loop_verdict {
 	GDN_VERDICT_EXIT = 0, /* stop the loop with the failure's exit code */
@@ -56,6 +57,9 @@ enum gdn_dirty_policy { GDN_DIRTY_FAIL = 0, GDN_DIRTY_STASH };
 enum gdn_restore_policy { GDN_RESTORE_WARN_KEEP = 0, GDN_RESTORE_FAIL };
 enum gdn_sync_policy { GDN_SYNC_OFF = 0, GDN_SYNC_ONCE, GDN_SYNC_EACH };
 enum gdn_sync_conflict { GDN_SYNC_CONFLICT_FAIL = 0, GDN_SYNC_CONFLICT_SKIP };
+/* --dirty-policy, --stash-restore-policy, --sync-main-policy, --sync-main-conflict-policy */
+extern const struct gdn_enum gdn_dirty_policy_enum[], gdn_restore_policy_enum[];
+extern const struct gdn_enum gdn_sync_policy_enum[], gdn_sync_conflict_enum[];
 
 /* Failure kinds, counted in the summary. */
 enum gdn_loop_failure {
@@ -437,8 +441,8 @@ enum gdn_gate_mode {
 	GDN_GATE_REQUIRED,     /* tests, then profile */
 	GDN_GATE_PROFILE_ONLY, /* profile only */
 };
-/* "off", "required", "profile-only"; parse returns 0 or -1. */
-int gdn_gate_mode_parse(const char *s, enum gdn_gate_mode *mode);
+/* --validation-mode: "required", "profile-only", "off". */
+extern const struct gdn_enum gdn_gate_mode_enum[];
 
 struct gdn_gate {
 	const char *workdir;
@@ -520,6 +524,9 @@ void gdn_gate_release(struct gdn_gate *g);
 
 struct gdn_config;
 struct gdn_hold;
+
+/* --hold-dev-tpu-policy: "required" (1), "best-effort" (0); the value is gdn_hold_opts.required. */
+extern const struct gdn_enum gdn_hold_policy_enum[];
 
 /*
  * A dev TPU held for the whole loop (--hold-dev-tpu) through a dev-tpu

@@ -1,10 +1,11 @@
 /*
- * Where the loop's performance policy takes the metric of a profile run
- * (src/loop/measure.c): the profile output (cli), Weights & Biases
- * (summary or a history-window aggregate, through the hub client), or the
- * trace; and --log-measurements, the measured figures written into the
- * running log's entry of a kept iteration. Nothing here prints: warnings
- * are returned as lines for the caller to report.
+ * Where the loop's performance policy takes the metric of a profile run,
+ * a table of sources (src/loop/measure.c, one driver file each): the
+ * profile output (cli), Weights & Biases (summary or a history-window
+ * aggregate, through the hub client), or the trace; and
+ * --log-measurements, the measured figures written into the running
+ * log's entry of a kept iteration. Nothing here prints: warnings are
+ * returned as lines (or through a sink) for the caller to report.
  * See docs/performance-policy.md ("W&B as the source").
  */
 #ifndef GDNCTL_MEASURE_H
@@ -12,9 +13,11 @@
 
 #include <jansson.h>
 #include "gdnctl/compat.h"
+#include "gdnctl/enumtab.h"
 #include "gdnctl/hub.h"
 #include "gdnctl/strvec.h"
 
+struct gdn_perf_config;
 struct gdn_perf_sample;
 
 /* --perf-source */
@@ -24,8 +27,15 @@ enum gdn_measure_source {
 	GDN_MEASURE_WANDB,
 	GDN_MEASURE_TRACE,
 };
-/* "auto", "cli", "wandb", "trace"; parse returns 0 or -1. */
-int gdn_measure_source_parse(const char *s, enum gdn_measure_source *out);
+/* --perf-source: "auto", "cli", "wandb", "trace". */
+extern const struct gdn_enum gdn_measure_source_enum[];
+/*
+ * --perf-aggregation: "history-window" (1), "summary" (0); the value is
+ * gdn_measure_opts.history.
+ */
+extern const struct gdn_enum gdn_measure_aggregation_enum[];
+/* Whether the metric can come from src (trace/... metrics only from the trace; auto: any). */
+bool gdn_measure_source_takes(enum gdn_measure_source src, const char *metric);
 
 struct gdn_measure_opts {
 	enum gdn_measure_source source;
@@ -70,6 +80,34 @@ char *gdn_measure_find_run_name(const char *out, size_t len);
 void gdn_measure_wandb(const struct gdn_measure_opts *o, const char *metric, long iteration,
 		       const char *out, size_t len, struct gdn_perf_sample *s, bool *used_wandb,
 		       char **run_url, struct strvec *warnings, json_t **detail);
+
+/* What one profile run gave, for the sources to take the sample from. */
+struct gdn_measure_input {
+	const char *metric; /* the performance policy's metric */
+	const struct gdn_perf_config *perf_config;
+	long iteration;	 /* expands the W&B run prefix */
+	const char *out; /* the profile's output */
+	size_t len;
+	int exit_code;	   /* the profile's: W&B is asked only after a success */
+	const char *trace; /* the newest trace the run wrote, or NULL */
+};
+
+/* Where the sources report, in the order things happen; any may be NULL. */
+struct gdn_measure_sink {
+	void (*warn)(const char *line, void *payload);
+	void (*run_url)(const char *url, void *payload); /* the W&B run the value came from */
+	/* The `measurement` journal event (new reference, passed on to the callee). */
+	void (*detail)(json_t *detail, void *payload);
+	void *payload;
+};
+
+/*
+ * Fill sample s of one profile run from every source in table order:
+ * the value the output printed (cli), then W&B as o says (o NULL: not
+ * asked), then the trace's figures (and its value for a trace metric).
+ */
+void gdn_measure_sample(const struct gdn_measure_opts *o, const struct gdn_measure_input *in,
+			struct gdn_perf_sample *s, const struct gdn_measure_sink *sink);
 
 /* ---- --log-measurements ---- */
 

@@ -9,7 +9,10 @@
  *   OPT_FLOAT     double *      (finite)
  *   OPT_DURATION  long *        milliseconds; "90", "90s", "1500ms", "15m", "2h", "1h30m"
  *   OPT_STRING    const char ** (borrowed from argv)
- *   OPT_CHOICE    const char ** one of `choices` (borrowed from the table)
+ *   OPT_CHOICE    const char ** one of `choices` (borrowed from the table): a string
+ *                               passed on as is, with no enum behind it
+ *   OPT_ENUM      int *         the value of the row of `enums` (the owning module's
+ *                               struct gdn_enum table, enumtab.h) the name given names
  *   OPT_LIST      struct strvec * repeatable; each use appends one value
  *   OPT_KV        struct strvec * repeatable KEY=VALUE, KEY a shell variable name
  *   OPT_GROUP     no value: a heading in the help text
@@ -22,6 +25,7 @@
 struct sbuf;
 struct strvec;
 struct gdn_err;
+struct gdn_enum;
 
 enum opt_type {
 	OPT_END = 0,
@@ -34,6 +38,7 @@ enum opt_type {
 	OPT_CHOICE,
 	OPT_LIST,
 	OPT_KV,
+	OPT_ENUM,
 };
 
 enum opt_flags {
@@ -52,50 +57,50 @@ struct opt {
 	const char *const *choices; /* OPT_CHOICE: NULL-terminated */
 	const char *defval;	    /* shown as "(default: X)"; not applied */
 	int flags;
-	long min, max; /* OPT_INT range when max > min */
-	int seen;      /* set by the parser: times given */
+	long min, max;		      /* OPT_INT range when max > min */
+	int seen;		      /* set by the parser: times given */
+	const struct gdn_enum *enums; /* OPT_ENUM: the owning module's table */
 };
 
-#define OPT_END_()                                                         \
-	{                                                                  \
-		OPT_END, 0, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 0 \
+/*
+ * Table rows. Each OPT_X_(...) has an OPT_X_F(..., flags) twin that also
+ * sets enum opt_flags (OPT_HIDDEN, OPT_NEGATABLE, OPT_REQUIRED) in the row.
+ */
+#define OPT_ROW_(t, s, l, v, a, h, c, e, d, f, lo, hi)                                       \
+	{                                                                                    \
+		.type = (t), .short_name = (s), .long_name = (l), .value = (v), .argh = (a), \
+		.help = (h), .choices = (c), .enums = (e), .defval = (d), .flags = (f),      \
+		.min = (lo), .max = (hi)                                                     \
 	}
-#define OPT_GROUP_(title)                                                       \
-	{                                                                       \
-		OPT_GROUP, 0, NULL, NULL, NULL, (title), NULL, NULL, 0, 0, 0, 0 \
-	}
-#define OPT_BOOL_(s, l, v, h)                                              \
-	{                                                                  \
-		OPT_BOOL, (s), (l), (v), NULL, (h), NULL, NULL, 0, 0, 0, 0 \
-	}
-#define OPT_INT_(s, l, v, a, h, d, lo, hi)                                    \
-	{                                                                     \
-		OPT_INT, (s), (l), (v), (a), (h), NULL, (d), 0, (lo), (hi), 0 \
-	}
-#define OPT_FLOAT_(s, l, v, a, h, d)                                      \
-	{                                                                 \
-		OPT_FLOAT, (s), (l), (v), (a), (h), NULL, (d), 0, 0, 0, 0 \
-	}
-#define OPT_DURATION_(s, l, v, h, d)                                                \
-	{                                                                           \
-		OPT_DURATION, (s), (l), (v), "DURATION", (h), NULL, (d), 0, 0, 0, 0 \
-	}
-#define OPT_STRING_(s, l, v, a, h, d)                                      \
-	{                                                                  \
-		OPT_STRING, (s), (l), (v), (a), (h), NULL, (d), 0, 0, 0, 0 \
-	}
-#define OPT_CHOICE_(s, l, v, c, h, d)                                      \
-	{                                                                  \
-		OPT_CHOICE, (s), (l), (v), NULL, (h), (c), (d), 0, 0, 0, 0 \
-	}
-#define OPT_LIST_(s, l, v, a, h)                                          \
-	{                                                                 \
-		OPT_LIST, (s), (l), (v), (a), (h), NULL, NULL, 0, 0, 0, 0 \
-	}
-#define OPT_KV_(s, l, v, h)                                                     \
-	{                                                                       \
-		OPT_KV, (s), (l), (v), "KEY=VALUE", (h), NULL, NULL, 0, 0, 0, 0 \
-	}
+#define OPT_END_() OPT_ROW_(OPT_END, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0)
+#define OPT_GROUP_(title) \
+	OPT_ROW_(OPT_GROUP, 0, NULL, NULL, NULL, (title), NULL, NULL, NULL, 0, 0, 0)
+#define OPT_BOOL_F(s, l, v, h, f) OPT_ROW_(OPT_BOOL, s, l, v, NULL, h, NULL, NULL, NULL, f, 0, 0)
+#define OPT_BOOL_(s, l, v, h)	  OPT_BOOL_F(s, l, v, h, 0)
+/* A bool with --no-NAME; `d` is the documented default ("on"). */
+#define OPT_NEGBOOL_(s, l, v, h, d) \
+	OPT_ROW_(OPT_BOOL, s, l, v, NULL, h, NULL, NULL, d, OPT_NEGATABLE, 0, 0)
+#define OPT_INT_F(s, l, v, a, h, d, lo, hi, f) \
+	OPT_ROW_(OPT_INT, s, l, v, a, h, NULL, NULL, d, f, lo, hi)
+#define OPT_INT_(s, l, v, a, h, d, lo, hi) OPT_INT_F(s, l, v, a, h, d, lo, hi, 0)
+#define OPT_FLOAT_F(s, l, v, a, h, d, f)   OPT_ROW_(OPT_FLOAT, s, l, v, a, h, NULL, NULL, d, f, 0, 0)
+#define OPT_FLOAT_(s, l, v, a, h, d)	   OPT_FLOAT_F(s, l, v, a, h, d, 0)
+#define OPT_DURATION_F(s, l, v, h, d, f) \
+	OPT_ROW_(OPT_DURATION, s, l, v, "DURATION", h, NULL, NULL, d, f, 0, 0)
+#define OPT_DURATION_(s, l, v, h, d) OPT_DURATION_F(s, l, v, h, d, 0)
+#define OPT_STRING_F(s, l, v, a, h, d, f) \
+	OPT_ROW_(OPT_STRING, s, l, v, a, h, NULL, NULL, d, f, 0, 0)
+#define OPT_STRING_(s, l, v, a, h, d) OPT_STRING_F(s, l, v, a, h, d, 0)
+#define OPT_CHOICE_F(s, l, v, c, h, d, f) \
+	OPT_ROW_(OPT_CHOICE, s, l, v, NULL, h, c, NULL, d, f, 0, 0)
+#define OPT_CHOICE_(s, l, v, c, h, d) OPT_CHOICE_F(s, l, v, c, h, d, 0)
+/* `t`: the owning module's struct gdn_enum table; `v`: int *. */
+#define OPT_ENUM_F(s, l, v, t, h, d, f) OPT_ROW_(OPT_ENUM, s, l, v, NULL, h, NULL, t, d, f, 0, 0)
+#define OPT_ENUM_(s, l, v, t, h, d)	OPT_ENUM_F(s, l, v, t, h, d, 0)
+#define OPT_LIST_F(s, l, v, a, h, f)	OPT_ROW_(OPT_LIST, s, l, v, a, h, NULL, NULL, NULL, f, 0, 0)
+#define OPT_LIST_(s, l, v, a, h)	OPT_LIST_F(s, l, v, a, h, 0)
+#define OPT_KV_F(s, l, v, h, f)		OPT_ROW_(OPT_KV, s, l, v, "KEY=VALUE", h, NULL, NULL, NULL, f, 0, 0)
+#define OPT_KV_(s, l, v, h)		OPT_KV_F(s, l, v, h, 0)
 
 /* What a command is, for its help text. */
 struct opt_usage {
@@ -123,6 +128,16 @@ int opt_parse(struct opt *opts, const struct opt_usage *u, int argc, const char 
 
 /* The argument name shown in help ("N", "PATH", "KEY=VALUE"); NULL for a bool or a choice. */
 const char *opt_arg_name(const struct opt *o);
+
+/* Whether the option takes one of a fixed set of names (OPT_CHOICE, OPT_ENUM). */
+bool opt_has_choices(const struct opt *o);
+/* Its number of choices, and the name and one-line help (NULL: none) of choice i. */
+size_t opt_choice_count(const struct opt *o);
+const char *opt_choice_name(const struct opt *o, size_t i);
+const char *opt_choice_help(const struct opt *o, size_t i);
+
+/* Whether the option named `long_name` was given in the last opt_parse() of the table. */
+bool opt_seen(const struct opt *opts, const char *long_name);
 
 /* Append the help text of a command to out. */
 void opt_help(const struct opt *opts, const struct opt_usage *u, struct sbuf *out);

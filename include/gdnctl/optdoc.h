@@ -15,12 +15,14 @@ struct opt_usage;
 struct sbuf;
 struct strvec;
 
-/* "bool", "int", "float", "duration", "string", "choice", "list", "kv" ("group", "end"). */
+/* "bool", "int", "float", "duration", "string", "choice" (also OPT_ENUM), "list", "kv"
+ * ("group", "end"). */
 const char *opt_type_name(int type);
 
 /*
  * New reference: {"usage": [lines], "description", "extra", "positional",
- * "options": [{"long", "short", "type", "arg", "help", "choices", "default",
+ * "options": [{"long", "short", "type", "arg", "help", "choices", "choice_help"
+ * (only OPT_ENUM: {name: one-line help}), "default",
  * "negatable", "hidden", "required", "repeatable", "group", "min", "max"}]}.
  * `parse_flags` are the OPT_PARSE_* flags the command parses with.
  */

@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 #include "gdnctl/compat.h"
+#include "gdnctl/enumtab.h"
 #include "gdnctl/strvec.h"
 
 struct gdn_err;
@@ -27,14 +28,20 @@ struct gdn_trace_summary;
 
 /* ---- configuration ---- */
 
+/*
+ * --perf-mode: "on", "required" (the same as on), "off"; the value says
+ * whether the policy is on.
+ */
+extern const struct gdn_enum gdn_perf_mode_enum[];
+
 enum gdn_perf_direction {
 	GDN_PERF_AUTO = 0, /* trace/... and throughput/duration: lower; else higher */
 	GDN_PERF_HIGHER,
 	GDN_PERF_LOWER,
 };
-/* "auto", "higher", "lower"; parse returns 0 or -1. */
+/* --perf-direction: "auto", "higher", "lower". */
+extern const struct gdn_enum gdn_perf_direction_enum[];
 const char *gdn_perf_direction_name(enum gdn_perf_direction d);
-int gdn_perf_direction_parse(const char *s, enum gdn_perf_direction *d);
 /* HIGHER or LOWER: `d`, or for AUTO the default of `metric`. */
 enum gdn_perf_direction gdn_perf_direction_resolve(enum gdn_perf_direction d, const char *metric);
 
@@ -47,8 +54,8 @@ enum gdn_perf_policy {
 	GDN_PERF_CONTINUE,
 };
 /* "revert-count-failure", "revert-continue", "fail", "count-failure", "continue". */
+extern const struct gdn_enum gdn_perf_policy_enum[];
 const char *gdn_perf_policy_name(enum gdn_perf_policy p);
-int gdn_perf_policy_parse(const char *s, enum gdn_perf_policy *p);
 
 /*
  * --perf-within-threshold-policy: what a within_threshold decision (neither
@@ -60,8 +67,8 @@ enum gdn_perf_within {
 	GDN_PERF_WITHIN_REVERT,
 };
 /* "keep", "revert". */
+extern const struct gdn_enum gdn_perf_within_enum[];
 const char *gdn_perf_within_name(enum gdn_perf_within w);
-int gdn_perf_within_parse(const char *s, enum gdn_perf_within *w);
 
 /*
  * --perf-repeat-stat: what one figure of a commit's K samples is: their
@@ -74,8 +81,8 @@ enum gdn_perf_stat {
 	GDN_PERF_STAT_BEST,
 };
 /* "median", "best". */
+extern const struct gdn_enum gdn_perf_stat_enum[];
 const char *gdn_perf_stat_name(enum gdn_perf_stat s);
-int gdn_perf_stat_parse(const char *s, enum gdn_perf_stat *out);
 
 enum gdn_perf_bucket {
 	GDN_PERF_BUCKET_STEP = 0, /* the whole step (self time of all selected tracks) */
@@ -249,6 +256,7 @@ enum gdn_perf_decision {
 	GDN_PERF_UNSCORED,
 };
 /* "baseline", "promoted", "within_threshold", "regression", "gate_regression", "unscored". */
+extern const struct gdn_enum gdn_perf_decision_enum[];
 const char *gdn_perf_decision_name(enum gdn_perf_decision d);
 
 struct gdn_perf_action {

@@ -23,6 +23,7 @@
 #define GDNCTL_TRACE_H
 
 #include "gdnctl/compat.h"
+#include "gdnctl/enumtab.h"
 #include "gdnctl/json.h"
 #include "gdnctl/strvec.h"
 
@@ -246,6 +247,16 @@ enum gdn_trace_by {
 	GDN_TRACE_BY_SOURCE,
 	GDN_TRACE_BY_DEVICE,
 };
+/* "op", "category", "source", "device" (--by). */
+extern const struct gdn_enum gdn_trace_by_enum[];
+
+/* The renderers' output formats (--format): "table", "markdown", "json". */
+enum gdn_trace_format {
+	GDN_TRACE_TABLE,
+	GDN_TRACE_MARKDOWN,
+	GDN_TRACE_JSON,
+};
+extern const struct gdn_enum gdn_trace_format_enum[];
 
 /* "12.345": ps as milliseconds with 3 decimals, rounded half away from zero. */
 void gdn_ps_fmt_ms(struct sbuf *out, gdn_ps v);

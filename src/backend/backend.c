@@ -1,6 +1,6 @@
 /*
  * The backend registry and what every type shares: opening a backend by
- * name from configuration, per-backend configuration lookups, echoing and
+ * name from configuration or from a spec, per-backend configuration lookups, echoing and
  * running programs, following a growing log, the poll loop of `wait`, and
  * the checks of names that reach ssh, remote shells and batch scripts.
  */
@@ -246,6 +246,28 @@ static bool valid_backend_name(const char *name)
 
 /* ---- opening ---- */
 
+/* Open `name` as a backend of type ops; spec_config (owned, may be NULL) overrides cfg. */
+static int open_type(const struct gdn_config *cfg, const struct gdn_backend_ops *ops,
+		     const char *name, struct gdn_config *spec_config, struct gdn_backend **out,
+		     struct gdn_err *err)
+{
+	struct gdn_backend *b = xcalloc(1, sizeof(*b));
+	int ret = 0;
+
+	b->ops = ops;
+	b->name = xstrdup(name);
+	b->config = cfg;
+	b->spec_config = spec_config;
+	if (ops->open)
+		ret = ops->open(b, err);
+	if (ret) {
+		gdn_backend_free(b);
+		b = NULL;
+	}
+	*out = b;
+	return ret;
+}
+
 static void known_names(const struct strvec *configured, struct sbuf *out)
 {
 	size_t n = 0;
@@ -258,21 +280,14 @@ static void known_names(const struct strvec *configured, struct sbuf *out)
 			sbuf_addf(out, "%s%s", n++ ? ", " : "", backend_types[i]->type);
 }
 
-int gdn_backend_open(const struct gdn_config *cfg, const char *name, struct gdn_backend **out,
-		     struct gdn_err *err)
+/* The type of `name`: configured (backends.NAME.type, or a configured built-in) or built in. */
+static int configured_type(const struct gdn_config *cfg, const char *name,
+			   const struct gdn_backend_ops **ops, struct gdn_err *err)
 {
 	struct strvec names = STRVEC_INIT;
 	struct sbuf key = SBUF_INIT, list = SBUF_INIT;
-	const struct gdn_backend_ops *ops = NULL;
-	struct gdn_backend *b = NULL;
 	int ret = 0;
 
-	*out = NULL;
-	if (!valid_backend_name(name)) {
-		ret = bad_name(GDN_EUSAGE, err, "backend name", name ? name : "",
-			       "a backend name is letters, digits, '_' and '-'");
-		goto out;
-	}
 	gdn_config_map_names(cfg, "backends", &names);
 	if (strvec_contains(&names, name)) {
 		const char *type;
@@ -290,8 +305,8 @@ int gdn_backend_open(const struct gdn_config *cfg, const char *name, struct gdn_
 					  key.buf, list.buf);
 			goto out;
 		}
-		ops = find_type(type);
-		if (!ops) {
+		*ops = find_type(type);
+		if (!*ops) {
 			const struct gdn_cfg_value *v = gdn_config_get(cfg, key.buf);
 
 			ret = gdn_err_set(err, GDN_ECONFIG,
@@ -301,29 +316,88 @@ int gdn_backend_open(const struct gdn_config *cfg, const char *name, struct gdn_
 			goto out;
 		}
 	} else {
-		ops = find_type(name);
-		if (!ops || !ops->builtin) {
+		*ops = find_type(name);
+		if (!*ops || !(*ops)->builtin) {
 			known_names(&names, &list);
 			ret = gdn_err_set(err, GDN_ENOTFOUND, "unknown backend '%s' (known: %s)",
 					  name, list.buf);
 			goto out;
 		}
 	}
-	b = xcalloc(1, sizeof(*b));
-	b->ops = ops;
-	b->name = xstrdup(name);
-	b->config = cfg;
-	if (ops->open)
-		ret = ops->open(b, err);
-	if (ret) {
-		gdn_backend_free(b);
-		b = NULL;
-	}
-	*out = b;
 out:
 	strvec_clear(&names);
 	sbuf_release(&key);
 	sbuf_release(&list);
+	return ret;
+}
+
+int gdn_backend_open(const struct gdn_config *cfg, const char *name, struct gdn_backend **out,
+		     struct gdn_err *err)
+{
+	const struct gdn_backend_ops *ops = NULL;
+	int ret;
+
+	*out = NULL;
+	if (!valid_backend_name(name))
+		return bad_name(GDN_EUSAGE, err, "backend name", name ? name : "",
+				"a backend name is letters, digits, '_' and '-'");
+	ret = configured_type(cfg, name, &ops, err);
+	if (!ret)
+		ret = open_type(cfg, ops, name, NULL, out, err);
+	return ret;
+}
+
+int gdn_backend_open_spec(const struct gdn_config *cfg, const struct gdn_backend_spec *spec,
+			  struct gdn_backend **out, struct gdn_err *err)
+{
+	const struct gdn_backend_ops *ops = NULL;
+	struct gdn_config *own = NULL;
+	struct sbuf key = SBUF_INIT;
+	const char *origin = spec->origin ? spec->origin : "spec";
+	int ret = 0;
+
+	*out = NULL;
+	if (!valid_backend_name(spec->name)) {
+		ret = bad_name(GDN_EUSAGE, err, "backend name", spec->name ? spec->name : "",
+			       "a backend name is letters, digits, '_' and '-'");
+		goto out;
+	}
+	own = xcalloc(1, sizeof(*own));
+	gdn_config_init(own, cfg->schema, cfg->schema_nr);
+	for (size_t i = 0; i < spec->options_nr && !ret; i++) {
+		const struct gdn_backend_option *opt = &spec->options[i];
+
+		if (!opt->value)
+			continue;
+		sbuf_reset(&key);
+		sbuf_addf(&key, "backends.%s.%s", spec->name, opt->key);
+		ret = gdn_config_set(own, key.buf, opt->value, GDN_SRC_CMDLINE,
+				     opt->origin ? opt->origin : origin, err);
+		if (ret)
+			ret = err->code = GDN_EUSAGE; /* the caller's value (a flag's) */
+	}
+	if (ret)
+		goto out;
+	if (!spec->type) {
+		ret = configured_type(cfg, spec->name, &ops, err);
+	} else {
+		ops = find_type(spec->type);
+		if (!ops)
+			ret = gdn_err_set(err, GDN_ECONFIG,
+					  "%s: backend type '%s' of '%s' is not available in "
+					  "this build",
+					  origin, spec->type, spec->name);
+	}
+	if (!ret) {
+		ret = open_type(cfg, ops, spec->name, own, out, err);
+		own = NULL;
+	}
+out:
+	if (own) {
+		gdn_config_release(own);
+		free(own);
+	}
+	sbuf_release(&key);
 	return ret;
 }
 
@@ -333,6 +407,10 @@ void gdn_backend_free(struct gdn_backend *b)
 		return;
 	if (b->ops && b->ops->free_priv)
 		b->ops->free_priv(b);
+	if (b->spec_config) {
+		gdn_config_release(b->spec_config);
+		free(b->spec_config);
+	}
 	free(b->name);
 	free(b);
 }
@@ -346,11 +424,28 @@ static const struct gdn_cfg_value *backend_value(const struct gdn_backend *b, co
 	const struct gdn_cfg_value *v;
 
 	sbuf_addf(&full, "backends.%s.%s", b->name, key);
-	v = gdn_config_get(b->config, full.buf);
+	v = b->spec_config ? gdn_config_get(b->spec_config, full.buf) : NULL;
+	if (!v)
+		v = gdn_config_get(b->config, full.buf);
 	if (schema)
 		*schema = gdn_config_schema_find(b->config, full.buf);
 	sbuf_release(&full);
 	return v;
+}
+
+const char *gdn_backend_setting(const struct gdn_backend *b, const char *key)
+{
+	const struct gdn_cfg_value *v = backend_value(b, key, NULL);
+
+	return v ? v->str : NULL;
+}
+
+const struct strvec *gdn_backend_setting_list(const struct gdn_backend *b, const char *key)
+{
+	static const struct strvec empty = STRVEC_INIT;
+	const struct gdn_cfg_value *v = backend_value(b, key, NULL);
+
+	return v && v->schema && v->schema->type == GDN_CFG_LIST ? &v->list : &empty;
 }
 
 const char *gdn_backend_str(const struct gdn_backend *b, const char *key)

@@ -267,8 +267,8 @@ static int config_keys(const struct gdn_config *cfg, bool json)
 		if (json) {
 			json_t *o = json_object(), *choices = json_array();
 
-			for (size_t c = 0; e->choices && e->choices[c]; c++)
-				json_array_append_new(choices, json_string(e->choices[c]));
+			for (size_t c = 0; e->choices && e->choices[c].name; c++)
+				json_array_append_new(choices, json_string(e->choices[c].name));
 			json_object_set_new(o, "key", json_string(e->key));
 			json_object_set_new(o, "type", json_string(gdn_cfg_type_name(e)));
 			json_object_set_new(o, "default",
@@ -281,8 +281,8 @@ static int config_keys(const struct gdn_config *cfg, bool json)
 			continue;
 		}
 		sbuf_addf(&sb, "%s (%s", e->key, gdn_cfg_type_name(e));
-		for (size_t c = 0; e->choices && e->choices[c]; c++)
-			sbuf_addf(&sb, "%s%s", c ? "|" : ": ", e->choices[c]);
+		for (size_t c = 0; e->choices && e->choices[c].name; c++)
+			sbuf_addf(&sb, "%s%s", c ? "|" : ": ", e->choices[c].name);
 		if (e->defval)
 			sbuf_addf(&sb, ", default: %s", e->defval);
 		if (e->env)

@@ -392,171 +392,181 @@ static int interrupted_code(void)
 
 /* ---- the command ---- */
 
-int cmd_demo(int argc, const char **argv, struct gdn_ctx *ctx)
+/* A demo run: its options, its paths and how far it got. */
+struct demo {
+	struct demo_args a;
+	const char *exe;
+	bool example, created, loop_started;
+	char *src, *dir, *project, *agent_dir, *logs, *report, *prompt, *journal, *agent_bin;
+	int64_t t0;
+	int loop_rc, report_rc;
+};
+
+static void demo_release(struct demo *d)
 {
-	static const char *const project_skip[] = {"agent", "build", "out", NULL};
-	static const char *const agent_skip[] = {NULL};
-	struct demo_args a = {.agent = "example", .iterations = DEMO_PATCHES};
-	struct opt opts[] = {
-	    OPT_STRING_(0, "dir", &a.dir, "DIR", "where to build the demo (new or empty)",
-			"a new directory under $TMPDIR, else /tmp"),
-	    OPT_CHOICE_(0, "agent", &a.agent, agent_choices,
-			"the example agent (a script: no AI, no key), or a real one", "example"),
-	    OPT_INT_(0, "iterations", &a.iterations, "N",
-		     "loop iterations (the example agent has 5 patches)", "5", 1, 1000),
-	    OPT_BOOL_(0, "keep", &a.keep, "keep DIR even when the demo stops before the loop runs"),
-	    OPT_END_(),
-	};
-	struct strvec rest = STRVEC_INIT, tried = STRVEC_INIT, av = STRVEC_INIT;
-	struct gdn_err err = GDN_ERR_INIT;
-	struct outcome o = {.lines = STRVEC_INIT};
-	struct sbuf agent_cmd = SBUF_INIT, qproject = SBUF_INIT;
-	char *src = NULL, *dir = NULL, *project = NULL, *agent_dir = NULL, *logs = NULL;
-	char *report = NULL, *prompt = NULL, *journal = NULL, *agent_bin = NULL;
-	const char *exe = self_exe();
-	bool example, created = false, loop_started = false;
-	int64_t t0 = gdn_now_ms();
-	int code = GDN_EXIT_OK, rc, loop_rc;
+	free(d->src);
+	free(d->dir);
+	free(d->project);
+	free(d->agent_dir);
+	free(d->logs);
+	free(d->report);
+	free(d->prompt);
+	free(d->journal);
+	free(d->agent_bin);
+}
 
-	(void)ctx;
-	if (!gdn_cmd_parse_opts(opts, &demo_usage, argc, argv, OPT_PARSE_NO_POSITIONAL, &rest,
-				&code))
-		goto out;
-	example = !strcmp(a.agent, "example");
-	if (example && a.iterations > DEMO_PATCHES) {
+/* A real agent (--agent codex|claude): its program, from GDNCTL_CODEX/CLAUDE or PATH. */
+static int find_agent(struct demo *d)
+{
+	const char *env = getenv(!strcmp(d->a.agent, "codex") ? "GDNCTL_CODEX" : "GDNCTL_CLAUDE");
+	const char *want = env && *env ? env : d->a.agent;
+	const char *path = getenv("PATH");
+	struct strvec dirs = STRVEC_INIT;
+
+	if (strchr(want, '/')) {
+		if (!access(want, X_OK) && is_file(want))
+			d->agent_bin = xstrdup(want);
+	} else {
+		strvec_split(&dirs, path ? path : "/usr/local/bin:/usr/bin:/bin", ':');
+		for (size_t i = 0; i < dirs.nr && !d->agent_bin; i++) {
+			char *cand = xstrfmt("%s/%s", *dirs.v[i] ? dirs.v[i] : ".", want);
+
+			if (is_file(cand) && !access(cand, X_OK))
+				d->agent_bin = cand;
+			else
+				free(cand);
+		}
+	}
+	strvec_clear(&dirs);
+	if (d->agent_bin)
+		return 0;
+	gdn_error("--agent %s: '%s' is not installed (not found in PATH); install and "
+		  "log in to it, or run the demo with the example agent",
+		  d->a.agent, want);
+	return GDN_EXIT_BACKEND;
+}
+
+/* The checks before anything is created: the options, this program, the agent, examples/demo. */
+static int check(struct demo *d)
+{
+	struct strvec tried = STRVEC_INIT;
+	int code;
+
+	if (d->example && d->a.iterations > DEMO_PATCHES) {
 		gdn_error("--iterations %ld: the example agent has %d patches (use 1 to %d)",
-			  a.iterations, DEMO_PATCHES, DEMO_PATCHES);
-		code = GDN_EXIT_USAGE;
-		goto out;
+			  d->a.iterations, DEMO_PATCHES, DEMO_PATCHES);
+		return GDN_EXIT_USAGE;
 	}
-	if (!exe) {
+	if (!d->exe) {
 		gdn_error("cannot find this program's path (/proc/self/exe)");
-		code = GDN_EXIT_FAILED;
-		goto out;
+		return GDN_EXIT_FAILED;
 	}
-	if (!example) {
-		const char *env =
-		    getenv(!strcmp(a.agent, "codex") ? "GDNCTL_CODEX" : "GDNCTL_CLAUDE");
-		const char *want = env && *env ? env : a.agent;
-		const char *path = getenv("PATH");
-		struct strvec dirs = STRVEC_INIT;
-
-		if (strchr(want, '/')) {
-			if (!access(want, X_OK) && is_file(want))
-				agent_bin = xstrdup(want);
-		} else {
-			strvec_split(&dirs, path ? path : "/usr/local/bin:/usr/bin:/bin", ':');
-			for (size_t i = 0; i < dirs.nr && !agent_bin; i++) {
-				char *cand = xstrfmt("%s/%s", *dirs.v[i] ? dirs.v[i] : ".", want);
-
-				if (is_file(cand) && !access(cand, X_OK))
-					agent_bin = cand;
-				else
-					free(cand);
-			}
-		}
-		strvec_clear(&dirs);
-		if (!agent_bin) {
-			gdn_error(
-			    "--agent %s: '%s' is not installed (not found in PATH); install and "
-			    "log in to it, or run the demo with the example agent",
-			    a.agent, want);
-			code = GDN_EXIT_BACKEND;
-			goto out;
-		}
-	}
-	src = find_demo_source(&tried);
-	if (!src) {
+	if (!d->example && (code = find_agent(d)))
+		return code;
+	d->src = find_demo_source(&tried);
+	if (!d->src) {
 		struct sbuf l = SBUF_INIT;
 
 		for (size_t i = 0; i < tried.nr; i++)
 			sbuf_addf(&l, "%s%s", i ? ", " : "", tried.v[i]);
 		gdn_error("the demo project examples/demo was not found (looked in %s)", l.buf);
 		sbuf_release(&l);
-		code = GDN_EXIT_BACKEND;
-		goto out;
 	}
+	strvec_clear(&tried);
+	return d->src ? 0 : GDN_EXIT_BACKEND;
+}
 
-	/* DIR */
-	if (a.dir) {
-		int state = dir_state(a.dir);
+/* --dir DIR (new or empty), else a new directory under $TMPDIR. */
+static int make_dir(struct demo *d)
+{
+	const char *tmp = getenv("TMPDIR");
+	int state;
 
-		if (state > 0) {
-			gdn_error("--dir '%s' is not empty: give a new or empty directory", a.dir);
-			code = GDN_EXIT_USAGE;
-			goto out;
+	if (!d->a.dir) {
+		d->dir = xstrfmt("%s/gdnctl-demo-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+		if (!mkdtemp(d->dir)) {
+			gdn_error("cannot create a directory like '%s': %s", d->dir,
+				  strerror(errno));
+			return GDN_EXIT_FAILED;
 		}
-		if (state < 0 && is_file(a.dir)) {
-			gdn_error("--dir '%s' is a file: give a new or empty directory", a.dir);
-			code = GDN_EXIT_USAGE;
-			goto out;
-		}
-		if (state < 0) {
-			if (mkdir(a.dir, 0777)) {
-				gdn_error("cannot create '%s': %s", a.dir, strerror(errno));
-				code = GDN_EXIT_FAILED;
-				goto out;
-			}
-			created = true;
-		}
-		dir = realpath(a.dir, NULL);
-		if (!dir) {
-			gdn_error("cannot resolve '%s': %s", a.dir, strerror(errno));
-			code = GDN_EXIT_FAILED;
-			goto out;
-		}
-	} else {
-		const char *tmp = getenv("TMPDIR");
-
-		dir = xstrfmt("%s/gdnctl-demo-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-		if (!mkdtemp(dir)) {
-			gdn_error("cannot create a directory like '%s': %s", dir, strerror(errno));
-			code = GDN_EXIT_FAILED;
-			goto out;
-		}
-		created = true;
-		if (dir[0] != '/') { /* a relative TMPDIR: the loop runs elsewhere */
-			char *abs = realpath(dir, NULL);
+		d->created = true;
+		if (d->dir[0] != '/') { /* a relative TMPDIR: the loop runs elsewhere */
+			char *abs = realpath(d->dir, NULL);
 
 			if (abs) {
-				free(dir);
-				dir = abs;
+				free(d->dir);
+				d->dir = abs;
 			}
 		}
+		return 0;
 	}
-	project = xstrfmt("%s/project", dir);
-	agent_dir = xstrfmt("%s/agent", dir);
-	logs = xstrfmt("%s/logs", dir);
-	report = xstrfmt("%s/report.html", dir);
-	prompt = xstrfmt("%s/prompt.md", project);
-	journal = xstrfmt("%s/loop.jsonl", logs);
-	gdn_say("demo directory: %s", dir);
-	gdn_say("demo project from %s", src);
-
-	/* project/ and agent/ */
-	{
-		char *asrc = xstrfmt("%s/agent", src);
-
-		rc = copy_tree(src, project, project_skip, &err);
-		if (!rc && example)
-			rc = copy_tree(asrc, agent_dir, agent_skip, &err);
-		free(asrc);
-		if (rc) {
-			code = gdn_die_err(&err);
-			goto out;
+	state = dir_state(d->a.dir);
+	if (state > 0) {
+		gdn_error("--dir '%s' is not empty: give a new or empty directory", d->a.dir);
+		return GDN_EXIT_USAGE;
+	}
+	if (state < 0 && is_file(d->a.dir)) {
+		gdn_error("--dir '%s' is a file: give a new or empty directory", d->a.dir);
+		return GDN_EXIT_USAGE;
+	}
+	if (state < 0) {
+		if (mkdir(d->a.dir, 0777)) {
+			gdn_error("cannot create '%s': %s", d->a.dir, strerror(errno));
+			return GDN_EXIT_FAILED;
 		}
+		d->created = true;
 	}
-	if (init_repo(project, &err)) {
-		gdn_error("cannot create the demo repository: %s", err.msg);
-		code = interrupted_code() ? interrupted_code() : GDN_EXIT_FAILED;
-		goto out;
+	d->dir = realpath(d->a.dir, NULL);
+	if (!d->dir) {
+		gdn_error("cannot resolve '%s': %s", d->a.dir, strerror(errno));
+		return GDN_EXIT_FAILED;
 	}
+	return 0;
+}
 
-	/* the loop */
-	strvec_pushl(&av, exe, "loop", "--iterations", NULL);
-	strvec_pushf(&av, "%ld", a.iterations);
-	if (example) {
-		char *script = xstrfmt("%s/agent.sh", agent_dir);
+/* DIR/project (a new repository) and DIR/agent from examples/demo. */
+static int make_project(struct demo *d)
+{
+	static const char *const project_skip[] = {"agent", "build", "out", NULL};
+	static const char *const agent_skip[] = {NULL};
+	struct gdn_err err = GDN_ERR_INIT;
+	char *asrc;
+	int rc;
+
+	d->project = xstrfmt("%s/project", d->dir);
+	d->agent_dir = xstrfmt("%s/agent", d->dir);
+	d->logs = xstrfmt("%s/logs", d->dir);
+	d->report = xstrfmt("%s/report.html", d->dir);
+	d->prompt = xstrfmt("%s/prompt.md", d->project);
+	d->journal = xstrfmt("%s/loop.jsonl", d->logs);
+	gdn_say("demo directory: %s", d->dir);
+	gdn_say("demo project from %s", d->src);
+	asrc = xstrfmt("%s/agent", d->src);
+	rc = copy_tree(d->src, d->project, project_skip, &err);
+	if (!rc && d->example)
+		rc = copy_tree(asrc, d->agent_dir, agent_skip, &err);
+	free(asrc);
+	if (rc)
+		return gdn_die_err(&err);
+	if (init_repo(d->project, &err)) {
+		gdn_error("cannot create the demo repository: %s", err.msg);
+		return interrupted_code() ? interrupted_code() : GDN_EXIT_FAILED;
+	}
+	return 0;
+}
+
+/* `gdnctl loop` on the project; its exit status in d->loop_rc. */
+static int run_loop(struct demo *d)
+{
+	struct strvec av = STRVEC_INIT;
+	struct sbuf agent_cmd = SBUF_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	int code = 0;
+
+	strvec_pushl(&av, d->exe, "loop", "--iterations", NULL);
+	strvec_pushf(&av, "%ld", d->a.iterations);
+	if (d->example) {
+		char *script = xstrfmt("%s/agent.sh", d->agent_dir);
 
 		sbuf_add_shell_quoted(&agent_cmd, script);
 		sbuf_adds(&agent_cmd, " {prompt_file}");
@@ -564,9 +574,9 @@ int cmd_demo(int argc, const char **argv, struct gdn_ctx *ctx)
 		strvec_pushl(&av, "--agent", "command", "--agent-cmd", agent_cmd.buf,
 			     "--agent-timeout", "5m", "--agent-idle-timeout", "2m", NULL);
 	} else {
-		strvec_pushl(&av, "--agent", a.agent, "--codex-bin", agent_bin, NULL);
+		strvec_pushl(&av, "--agent", d->a.agent, "--codex-bin", d->agent_bin, NULL);
 	}
-	strvec_pushl(&av, "--prompt-file", prompt, "--log-dir", logs, "--validation-mode",
+	strvec_pushl(&av, "--prompt-file", d->prompt, "--log-dir", d->logs, "--validation-mode",
 		     "required", "--validation-timeout", "10m", "--perf-mode", "on",
 		     "--perf-metric", "throughput/speedup", "--perf-direction", "higher",
 		     "--perf-min-improvement-pct", DEMO_THRESHOLD_PCT, "--perf-max-regression-pct",
@@ -574,92 +584,127 @@ int cmd_demo(int argc, const char **argv, struct gdn_ctx *ctx)
 		     "--perf-regression-policy", "revert-count-failure",
 		     "--perf-within-threshold-policy", "revert", "--max-failures", "-1",
 		     "--sleep-seconds", "0", "--retry-sleep-seconds", "0", NULL);
-	gdn_say("running: gdnctl loop --iterations %ld --agent %s ... (in %s)", a.iterations,
-		example ? "command (the EXAMPLE agent: deterministic patches, not an AI)" : a.agent,
-		project);
-	loop_started = true;
-	loop_rc = run_child(&av, project, false, demo_env, &err);
-	if (loop_rc < 0) {
+	gdn_say("running: gdnctl loop --iterations %ld --agent %s ... (in %s)", d->a.iterations,
+		d->example ? "command (the EXAMPLE agent: deterministic patches, not an AI)"
+			   : d->a.agent,
+		d->project);
+	d->loop_started = true;
+	d->loop_rc = run_child(&av, d->project, false, demo_env, &err);
+	if (d->loop_rc < 0) {
 		code = gdn_die_err(&err);
-		goto out;
-	}
-	if (interrupted_code()) {
+	} else if (interrupted_code()) {
 		gdn_error("interrupted: the loop was stopped");
 		code = interrupted_code();
-		goto out;
+	} else if (d->loop_rc) {
+		gdn_error("gdnctl loop failed (exit %d)", d->loop_rc);
 	}
-	if (loop_rc)
-		gdn_error("gdnctl loop failed (exit %d)", loop_rc);
-
-	/* the report */
 	strvec_clear(&av);
+	sbuf_release(&agent_cmd);
+	return code;
+}
+
+/* `gdnctl report` into DIR/report.html; its status in d->report_rc. */
+static int run_report(struct demo *d)
+{
+	struct strvec av = STRVEC_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+
 	if (!gdn_cmd_find("report")) {
 		gdn_error("gdnctl report is not available in this build: no report was written "
 			  "(the loop's results are in %s)",
-			  logs);
-		rc = GDN_EXIT_FAILED;
+			  d->logs);
+		d->report_rc = GDN_EXIT_FAILED;
 	} else {
-		strvec_pushl(&av, exe, "report", "--log-dir", logs, "--output", report, NULL);
-		rc = run_child(&av, project, false, demo_env, &err);
-		if (rc < 0)
+		strvec_pushl(&av, d->exe, "report", "--log-dir", d->logs, "--output", d->report,
+			     NULL);
+		d->report_rc = run_child(&av, d->project, false, demo_env, &err);
+		if (d->report_rc < 0)
 			gdn_error("%s", err.msg);
-		else if (rc)
-			gdn_error("gdnctl report failed (exit %d)", rc);
+		else if (d->report_rc)
+			gdn_error("gdnctl report failed (exit %d)", d->report_rc);
 	}
-	if (interrupted_code()) {
-		code = interrupted_code();
-		goto out;
-	}
-	/* the running log */
 	strvec_clear(&av);
-	strvec_pushl(&av, exe, "lint-log", "--scope", "all", "--require-fields", NULL);
-	gdn_say("checking the running log: gdnctl lint-log --scope all --require-fields");
-	{
-		int lrc = run_child(&av, project, false, demo_env, &err);
+	return interrupted_code();
+}
 
-		if (lrc)
-			gdn_error("the running log does not pass lint-log (exit %d)", lrc);
-		if (interrupted_code()) {
-			code = interrupted_code();
-			goto out;
-		}
-		read_journal(journal, project, logs, &o);
-		gdn_say("demo finished in %.1f s: %ld iteration%s kept, %ld reverted",
-			(double)(gdn_now_ms() - t0) / 1000.0, o.kept, o.kept == 1 ? "" : "s",
-			o.reverted);
-		for (size_t i = 0; i < o.lines.nr; i++)
-			gdn_say("  %s", o.lines.v[i]);
-		if (!rc && is_file(report))
-			gdn_say("report: %s", report);
-		sbuf_add_shell_quoted(&qproject, project);
-		gdn_say("the repository: %s (git -C %s log --oneline)", project, qproject.buf);
-		if (o.first_discarded)
-			gdn_say("a discarded attempt: git -C %s diff refs/gdnctl/discarded/%ld^!",
-				qproject.buf, o.first_discarded);
-		gdn_say("the loop's journal and performance state: %s", logs);
-		code = loop_rc ? GDN_EXIT_FAILED : rc ? GDN_EXIT_FAILED : lrc ? GDN_EXIT_FAILED : 0;
-	}
+/* What the loop did, and where to look. */
+static void sum_up(struct demo *d)
+{
+	struct outcome o = {.lines = STRVEC_INIT};
+	struct sbuf qproject = SBUF_INIT;
+
+	read_journal(d->journal, d->project, d->logs, &o);
+	gdn_say("demo finished in %.1f s: %ld iteration%s kept, %ld reverted",
+		(double)(gdn_now_ms() - d->t0) / 1000.0, o.kept, o.kept == 1 ? "" : "s",
+		o.reverted);
+	for (size_t i = 0; i < o.lines.nr; i++)
+		gdn_say("  %s", o.lines.v[i]);
+	if (!d->report_rc && is_file(d->report))
+		gdn_say("report: %s", d->report);
+	sbuf_add_shell_quoted(&qproject, d->project);
+	gdn_say("the repository: %s (git -C %s log --oneline)", d->project, qproject.buf);
+	if (o.first_discarded)
+		gdn_say("a discarded attempt: git -C %s diff refs/gdnctl/discarded/%ld^!",
+			qproject.buf, o.first_discarded);
+	gdn_say("the loop's journal and performance state: %s", d->logs);
+	strvec_clear(&o.lines);
+	sbuf_release(&qproject);
+}
+
+/* `gdnctl lint-log` on the running log, then the summary; the demo's exit code. */
+static int check_log(struct demo *d)
+{
+	struct strvec av = STRVEC_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	int lrc;
+
+	strvec_pushl(&av, d->exe, "lint-log", "--scope", "all", "--require-fields", NULL);
+	gdn_say("checking the running log: gdnctl lint-log --scope all --require-fields");
+	lrc = run_child(&av, d->project, false, demo_env, &err);
+	strvec_clear(&av);
+	if (lrc)
+		gdn_error("the running log does not pass lint-log (exit %d)", lrc);
+	if (interrupted_code())
+		return interrupted_code();
+	sum_up(d);
+	return d->loop_rc || d->report_rc || lrc ? GDN_EXIT_FAILED : 0;
+}
+
+int cmd_demo(int argc, const char **argv, struct gdn_ctx *ctx)
+{
+	struct demo d = {.a = {.agent = "example", .iterations = DEMO_PATCHES}};
+	struct opt opts[] = {
+	    OPT_STRING_(0, "dir", &d.a.dir, "DIR", "where to build the demo (new or empty)",
+			"a new directory under $TMPDIR, else /tmp"),
+	    OPT_CHOICE_(0, "agent", &d.a.agent, agent_choices,
+			"the example agent (a script: no AI, no key), or a real one", "example"),
+	    OPT_INT_(0, "iterations", &d.a.iterations, "N",
+		     "loop iterations (the example agent has 5 patches)", "5", 1, 1000),
+	    OPT_BOOL_(0, "keep", &d.a.keep,
+		      "keep DIR even when the demo stops before the loop runs"),
+	    OPT_END_(),
+	};
+	struct strvec rest = STRVEC_INIT;
+	int code = GDN_EXIT_OK;
+
+	(void)ctx;
+	d.exe = self_exe();
+	d.t0 = gdn_now_ms();
+	if (!gdn_cmd_parse_opts(opts, &demo_usage, argc, argv, OPT_PARSE_NO_POSITIONAL, &rest,
+				&code))
+		goto out;
+	d.example = !strcmp(d.a.agent, "example");
+	if (!(code = check(&d)) && !(code = make_dir(&d)) && !(code = make_project(&d)) &&
+	    !(code = run_loop(&d)) && !(code = run_report(&d)))
+		code = check_log(&d);
 out:
-	if (created && code && !loop_started && !a.keep) {
-		remove_tree(dir);
-		gdn_say("removed %s (--keep keeps it)", dir);
-	} else if (code && dir && (created || loop_started)) {
-		gdn_say("the demo directory is kept: %s", dir);
+	if (d.created && code && !d.loop_started && !d.a.keep) {
+		remove_tree(d.dir);
+		gdn_say("removed %s (--keep keeps it)", d.dir);
+	} else if (code && d.dir && (d.created || d.loop_started)) {
+		gdn_say("the demo directory is kept: %s", d.dir);
 	}
 	strvec_clear(&rest);
-	strvec_clear(&tried);
-	strvec_clear(&av);
-	strvec_clear(&o.lines);
-	sbuf_release(&agent_cmd);
-	sbuf_release(&qproject);
-	free(src);
-	free(dir);
-	free(project);
-	free(agent_dir);
-	free(logs);
-	free(report);
-	free(prompt);
-	free(journal);
-	free(agent_bin);
+	demo_release(&d);
 	return code;
 }

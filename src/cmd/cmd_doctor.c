@@ -7,6 +7,7 @@
  * interrupted.
  */
 #include "gdnctl/compat.h"
+#include "gdnctl/agent.h"
 #include "gdnctl/cmd.h"
 #include "gdnctl/doctor.h"
 #include "gdnctl/err.h"
@@ -16,8 +17,6 @@
 #include "gdnctl/proc.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
-
-static const char *const agent_choices[] = {"codex", "claude", "command", NULL};
 
 static const struct opt_usage usage = {
     "gdnctl doctor [options]",
@@ -70,7 +69,8 @@ int cmd_doctor(int argc, const char **argv, struct gdn_ctx *ctx)
 	    OPT_GROUP_("What to check"),
 	    OPT_LIST_('b', "backend", &backends, "NAME",
 		      "check this backend (default: every configured one and local)"),
-	    OPT_CHOICE_(0, "agent", &o.agent, agent_choices, "the agent driver to check", "codex"),
+	    OPT_CHOICE_(0, "agent", &o.agent, gdn_agent_names(), "the agent driver to check",
+			GDN_AGENT_DEFAULT),
 	    OPT_STRING_(0, "agent-bin", &o.agent_bin, "PATH", "explicit agent binary", NULL),
 	    OPT_STRING_(0, "agent-cmd", &o.agent_cmd, "CMD",
 			"command driver: the command line, as given to loop", NULL),

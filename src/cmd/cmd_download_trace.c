@@ -24,8 +24,6 @@
 #define DEFAULT_OUTPUT_DIR ".profiles/hf"
 #define SUMMARY_TOP	   15
 
-static const char *const repo_types[] = {"dataset", "model", "space", NULL};
-
 #define USAGE_EXTRA                                                                           \
 	"Lists the repository (recursive tree listing, every page), keeps the files under\n"  \
 	"--path-prefix whose path matches --pattern (POSIX extended regex, searched\n"        \
@@ -54,7 +52,8 @@ static const struct opt_usage alias_usage = {
 };
 
 struct dt_args {
-	const char *repo_id, *repo_type, *revision, *path_prefix, *pattern, *output_dir, *token;
+	const char *repo_id, *revision, *path_prefix, *pattern, *output_dir, *token;
+	int repo_type; /* enum gdn_hf_repo_type */
 	int include_xplane, summarize, json, dry_run;
 	long limit, jobs;
 	struct gdn_net_args net;
@@ -239,13 +238,151 @@ static char *absolute_dir(const char *dir, const char *cwd)
 	return sbuf_detach(&sb, NULL);
 }
 
+/* The checks of --repo-id and --revision, and the file pattern compiled into re. 0 or the exit
+ * code (re is compiled only on 0). */
+static int check_args(const struct dt_args *a, struct sbuf *pattern, regex_t *re)
+{
+	int rc;
+
+	if (!repo_id_ok(a->repo_id)) {
+		char *q = gdn_one_line(a->repo_id, 200);
+
+		gdn_error("invalid --repo-id '%s': expected NAME or OWNER/NAME", q);
+		free(q);
+		return GDN_EXIT_USAGE;
+	}
+	if (!*a->revision) {
+		gdn_error("--revision must not be empty");
+		return GDN_EXIT_USAGE;
+	}
+	sbuf_adds(pattern, a->pattern ? a->pattern : GDN_HF_DEFAULT_PATTERN);
+	if (a->include_xplane) {
+		char *p = sbuf_detach(pattern, NULL);
+
+		sbuf_addf(pattern, "(%s)|(%s)", p, GDN_HF_XPLANE_PATTERN);
+		free(p);
+	}
+	rc = regcomp(re, pattern->buf, REG_EXTENDED | REG_NOSUB);
+	if (rc) {
+		char msg[256];
+
+		regerror(rc, re, msg, sizeof(msg));
+		gdn_error("invalid --pattern '%s': %s", a->pattern ? a->pattern : pattern->buf,
+			  msg);
+		return GDN_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* The --json document's head: what is asked (new reference). */
+static json_t *doc_new(const struct dt_args *a, const struct gdn_hf *hf, const char *outdir,
+		       const char *pattern, const char *token, const char *token_src)
+{
+	json_t *doc = gdn_json_doc(JSON_SCHEMA);
+
+	json_object_set_new(doc, "repo_id", gdn_json_string_lossy(a->repo_id));
+	json_object_set_new(
+	    doc, "repo_type",
+	    json_string(gdn_hf_repo_type_name((enum gdn_hf_repo_type)a->repo_type)));
+	json_object_set_new(doc, "revision", gdn_json_string_lossy(a->revision));
+	json_object_set_new(doc, "endpoint", gdn_json_string_lossy(hf->endpoint));
+	json_object_set_new(doc, "output_dir", gdn_json_string_lossy(outdir));
+	json_object_set_new(doc, "pattern", gdn_json_string_lossy(pattern));
+	json_object_set_new(doc, "path_prefix",
+			    a->path_prefix ? gdn_json_string_lossy(a->path_prefix) : json_null());
+	json_object_set_new(doc, "authenticated", json_boolean(token != NULL));
+	json_object_set_new(doc, "token_source",
+			    token_src ? gdn_json_string_lossy(token_src) : json_null());
+	return doc;
+}
+
+/* The --json document's tail: what happened; print it. The exit code. */
+static int doc_finish(json_t *doc, const struct dt_args *a, const struct gdn_hf_files *files,
+		      size_t listed, size_t pages, json_t *jsummaries, const struct gdn_err *err,
+		      int code)
+{
+	json_object_set_new(doc, "listed", json_integer((json_int_t)listed));
+	json_object_set_new(doc, "pages", json_integer((json_int_t)pages));
+	json_object_set_new(doc, "dry_run", json_boolean(a->dry_run));
+	json_object_set_new(doc, "files", files_json(files));
+	if (jsummaries)
+		json_object_set_new(doc, "summaries", jsummaries);
+	json_object_set_new(doc, "ok", json_boolean(!code));
+	json_object_set_new(doc, "exit_code", json_integer(code));
+	if (code && err->msg[0])
+		json_object_set_new(doc, "error", gdn_json_string_lossy(err->msg));
+	if (gdn_json_print(doc) && !code)
+		code = GDN_EXIT_FAILED;
+	return code;
+}
+
+/* Download the selected files (and summarise them with --summarize). The exit code. */
+static int download(struct gdn_hf *hf, struct gdn_hf_files *files, const struct dt_args *a,
+		    const char *outdir, struct dt_state *st, json_t **jsummaries,
+		    struct gdn_err *err)
+{
+	struct gdn_hf_download_opts dopts = {0};
+	int ret, code = 0;
+
+	if (!a->json)
+		gdn_say("downloading %zu files to %s", files->nr, outdir);
+	dopts.type = (enum gdn_hf_repo_type)a->repo_type;
+	dopts.repo_id = a->repo_id;
+	dopts.revision = a->revision;
+	dopts.output_dir = outdir;
+	dopts.jobs = (int)a->jobs;
+	dopts.on_file = on_file;
+	dopts.on_progress = on_progress;
+	dopts.ctx = st;
+	ret = gdn_hf_download(hf, files, &dopts, err);
+	clear_bar(st);
+	if (ret) {
+		size_t failed = 0;
+
+		for (size_t i = 0; i < files->nr; i++)
+			failed += files->v[i].state == GDN_HF_FAILED;
+		gdn_error("%zu of %zu files failed", failed, files->nr);
+		code = ret == GDN_EINTR && gdn_proc_interrupted()
+			   ? GDN_EXIT_SIGNAL + gdn_proc_interrupted()
+			   : gdn_exit_for_error(ret);
+	}
+	if (a->summarize) {
+		if (a->json)
+			*jsummaries = json_array();
+		if (summarize(files, a->json, *jsummaries) && !code)
+			code = GDN_EXIT_FAILED;
+	}
+	return code;
+}
+
+/* Keep the files under --path-prefix matching the pattern, the first --limit; warn of unsafe
+ * paths. */
+static void select_files(struct gdn_hf_files *files, const struct dt_args *a, regex_t *re)
+{
+	struct gdn_hf_select sel = {0};
+	struct strvec unsafe = STRVEC_INIT;
+
+	sel.path_prefix = a->path_prefix;
+	sel.regex = re;
+	sel.limit = a->limit;
+	gdn_hf_select_files(files, &sel, &unsafe);
+	for (size_t i = 0; i < unsafe.nr; i++) {
+		char *q = gdn_one_line(unsafe.v[i], 300);
+
+		gdn_warn("skipping '%s': not a safe local path", q);
+		free(q);
+	}
+	strvec_clear(&unsafe);
+}
+
 int cmd_download_trace(int argc, const char **argv, struct gdn_ctx *ctx)
 {
 	struct dt_args a = {0};
 	struct opt opts[] = {
-	    {OPT_STRING, 0, "repo-id", &a.repo_id, "ID",
-	     "the repository, e.g. marin-community/my-traces", NULL, NULL, OPT_REQUIRED, 0, 0, 0},
-	    OPT_CHOICE_(0, "repo-type", &a.repo_type, repo_types, "the repository type", "dataset"),
+	    OPT_STRING_F(0, "repo-id", &a.repo_id, "ID",
+			 "the repository, e.g. marin-community/my-traces", NULL, OPT_REQUIRED),
+	    OPT_ENUM_(0, "repo-type", &a.repo_type, gdn_hf_repo_type_enum, "the repository type",
+		      "dataset"),
 	    OPT_STRING_(0, "revision", &a.revision, "REV", "branch, tag, commit or refs/pr/N",
 			"main"),
 	    OPT_STRING_(0, "path-prefix", &a.path_prefix, "PATH",
@@ -273,20 +410,18 @@ int cmd_download_trace(int argc, const char **argv, struct gdn_ctx *ctx)
 	struct gdn_hf hf = {0};
 	struct gdn_hf_files files = {0};
 	struct gdn_http_opts ho = GDN_HTTP_OPTS_INIT;
-	struct gdn_hf_download_opts dopts = {0};
-	struct gdn_hf_select sel = {0};
 	struct dt_state st = {0};
 	struct gdn_err err = GDN_ERR_INIT;
-	struct strvec rest = STRVEC_INIT, unsafe = STRVEC_INIT;
+	struct strvec rest = STRVEC_INIT;
 	struct sbuf pattern = SBUF_INIT;
 	char *token = NULL, *token_src = NULL, *outdir = NULL;
 	json_t *doc = NULL, *jsummaries = NULL; /* new, new */
 	size_t listed = 0, pages = 0;
 	regex_t re;
 	bool have_re = false, alias = ctx->name && !strcmp(ctx->name, "hf-download-trace");
-	int code = 0, ret, rc;
+	int code = 0;
 
-	a.repo_type = "dataset";
+	a.repo_type = GDN_HF_DATASET;
 	a.revision = "main";
 	a.output_dir = DEFAULT_OUTPUT_DIR;
 	a.jobs = 4;
@@ -297,35 +432,9 @@ int cmd_download_trace(int argc, const char **argv, struct gdn_ctx *ctx)
 	st.a = &a;
 	st.quiet = a.json;
 	st.bar = !a.json && isatty(STDERR_FILENO);
-	if (!repo_id_ok(a.repo_id)) {
-		char *q = gdn_one_line(a.repo_id, 200);
-
-		gdn_error("invalid --repo-id '%s': expected NAME or OWNER/NAME", q);
-		free(q);
-		code = GDN_EXIT_USAGE;
+	code = check_args(&a, &pattern, &re);
+	if (code)
 		goto out;
-	}
-	if (!*a.revision) {
-		gdn_error("--revision must not be empty");
-		code = GDN_EXIT_USAGE;
-		goto out;
-	}
-	sbuf_adds(&pattern, a.pattern ? a.pattern : GDN_HF_DEFAULT_PATTERN);
-	if (a.include_xplane) {
-		char *p = sbuf_detach(&pattern, NULL);
-
-		sbuf_addf(&pattern, "(%s)|(%s)", p, GDN_HF_XPLANE_PATTERN);
-		free(p);
-	}
-	rc = regcomp(&re, pattern.buf, REG_EXTENDED | REG_NOSUB);
-	if (rc) {
-		char msg[256];
-
-		regerror(rc, &re, msg, sizeof(msg));
-		gdn_error("invalid --pattern '%s': %s", a.pattern ? a.pattern : pattern.buf, msg);
-		code = GDN_EXIT_USAGE;
-		goto out;
-	}
 	have_re = true;
 	if (gdn_hf_find_token(a.token, &token, &token_src, &err)) {
 		code = gdn_die_err(&err);
@@ -338,25 +447,10 @@ int cmd_download_trace(int argc, const char **argv, struct gdn_ctx *ctx)
 		code = gdn_die_err(&err);
 		goto out;
 	}
-	if (a.json) {
-		doc = gdn_json_doc(JSON_SCHEMA);
-		json_object_set_new(doc, "repo_id", gdn_json_string_lossy(a.repo_id));
-		json_object_set_new(doc, "repo_type", json_string(a.repo_type));
-		json_object_set_new(doc, "revision", gdn_json_string_lossy(a.revision));
-		json_object_set_new(doc, "endpoint", gdn_json_string_lossy(hf.endpoint));
-		json_object_set_new(doc, "output_dir", gdn_json_string_lossy(outdir));
-		json_object_set_new(doc, "pattern", gdn_json_string_lossy(pattern.buf));
-		json_object_set_new(doc, "path_prefix",
-				    a.path_prefix ? gdn_json_string_lossy(a.path_prefix)
-						  : json_null());
-		json_object_set_new(doc, "authenticated", json_boolean(token != NULL));
-		json_object_set_new(doc, "token_source",
-				    token_src ? gdn_json_string_lossy(token_src) : json_null());
-	}
-
-	ret = gdn_hf_list(&hf, gdn_hf_repo_type_parse(a.repo_type), a.repo_id, a.revision, &files,
-			  &err);
-	if (ret) {
+	if (a.json)
+		doc = doc_new(&a, &hf, outdir, pattern.buf, token, token_src);
+	if (gdn_hf_list(&hf, (enum gdn_hf_repo_type)a.repo_type, a.repo_id, a.revision, &files,
+			&err)) {
 		code = gdn_die_err(&err);
 		if (!token && (strstr(err.msg, "HTTP 401") || strstr(err.msg, "HTTP 403")))
 			fprintf(stderr, "[gdnctl] hint: a private repository needs a token: "
@@ -365,16 +459,7 @@ int cmd_download_trace(int argc, const char **argv, struct gdn_ctx *ctx)
 	}
 	listed = files.nr;
 	pages = files.pages;
-	sel.path_prefix = a.path_prefix;
-	sel.regex = &re;
-	sel.limit = a.limit;
-	gdn_hf_select_files(&files, &sel, &unsafe);
-	for (size_t i = 0; i < unsafe.nr; i++) {
-		char *q = gdn_one_line(unsafe.v[i], 300);
-
-		gdn_warn("skipping '%s': not a safe local path", q);
-		free(q);
-	}
+	select_files(&files, &a, &re);
 	if (!files.nr) {
 		if (!a.json)
 			gdn_say("No matching files found.");
@@ -386,49 +471,11 @@ int cmd_download_trace(int argc, const char **argv, struct gdn_ctx *ctx)
 				files.v[i].size);
 		goto out;
 	}
-	if (!a.json)
-		gdn_say("downloading %zu files to %s", files.nr, outdir);
-	dopts.type = gdn_hf_repo_type_parse(a.repo_type);
-	dopts.repo_id = a.repo_id;
-	dopts.revision = a.revision;
-	dopts.output_dir = outdir;
-	dopts.jobs = (int)a.jobs;
-	dopts.on_file = on_file;
-	dopts.on_progress = on_progress;
-	dopts.ctx = &st;
-	ret = gdn_hf_download(&hf, &files, &dopts, &err);
-	clear_bar(&st);
-	if (ret) {
-		size_t failed = 0;
-
-		for (size_t i = 0; i < files.nr; i++)
-			failed += files.v[i].state == GDN_HF_FAILED;
-		gdn_error("%zu of %zu files failed", failed, files.nr);
-		code = ret == GDN_EINTR && gdn_proc_interrupted()
-			   ? GDN_EXIT_SIGNAL + gdn_proc_interrupted()
-			   : gdn_exit_for_error(ret);
-	}
-	if (a.summarize) {
-		if (a.json)
-			jsummaries = json_array();
-		if (summarize(&files, a.json, jsummaries) && !code)
-			code = GDN_EXIT_FAILED;
-	}
+	code = download(&hf, &files, &a, outdir, &st, &jsummaries, &err);
 out:
 	if (doc) {
-		json_object_set_new(doc, "listed", json_integer((json_int_t)listed));
-		json_object_set_new(doc, "pages", json_integer((json_int_t)pages));
-		json_object_set_new(doc, "dry_run", json_boolean(a.dry_run));
-		json_object_set_new(doc, "files", files_json(&files));
-		if (jsummaries)
-			json_object_set_new(doc, "summaries", jsummaries);
+		code = doc_finish(doc, &a, &files, listed, pages, jsummaries, &err, code);
 		jsummaries = NULL;
-		json_object_set_new(doc, "ok", json_boolean(!code));
-		json_object_set_new(doc, "exit_code", json_integer(code));
-		if (code && err.msg[0])
-			json_object_set_new(doc, "error", gdn_json_string_lossy(err.msg));
-		if (gdn_json_print(doc) && !code)
-			code = GDN_EXIT_FAILED;
 	}
 	json_decref(jsummaries);
 	if (have_re)
@@ -436,7 +483,6 @@ out:
 	gdn_hf_files_release(&files);
 	gdn_hf_release(&hf);
 	strvec_clear(&rest);
-	strvec_clear(&unsafe);
 	sbuf_release(&pattern);
 	free(token);
 	free(token_src);

@@ -8,6 +8,7 @@
 #include "gdnctl/compat.h"
 #include "gdnctl/cmd.h"
 #include "gdnctl/config.h"
+#include "gdnctl/enumtab.h"
 #include "gdnctl/exitcode.h"
 #include "gdnctl/help.h"
 #include "gdnctl/json.h"
@@ -104,6 +105,53 @@ struct capture {
 	struct strvec subs; /* subcommands its usage names */
 };
 
+/*
+ * New reference: an option's value before parsing, read through its value
+ * pointer (the command has initialised it and stopped in describe mode), for
+ * the architecture test to compare with the documented default. NULL for the
+ * types without one value (list, key=value).
+ */
+static json_t *initial_json(const struct opt *o)
+{
+	switch (o->type) {
+	case OPT_BOOL:
+		return json_boolean(*(const int *)o->value);
+	case OPT_INT:
+	case OPT_DURATION:
+		return json_integer(*(const long *)o->value);
+	case OPT_FLOAT:
+		return json_real(*(const double *)o->value);
+	case OPT_STRING:
+	case OPT_CHOICE: {
+		const char *s = *(const char *const *)o->value;
+
+		return s ? gdn_json_string_lossy(s) : json_null();
+	}
+	case OPT_ENUM:
+		return gdn_json_string_lossy(gdn_enum_name(o->enums, *(const int *)o->value));
+	default:
+		return NULL;
+	}
+}
+
+/* Add "initial" to each option of an opt_doc_json document (same order, groups skipped). */
+static void add_initial_values(json_t *doc, const struct opt *opts)
+{
+	json_t *options = json_object_get(doc, "options");
+	size_t i = 0;
+
+	for (const struct opt *o = opts; o->type != OPT_END; o++) {
+		json_t *v;
+
+		if (o->type == OPT_GROUP)
+			continue;
+		v = o->value ? initial_json(o) : NULL;
+		if (v)
+			json_object_set_new(json_array_get(options, i), "initial", v);
+		i++;
+	}
+}
+
 static void capture_fn(const struct opt *opts, const struct opt_usage *u, int parse_flags,
 		       void *data)
 {
@@ -112,6 +160,7 @@ static void capture_fn(const struct opt *opts, const struct opt_usage *u, int pa
 	if (cap->doc)
 		return; /* the first table is the command's */
 	cap->doc = opt_doc_json(opts, u, parse_flags);
+	add_initial_values(cap->doc, opts);
 	opt_doc_roff_options(&cap->roff, opts);
 	for (const struct opt *o = opts; o->type != OPT_END; o++)
 		if (o->long_name && !(o->flags & OPT_HIDDEN))

@@ -22,8 +22,6 @@
 #define LOG_MAX_BYTES	 ((size_t)256 << 20)
 #define JSON_SCHEMA	 "gdnctl.lint_log.v1"
 
-static const char *const scope_choices[] = {"last-entry", "all", NULL};
-
 static const struct opt_usage usage = {
     "gdnctl lint-log [options]",
     "Check the markdown running log of iterations: unresolved commit placeholders,\n"
@@ -39,7 +37,7 @@ static const struct opt_usage usage = {
 
 struct lint_args {
 	const char *log_file;
-	const char *scope;
+	int scope; /* enum lint_scope */
 	int allow_pending;
 	int allow_this_commit;
 	int allow_non_monotonic;
@@ -237,21 +235,23 @@ static int effective_opts(struct opt *opts, struct lint_args *a, const struct gd
 {
 	const struct gdn_config *cfg = &ctx->config;
 	const struct strvec *cfg_fields = gdn_config_list(cfg, "lint.require_fields");
-	const char *scope = a->scope;
+	const char *scope = gdn_config_str(cfg, "lint.scope");
+	int sc = a->scope;
 	long long since;
 
-	if (!find_opt(opts, "scope")->seen) {
-		scope = gdn_config_str(cfg, "lint.scope");
-		if (!scope || !*scope)
-			scope = "last-entry";
-	}
-	if (lint_scope_parse(scope, &o->scope)) {
+	if (!scope || !*scope)
+		scope = "last-entry";
+	if (!find_opt(opts, "scope")->seen && gdn_enum_parse(lint_scope_enum, scope, &sc)) {
 		const struct gdn_cfg_value *v = gdn_config_get(cfg, "lint.scope");
+		struct sbuf names = SBUF_INIT;
 
-		gdn_error("%s: lint.scope: invalid value '%s' (choose from last-entry, all)",
-			  v && v->origin ? v->origin : "configuration", scope);
+		gdn_enum_join(lint_scope_enum, ", ", &names);
+		gdn_error("%s: lint.scope: invalid value '%s' (choose from %s)",
+			  v && v->origin ? v->origin : "configuration", scope, names.buf);
+		sbuf_release(&names);
 		return GDN_EXIT_CONFIG;
 	}
+	o->scope = (enum lint_scope)sc;
 	o->allow_pending = a->allow_pending;
 	o->allow_this_commit = a->allow_this_commit;
 	o->allow_non_monotonic = a->allow_non_monotonic;
@@ -275,12 +275,12 @@ static int effective_opts(struct opt *opts, struct lint_args *a, const struct gd
 
 int cmd_lint_log(int argc, const char **argv, struct gdn_ctx *ctx)
 {
-	struct lint_args a = {NULL, "last-entry", 0, 0, 0, 0, STRVEC_INIT, 0, 0, 0};
+	struct lint_args a = {NULL, LINT_SCOPE_LAST_ENTRY, 0, 0, 0, 0, STRVEC_INIT, 0, 0, 0};
 	struct opt opts[] = {
 	    OPT_STRING_(0, "log-file", &a.log_file, "PATH",
 			"the running log (relative to the current directory)", "log_file"),
-	    OPT_CHOICE_(0, "scope", &a.scope, scope_choices,
-			"where placeholders, fields and commits are checked", "last-entry"),
+	    OPT_ENUM_(0, "scope", &a.scope, lint_scope_enum,
+		      "where placeholders, fields and commits are checked", "last-entry"),
 	    OPT_BOOL_(0, "allow-pending", &a.allow_pending,
 		      "accept `- Commit: (pending)` placeholders"),
 	    OPT_BOOL_(0, "allow-this-commit", &a.allow_this_commit,
@@ -288,16 +288,14 @@ int cmd_lint_log(int argc, const char **argv, struct gdn_ctx *ctx)
 	    OPT_BOOL_(0, "allow-non-monotonic", &a.allow_non_monotonic,
 		      "accept iteration headings that do not increase"),
 	    OPT_GROUP_("Entry checks (new in gdnctl)"),
-	    {OPT_BOOL, 0, "require-fields", &a.require_fields, NULL,
-	     "require the Entry Template's fields in every entry", NULL, NULL, OPT_NEGATABLE, 0, 0,
-	     0},
+	    OPT_BOOL_F(0, "require-fields", &a.require_fields,
+		       "require the Entry Template's fields in every entry", OPT_NEGATABLE),
 	    OPT_LIST_(0, "require-field", &a.fields, "NAME",
 		      "require field NAME (instead of the template's)"),
 	    OPT_INT_(0, "since", &a.since, "N", "skip entries numbered below N in the fields check",
 		     "lint.since", 0, LONG_MAX),
-	    {OPT_BOOL, 0, "check-commits", &a.check_commits, NULL,
-	     "`- Commit:` must be none... or a commit of the repository", NULL, NULL, OPT_NEGATABLE,
-	     0, 0, 0},
+	    OPT_BOOL_F(0, "check-commits", &a.check_commits,
+		       "`- Commit:` must be none... or a commit of the repository", OPT_NEGATABLE),
 	    OPT_GROUP_("Output"),
 	    OPT_BOOL_(0, "json", &a.json, "print a JSON document (schema " JSON_SCHEMA ")"),
 	    OPT_END_(),

@@ -221,15 +221,6 @@ static int op_failed(const struct gdn_err *err, int ret)
 	return ret == GDN_ENOTFOUND ? GDN_EXIT_BACKEND : gdn_exit_for_error(ret);
 }
 
-/* Whether option --name was given. */
-static bool opt_seen(const struct opt *opts, const char *name)
-{
-	for (const struct opt *o = opts; o->type != OPT_END; o++)
-		if (o->long_name && !strcmp(o->long_name, name))
-			return o->seen > 0;
-	return false;
-}
-
 /* Check a name given on the command line; 0 or the usage exit code. */
 static int check_flag_name(const char *cmd, enum gdn_marin_name kind, const char *value)
 {

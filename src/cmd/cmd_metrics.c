@@ -9,6 +9,7 @@
 #include "gdnctl/compat.h"
 #include "gdnctl/cmd.h"
 #include "gdnctl/cmd_net.h"
+#include "gdnctl/enumtab.h"
 #include "gdnctl/err.h"
 #include "gdnctl/exitcode.h"
 #include "gdnctl/hub.h"
@@ -23,8 +24,6 @@
 #define DEFAULT_ENTITY	"marin-community"
 #define DEFAULT_PROJECT "marin"
 #define DEFAULT_STEPS	"10:18"
-
-static const char *const agg_choices[] = {"median", "mean", NULL};
 
 static const struct opt_usage usage = {
     "gdnctl metrics --run URL|ENTITY/PROJECT/RUN [--keys K,...] [--summary | --history]\n"
@@ -43,7 +42,8 @@ static const struct opt_usage usage = {
 };
 
 struct metrics_args {
-	const char *run, *entity, *project, *prefix, *steps, *agg;
+	const char *run, *entity, *project, *prefix, *steps;
+	int agg; /* enum gdn_agg */
 	struct strvec keys;
 	int summary, history, json;
 	long min_points, samples, max_runs;
@@ -119,7 +119,7 @@ static int print_json(const struct metrics_args *a, const struct gdn_metric_set 
 		json_object_set_new(jw, "step_max",
 				    w->step_max == INT64_MAX ? json_null()
 							     : json_integer(w->step_max));
-		json_object_set_new(jw, "agg", json_string(a->agg));
+		json_object_set_new(jw, "agg", json_string(gdn_enum_name(gdn_agg_enum, a->agg)));
 		json_object_set_new(jw, "min_points", json_integer((json_int_t)w->min_points));
 		json_object_set_new(doc, "window", jw);
 	}
@@ -203,7 +203,7 @@ int cmd_metrics(int argc, const char **argv, struct gdn_ctx *ctx)
 	    OPT_BOOL_(0, "history", &a.history, "aggregate the history over --steps"),
 	    OPT_STRING_(0, "steps", &a.steps, "A:B", "inclusive step window (a side may be empty)",
 			DEFAULT_STEPS),
-	    OPT_CHOICE_(0, "agg", &a.agg, agg_choices, "aggregate of the window", "median"),
+	    OPT_ENUM_(0, "agg", &a.agg, gdn_agg_enum, "aggregate of the window", "median"),
 	    OPT_INT_(0, "min-points", &a.min_points, "N", "finite points needed per key", "5", 1,
 		     1000000),
 	    OPT_INT_(0, "samples", &a.samples, "N", "history points W&B samples per key", "1000", 1,
@@ -228,7 +228,7 @@ int cmd_metrics(int argc, const char **argv, struct gdn_ctx *ctx)
 	a.entity = DEFAULT_ENTITY;
 	a.project = DEFAULT_PROJECT;
 	a.steps = DEFAULT_STEPS;
-	a.agg = "median";
+	a.agg = GDN_AGG_MEDIAN;
 	a.min_points = 5;
 	a.samples = 1000;
 	a.max_runs = 1000;
@@ -261,7 +261,7 @@ int cmd_metrics(int argc, const char **argv, struct gdn_ctx *ctx)
 		code = gdn_die_err(&err);
 		goto out;
 	}
-	w.agg = !strcmp(a.agg, "mean") ? GDN_AGG_MEAN : GDN_AGG_MEDIAN;
+	w.agg = (enum gdn_agg)a.agg;
 	w.min_points = (size_t)a.min_points;
 	w.samples = (int)a.samples;
 	for (size_t i = 0; i < a.keys.nr; i++)

@@ -19,12 +19,9 @@
 #include "gdnctl/trace.h"
 #include "gdnctl/xalloc.h"
 
-static const char *const format_choices[] = {"table", "markdown", "json", NULL};
-static const char *const by_choices[] = {"op", "category", "source", "device", NULL};
-
 struct trace_args {
 	long top;
-	const char *by, *format;
+	int by, format; /* enum gdn_trace_by, enum gdn_trace_format */
 	int json, single_thread;
 	struct strvec devices, threads, cats, rest;
 };
@@ -59,31 +56,29 @@ static const struct opt_usage diff_usage = {
     "ops that appeared or vanished are marked. --json is the same as --format json\n"
     "(schema gdnctl.trace_diff.v1)."};
 
-#define SELECTION_OPTS(a)                                                                          \
-	OPT_GROUP_("Selection"),                                                                   \
-	    OPT_LIST_(0, "device", &(a)->devices, "NAME",                                          \
-		      "only this device: TPU:0, a pid, or part of the process name"),              \
-	    OPT_LIST_(0, "thread", &(a)->threads, "NAME",                                          \
-		      "events of threads with this exact name (instead of 'XLA Ops')"),            \
-	    OPT_LIST_(0, "cat", &(a)->cats, "NAME", "events with this exact category ('cat')"),    \
-	{                                                                                          \
-		OPT_BOOL, 0, "single-thread", &(a)->single_thread, NULL,                           \
-		    "inflate on the main thread (for benchmarks)", NULL, NULL, OPT_HIDDEN, 0, 0, 0 \
-	}
+#define SELECTION_OPTS(a)                                                                       \
+	OPT_GROUP_("Selection"),                                                                \
+	    OPT_LIST_(0, "device", &(a)->devices, "NAME",                                       \
+		      "only this device: TPU:0, a pid, or part of the process name"),           \
+	    OPT_LIST_(0, "thread", &(a)->threads, "NAME",                                       \
+		      "events of threads with this exact name (instead of 'XLA Ops')"),         \
+	    OPT_LIST_(0, "cat", &(a)->cats, "NAME", "events with this exact category ('cat')"), \
+	    OPT_BOOL_F(0, "single-thread", &(a)->single_thread,                                 \
+		       "inflate on the main thread (for benchmarks)", OPT_HIDDEN)
 
-#define OUTPUT_OPTS(a)                                                                        \
-	OPT_GROUP_("Output"),                                                                 \
-	    OPT_INT_(0, "top", &(a)->top, "N", "show the first N rows (0: all)", "20", 0,     \
-		     LONG_MAX),                                                               \
-	    OPT_CHOICE_(0, "format", &(a)->format, format_choices, "output format", "table"), \
+#define OUTPUT_OPTS(a)                                                                             \
+	OPT_GROUP_("Output"),                                                                      \
+	    OPT_INT_(0, "top", &(a)->top, "N", "show the first N rows (0: all)", "20", 0,          \
+		     LONG_MAX),                                                                    \
+	    OPT_ENUM_(0, "format", &(a)->format, gdn_trace_format_enum, "output format", "table"), \
 	    OPT_BOOL_(0, "json", &(a)->json, "same as --format json")
 
 static void args_init(struct trace_args *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->top = 20;
-	a->by = "op";
-	a->format = "table";
+	a->by = GDN_TRACE_BY_OP;
+	a->format = GDN_TRACE_TABLE;
 	strvec_init(&a->devices);
 	strvec_init(&a->threads);
 	strvec_init(&a->cats);
@@ -155,7 +150,7 @@ static int cmd_trace_summary(int argc, const char **argv)
 	struct opt opts[] = {
 	    SELECTION_OPTS(&a),
 	    OUTPUT_OPTS(&a),
-	    OPT_CHOICE_(0, "by", &a.by, by_choices, "group rows by", "op"),
+	    OPT_ENUM_(0, "by", &a.by, gdn_trace_by_enum, "group rows by", "op"),
 	    OPT_END_(),
 	};
 	struct gdn_trace_summary s;
@@ -181,18 +176,15 @@ static int cmd_trace_summary(int argc, const char **argv)
 	code = load(a.rest.v[0], &o, &s);
 	if (code)
 		goto out;
-	by = !strcmp(a.by, "category") ? GDN_TRACE_BY_CATEGORY
-	     : !strcmp(a.by, "source") ? GDN_TRACE_BY_SOURCE
-	     : !strcmp(a.by, "device") ? GDN_TRACE_BY_DEVICE
-				       : GDN_TRACE_BY_OP;
-	if (a.json || !strcmp(a.format, "json")) {
+	by = (enum gdn_trace_by)a.by;
+	if (a.json || a.format == GDN_TRACE_JSON) {
 		/* new reference, handed to gdn_json_print */
 		json_t *doc = gdn_trace_summary_json(&s, top_seen(opts) ? (size_t)a.top : 0);
 
 		code = gdn_json_print(doc) ? GDN_EXIT_FAILED : GDN_EXIT_OK;
 		goto out;
 	}
-	if (!strcmp(a.format, "markdown"))
+	if (a.format == GDN_TRACE_MARKDOWN)
 		gdn_trace_render_markdown(&s, by, (size_t)a.top, &out);
 	else
 		gdn_trace_render_table(&s, by, (size_t)a.top, &out);
@@ -242,14 +234,14 @@ static int cmd_trace_diff(int argc, const char **argv)
 	if (code)
 		goto out;
 	gdn_trace_diff_compute(&d, &before, &after);
-	if (a.json || !strcmp(a.format, "json")) {
+	if (a.json || a.format == GDN_TRACE_JSON) {
 		/* new reference, handed to gdn_json_print */
 		json_t *doc = gdn_trace_diff_json(&d, top_seen(opts) ? (size_t)a.top : 0);
 
 		code = gdn_json_print(doc) ? GDN_EXIT_FAILED : GDN_EXIT_OK;
 		goto out;
 	}
-	if (!strcmp(a.format, "markdown"))
+	if (a.format == GDN_TRACE_MARKDOWN)
 		gdn_trace_diff_render_markdown(&d, (size_t)a.top, &out);
 	else
 		gdn_trace_diff_render_table(&d, (size_t)a.top, &out);

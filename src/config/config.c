@@ -12,6 +12,7 @@
 #include "gdnctl/compat.h"
 #include <yaml.h>
 #include "gdnctl/config.h"
+#include "gdnctl/enumtab.h"
 #include "gdnctl/err.h"
 #include "gdnctl/opt.h"
 #include "gdnctl/proc.h"
@@ -155,12 +156,6 @@ static bool parse_bool(const char *s, bool *out)
 	return false;
 }
 
-static void add_choices(struct sbuf *sb, const char *const *c, const char *sep)
-{
-	for (size_t i = 0; c && c[i]; i++)
-		sbuf_addf(sb, "%s%s", i ? sep : "", c[i]);
-}
-
 /* "an integer", "one of a, b", ... for "'KEY' expects ..." messages. */
 static void add_expects(struct sbuf *sb, const struct gdn_cfg_key *e)
 {
@@ -168,7 +163,7 @@ static void add_expects(struct sbuf *sb, const struct gdn_cfg_key *e)
 	case GDN_CFG_STRING:
 		if (e->choices) {
 			sbuf_adds(sb, "one of ");
-			add_choices(sb, e->choices, ", ");
+			gdn_enum_join(e->choices, ", ", sb);
 		} else {
 			sbuf_adds(sb, "a string");
 		}
@@ -367,12 +362,8 @@ static int store(struct gdn_config *cfg, const struct gdn_cfg_key *e, const char
 		text = "";
 	switch (e->type) {
 	case GDN_CFG_STRING:
-		if (e->choices) {
-			bad = true;
-			for (size_t i = 0; e->choices[i]; i++)
-				if (!strcmp(e->choices[i], text))
-					bad = false;
-		}
+		if (e->choices)
+			bad = !gdn_enum_find(e->choices, text);
 		break;
 	case GDN_CFG_INT: {
 		long n = 0;

@@ -9,12 +9,41 @@
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/config.h"
+#include "gdnctl/enumtab.h"
 
-static const char *const lint_scopes[] = {"last-entry", "all", NULL};
-static const char *const backend_types[] = {"local", "ssh", "slurm", "ray", "dev-tpu", NULL};
-static const char *const sync_modes[] = {"none", "rsync", NULL};
-static const char *const ray_clis[] = {"marin", "ray", NULL};
-static const char *const devtpu_executes[] = {"marin", "ssh", NULL};
+/*
+ * The choices of string keys: the names the values are read by. (The lint
+ * module's lint_scope_enum has the same names as lint_scopes; configuration
+ * sits below lint, so the schema keeps its own rows.)
+ */
+static const struct gdn_enum lint_scopes[] = {
+    {"last-entry", 0, "the last numbered entry"},
+    {"all", 1, "the whole file"},
+    GDN_ENUM_END,
+};
+static const struct gdn_enum backend_types[] = {
+    {"local", 0, "this machine"},
+    {"ssh", 1, "a host over ssh"},
+    {"slurm", 2, "a Slurm cluster"},
+    {"ray", 3, "a Ray cluster (Marin's wrappers or ray job)"},
+    {"dev-tpu", 4, "a held Marin dev TPU (dev_tpu.py)"},
+    GDN_ENUM_END,
+};
+static const struct gdn_enum sync_modes[] = {
+    {"none", 0, "no copy of the tree"},
+    {"rsync", 1, "rsync the tree to the host first"},
+    GDN_ENUM_END,
+};
+static const struct gdn_enum ray_clis[] = {
+    {"marin", 0, "Marin's wrappers (ray_run.py, cluster.py)"},
+    {"ray", 1, "the plain ray job CLI"},
+    GDN_ENUM_END,
+};
+static const struct gdn_enum devtpu_executes[] = {
+    {"marin", 0, "dev_tpu.py execute"},
+    {"ssh", 1, "ssh dev-tpu-NAME"},
+    GDN_ENUM_END,
+};
 
 const struct gdn_cfg_key gdn_cfg_schema[] = {
     {"backend", GDN_CFG_STRING, "local", "GDNCTL_BACKEND", NULL,

@@ -763,46 +763,38 @@ static bool env_source(const char *const *vars, struct sbuf *out)
 	return false;
 }
 
-static void check_agent_login(struct gdn_doctor_report *r, const char *driver)
+/* The login the driver declares: a variable, else its file, else a warning with its hint. */
+static void check_agent_login(struct gdn_doctor_report *r, const struct gdn_agent_info *info)
 {
-	static const char *const codex_vars[] = {"CODEX_API_KEY", "OPENAI_API_KEY", NULL};
-	static const char *const claude_vars[] = {"ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN",
-						  NULL};
-	struct sbuf check = SBUF_INIT, src = SBUF_INIT;
+	struct sbuf check = SBUF_INIT, src = SBUF_INIT, vars = SBUF_INIT;
 	const char *home = getenv("HOME");
-	bool codex = !strcmp(driver, "codex");
-	const char *dir = getenv(codex ? "CODEX_HOME" : "CLAUDE_CONFIG_DIR");
+	const char *dir = info->login_dir_var ? getenv(info->login_dir_var) : NULL;
 	char *file = NULL;
 
-	sbuf_addf(&check, "agent: %s login", driver);
-	if (!codex && strcmp(driver, "claude")) {
-		gdn_doctor_add(r, GDN_DOCTOR_SKIP, check.buf, NULL,
-			       "the command driver's login is its own business");
+	sbuf_addf(&check, "agent: %s login", info->name);
+	if (!info->login_vars) {
+		gdn_doctor_add(r, GDN_DOCTOR_SKIP, check.buf, NULL, "%s", info->login_skip);
 		goto out;
 	}
 	if (dir && *dir)
-		file = xstrfmt("%s/%s", dir, codex ? "auth.json" : ".credentials.json");
+		file = xstrfmt("%s/%s", dir, info->login_file);
 	else
-		file = xstrfmt("%s/%s", home ? home : "",
-			       codex ? ".codex/auth.json" : ".claude/.credentials.json");
-	if (env_source(codex ? codex_vars : claude_vars, &src) || file_exists(file)) {
+		file = xstrfmt("%s/%s", home ? home : "", info->login_home_file);
+	if (env_source(info->login_vars, &src) || file_exists(file)) {
 		if (!src.len)
-			sbuf_addf(&src, "%s %s", codex ? "auth file" : "credentials file", file);
+			sbuf_addf(&src, "%s %s", info->login_file_kind, file);
 		gdn_doctor_add(r, GDN_DOCTOR_OK, check.buf, NULL, "%s", src.buf);
-	} else if (codex) {
-		gdn_doctor_add(r, GDN_DOCTOR_WARN, check.buf,
-			       "run 'codex login', or export OPENAI_API_KEY",
-			       "no CODEX_API_KEY/OPENAI_API_KEY and no %s", file);
 	} else {
-		gdn_doctor_add(r, GDN_DOCTOR_WARN, check.buf,
-			       "run 'claude' once and log in (/login), or export ANTHROPIC_API_KEY "
-			       "(on macOS the login may live in the keychain: then ignore this)",
-			       "no ANTHROPIC_API_KEY/CLAUDE_CODE_OAUTH_TOKEN and no %s", file);
+		for (size_t i = 0; info->login_vars[i]; i++)
+			sbuf_addf(&vars, "%s%s", i ? "/" : "", info->login_vars[i]);
+		gdn_doctor_add(r, GDN_DOCTOR_WARN, check.buf, info->login_hint, "no %s and no %s",
+			       vars.buf, file);
 	}
 out:
 	free(file);
 	sbuf_release(&check);
 	sbuf_release(&src);
+	sbuf_release(&vars);
 }
 
 static const char *default_agent(const struct gdn_config *cfg)
@@ -811,7 +803,7 @@ static const char *default_agent(const struct gdn_config *cfg)
 
 	if (cfg && gdn_config_schema_find(cfg, "loop.agent"))
 		s = gdn_config_str(cfg, "loop.agent");
-	return s && *s ? s : "codex";
+	return s && *s ? s : GDN_AGENT_DEFAULT;
 }
 
 static void check_agent(struct gdn_doctor_report *r, const struct gdn_doctor_opts *o,
@@ -823,6 +815,7 @@ static void check_agent(struct gdn_doctor_report *r, const struct gdn_doctor_opt
 	struct gdn_err err = GDN_ERR_INIT;
 	struct sbuf check = SBUF_INIT, line = SBUF_INIT;
 	const char *driver = o->agent ? o->agent : default_agent(cfg);
+	const struct gdn_agent_info *info = gdn_agent_find(driver);
 	struct ran x;
 
 	ran_init(&x);
@@ -835,26 +828,19 @@ static void check_agent(struct gdn_doctor_report *r, const struct gdn_doctor_opt
 	ao.bin = o->agent_bin;
 	ao.command = o->agent_cmd;
 	ao.probe_timeout_ms = o->timeout_ms;
-	if (!strcmp(driver, "command") && !o->agent_cmd) {
-		gdn_doctor_add(r, GDN_DOCTOR_FAIL, check.buf,
-			       "pass --agent-cmd 'prog arg {prompt_file}' (as to gdnctl loop)",
-			       "the command driver needs a command line");
+	if (info && info->needs_command && !o->agent_cmd) {
+		gdn_doctor_add(r, GDN_DOCTOR_FAIL, check.buf, info->command_hint,
+			       "the %s driver needs a command line", info->name);
 		goto out;
 	}
 	if (gdn_agent_open(&ao, &a, &warnings, &err)) {
-		gdn_doctor_add(
-		    r, GDN_DOCTOR_FAIL, check.buf,
-		    !strcmp(driver, "codex")
-			? "install the Codex CLI (npm install -g @openai/codex) or pass "
-			  "--agent-bin PATH"
-		    : !strcmp(driver, "claude")
-			? "install Claude Code (npm install -g @anthropic-ai/claude-code) or "
-			  "pass --agent-bin PATH"
-			: "check --agent-cmd: its program must be in PATH",
-		    "%s", err.msg);
+		gdn_doctor_add(r, GDN_DOCTOR_FAIL, check.buf,
+			       info ? info->install_hint
+				    : "check --agent-cmd: its program must be in PATH",
+			       "%s", err.msg);
 		goto out;
 	}
-	if (!strcmp(driver, "command")) {
+	if (!info->version_check) {
 		gdn_doctor_add(r, GDN_DOCTOR_OK, check.buf, NULL, "%s", gdn_agent_bin(a));
 	} else {
 		const char *argv[] = {gdn_agent_bin(a), "--version", NULL};
@@ -882,7 +868,7 @@ static void check_agent(struct gdn_doctor_report *r, const struct gdn_doctor_opt
 	for (size_t i = 0; i < warnings.nr; i++)
 		gdn_doctor_add(r, GDN_DOCTOR_WARN, check.buf, "update the agent's CLI", "%s",
 			       warnings.v[i]);
-	check_agent_login(r, driver);
+	check_agent_login(r, info);
 out:
 	gdn_agent_free(a);
 	strvec_clear(&warnings);

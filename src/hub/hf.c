@@ -11,6 +11,7 @@
  */
 #include "gdnctl/compat.h"
 #include <curl/curl.h>
+#include "gdnctl/enumtab.h"
 #include "gdnctl/err.h"
 #include "gdnctl/hub.h"
 #include "gdnctl/json.h"
@@ -24,19 +25,23 @@
 #define WRITE_BUFFER   ((size_t)1 << 20)
 #define HASH_QUEUE     8
 
-static const char *const type_names[] = {"dataset", "model", "space"};
+const struct gdn_enum gdn_hf_repo_type_enum[] = {
+    {"dataset", GDN_HF_DATASET, "a data set repository"},
+    {"model", GDN_HF_MODEL, "a model repository"},
+    {"space", GDN_HF_SPACE, "a Space"},
+    GDN_ENUM_END,
+};
 
 int gdn_hf_repo_type_parse(const char *s)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(type_names); i++)
-		if (s && !strcmp(s, type_names[i]))
-			return (int)i;
-	return -1;
+	int t;
+
+	return gdn_enum_parse(gdn_hf_repo_type_enum, s, &t) ? -1 : t;
 }
 
 const char *gdn_hf_repo_type_name(enum gdn_hf_repo_type t)
 {
-	return (size_t)t < ARRAY_SIZE(type_names) ? type_names[t] : "?";
+	return gdn_enum_name(gdn_hf_repo_type_enum, (int)t);
 }
 
 static void file_release(struct gdn_hf_file *f)

@@ -12,6 +12,7 @@
  * them.
  */
 #include "gdnctl/compat.h"
+#include "gdnctl/enumtab.h"
 #include "gdnctl/err.h"
 #include "gdnctl/hub.h"
 #include "gdnctl/json.h"
@@ -27,12 +28,18 @@
 #define NONFINITE_MARK	 '\x01'
 #define PUBLIC_APP_URL	 "https://wandb.ai"
 
-static const char *const status_names[] = {"ok", "missing", "non-finite", "not-numeric",
-					   "too-few-points"};
+const struct gdn_enum gdn_metric_status_enum[] = {
+    {"ok", GDN_METRIC_OK, "a finite number"},
+    {"missing", GDN_METRIC_MISSING, "no such key, or no point in the window"},
+    {"non-finite", GDN_METRIC_NONFINITE, "NaN or +-Infinity, or only such points"},
+    {"not-numeric", GDN_METRIC_NOT_NUMERIC, "a string, object, list or bool"},
+    {"too-few-points", GDN_METRIC_TOO_FEW, "fewer finite points than min_points"},
+    GDN_ENUM_END,
+};
 
 const char *gdn_metric_status_name(enum gdn_metric_status s)
 {
-	return (size_t)s < ARRAY_SIZE(status_names) ? status_names[s] : "?";
+	return gdn_enum_name(gdn_metric_status_enum, (int)s);
 }
 
 void gdn_wandb_run_release(struct gdn_wandb_run *r)
@@ -338,6 +345,12 @@ static int dbl_cmp(const void *a, const void *b)
 
 	return (x > y) - (x < y);
 }
+
+const struct gdn_enum gdn_agg_enum[] = {
+    {"median", GDN_AGG_MEDIAN, "the median of the points"},
+    {"mean", GDN_AGG_MEAN, "their mean"},
+    GDN_ENUM_END,
+};
 
 double gdn_agg_values(double *v, size_t n, enum gdn_agg agg)
 {

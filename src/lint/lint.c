@@ -5,6 +5,7 @@
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/lint.h"
+#include "gdnctl/enumtab.h"
 #include "gdnctl/err.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
@@ -24,9 +25,10 @@ static const struct {
 };
 #define LINT_GROUP_NR 5
 
-static const char *const scope_names[] = {
-    [LINT_SCOPE_LAST_ENTRY] = "last-entry",
-    [LINT_SCOPE_ALL] = "all",
+const struct gdn_enum lint_scope_enum[] = {
+    {"last-entry", LINT_SCOPE_LAST_ENTRY, "the last numbered entry"},
+    {"all", LINT_SCOPE_ALL, "the whole file"},
+    GDN_ENUM_END,
 };
 
 const char *lint_rule_name(enum lint_rule rule)
@@ -52,20 +54,11 @@ int lint_rule_group(enum lint_rule rule)
 
 const char *lint_scope_name(enum lint_scope scope)
 {
-	if ((unsigned)scope >= ARRAY_SIZE(scope_names))
-		BUG("bad lint scope %d", (int)scope);
-	return scope_names[scope];
-}
+	const char *name = gdn_enum_name(lint_scope_enum, (int)scope);
 
-int lint_scope_parse(const char *name, enum lint_scope *scope)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(scope_names); i++) {
-		if (name && !strcmp(name, scope_names[i])) {
-			*scope = (enum lint_scope)i;
-			return 0;
-		}
-	}
-	return -1;
+	if (!strcmp(name, "?"))
+		BUG("bad lint scope %d", (int)scope);
+	return name;
 }
 
 /* ---- small string helpers over (pointer, length) spans ---- */

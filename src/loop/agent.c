@@ -1,7 +1,8 @@
 /*
- * Agent drivers: the table, and what every driver shares (opening,
- * the run through proc.h with the transcript and the output filter,
- * judging how the process ended).
+ * Agent drivers: what every driver shares (opening, the run through
+ * proc.h with the transcript and the output filter, judging how the
+ * process ended). The drivers are in agent_drivers.c's table; this file
+ * names none of them.
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/agent.h"
@@ -12,126 +13,73 @@
 #include "gdnctl/xalloc.h"
 #include "agent_impl.h"
 
-static const struct agent_driver *const drivers[] = {
-    &agent_claude_driver,
-    &agent_codex_driver,
-    &agent_command_driver,
-};
+static const struct agent_driver *find_driver(const char *name)
+{
+	for (size_t i = 0; agent_drivers[i]; i++)
+		if (!strcmp(agent_drivers[i]->info.name, name))
+			return agent_drivers[i];
+	return NULL;
+}
+
+const struct gdn_agent_info *gdn_agent_find(const char *name)
+{
+	const struct agent_driver *drv = name ? find_driver(name) : NULL;
+
+	return drv ? &drv->info : NULL;
+}
+
+const char *const *gdn_agent_names(void)
+{
+	static const char *names[32];
+
+	if (!names[0]) {
+		size_t i;
+
+		for (i = 0; agent_drivers[i]; i++) {
+			if (i + 1 >= ARRAY_SIZE(names))
+				BUG("more than %zu agent drivers", ARRAY_SIZE(names) - 1);
+			names[i] = agent_drivers[i]->info.name;
+		}
+		names[i] = NULL;
+	}
+	return names;
+}
+
+static int cmp_names(const void *x, const void *y)
+{
+	return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
 
 static char *dup_or_null(const char *s)
 {
 	return s && *s ? xstrdup(s) : NULL;
 }
 
-char *agent_find_program(const char *name)
-{
-	const char *path = getenv("PATH"), *p;
-	struct sbuf cand = SBUF_INIT;
-	struct stat st;
-	char *found = NULL;
-
-	if (!name || !*name)
-		return NULL;
-	if (strchr(name, '/')) {
-		if (!stat(name, &st) && S_ISREG(st.st_mode) && !access(name, X_OK))
-			found = xstrdup(name);
-		goto out;
-	}
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (p = path;; p++) {
-		size_t len = strcspn(p, ":");
-
-		sbuf_reset(&cand);
-		if (len)
-			sbuf_addf(&cand, "%.*s/%s", (int)len, p, name);
-		else
-			sbuf_addf(&cand, "./%s", name);
-		if (!stat(cand.buf, &st) && S_ISREG(st.st_mode) && !access(cand.buf, X_OK)) {
-			found = sbuf_detach(&cand, NULL);
-			goto out;
-		}
-		p += len;
-		if (!*p)
-			break;
-	}
-out:
-	sbuf_release(&cand);
-	return found;
-}
-
-char *agent_read_message(const char *path)
-{
-	struct sbuf sb = SBUF_INIT;
-	struct gdn_err err = GDN_ERR_INIT;
-	char *msg = NULL;
-
-	if (!path || access(path, F_OK))
-		goto out;
-	if (sbuf_read_file(&sb, path, AGENT_MESSAGE_MAX, &err) < 0)
-		goto out;
-	sbuf_rtrim(&sb);
-	if (sb.len)
-		msg = sbuf_detach(&sb, NULL);
-out:
-	sbuf_release(&sb);
-	return msg;
-}
-
-static void set_reason(struct gdn_agent_result *res, const char *fmt, ...) GDN_PRINTF(2, 3);
-static void set_reason(struct gdn_agent_result *res, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(res->reason, sizeof(res->reason), fmt, ap);
-	va_end(ap);
-}
-
-void agent_reason_from_status(const struct gdn_agent *a, struct gdn_agent_result *res)
-{
-	switch (res->status) {
-	case GDN_PROC_TIMEOUT:
-		set_reason(res, "timed out after %ld s (runtime limit); process group killed",
-			   a->timeout_ms / 1000);
-		break;
-	case GDN_PROC_IDLE:
-		set_reason(res, "no output for %ld s (idle limit); process group killed",
-			   a->idle_timeout_ms / 1000);
-		break;
-	case GDN_PROC_STOPPED:
-		set_reason(res, "stopped (exit %d)", res->exit_code);
-		break;
-	case GDN_PROC_SIGNALED:
-		set_reason(res, "killed by signal %d", res->exit_code - 128);
-		break;
-	case GDN_PROC_EXITED:
-		if (res->exit_code)
-			set_reason(res, "exited with code %d", res->exit_code);
-		break;
-	case GDN_PROC_NOT_RUN:
-		set_reason(res, "did not run");
-		break;
-	}
-}
-
 int gdn_agent_open(const struct gdn_agent_opts *o, struct gdn_agent **out, struct strvec *warnings,
 		   struct gdn_err *err)
 {
 	const struct agent_driver *drv = NULL;
-	const char *name = o->driver && *o->driver ? o->driver : "codex";
+	const char *name = o->driver && *o->driver ? o->driver : GDN_AGENT_DEFAULT;
 	struct gdn_agent *a = NULL;
 	struct strvec dropped = STRVEC_INIT;
-	size_t i;
+	struct strvec known = STRVEC_INIT;
+	struct sbuf list = SBUF_INIT;
 	int ret = 0;
 
 	*out = NULL;
-	for (i = 0; i < ARRAY_SIZE(drivers); i++)
-		if (!strcmp(drivers[i]->name, name))
-			drv = drivers[i];
-	if (!drv)
-		return gdn_err_set(err, GDN_EUSAGE,
-				   "unknown agent '%s' (known: claude, codex, command)", name);
+	drv = find_driver(name);
+	if (!drv) {
+		/* sorted, whatever the table's order */
+		strvec_pushv(&known, gdn_agent_names());
+		qsort(known.v, known.nr, sizeof(*known.v), cmp_names);
+		for (size_t i = 0; i < known.nr; i++)
+			sbuf_addf(&list, "%s%s", i ? ", " : "", known.v[i]);
+		ret =
+		    gdn_err_set(err, GDN_EUSAGE, "unknown agent '%s' (known: %s)", name, list.buf);
+		strvec_clear(&known);
+		sbuf_release(&list);
+		return ret;
+	}
 
 	a = xcalloc(1, sizeof(*a));
 	a->drv = drv;
@@ -201,15 +149,6 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-int agent_emit(struct agent_run *r, const char *line, size_t len)
-{
-	if (!r->req->on_line || r->consumer_stopped)
-		return r->consumer_stopped;
-	if (r->req->on_line(line, len, r->req->payload))
-		r->consumer_stopped = true;
-	return r->consumer_stopped;
-}
-
 static void on_child_spawn(pid_t pgid, void *payload)
 {
 	struct agent_run *r = payload;
@@ -251,7 +190,7 @@ static int open_transcript(struct agent_run *r, const struct strvec *argv, struc
 	}
 	if (gmtime_r(&now, &tm))
 		strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	sbuf_addf(&head, "==== gdnctl: %s agent started %s in %s: ", r->a->drv->name, stamp,
+	sbuf_addf(&head, "==== gdnctl: %s agent started %s in %s: ", r->a->drv->info.name, stamp,
 		  r->req->workdir ? r->req->workdir : ".");
 	gdn_argv_format(&head, argv->v);
 	sbuf_adds(&head, " ====\n");
@@ -270,7 +209,6 @@ int gdn_agent_run(struct gdn_agent *a, const struct gdn_agent_request *req,
 	    .req = req,
 	    .transcript_fd = -1,
 	    .filter = AGENT_FILTER_INIT,
-	    .claude = AGENT_CLAUDE_STREAM_INIT,
 	};
 	struct strvec argv = STRVEC_INIT;
 	struct gdn_proc p = GDN_PROC_INIT;
@@ -278,8 +216,9 @@ int gdn_agent_run(struct gdn_agent *a, const struct gdn_agent_request *req,
 	int ret = 0;
 
 	memset(res, 0, sizeof(*res));
-	strvec_init(&r.show);
 	r.filter.show_all = a->show_file_updates;
+	if (a->drv->run_create)
+		r.state = a->drv->run_create(a);
 	a->drv->argv(a, req, &argv);
 
 	if (req->last_message_file && unlink(req->last_message_file) && errno != ENOENT) {
@@ -306,12 +245,12 @@ int gdn_agent_run(struct gdn_agent *a, const struct gdn_agent_request *req,
 	res->exit_code = gdn_proc_exit_code(&p);
 	res->duration_ms = p.duration_ms;
 	if (ret < 0) {
-		gdn_err_prefix(err, "%s agent", a->drv->name);
+		gdn_err_prefix(err, "%s agent", a->drv->info.name);
 		goto out;
 	}
 	if (r.transcript_fd >= 0) {
 		sbuf_addf(&tail, "==== gdnctl: %s agent ended: exit %d after %lld ms ====\n",
-			  a->drv->name, res->exit_code, (long long)res->duration_ms);
+			  a->drv->info.name, res->exit_code, (long long)res->duration_ms);
 		write_all(r.transcript_fd, tail.buf, tail.len);
 	}
 	a->drv->finish(&r, res);
@@ -319,8 +258,8 @@ out:
 	if (r.transcript_fd >= 0)
 		close(r.transcript_fd);
 	agent_filter_release(&r.filter);
-	agent_claude_stream_release(&r.claude);
-	strvec_clear(&r.show);
+	if (a->drv->run_release)
+		a->drv->run_release(r.state);
 	strvec_clear(&argv);
 	sbuf_release(&tail);
 	gdn_proc_release(&p);

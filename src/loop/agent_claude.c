@@ -128,6 +128,27 @@ static void render_result(const struct agent_claude_stream *st, struct strvec *s
 	sbuf_release(&sb);
 }
 
+/*
+ * A duration in ms from the agent's stream (untrusted): -1 when absent,
+ * not a number, not finite or negative; saturated at INT64_MAX (a double
+ * outside int64's range must never reach the cast).
+ */
+static int64_t duration_ms(const json_t *v)
+{
+	double d;
+
+	if (json_is_integer(v))
+		return json_integer_value(v) >= 0 ? (int64_t)json_integer_value(v) : -1;
+	if (!json_is_real(v))
+		return -1;
+	d = json_real_value(v);
+	if (!isfinite(d) || d < 0)
+		return -1;
+	if (d >= 9223372036854775807.0) /* 2^63: the first double beyond INT64_MAX */
+		return INT64_MAX;
+	return (int64_t)d;
+}
+
 static void feed_result(struct agent_claude_stream *st, const json_t *ev, struct strvec *show)
 {
 	const json_t *v;
@@ -141,8 +162,7 @@ static void feed_result(struct agent_claude_stream *st, const json_t *ev, struct
 		st->result = xstrdup(jstr(ev, "result"));
 	v = json_object_get(ev, "num_turns");
 	st->num_turns = json_is_integer(v) ? (long)json_integer_value(v) : -1;
-	v = json_object_get(ev, "duration_ms");
-	st->duration_ms = json_is_number(v) ? (int64_t)json_number_value(v) : -1;
+	st->duration_ms = duration_ms(json_object_get(ev, "duration_ms"));
 	v = json_object_get(ev, "total_cost_usd");
 	st->cost_usd = json_is_number(v) ? json_number_value(v) : -1;
 	render_result(st, show);
@@ -251,15 +271,42 @@ static int claude_open(struct gdn_agent *a, struct strvec *warnings, struct gdn_
 	return 0;
 }
 
+/* One run's state: the stream so far, and the lines to show for the current one. */
+struct claude_run {
+	struct agent_claude_stream stream;
+	struct strvec show;
+};
+
+static void *claude_run_create(const struct gdn_agent *a)
+{
+	struct claude_run *c = xcalloc(1, sizeof(*c));
+
+	(void)a;
+	strvec_init(&c->show);
+	return c;
+}
+
+static void claude_run_release(void *state)
+{
+	struct claude_run *c = state;
+
+	if (!c)
+		return;
+	agent_claude_stream_release(&c->stream);
+	strvec_clear(&c->show);
+	free(c);
+}
+
 static int claude_line(struct agent_run *r, const char *line, size_t len)
 {
+	struct claude_run *c = r->state;
 	size_t i;
 	int stop = 0;
 
-	strvec_clear(&r->show);
-	agent_claude_feed(&r->claude, line, len, r->a->show_file_updates, &r->show);
-	for (i = 0; i < r->show.nr && !stop; i++)
-		stop = agent_emit(r, r->show.v[i], strlen(r->show.v[i]));
+	strvec_clear(&c->show);
+	agent_claude_feed(&c->stream, line, len, r->a->show_file_updates, &c->show);
+	for (i = 0; i < c->show.nr && !stop; i++)
+		stop = agent_emit(r, c->show.v[i], strlen(c->show.v[i]));
 	return stop;
 }
 
@@ -289,7 +336,7 @@ static void write_message(const char *path, const char *text)
 
 static void claude_finish(struct agent_run *r, struct gdn_agent_result *res)
 {
-	const struct agent_claude_stream *st = &r->claude;
+	const struct agent_claude_stream *st = &((struct claude_run *)r->state)->stream;
 	bool exited0 = res->status == GDN_PROC_EXITED && res->exit_code == 0;
 
 	if (st->result) {
@@ -320,10 +367,28 @@ static void claude_finish(struct agent_run *r, struct gdn_agent_result *res)
 	}
 }
 
+static const char *const login_vars[] = {"ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", NULL};
+
 const struct agent_driver agent_claude_driver = {
-    .name = "claude",
+    .info =
+	{
+	    .name = "claude",
+	    .help = "Claude Code (claude -p, stream-json)",
+	    .install_hint = "install Claude Code (npm install -g @anthropic-ai/claude-code) or "
+			    "pass --agent-bin PATH",
+	    .version_check = true,
+	    .login_vars = login_vars,
+	    .login_dir_var = "CLAUDE_CONFIG_DIR",
+	    .login_file = ".credentials.json",
+	    .login_home_file = ".claude/.credentials.json",
+	    .login_file_kind = "credentials file",
+	    .login_hint = "run 'claude' once and log in (/login), or export ANTHROPIC_API_KEY "
+			  "(on macOS the login may live in the keychain: then ignore this)",
+	},
     .open = claude_open,
     .argv = claude_argv,
+    .run_create = claude_run_create,
+    .run_release = claude_run_release,
     .line = claude_line,
     .finish = claude_finish,
 };

@@ -401,8 +401,25 @@ static void codex_finish(struct agent_run *r, struct gdn_agent_result *res)
 	agent_reason_from_status(r->a, res);
 }
 
+static const char *const login_vars[] = {"CODEX_API_KEY", "OPENAI_API_KEY", NULL};
+
 const struct agent_driver agent_codex_driver = {
-    .name = "codex",
+    .info =
+	{
+	    .name = "codex",
+	    .help = "the Codex CLI (codex exec)",
+	    .default_model = "gpt-5.4",
+	    .default_effort = "xhigh",
+	    .install_hint = "install the Codex CLI (npm install -g @openai/codex) or pass "
+			    "--agent-bin PATH",
+	    .version_check = true,
+	    .login_vars = login_vars,
+	    .login_dir_var = "CODEX_HOME",
+	    .login_file = "auth.json",
+	    .login_home_file = ".codex/auth.json",
+	    .login_file_kind = "auth file",
+	    .login_hint = "run 'codex login', or export OPENAI_API_KEY",
+	},
     .open = codex_open,
     .argv = codex_argv,
     .line = codex_line,

@@ -164,7 +164,15 @@ static void command_finish(struct agent_run *r, struct gdn_agent_result *res)
 }
 
 const struct agent_driver agent_command_driver = {
-    .name = "command",
+    .info =
+	{
+	    .name = "command",
+	    .help = "any program (--agent-cmd 'prog arg {prompt_file}')",
+	    .needs_command = true,
+	    .command_hint = "pass --agent-cmd 'prog arg {prompt_file}' (as to gdnctl loop)",
+	    .install_hint = "check --agent-cmd: its program must be in PATH",
+	    .login_skip = "the command driver's login is its own business",
+	},
     .open = command_open,
     .argv = command_argv,
     .line = command_line,

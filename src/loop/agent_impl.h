@@ -18,12 +18,25 @@ struct agent_run;
 #define AGENT_PROBE_TIMEOUT_MS 20000
 #define AGENT_MESSAGE_MAX      (4 * 1024 * 1024)
 
+/*
+ * A driver: one file (agent_<name>.c) defines one of these, and one row
+ * in agent_drivers.c lists it. It owns everything about its agent: what
+ * it declares (info: defaults, install and login hints, doctor checks),
+ * how it opens and builds its argv, and its per-run state.
+ */
 struct agent_driver {
-	const char *name;
+	struct gdn_agent_info info;
 	/* Resolve the binary, run probes; a->bin is set on success. */
 	int (*open)(struct gdn_agent *a, struct strvec *warnings, struct gdn_err *err);
 	void (*argv)(const struct gdn_agent *a, const struct gdn_agent_request *req,
 		     struct strvec *argv);
+	/*
+	 * The driver's own state for one run (r->state), or NULL: create is
+	 * called before the child starts (NULL: no state), release after the
+	 * run whatever happened.
+	 */
+	void *(*run_create)(const struct gdn_agent *a);
+	void (*run_release)(void *state);
 	/* One line of the child's output (already in the transcript). Non-zero stops the child. */
 	int (*line)(struct agent_run *r, const char *line, size_t len);
 	/* Judge the finished run: set res->ok, res->reason, res->last_message. */
@@ -33,6 +46,9 @@ struct agent_driver {
 extern const struct agent_driver agent_codex_driver;
 extern const struct agent_driver agent_claude_driver;
 extern const struct agent_driver agent_command_driver;
+
+/* The table (agent_drivers.c), in the order of the --agent choices; NULL-terminated. */
+extern const struct agent_driver *const agent_drivers[];
 
 struct gdn_agent {
 	const struct agent_driver *drv;
@@ -130,7 +146,7 @@ int agent_split_words(const char *s, struct strvec *words, struct gdn_err *err);
 /* Replace {prompt_file}, {workdir}, {last_message_file} in `word` (NULL values: ""). */
 void agent_subst_word(struct sbuf *out, const char *word, const struct gdn_agent_request *req);
 
-/* ---- shared helpers (agent.c) ---- */
+/* ---- shared helpers (agent_util.c), for the drivers and agent.c ---- */
 
 /*
  * Resolve a program: with a '/', it must exist and be executable; else
@@ -146,9 +162,8 @@ struct agent_run {
 	struct gdn_agent *a;
 	const struct gdn_agent_request *req;
 	int transcript_fd;
-	struct agent_filter filter;
-	struct agent_claude_stream claude;
-	struct strvec show;
+	struct agent_filter filter; /* for the drivers that filter their output */
+	void *state;		    /* the driver's own (run_create), or NULL */
 	bool consumer_stopped;
 };
 /* Pass one line to the request's on_line (if any); non-zero stops the child. */

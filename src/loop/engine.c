@@ -16,24 +16,6 @@
 
 #define MAX_IDS_JOURNALED 64
 
-static const char *const policy_names[] = {"fail", "count-failure", "continue"};
-
-const char *gdn_loop_policy_name(enum gdn_loop_policy p)
-{
-	return policy_names[p];
-}
-
-int gdn_loop_policy_parse(const char *s, enum gdn_loop_policy *p)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(policy_names); i++) {
-		if (!strcmp(s, policy_names[i])) {
-			*p = (enum gdn_loop_policy)i;
-			return 0;
-		}
-	}
-	return -1;
-}
-
 enum gdn_loop_verdict gdn_loop_policy_apply(enum gdn_loop_policy p, long *failures,
 					    long max_failures, bool *counted)
 {
@@ -708,7 +690,7 @@ static int iteration(struct loop *l, long it)
 			say(l, GDN_LOOP_NOTE, "%s", c.msg.buf);
 		else
 			say(l, GDN_LOOP_NOTE, "%s%s Continuing due to policy=%s.", c.msg.buf,
-			    step == STEP_ERROR ? "." : "", policy_names[c.policy]);
+			    step == STEP_ERROR ? "." : "", gdn_loop_policy_name(c.policy));
 		if (gdn_loop_policy_apply(c.policy, &l->failures, l->o->max_failures, &counted) ==
 		    GDN_VERDICT_EXIT)
 			exit = c.rc;

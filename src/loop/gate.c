@@ -12,6 +12,7 @@
 #include <math.h>
 #include <sys/stat.h>
 #include "gdnctl/backend.h"
+#include "gdnctl/enumtab.h"
 #include "gdnctl/err.h"
 #include "gdnctl/loop.h"
 #include "gdnctl/measure.h"
@@ -19,21 +20,14 @@
 #include "gdnctl/proc.h"
 #include "gdnctl/revert.h"
 #include "gdnctl/sbuf.h"
-#include "gdnctl/trace.h"
 #include "gdnctl/xalloc.h"
 
-int gdn_gate_mode_parse(const char *s, enum gdn_gate_mode *mode)
-{
-	if (!strcmp(s, "off"))
-		*mode = GDN_GATE_OFF;
-	else if (!strcmp(s, "required"))
-		*mode = GDN_GATE_REQUIRED;
-	else if (!strcmp(s, "profile-only"))
-		*mode = GDN_GATE_PROFILE_ONLY;
-	else
-		return -1;
-	return 0;
-}
+const struct gdn_enum gdn_gate_mode_enum[] = {
+    {"required", GDN_GATE_REQUIRED, "the tests, then the profile"},
+    {"profile-only", GDN_GATE_PROFILE_ONLY, "the profile only"},
+    {"off", GDN_GATE_OFF, "no validation"},
+    GDN_ENUM_END,
+};
 
 struct capture {
 	const struct gdn_gate *g;
@@ -243,33 +237,37 @@ out:
 	return best;
 }
 
-/*
- * The W&B value of sample s (measure.c chooses whether W&B is the source),
- * its warnings reported and a `measurement` event journaled.
- */
-static void wandb_sample(const struct gdn_gate *g, const struct gdn_loop_iter *it, long k,
-			 const struct sbuf *out, struct gdn_perf_sample *s,
-			 struct gdn_perf_measurement *m)
-{
-	struct strvec warnings = STRVEC_INIT;
-	char *url = NULL;
-	json_t *detail = NULL;
-	bool used = false;
+/* Where the metric sources report (gdn_measure_sample) while one sample is taken. */
+struct sample_ctx {
+	const struct gdn_gate *g;
+	const struct gdn_loop_iter *it;
+	long k;
+	struct gdn_perf_measurement *m;
+};
 
-	gdn_measure_wandb(g->measure, g->perf_config->metric, it->iteration, out->buf, out->len, s,
-			  &used, &url, &warnings, &detail);
-	for (size_t i = 0; i < warnings.nr; i++)
-		gdn_loop_reportf(it, GDN_LOOP_WARN, "%s", warnings.v[i]);
-	if (used && url && !m->run_url)
-		m->run_url = xstrdup(url);
-	if (detail) {
-		json_object_set_new(detail, "iteration", json_integer(it->iteration));
-		json_object_set_new(detail, "attempt", json_integer(k));
-		json_object_set_new(detail, "metric", json_string(g->perf_config->metric));
-		it->journal(it->ctx, "measurement", detail);
-	}
-	free(url);
-	strvec_clear(&warnings);
+static void on_measure_warn(const char *line, void *payload)
+{
+	struct sample_ctx *c = payload;
+
+	gdn_loop_reportf(c->it, GDN_LOOP_WARN, "%s", line);
+}
+
+static void on_measure_run_url(const char *url, void *payload)
+{
+	struct sample_ctx *c = payload;
+
+	if (!c->m->run_url)
+		c->m->run_url = xstrdup(url);
+}
+
+static void on_measure_detail(json_t *detail, void *payload)
+{
+	struct sample_ctx *c = payload;
+
+	json_object_set_new(detail, "iteration", json_integer(c->it->iteration));
+	json_object_set_new(detail, "attempt", json_integer(c->k));
+	json_object_set_new(detail, "metric", json_string(c->g->perf_config->metric));
+	c->it->journal(c->it->ctx, "measurement", detail);
 }
 
 /*
@@ -284,6 +282,10 @@ static int profile_once(const struct gdn_gate *g, const struct gdn_loop_iter *it
 	struct sbuf out = SBUF_INIT;
 	struct timespec since;
 	struct gdn_perf_sample *s;
+	struct gdn_measure_input in = {0};
+	struct sample_ctx sc = {g, it, k, m};
+	const struct gdn_measure_sink sink = {on_measure_warn, on_measure_run_url,
+					      on_measure_detail, &sc};
 	char *trace = NULL;
 	int ret;
 
@@ -293,22 +295,16 @@ static int profile_once(const struct gdn_gate *g, const struct gdn_loop_iter *it
 	if (ret || !m)
 		goto out;
 	s = gdn_perf_measurement_add(m);
-	gdn_perf_sample_set_cli(s, g->perf_config->metric, out.buf, out.len);
-	if (g->measure && !*rc)
-		wandb_sample(g, it, k, &out, s, m);
 	if (g->trace_glob && *g->trace_glob)
 		trace = newest_trace(g, &since);
-	if (trace) {
-		struct gdn_trace_opts topts = GDN_TRACE_OPTS_INIT;
-		struct gdn_trace_summary sum = GDN_TRACE_SUMMARY_INIT;
-		struct gdn_err terr = GDN_ERR_INIT;
-
-		if (gdn_trace_summarize_file(trace, &topts, &sum, &terr) ||
-		    gdn_perf_sample_set_trace(s, g->perf_config, &sum, &terr))
-			gdn_loop_reportf(it, GDN_LOOP_WARN, "trace '%s' gives no figures: %s",
-					 trace, terr.msg);
-		gdn_trace_summary_release(&sum);
-	}
+	in.metric = g->perf_config->metric;
+	in.perf_config = g->perf_config;
+	in.iteration = it->iteration;
+	in.out = out.buf;
+	in.len = out.len;
+	in.exit_code = *rc;
+	in.trace = trace;
+	gdn_measure_sample(g->measure, &in, s, &sink);
 	if (*rc)
 		gdn_loop_reportf(it, GDN_LOOP_WARN, "profile run %ld failed with exit %d", k, *rc);
 out:

@@ -11,12 +11,19 @@
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/backend.h"
+#include "gdnctl/enumtab.h"
 #include "gdnctl/err.h"
 #include "gdnctl/loop.h"
 #include "gdnctl/proc.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
 #include "gdnctl/xalloc.h"
+
+const struct gdn_enum gdn_hold_policy_enum[] = {
+    {"required", 1, "abort (exit 1) when the allocation fails"},
+    {"best-effort", 0, "continue without the dev TPU"},
+    GDN_ENUM_END,
+};
 
 struct gdn_hold {
 	struct gdn_hold_opts o;

@@ -18,28 +18,55 @@
 
 /* ---- names ---- */
 
-static const char *const direction_names[] = {"auto", "higher", "lower"};
-static const char *const policy_names[] = {"revert-count-failure", "revert-continue", "fail",
-					   "count-failure", "continue"};
-static const char *const decision_names[] = {"baseline",   "promoted",	      "within_threshold",
-					     "regression", "gate_regression", "unscored"};
+const struct gdn_enum gdn_perf_mode_enum[] = {
+    {"on", 1, "measure each iteration with project.profile_command and decide"},
+    {"required", 1, "the same as on"},
+    {"off", 0, "no performance policy"},
+    GDN_ENUM_END,
+};
+
+const struct gdn_enum gdn_perf_direction_enum[] = {
+    {"auto", GDN_PERF_AUTO, "lower for trace/... and throughput/duration, else higher"},
+    {"higher", GDN_PERF_HIGHER, "higher is better"},
+    {"lower", GDN_PERF_LOWER, "lower is better"},
+    GDN_ENUM_END,
+};
+
+const struct gdn_enum gdn_perf_policy_enum[] = {
+    {"revert-count-failure", GDN_PERF_REVERT_COUNT_FAILURE,
+     "revert the iteration's commits and count one failure"},
+    {"revert-continue", GDN_PERF_REVERT_CONTINUE, "revert the commits, count nothing"},
+    {"fail", GDN_PERF_FAIL, "stop the loop (exit 1), commits kept"},
+    {"count-failure", GDN_PERF_COUNT_FAILURE, "keep the commits, count one failure"},
+    {"continue", GDN_PERF_CONTINUE, "keep the commits, count nothing"},
+    GDN_ENUM_END,
+};
+
+const struct gdn_enum gdn_perf_within_enum[] = {
+    {"keep", GDN_PERF_WITHIN_KEEP, "keep the commit"},
+    {"revert", GDN_PERF_WITHIN_REVERT, "revert it without counting a failure"},
+    GDN_ENUM_END,
+};
+
+const struct gdn_enum gdn_perf_stat_enum[] = {
+    {"median", GDN_PERF_STAT_MEDIAN, "the median of the samples"},
+    {"best", GDN_PERF_STAT_BEST, "the best sample (for noise that only slows down)"},
+    GDN_ENUM_END,
+};
+
+const struct gdn_enum gdn_perf_decision_enum[] = {
+    {"baseline", GDN_PERF_BASELINE, NULL},
+    {"promoted", GDN_PERF_PROMOTED, NULL},
+    {"within_threshold", GDN_PERF_WITHIN_THRESHOLD, NULL},
+    {"regression", GDN_PERF_REGRESSION, NULL},
+    {"gate_regression", GDN_PERF_GATE_REGRESSION, NULL},
+    {"unscored", GDN_PERF_UNSCORED, NULL},
+    GDN_ENUM_END,
+};
 
 const char *gdn_perf_direction_name(enum gdn_perf_direction d)
 {
-	return (size_t)d < ARRAY_SIZE(direction_names) ? direction_names[d] : "?";
-}
-
-int gdn_perf_direction_parse(const char *s, enum gdn_perf_direction *d)
-{
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(direction_names); i++) {
-		if (!strcmp(s, direction_names[i])) {
-			*d = (enum gdn_perf_direction)i;
-			return 0;
-		}
-	}
-	return -1;
+	return gdn_enum_name(gdn_perf_direction_enum, (int)d);
 }
 
 bool gdn_perf_is_trace_metric(const char *metric)
@@ -58,63 +85,22 @@ enum gdn_perf_direction gdn_perf_direction_resolve(enum gdn_perf_direction d, co
 
 const char *gdn_perf_policy_name(enum gdn_perf_policy p)
 {
-	return (size_t)p < ARRAY_SIZE(policy_names) ? policy_names[p] : "?";
+	return gdn_enum_name(gdn_perf_policy_enum, (int)p);
 }
-
-int gdn_perf_policy_parse(const char *s, enum gdn_perf_policy *p)
-{
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(policy_names); i++) {
-		if (!strcmp(s, policy_names[i])) {
-			*p = (enum gdn_perf_policy)i;
-			return 0;
-		}
-	}
-	return -1;
-}
-
-static const char *const within_names[] = {"keep", "revert"};
 
 const char *gdn_perf_within_name(enum gdn_perf_within w)
 {
-	return (size_t)w < ARRAY_SIZE(within_names) ? within_names[w] : "?";
+	return gdn_enum_name(gdn_perf_within_enum, (int)w);
 }
-
-static const char *const stat_names[] = {"median", "best"};
 
 const char *gdn_perf_stat_name(enum gdn_perf_stat s)
 {
-	return (size_t)s < ARRAY_SIZE(stat_names) ? stat_names[s] : "?";
-}
-
-int gdn_perf_stat_parse(const char *s, enum gdn_perf_stat *out)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(stat_names); i++) {
-		if (!strcmp(s, stat_names[i])) {
-			*out = (enum gdn_perf_stat)i;
-			return 0;
-		}
-	}
-	return -1;
-}
-
-int gdn_perf_within_parse(const char *s, enum gdn_perf_within *w)
-{
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(within_names); i++) {
-		if (!strcmp(s, within_names[i])) {
-			*w = (enum gdn_perf_within)i;
-			return 0;
-		}
-	}
-	return -1;
+	return gdn_enum_name(gdn_perf_stat_enum, (int)s);
 }
 
 const char *gdn_perf_decision_name(enum gdn_perf_decision d)
 {
-	return (size_t)d < ARRAY_SIZE(decision_names) ? decision_names[d] : "?";
+	return gdn_enum_name(gdn_perf_decision_enum, (int)d);
 }
 
 /* ---- configuration ---- */

@@ -7,6 +7,8 @@
  * dev TPU's health check and re-acquire (hold.c). A Ray job that passes
  * the phase timeout is stopped by the ray backend's run (stop-job).
  * Never prints: the iteration's report and journal callbacks.
+ * Also the `gdnctl loop` wiring of the held dev TPU and the targets from
+ * its options (loop_setup.h).
  */
 #include "gdnctl/compat.h"
 #include <ctype.h>
@@ -15,6 +17,10 @@
 #include "gdnctl/config.h"
 #include "gdnctl/err.h"
 #include "gdnctl/loop.h"
+#include "gdnctl/loop_setup.h"
+#include "gdnctl/marin.h"
+#include "gdnctl/marin_gate.h"
+#include "gdnctl/opt.h"
 #include "gdnctl/proc.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
@@ -168,35 +174,31 @@ static void say(const struct gdn_targets_opts *o, const char *fmt, ...)
 	sbuf_release(&sb);
 }
 
-/* Open backends.NAME (type ray) for cluster with tpu. */
-static int open_ray(struct gdn_config *cfg, const struct gdn_targets_opts *o, const char *name,
-		    const char *cluster, const char *tpu, struct gdn_backend **out,
-		    struct gdn_err *err)
+/* Open a ray backend NAME for cluster with tpu, from a spec (the configuration is left alone). */
+static int open_ray(const struct gdn_config *cfg, const struct gdn_targets_opts *o,
+		    const char *name, const char *cluster, const char *tpu,
+		    struct gdn_backend **out, struct gdn_err *err)
 {
-	struct sbuf key = SBUF_INIT;
-	const char *origin = o->auto_discover && !(o->clusters && o->clusters->nr)
-				 ? "--validation-ray-cluster-auto"
-				 : "--validation-ray-cluster";
-	int ret;
+	const struct gdn_backend_option opts[] = {
+	    {"cluster", cluster, NULL},
+	    {"tpu", tpu && *tpu ? tpu : NULL, NULL},
+	};
+	const struct gdn_backend_spec spec = {
+	    .name = name,
+	    .type = "ray",
+	    .options = opts,
+	    .options_nr = ARRAY_SIZE(opts),
+	    .origin = o->auto_discover && !(o->clusters && o->clusters->nr)
+			  ? "--validation-ray-cluster-auto"
+			  : "--validation-ray-cluster",
+	};
+	int ret = gdn_backend_open_spec(cfg, &spec, out, err);
 
-	sbuf_addf(&key, "backends.%s.type", name);
-	ret = gdn_config_set(cfg, key.buf, "ray", GDN_SRC_CMDLINE, origin, err);
-	sbuf_reset(&key);
-	sbuf_addf(&key, "backends.%s.cluster", name);
-	if (!ret)
-		ret = gdn_config_set(cfg, key.buf, cluster, GDN_SRC_CMDLINE, origin, err);
-	sbuf_reset(&key);
-	sbuf_addf(&key, "backends.%s.tpu", name);
-	if (!ret && tpu && *tpu)
-		ret = gdn_config_set(cfg, key.buf, tpu, GDN_SRC_CMDLINE, origin, err);
-	if (!ret)
-		ret = gdn_backend_open(cfg, name, out, err);
 	if (!ret) {
 		(*out)->repo_root = o->repo;
 		(*out)->on_event = o->on_event;
 		(*out)->event_payload = o->event_payload;
 	}
-	sbuf_release(&key);
 	return ret;
 }
 
@@ -595,4 +597,287 @@ int gdn_targets_run(struct gdn_targets *t, const struct gdn_loop_iter *it, const
 	}
 	*rc = p.rc;
 	return ret;
+}
+
+/* ---- gdnctl loop: the held dev TPU and the targets from the options (loop_setup.h) ---- */
+
+/* -1 with the message in s->err, shown in `style`. */
+static int where_fail(struct gdn_loop_setup *s, enum gdn_loop_setup_style style, int code,
+		      const char *fmt, ...) GDN_PRINTF(4, 5);
+static int where_fail(struct gdn_loop_setup *s, enum gdn_loop_setup_style style, int code,
+		      const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->err.msg, sizeof(s->err.msg), fmt, ap);
+	va_end(ap);
+	s->err.code = code;
+	s->style = style;
+	return -1;
+}
+
+const char *gdn_loop_where_check(struct gdn_loop_where *w, const struct opt *opts)
+{
+	bool max = opt_seen(opts, "validation-max-attempts");
+
+	/* the dev TPU and validation retry flags */
+	if (!(w->ready_timeout > 0))
+		return "--dev-tpu-ready-timeout must be > 0.";
+	if (w->attempts <= 0)
+		return "--dev-tpu-allocate-attempts must be > 0.";
+	if (w->retry_sleep < 0)
+		return "--dev-tpu-allocate-retry-sleep must be >= 0.";
+	if (!(w->stop_timeout > 0))
+		return "--dev-tpu-stop-timeout must be > 0.";
+	if (w->validation_attempts < 1)
+		return "--validation-attempts must be >= 1.";
+	if (w->validation_retry_sleep < 0)
+		return "--validation-retry-sleep must be >= 0.";
+	if (w->reacquire_ms < 0)
+		return "--dev-tpu-reacquire-interval must be >= 0.";
+	/* the other --validation-* flags, then --validation-max-attempts (-1: unlimited) */
+	if (max && (w->max_attempts == 0 || w->max_attempts < -1))
+		return "--validation-max-attempts must be -1 (unlimited) or >= 1.";
+	if (opt_seen(opts, "validation-ray-test-timeout") && !(w->ray_test_timeout > 0))
+		return "--validation-ray-test-timeout must be > 0 when set.";
+	if (opt_seen(opts, "validation-ray-profile-timeout") && !(w->ray_profile_timeout > 0))
+		return "--validation-ray-profile-timeout must be > 0 when set.";
+	if (opt_seen(opts, "validation-ray-log-tail") && w->ray_log_tail <= 0)
+		return "--validation-ray-log-tail must be > 0.";
+	if (max && opt_seen(opts, "validation-attempts") &&
+	    w->max_attempts != w->validation_attempts)
+		return "--validation-max-attempts and --validation-attempts are the same setting; "
+		       "give one.";
+	if (max)
+		w->validation_attempts = w->max_attempts;
+	return NULL;
+}
+
+/*
+ * The --dev-tpu-* flags given, as options of a spec over backends.NAME
+ * (the configuration is left alone). `texts` owns the values and origins.
+ */
+static void dev_flags(struct gdn_loop_setup *s, const struct opt *opts,
+		      struct gdn_backend_option *spec_opts, size_t *nr, struct strvec *texts,
+		      const char *name)
+{
+	struct gdn_loop_where *w = &s->w;
+	struct sbuf key = SBUF_INIT, v = SBUF_INIT;
+	const struct {
+		const char *flag, *key;
+		const double *f;
+		const long *n;
+		const char *s;
+	} flags[] = {
+	    {"dev-tpu-name", "tpu_name", NULL, NULL, w->name},
+	    {"dev-tpu-cluster", "cluster", NULL, NULL, w->cluster},
+	    {"dev-tpu-type", "tpu_type", NULL, NULL, w->type},
+	    {"dev-tpu-sync-path", "sync_path", NULL, NULL, w->sync_path},
+	    {"dev-tpu-allocate-log", "allocate_log", NULL, NULL, w->alloc_log},
+	    {"dev-tpu-ready-timeout", "ready_timeout", &w->ready_timeout, NULL, NULL},
+	    {"dev-tpu-allocate-retry-sleep", "retry_sleep", &w->retry_sleep, NULL, NULL},
+	    {"dev-tpu-stop-timeout", "stop_timeout", &w->stop_timeout, NULL, NULL},
+	    {"dev-tpu-allocate-attempts", "attempts", NULL, &w->attempts, NULL},
+	    {"dev-tpu-verbose", "verbose", NULL, NULL, w->verbose ? "true" : NULL},
+	    {"validation-dev-no-sync", "no_sync", NULL, NULL, w->dev_no_sync ? "true" : NULL},
+	};
+	bool sync_path = false, alloc_log = false;
+
+	for (size_t i = 0; i < ARRAY_SIZE(flags); i++) {
+		sbuf_reset(&v);
+		if (!opt_seen(opts, flags[i].flag))
+			continue;
+		if (flags[i].f)
+			sbuf_addf(&v, "%lldms", (long long)(*flags[i].f * 1000.0));
+		else if (flags[i].n)
+			sbuf_addf(&v, "%ld", *flags[i].n);
+		else if (flags[i].s)
+			sbuf_adds(&v, flags[i].s);
+		else
+			continue;
+		spec_opts[(*nr)++] =
+		    (struct gdn_backend_option){flags[i].key, strvec_push(texts, v.buf),
+						strvec_pushf(texts, "--%s", flags[i].flag)};
+		sync_path |= !strcmp(flags[i].key, "sync_path");
+		alloc_log |= !strcmp(flags[i].key, "allocate_log");
+	}
+	if (w->fallbacks.nr) {
+		sbuf_reset(&v);
+		for (size_t i = 0; i < w->fallbacks.nr; i++)
+			sbuf_addf(&v, "%s%s", i ? "," : "", w->fallbacks.v[i]);
+		spec_opts[(*nr)++] = (struct gdn_backend_option){
+		    "fallback_clusters", strvec_push(texts, v.buf), "--dev-tpu-fallback-cluster"};
+	}
+	/* the original's defaults: --sync-path ., <log-dir>/dev_tpu_allocate.log */
+	sbuf_addf(&key, "backends.%s.sync_path", name);
+	if (!sync_path && !gdn_config_str(s->cfg, key.buf))
+		spec_opts[(*nr)++] =
+		    (struct gdn_backend_option){"sync_path", ".", "--dev-tpu-sync-path"};
+	sbuf_reset(&key);
+	sbuf_addf(&key, "backends.%s.allocate_log", name);
+	if (!alloc_log && !gdn_config_str(s->cfg, key.buf))
+		spec_opts[(*nr)++] = (struct gdn_backend_option){
+		    "allocate_log", strvec_pushf(texts, "%s/dev_tpu_allocate.log", s->log_dir),
+		    "--dev-tpu-allocate-log"};
+	sbuf_release(&key);
+	sbuf_release(&v);
+}
+
+/* The most options dev_flags() gives: its flags, the fallbacks and two defaults. */
+#define DEV_SPEC_MAX 14
+
+/* Open the dev-tpu backend from a spec: the flags over backends.NAME (NAME: --dev-tpu-backend or
+ * dev-tpu). */
+static int open_dev(struct gdn_loop_setup *s, const struct opt *opts)
+{
+	struct gdn_loop_where *w = &s->w;
+	const char *name = w->backend ? w->backend : "dev-tpu";
+	struct gdn_backend_option spec_opts[DEV_SPEC_MAX];
+	struct gdn_backend_spec spec = {name, NULL, spec_opts, 0, NULL};
+	struct strvec texts = STRVEC_INIT;
+	const char *c;
+	int ret = 0;
+
+	dev_flags(s, opts, spec_opts, &spec.options_nr, &texts, name);
+	if (gdn_backend_open_spec(s->cfg, &spec, &w->dev, &s->err)) {
+		s->style = GDN_SETUP_ERROR;
+		ret = -1;
+		goto out;
+	}
+	if (strcmp(w->dev->ops->type, "dev-tpu")) {
+		ret = where_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+				 "--dev-tpu-backend %s is a %s backend, not dev-tpu", name,
+				 w->dev->ops->type);
+		goto out;
+	}
+	w->dev->repo_root = s->workdir;
+	w->dev->on_event = s->on_event;
+	w->dev->event_payload = s->payload;
+	c = gdn_backend_setting(w->dev, "cluster");
+	strvec_push(&w->dev_clusters, c ? c : GDN_MARIN_CLUSTER);
+	gdn_strvec_add_unique(&w->dev_clusters,
+			      gdn_backend_setting_list(w->dev, "fallback_clusters"));
+out:
+	strvec_clear(&texts);
+	return ret;
+}
+
+/* --hold-dev-tpu: open the dev-tpu backend and acquire the allocation. */
+static int acquire_dev(struct gdn_loop_setup *s, const struct opt *opts)
+{
+	struct gdn_loop_where *w = &s->w;
+	struct gdn_hold_opts ho = {0};
+
+	if (open_dev(s, opts))
+		return -1;
+	ho.tpu_name = gdn_backend_setting(w->dev, "tpu_name");
+	ho.tpu_type = gdn_backend_setting(w->dev, "tpu_type");
+	ho.backend = w->dev;
+	ho.required = w->hold_required && !s->a.resilient;
+	ho.reacquire_interval_ms = w->reacquire_ms;
+	ho.mode = s->gate.mode;
+	ho.directives = &s->directives;
+	ho.say = s->say;
+	ho.payload = s->payload;
+	w->h = gdn_hold_new(&ho);
+	if (gdn_hold_acquire(w->h, &s->err)) {
+		s->style = gdn_proc_interrupted() ? GDN_SETUP_SIGNAL : GDN_SETUP_PLAIN;
+		if (!s->err.code)
+			s->err.code = GDN_EFAILED;
+		return -1;
+	}
+	return 0;
+}
+
+/* The gate's targets: the held dev TPU, then the Ray fallback clusters. */
+static int open_targets(struct gdn_loop_setup *s)
+{
+	struct gdn_loop_where *w = &s->w;
+	struct gdn_targets_opts to = {0};
+
+	to.repo = s->workdir;
+	to.hold = w->h;
+	to.dev = w->dev;
+	to.clusters = &w->clusters;
+	to.auto_discover = w->auto_clusters;
+	to.excludes = &w->excludes;
+	to.dev_clusters = &w->dev_clusters;
+	to.test_tpu = w->ray_tpu;
+	to.profile_tpu = w->profile_tpu;
+	to.cross_tpu_tests = w->cross_tpu;
+	to.backend = s->gate.backend;
+	to.passes = w->validation_attempts;
+	to.retry_sleep_ms = (long)(w->validation_retry_sleep * 1000.0);
+	to.ray_tests_timeout_ms = (long)(w->ray_test_timeout * 1000.0);
+	to.ray_profile_timeout_ms = (long)(w->ray_profile_timeout * 1000.0);
+	to.ray_log_tail = w->ray_log_tail;
+	if (w->mg.tests || w->mg.profile) {
+		to.phase_command = gdn_marin_gate_phase;
+		to.phase_payload = &w->mg;
+	}
+	to.on_event = s->on_event;
+	to.event_payload = s->payload;
+	to.say = s->say;
+	to.payload = s->payload;
+	if (gdn_targets_new(s->cfg, &to, &w->targets, &s->err)) {
+		s->style = GDN_SETUP_ERROR;
+		return -1;
+	}
+	s->gate.targets = w->targets;
+	return 0;
+}
+
+int gdn_loop_where_open(struct gdn_loop_setup *s, const struct opt *opts)
+{
+	struct gdn_loop_where *w = &s->w;
+
+	if (w->hold) {
+		char *k = xstrfmt("backends.%s.tpu_name", w->backend ? w->backend : "dev-tpu");
+		const char *name = w->name ? w->name : gdn_config_str(s->cfg, k);
+
+		free(k);
+		if (!name && s->a.resilient) {
+			s->say(
+			    GDN_LOOP_WARN,
+			    "--hold-dev-tpu requested without --dev-tpu-name; continuing without "
+			    "managed dev TPU due to --resilient.",
+			    s->payload);
+			w->hold = 0;
+		} else if (!name) {
+			return where_fail(s, GDN_SETUP_PLAIN, GDN_EFAILED,
+					  "--hold-dev-tpu requires --dev-tpu-name.");
+		}
+	}
+	if (w->hold && acquire_dev(s, opts))
+		return -1;
+	if (s->gate_on &&
+	    (w->h || w->clusters.nr || w->auto_clusters || w->validation_attempts != 1))
+		return open_targets(s);
+	return 0;
+}
+
+void gdn_loop_where_end(struct gdn_loop_where *w, const char *log_dir, const char *run_id,
+			char **warning)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+
+	*warning = NULL;
+	if (!w->h)
+		return;
+	if (gdn_hold_release(w->h, &err))
+		*warning = xstrdup(err.msg);
+	gdn_hold_flush(w->h, log_dir, run_id);
+}
+
+void gdn_loop_where_release(struct gdn_loop_where *w)
+{
+	gdn_targets_free(w->targets);
+	gdn_hold_free(w->h);
+	gdn_backend_free(w->dev);
+	strvec_clear(&w->fallbacks);
+	strvec_clear(&w->clusters);
+	strvec_clear(&w->excludes);
+	strvec_clear(&w->dev_clusters);
+	strvec_clear(&w->profile_env);
 }

@@ -4,6 +4,7 @@
  * trace figures of the performance state (perf_state.json).
  */
 #include "gdnctl/compat.h"
+#include "gdnctl/enumtab.h"
 #include "gdnctl/err.h"
 #include "gdnctl/loop.h"
 #include "gdnctl/perf.h"
@@ -270,23 +271,22 @@ static void apply_event(struct gdn_report *r, const char *ev, json_t *o)
 
 static enum gdn_report_outcome classify(const struct gdn_report_iter *it)
 {
-	static const struct {
-		const char *name;
-		enum gdn_report_outcome o;
-	} perf[] = {
-	    {"baseline", GDN_REPORT_BASELINE},
-	    {"promoted", GDN_REPORT_PROMOTED},
-	    {"within_threshold", GDN_REPORT_WITHIN},
-	    {"regression", GDN_REPORT_REGRESSION},
-	    {"gate_regression", GDN_REPORT_GATE_REGRESSION},
-	    {"unscored", GDN_REPORT_UNSCORED},
+	/* the outcome of each decision the journal names (gdn_perf_decision_enum) */
+	static const enum gdn_report_outcome perf[] = {
+	    [GDN_PERF_BASELINE] = GDN_REPORT_BASELINE,
+	    [GDN_PERF_PROMOTED] = GDN_REPORT_PROMOTED,
+	    [GDN_PERF_WITHIN_THRESHOLD] = GDN_REPORT_WITHIN,
+	    [GDN_PERF_REGRESSION] = GDN_REPORT_REGRESSION,
+	    [GDN_PERF_GATE_REGRESSION] = GDN_REPORT_GATE_REGRESSION,
+	    [GDN_PERF_UNSCORED] = GDN_REPORT_UNSCORED,
 	};
+	int d;
 
 	if (it->perf_decision) {
-		for (size_t i = 0; i < ARRAY_SIZE(perf); i++)
-			if (!strcmp(it->perf_decision, perf[i].name))
-				return perf[i].o;
-		return GDN_REPORT_ERROR;
+		if (gdn_enum_parse(gdn_perf_decision_enum, it->perf_decision, &d) ||
+		    (size_t)d >= ARRAY_SIZE(perf))
+			return GDN_REPORT_ERROR;
+		return perf[d];
 	}
 	if (it->validation_failed)
 		return GDN_REPORT_FAILED_TESTS;
@@ -502,13 +502,16 @@ static void index_history(struct history_index *ix, json_t *history)
 		const char *c = str_of(rec, "commit"), *d = str_of(rec, "decision");
 		json_t *list;
 		char *key;
+		int k = -1;
 
 		if (!c)
 			continue;
 		key = record_key(c, json_integer_value(json_object_get(rec, "iteration")));
 		json_object_set_new(ix->records, key, json_integer((json_int_t)i));
 		free(key);
-		if (!d || (strcmp(d, "baseline") && strcmp(d, "promoted")))
+		if (d)
+			gdn_enum_parse(gdn_perf_decision_enum, d, &k);
+		if (k != GDN_PERF_BASELINE && k != GDN_PERF_PROMOTED)
 			continue;
 		list = json_object_get(ix->champions, c);
 		if (!list) {

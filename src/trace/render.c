@@ -7,6 +7,21 @@
 #include "gdnctl/sbuf.h"
 #include "gdnctl/xalloc.h"
 
+const struct gdn_enum gdn_trace_by_enum[] = {
+    {"op", GDN_TRACE_BY_OP, "one row per op"},
+    {"category", GDN_TRACE_BY_CATEGORY, "one row per op category"},
+    {"source", GDN_TRACE_BY_SOURCE, "one row per source line"},
+    {"device", GDN_TRACE_BY_DEVICE, "one row per device"},
+    GDN_ENUM_END,
+};
+
+const struct gdn_enum gdn_trace_format_enum[] = {
+    {"table", GDN_TRACE_TABLE, "aligned columns"},
+    {"markdown", GDN_TRACE_MARKDOWN, "a Markdown table"},
+    {"json", GDN_TRACE_JSON, "a JSON document"},
+    GDN_ENUM_END,
+};
+
 void gdn_ps_fmt_ms(struct sbuf *out, gdn_ps v)
 {
 	unsigned __int128 m = v < 0 ? (unsigned __int128)-v : (unsigned __int128)v;

@@ -1,5 +1,6 @@
 #include "gdnctl/compat.h"
 #include "gdnctl/opt.h"
+#include "gdnctl/enumtab.h"
 #include "gdnctl/err.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
@@ -107,8 +108,7 @@ int opt_parse_kv(const char *s, size_t *key_len)
 
 const char *opt_arg_name(const struct opt *o)
 {
-	if (o->type == OPT_BOOL || o->type == OPT_CHOICE || o->type == OPT_GROUP ||
-	    o->type == OPT_END)
+	if (o->type == OPT_BOOL || opt_has_choices(o) || o->type == OPT_GROUP || o->type == OPT_END)
 		return NULL;
 	if (o->argh)
 		return o->argh;
@@ -126,10 +126,50 @@ const char *opt_arg_name(const struct opt *o)
 	}
 }
 
-static void choices_join(struct sbuf *sb, const char *const *c, const char *sep)
+bool opt_has_choices(const struct opt *o)
 {
-	for (size_t i = 0; c && c[i]; i++)
-		sbuf_addf(sb, "%s%s", i ? sep : "", c[i]);
+	return o->type == OPT_CHOICE || o->type == OPT_ENUM;
+}
+
+size_t opt_choice_count(const struct opt *o)
+{
+	size_t n = 0;
+
+	if (o->type == OPT_ENUM)
+		return gdn_enum_count(o->enums);
+	while (o->type == OPT_CHOICE && o->choices && o->choices[n])
+		n++;
+	return n;
+}
+
+const char *opt_choice_name(const struct opt *o, size_t i)
+{
+	return o->type == OPT_ENUM ? o->enums[i].name : o->choices[i];
+}
+
+const char *opt_choice_help(const struct opt *o, size_t i)
+{
+	return o->type == OPT_ENUM ? o->enums[i].help : NULL;
+}
+
+static void choices_join(struct sbuf *sb, const struct opt *o, const char *sep)
+{
+	size_t n = opt_choice_count(o);
+
+	for (size_t i = 0; i < n; i++)
+		sbuf_addf(sb, "%s%s", i ? sep : "", opt_choice_name(o, i));
+}
+
+static int bad_choice(const struct opt *o, const char *v, struct gdn_err *err)
+{
+	struct sbuf sb = SBUF_INIT;
+	int ret;
+
+	choices_join(&sb, o, ", ");
+	ret = gdn_err_set(err, GDN_EUSAGE, "option '--%s': invalid choice '%s' (choose from %s)",
+			  o->long_name, v, sb.buf);
+	sbuf_release(&sb);
+	return ret;
 }
 
 static int bad_value(const struct opt *o, const char *v, const char *what, struct gdn_err *err)
@@ -175,17 +215,11 @@ static int set_value(struct opt *o, const char *v, struct gdn_err *err)
 				return 0;
 			}
 		}
-		{
-			struct sbuf sb = SBUF_INIT;
-			int ret;
-
-			choices_join(&sb, o->choices, ", ");
-			ret = gdn_err_set(err, GDN_EUSAGE,
-					  "option '--%s': invalid choice '%s' (choose from %s)",
-					  o->long_name, v, sb.buf);
-			sbuf_release(&sb);
-			return ret;
-		}
+		return bad_choice(o, v, err);
+	case OPT_ENUM:
+		if (gdn_enum_parse(o->enums, v, (int *)o->value))
+			return bad_choice(o, v, err);
+		return 0;
 	case OPT_LIST:
 		strvec_push(o->value, v);
 		return 0;
@@ -219,6 +253,14 @@ static struct opt *find_long(struct opt *opts, const char *name, size_t len, boo
 		}
 	}
 	return NULL;
+}
+
+bool opt_seen(const struct opt *opts, const char *long_name)
+{
+	for (const struct opt *o = opts; o->type != OPT_END; o++)
+		if (o->long_name && !strcmp(o->long_name, long_name))
+			return o->seen > 0;
+	return false;
 }
 
 static struct opt *find_short(struct opt *opts, char c)
@@ -366,9 +408,9 @@ void opt_help(const struct opt *opts, const struct opt_usage *u, struct sbuf *ou
 		if (o->long_name)
 			sbuf_addf(&left, "--%s%s", (o->flags & OPT_NEGATABLE) ? "[no-]" : "",
 				  o->long_name);
-		if (o->type == OPT_CHOICE) {
+		if (opt_has_choices(o)) {
 			sbuf_adds(&left, " {");
-			choices_join(&left, o->choices, "|");
+			choices_join(&left, o, "|");
 			sbuf_adds(&left, "}");
 		} else if (o->type != OPT_BOOL) {
 			sbuf_addf(&left, " %s", opt_arg_name(o));

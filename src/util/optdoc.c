@@ -13,7 +13,7 @@ const char *opt_type_name(int type)
 	    [OPT_END] = "end",	     [OPT_GROUP] = "group",   [OPT_BOOL] = "bool",
 	    [OPT_INT] = "int",	     [OPT_FLOAT] = "float",   [OPT_DURATION] = "duration",
 	    [OPT_STRING] = "string", [OPT_CHOICE] = "choice", [OPT_LIST] = "list",
-	    [OPT_KV] = "kv",
+	    [OPT_KV] = "kv",	     [OPT_ENUM] = "choice",
 	};
 
 	if (type < 0 || (size_t)type >= sizeof(names) / sizeof(names[0]) || !names[type])
@@ -44,13 +44,25 @@ static json_t *lines_json(const char *s)
 
 static json_t *option_json(const struct opt *o, const char *group)
 {
-	json_t *j = json_object(), *choices = json_null();
+	json_t *j = json_object(), *choices = json_null(), *choice_help = NULL;
 	char sh[2] = {o->short_name, 0};
 
-	if (o->type == OPT_CHOICE) {
+	if (opt_has_choices(o)) {
+		size_t n = opt_choice_count(o);
+
 		choices = json_array();
-		for (size_t i = 0; o->choices && o->choices[i]; i++)
-			json_array_append_new(choices, gdn_json_string_lossy(o->choices[i]));
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(choices,
+					      gdn_json_string_lossy(opt_choice_name(o, i)));
+	}
+	if (o->type == OPT_ENUM) {
+		size_t n = opt_choice_count(o);
+
+		choice_help = json_object();
+		for (size_t i = 0; i < n; i++)
+			if (opt_choice_help(o, i))
+				json_object_set_new(choice_help, opt_choice_name(o, i),
+						    gdn_json_string_lossy(opt_choice_help(o, i)));
 	}
 	json_object_set_new(j, "long", str_or_null(o->long_name));
 	json_object_set_new(j, "short", o->short_name ? json_string(sh) : json_null());
@@ -58,6 +70,8 @@ static json_t *option_json(const struct opt *o, const char *group)
 	json_object_set_new(j, "arg", str_or_null(opt_arg_name(o)));
 	json_object_set_new(j, "help", str_or_null(o->help));
 	json_object_set_new(j, "choices", choices);
+	if (choice_help)
+		json_object_set_new(j, "choice_help", choice_help);
 	json_object_set_new(j, "default", str_or_null(o->defval));
 	json_object_set_new(j, "negatable", json_boolean(o->flags & OPT_NEGATABLE));
 	json_object_set_new(j, "hidden", json_boolean(o->flags & OPT_HIDDEN));
@@ -220,11 +234,13 @@ static void roff_option_names(struct sbuf *out, const struct opt *o)
 			sbuf_adds(out, "\\fR");
 		}
 	}
-	if (o->type == OPT_CHOICE) {
+	if (opt_has_choices(o)) {
+		size_t n = opt_choice_count(o);
+
 		sbuf_adds(out, " {");
-		for (size_t i = 0; o->choices && o->choices[i]; i++) {
+		for (size_t i = 0; i < n; i++) {
 			sbuf_adds(out, i ? "|" : "");
-			roff_escape(out, o->choices[i]);
+			roff_escape(out, opt_choice_name(o, i));
 		}
 		sbuf_adds(out, "}");
 	} else if (arg) {
@@ -232,6 +248,27 @@ static void roff_option_names(struct sbuf *out, const struct opt *o)
 		roff_escape(out, arg);
 		sbuf_adds(out, "\\fR");
 	}
+}
+
+/* An OPT_ENUM's rows with their one-line help, indented under the option. */
+static void roff_choice_help(struct sbuf *out, const struct opt *o)
+{
+	size_t n = opt_choice_count(o);
+	bool any = false;
+
+	for (size_t i = 0; i < n && o->type == OPT_ENUM; i++)
+		any = any || opt_choice_help(o, i);
+	if (!any)
+		return;
+	sbuf_adds(out, ".RS\n");
+	for (size_t i = 0; i < n; i++) {
+		sbuf_adds(out, ".TP\n\\fB");
+		roff_escape(out, opt_choice_name(o, i));
+		sbuf_adds(out, "\\fR\n");
+		roff_escape(out, opt_choice_help(o, i) ? opt_choice_help(o, i) : "");
+		sbuf_addch(out, '\n');
+	}
+	sbuf_adds(out, ".RE\n");
 }
 
 void opt_doc_roff_options(struct sbuf *out, const struct opt *opts)
@@ -259,6 +296,7 @@ void opt_doc_roff_options(struct sbuf *out, const struct opt *opts)
 			sbuf_adds(out, ")");
 		}
 		sbuf_addch(out, '\n');
+		roff_choice_help(out, o);
 	}
 	sbuf_adds(out, ".TP\n\\fB\\-h\\fR, \\fB\\-\\-help\\fR\nshow the help\n");
 }

@@ -12,7 +12,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const char *const kinds[] = {"ssh", "ray", NULL};
+static const struct gdn_enum kinds[] = {{"ssh", 0, NULL}, {"ray", 1, NULL}, GDN_ENUM_END};
 
 static const struct gdn_cfg_key map_schema[] = {
     {"name", GDN_CFG_STRING, "anon", NULL, NULL, "", false},

@@ -4,6 +4,7 @@
  * parsers are fed the raw input as one string.
  */
 #include "gdnctl/compat.h"
+#include "gdnctl/enumtab.h"
 #include "gdnctl/err.h"
 #include "gdnctl/opt.h"
 #include "gdnctl/sbuf.h"
@@ -13,6 +14,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char *const choices[] = {"a", "bb", NULL};
+static const struct gdn_enum kinds[] = {{"x", 1, "x"}, {"yy", 2, NULL}, GDN_ENUM_END};
 static const struct opt_usage usage = {"fuzz [options]", "fuzz", NULL};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -21,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct strvec args = STRVEC_INIT, list = STRVEC_INIT, kv = STRVEC_INIT, rest = STRVEC_INIT;
 	struct sbuf help = SBUF_INIT;
 	struct gdn_err err = GDN_ERR_INIT;
-	int flag = 0;
+	int flag = 0, kind = 0;
 	long n = 0, dur = 0;
 	double f = 0;
 	const char *s = NULL, *c = NULL;
@@ -33,6 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    OPT_DURATION_(0, "timeout", &dur, "timeout", NULL),
 	    OPT_STRING_('o', "out", &s, "PATH", "out", NULL),
 	    OPT_CHOICE_(0, "scope", &c, choices, "scope", NULL),
+	    OPT_ENUM_('k', "kind", &kind, kinds, "kind", NULL),
 	    OPT_LIST_(0, "field", &list, "NAME", "field"),
 	    OPT_KV_('e', "env", &kv, "env"),
 	    OPT_END_(),
@@ -55,6 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	opt_parse_double(copy, &f);
 	opt_parse_duration_ms(copy, &dur);
 	opt_parse_kv(copy, &klen);
+	gdn_enum_parse(kinds, copy, &kind);
 
 	strvec_clear(&args);
 	strvec_clear(&list);

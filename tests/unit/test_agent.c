@@ -214,6 +214,56 @@ static void codex_effort_is_json_quoted(void **state)
 	sbuf_release(&sb);
 }
 
+/* ---- the driver table ---- */
+
+/* Every driver declares what the commands and doctor need; the names are the --agent choices. */
+static void driver_table_is_complete(void **state)
+{
+	const char *const *names = gdn_agent_names();
+	static const char *const want[] = {"codex", "claude", "command", NULL};
+	size_t i;
+
+	(void)state;
+	for (i = 0; want[i]; i++) {
+		assert_non_null(names[i]);
+		assert_string_equal(names[i], want[i]);
+	}
+	assert_null(names[i]);
+	assert_non_null(gdn_agent_find(GDN_AGENT_DEFAULT));
+	assert_null(gdn_agent_find("gemini"));
+	assert_null(gdn_agent_find(NULL));
+	for (i = 0; agent_drivers[i]; i++) {
+		const struct agent_driver *d = agent_drivers[i];
+		const struct gdn_agent_info *info = gdn_agent_find(d->info.name);
+
+		assert_ptr_equal(info, &d->info);
+		assert_non_null(info->help);
+		assert_non_null(info->install_hint);
+		assert_true(!info->needs_command || info->command_hint);
+		if (info->login_vars) {
+			assert_non_null(info->login_vars[0]);
+			assert_non_null(info->login_file);
+			assert_non_null(info->login_home_file);
+			assert_non_null(info->login_file_kind);
+			assert_non_null(info->login_hint);
+		} else {
+			assert_non_null(info->login_skip);
+		}
+		assert_non_null(d->open);
+		assert_non_null(d->argv);
+		assert_non_null(d->line);
+		assert_non_null(d->finish);
+		assert_true(!d->run_create == !d->run_release);
+	}
+	assert_int_equal(i, 3);
+	/* the loop's defaults: codex's model and effort, none for the others */
+	assert_string_equal(gdn_agent_find("codex")->default_model, "gpt-5.4");
+	assert_string_equal(gdn_agent_find("codex")->default_effort, "xhigh");
+	assert_null(gdn_agent_find("claude")->default_model);
+	assert_null(gdn_agent_find("claude")->default_effort);
+	assert_true(gdn_agent_find("command")->needs_command);
+}
+
 /* ---- claude and command argv ---- */
 
 static void claude_argv_every_combination(void **state)
@@ -688,6 +738,48 @@ static void claude_stream_errors(void **state)
 	agent_claude_stream_release(&st);
 }
 
+/* duration_ms is untrusted: values outside int64 (or not finite) never reach a cast */
+static void claude_stream_duration_is_clamped(void **state)
+{
+	static const struct {
+		const char *line;
+		int64_t want;
+		const char *shown; /* a substring of the result line, or NULL: no duration shown */
+	} cases[] = {
+	    {"{\"type\":\"result\",\"subtype\":\"success\",\"duration_ms\":-1e308}", -1, NULL},
+	    {"{\"type\":\"result\",\"subtype\":\"success\",\"duration_ms\":-5}", -1, NULL},
+	    {"{\"type\":\"result\",\"subtype\":\"success\",\"duration_ms\":-0.5}", -1, NULL},
+	    {"{\"type\":\"result\",\"subtype\":\"success\",\"duration_ms\":\"12\"}", -1, NULL},
+	    {"{\"type\":\"result\",\"subtype\":\"success\",\"duration_ms\":1e308}", INT64_MAX,
+	     ", 9223372036854776.000 s"},
+	    {"{\"type\":\"result\",\"subtype\":\"success\",\"duration_ms\":9.3e18}", INT64_MAX,
+	     NULL},
+	    {"{\"type\":\"result\",\"subtype\":\"success\",\"duration_ms\":9223372036854775807}",
+	     INT64_MAX, NULL},
+	    {"{\"type\":\"result\",\"subtype\":\"success\",\"duration_ms\":12873}", 12873,
+	     ", 12.873 s"},
+	    {"{\"type\":\"result\",\"subtype\":\"success\",\"duration_ms\":12873.9}", 12873,
+	     ", 12.873 s"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct agent_claude_stream st = AGENT_CLAUDE_STREAM_INIT;
+		struct strvec show = STRVEC_INIT;
+
+		agent_claude_feed(&st, cases[i].line, strlen(cases[i].line), false, &show);
+		assert_true(st.have_result);
+		assert_true(st.duration_ms == cases[i].want);
+		assert_int_equal(show.nr, 1);
+		if (cases[i].shown)
+			assert_non_null(strstr(show.v[0], cases[i].shown));
+		if (cases[i].want < 0)
+			assert_string_equal(show.v[0], "result: success");
+		strvec_clear(&show);
+		agent_claude_stream_release(&st);
+	}
+}
+
 /* ---- running real child scripts ---- */
 
 static const char fake_codex_body[] =
@@ -944,6 +1036,7 @@ static void missing_binaries_are_clear_errors(void **state)
 	o.driver = "gemini";
 	assert_int_equal(gdn_agent_open(&o, &a, &warn, &err), GDN_EUSAGE);
 	assert_non_null(strstr(err.msg, "unknown agent 'gemini'"));
+	assert_non_null(strstr(err.msg, "(known: claude, codex, command)"));
 	assert_null(a);
 	strvec_clear(&warn);
 }
@@ -1281,6 +1374,7 @@ int main(void)
 	    cmocka_unit_test(codex_argv_every_combination),
 	    cmocka_unit_test(codex_effort_is_json_quoted),
 	    cmocka_unit_test(claude_argv_every_combination),
+	    cmocka_unit_test(driver_table_is_complete),
 	    cmocka_unit_test(command_argv_substitutes_inside_words),
 	    cmocka_unit_test(split_words_quoting),
 	    cmocka_unit_test(split_words_rejects_unbalanced),
@@ -1292,6 +1386,7 @@ int main(void)
 	    cmocka_unit_test(filter_not_fooled_by_lookalikes),
 	    cmocka_unit_test(claude_stream_success),
 	    cmocka_unit_test(claude_stream_errors),
+	    cmocka_unit_test(claude_stream_duration_is_clamped),
 	    cmocka_unit_test(codex_fake_run),
 	    cmocka_unit_test(codex_probes_with_fake),
 	    cmocka_unit_test(codex_probes_degrade),

@@ -211,6 +211,84 @@ static void test_config_lookups(void **state)
 	gdn_config_release(&cfg);
 }
 
+/* A spec opens a backend without writing into the configuration. */
+static void test_open_spec(void **state)
+{
+	struct gdn_config cfg;
+	struct gdn_backend *b = NULL;
+	struct gdn_err err = GDN_ERR_INIT;
+	/* configured keys for the same name still apply where the spec says nothing */
+	const char *yaml = "backends:\n  v-0:\n    type: ssh\n    poll: 250ms\n";
+	const struct gdn_backend_option opts[] = {
+	    {"cluster", "us-central2", NULL}, {"tpu", NULL, NULL}, {"kill_grace", "2s", "--grace"}};
+	struct gdn_backend_spec spec = {"v-0", "ray", opts, ARRAY_SIZE(opts), "--flag"};
+	const struct gdn_backend_option bad_opts[] = {{"cluster", "a b", NULL}};
+	const struct gdn_backend_option bad_value[] = {{"kill_grace", "soon", "--grace"}};
+	size_t nr;
+
+	(void)state;
+	gdn_config_init(&cfg, NULL, 0);
+	assert_int_equal(gdn_config_load_buffer(&cfg, "gdnctl.yaml", yaml, strlen(yaml),
+						GDN_SRC_REPO_FILE, &err),
+			 0);
+	nr = cfg.nr;
+	assert_int_equal(gdn_backend_open_spec(&cfg, &spec, &b, &err), 0);
+	assert_string_equal(b->ops->type, "ray");
+	assert_string_equal(b->name, "v-0");
+	assert_string_equal(gdn_backend_str(b, "cluster"), "us-central2");
+	assert_string_equal(gdn_backend_origin(b, "cluster"), "--flag");
+	assert_int_equal(gdn_backend_int(b, "kill_grace", 0), 2000);
+	assert_string_equal(gdn_backend_origin(b, "kill_grace"), "--grace");
+	assert_int_equal(gdn_backend_int(b, "poll", 0), 250);			/* from cfg */
+	assert_string_equal(gdn_backend_origin(b, "poll"), "gdnctl.yaml:4:11"); /* from cfg */
+	assert_null(gdn_backend_str(b, "tpu")); /* a NULL value is left out */
+	assert_int_equal(cfg.nr, nr);		/* the configuration is untouched */
+	assert_null(gdn_config_get(&cfg, "backends.v-0.cluster"));
+	assert_string_equal(gdn_config_str(&cfg, "backends.v-0.type"), "ssh");
+	gdn_backend_free(b);
+	b = NULL;
+
+	/* the type's own checks see the spec's values, with the spec's origin */
+	spec.options = bad_opts;
+	spec.options_nr = ARRAY_SIZE(bad_opts);
+	assert_int_equal(gdn_backend_open_spec(&cfg, &spec, &b, &err), GDN_ECONFIG);
+	assert_non_null(strstr(err.msg, "--flag"));
+	assert_non_null(strstr(err.msg, "'a b'"));
+	assert_null(b);
+	/* values are checked like configuration */
+	spec.options = bad_value;
+	spec.options_nr = ARRAY_SIZE(bad_value);
+	assert_int_equal(gdn_backend_open_spec(&cfg, &spec, &b, &err), GDN_EUSAGE);
+	assert_non_null(strstr(err.msg, "--grace"));
+	assert_int_equal(err.code, GDN_EUSAGE);
+	assert_null(b);
+	/* no type: the name's, as gdn_backend_open (configured here as ssh without a host) */
+	spec.options_nr = 0;
+	spec.type = NULL;
+	assert_int_equal(gdn_backend_open_spec(&cfg, &spec, &b, &err), GDN_ECONFIG);
+	assert_non_null(strstr(err.msg, "'backends.v-0.host' is not set"));
+	spec.name = "local";
+	assert_int_equal(gdn_backend_open_spec(&cfg, &spec, &b, &err), 0);
+	assert_string_equal(b->ops->type, "local");
+	gdn_backend_free(b);
+	b = NULL;
+	spec.name = "nope";
+	assert_int_equal(gdn_backend_open_spec(&cfg, &spec, &b, &err), GDN_ENOTFOUND);
+	spec.name = "v-0";
+	/* a type that does not exist, a name that cannot be one */
+	spec.options_nr = 0;
+	spec.type = "nosuch";
+	assert_int_equal(gdn_backend_open_spec(&cfg, &spec, &b, &err), GDN_ECONFIG);
+	assert_string_equal(
+	    err.msg, "--flag: backend type 'nosuch' of 'v-0' is not available in this build");
+	spec.type = "local";
+	spec.name = "a.b";
+	assert_int_equal(gdn_backend_open_spec(&cfg, &spec, &b, &err), GDN_EUSAGE);
+	assert_null(b);
+	assert_int_equal(cfg.nr, nr);
+	gdn_config_release(&cfg);
+}
+
 /* ---- small helpers ---- */
 
 static void test_format_duration(void **state)
@@ -510,6 +588,7 @@ int main(void)
 	    cmocka_unit_test(test_open_unknown),
 	    cmocka_unit_test(test_open_config_errors),
 	    cmocka_unit_test(test_config_lookups),
+	    cmocka_unit_test(test_open_spec),
 	    cmocka_unit_test(test_format_duration),
 	    cmocka_unit_test(test_follow),
 	    cmocka_unit_test(test_emit_lines),

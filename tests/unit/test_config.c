@@ -14,8 +14,8 @@
 #include "gdnctl/strvec.h"
 #include "gdnctl/xalloc.h"
 
-static const char *const modes[] = {"fast", "slow", NULL};
-static const char *const kinds[] = {"ssh", "ray", NULL};
+static const struct gdn_enum modes[] = {{"fast", 0, NULL}, {"slow", 1, NULL}, GDN_ENUM_END};
+static const struct gdn_enum kinds[] = {{"ssh", 0, NULL}, {"ray", 1, NULL}, GDN_ENUM_END};
 
 static const struct gdn_cfg_key test_schema[] = {
     {"name", GDN_CFG_STRING, "anon", "T_NAME", NULL, "a string", false},

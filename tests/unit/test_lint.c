@@ -190,7 +190,7 @@ static void num_compare(void **state)
 
 static void names(void **state)
 {
-	enum lint_scope sc = LINT_SCOPE_ALL;
+	int sc = LINT_SCOPE_ALL;
 	const char *want[] = {"pending",	"this-commit",	  "non-monotonic",
 			      "missing-fields", "unknown-commit", "bad-commit"};
 
@@ -206,12 +206,12 @@ static void names(void **state)
 	assert_string_equal(lint_rule_title(LINT_NON_MONOTONIC),
 			    "non-monotonic iteration headings");
 	assert_int_equal(lint_rule_group(LINT_BAD_COMMIT), lint_rule_group(LINT_UNKNOWN_COMMIT));
-	assert_int_equal(lint_scope_parse("last-entry", &sc), 0);
+	assert_int_equal(gdn_enum_parse(lint_scope_enum, "last-entry", &sc), 0);
 	assert_int_equal(sc, LINT_SCOPE_LAST_ENTRY);
-	assert_int_equal(lint_scope_parse("all", &sc), 0);
+	assert_int_equal(gdn_enum_parse(lint_scope_enum, "all", &sc), 0);
 	assert_int_equal(sc, LINT_SCOPE_ALL);
-	assert_int_equal(lint_scope_parse("last", &sc), -1);
-	assert_int_equal(lint_scope_parse(NULL, &sc), -1);
+	assert_int_equal(gdn_enum_parse(lint_scope_enum, "last", &sc), -1);
+	assert_int_equal(gdn_enum_parse(lint_scope_enum, NULL, &sc), -1);
 	assert_string_equal(lint_scope_name(LINT_SCOPE_LAST_ENTRY), "last-entry");
 }
 
@@ -344,9 +344,12 @@ static void run_case(void **state)
 		size_t nlen = sp ? (size_t)(sp - a) : strlen(a);
 
 #define IS(name) (nlen == strlen(name) && !strncmp(a, name, nlen))
-		if (IS("--scope"))
-			assert_int_equal(lint_scope_parse(val, &o.scope), 0);
-		else if (IS("--allow-pending"))
+		if (IS("--scope")) {
+			int sc;
+
+			assert_int_equal(gdn_enum_parse(lint_scope_enum, val, &sc), 0);
+			o.scope = (enum lint_scope)sc;
+		} else if (IS("--allow-pending"))
 			o.allow_pending = true;
 		else if (IS("--allow-this-commit"))
 			o.allow_this_commit = true;

@@ -166,7 +166,7 @@ static void test_policies(void **unused)
 {
 	long failures = 0;
 	bool counted;
-	enum gdn_loop_policy p;
+	int p;
 
 	(void)unused;
 	assert_int_equal(gdn_loop_policy_apply(GDN_POLICY_FAIL, &failures, -1, &counted),
@@ -188,9 +188,9 @@ static void test_policies(void **unused)
 	failures = 0;
 	assert_int_equal(gdn_loop_policy_apply(GDN_POLICY_COUNT_FAILURE, &failures, 0, &counted),
 			 GDN_VERDICT_EXIT);
-	assert_int_equal(gdn_loop_policy_parse("count-failure", &p), 0);
+	assert_int_equal(gdn_enum_parse(gdn_loop_policy_enum, "count-failure", &p), 0);
 	assert_int_equal(p, GDN_POLICY_COUNT_FAILURE);
-	assert_int_equal(gdn_loop_policy_parse("Continue", &p), -1);
+	assert_int_equal(gdn_enum_parse(gdn_loop_policy_enum, "Continue", &p), -1);
 	assert_string_equal(gdn_loop_policy_name(GDN_POLICY_CONTINUE), "continue");
 	assert_string_equal(gdn_loop_failure_name(GDN_FAIL_NO_COMMIT), "no_commit");
 }
@@ -473,20 +473,20 @@ static void test_engine_no_commit_skips_hooks(void **unused)
 
 static void test_gate_never_runs_without_commits(void **unused)
 {
-	enum gdn_gate_mode m;
+	int m;
 	struct gdn_gate g = {0};
 	struct gdn_loop_iter it = {0};
 	struct gdn_loop_hook_out ho = {0};
 	struct gdn_err err = GDN_ERR_INIT;
 
 	(void)unused;
-	assert_int_equal(gdn_gate_mode_parse("required", &m), 0);
+	assert_int_equal(gdn_enum_parse(gdn_gate_mode_enum, "required", &m), 0);
 	assert_int_equal(m, GDN_GATE_REQUIRED);
-	assert_int_equal(gdn_gate_mode_parse("profile-only", &m), 0);
+	assert_int_equal(gdn_enum_parse(gdn_gate_mode_enum, "profile-only", &m), 0);
 	assert_int_equal(m, GDN_GATE_PROFILE_ONLY);
-	assert_int_equal(gdn_gate_mode_parse("off", &m), 0);
+	assert_int_equal(gdn_enum_parse(gdn_gate_mode_enum, "off", &m), 0);
 	assert_int_equal(m, GDN_GATE_OFF);
-	assert_int_equal(gdn_gate_mode_parse("on", &m), -1);
+	assert_int_equal(gdn_enum_parse(gdn_gate_mode_enum, "on", &m), -1);
 	/* no commit: nothing is run (the backend is not even looked at) nor reverted */
 	g.mode = GDN_GATE_REQUIRED;
 	g.test_command = "false";

@@ -85,16 +85,72 @@ static void run_name(void **state)
 
 static void source_parse(void **state)
 {
-	enum gdn_measure_source s;
+	int s;
 
 	(void)state;
-	assert_int_equal(gdn_measure_source_parse("wandb", &s), 0);
+	assert_int_equal(gdn_enum_parse(gdn_measure_source_enum, "wandb", &s), 0);
 	assert_int_equal(s, GDN_MEASURE_WANDB);
-	assert_int_equal(gdn_measure_source_parse("auto", &s), 0);
+	assert_int_equal(gdn_enum_parse(gdn_measure_source_enum, "auto", &s), 0);
 	assert_int_equal(s, GDN_MEASURE_AUTO);
-	assert_int_equal(gdn_measure_source_parse("trace", &s), 0);
+	assert_int_equal(gdn_enum_parse(gdn_measure_source_enum, "trace", &s), 0);
 	assert_int_equal(s, GDN_MEASURE_TRACE);
-	assert_int_equal(gdn_measure_source_parse("Wandb", &s), -1);
+	assert_int_equal(gdn_enum_parse(gdn_measure_source_enum, "Wandb", &s), -1);
+}
+
+static void warn_into(const char *line, void *payload)
+{
+	strvec_push(payload, line);
+}
+
+/* The sources are a table: the option's choices, which metric each gives, the sample order. */
+static void source_table(void **state)
+{
+	static const char *const want[] = {"auto", "cli", "wandb", "trace", NULL};
+	struct gdn_perf_measurement m = GDN_PERF_MEASUREMENT_INIT;
+	struct gdn_perf_sample *s;
+	struct strvec warnings = STRVEC_INIT;
+	const struct gdn_measure_sink sink = {warn_into, NULL, NULL, &warnings};
+	struct gdn_measure_input in = {0};
+	size_t i;
+
+	(void)state;
+	for (i = 0; want[i]; i++) {
+		int id;
+
+		assert_non_null(gdn_measure_source_enum[i].name);
+		assert_string_equal(gdn_measure_source_enum[i].name, want[i]);
+		assert_int_equal(gdn_enum_parse(gdn_measure_source_enum, want[i], &id), 0);
+	}
+	assert_null(gdn_measure_source_enum[i].name);
+	assert_true(gdn_measure_source_takes(GDN_MEASURE_AUTO, "trace/step_ms"));
+	assert_true(gdn_measure_source_takes(GDN_MEASURE_AUTO, "throughput/mfu"));
+	assert_true(gdn_measure_source_takes(GDN_MEASURE_CLI, "throughput/mfu"));
+	assert_false(gdn_measure_source_takes(GDN_MEASURE_CLI, "trace/step_ms"));
+	assert_true(gdn_measure_source_takes(GDN_MEASURE_WANDB, "throughput/mfu"));
+	assert_false(gdn_measure_source_takes(GDN_MEASURE_WANDB, "trace/step_ms"));
+	assert_true(gdn_measure_source_takes(GDN_MEASURE_TRACE, "trace/step_ms"));
+	assert_false(gdn_measure_source_takes(GDN_MEASURE_TRACE, "throughput/mfu"));
+
+	/* without source options only the output (and a trace, none here) is read */
+	in.metric = "throughput/mfu";
+	in.out = "step 10\nthroughput/mfu: 41.5\n";
+	in.len = strlen(in.out);
+	s = gdn_perf_measurement_add(&m);
+	gdn_measure_sample(NULL, &in, s, &sink);
+	assert_true(s->has_value);
+	assert_true(s->value == 41.5);
+	assert_string_equal(s->source, "cli");
+	assert_int_equal(warnings.nr, 0);
+	/* a trace that cannot be read is a warning; the output's value stands */
+	in.trace = "/nonexistent/trace.json.gz";
+	s = gdn_perf_measurement_add(&m);
+	gdn_measure_sample(NULL, &in, s, &sink);
+	assert_true(s->has_value);
+	assert_int_equal(warnings.nr, 1);
+	assert_non_null(
+	    strstr(warnings.v[0], "trace '/nonexistent/trace.json.gz' gives no figures"));
+	strvec_clear(&warnings);
+	gdn_perf_measurement_release(&m);
 }
 
 static void trace_deltas(void **state)
@@ -172,13 +228,10 @@ static void trace_metric_is_not_wandb(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(run_url_last_match),
-	    cmocka_unit_test(run_url_none),
-	    cmocka_unit_test(run_url_base_host),
-	    cmocka_unit_test(run_name),
-	    cmocka_unit_test(source_parse),
-	    cmocka_unit_test(trace_deltas),
-	    cmocka_unit_test(trace_metric_is_not_wandb),
+	    cmocka_unit_test(run_url_last_match), cmocka_unit_test(source_table),
+	    cmocka_unit_test(run_url_none),	  cmocka_unit_test(run_url_base_host),
+	    cmocka_unit_test(run_name),		  cmocka_unit_test(source_parse),
+	    cmocka_unit_test(trace_deltas),	  cmocka_unit_test(trace_metric_is_not_wandb),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

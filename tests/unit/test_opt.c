@@ -2,6 +2,7 @@
 #include "gdnctl/compat.h"
 #include <setjmp.h>
 #include <cmocka.h>
+#include "gdnctl/enumtab.h"
 #include "gdnctl/err.h"
 #include "gdnctl/opt.h"
 #include "gdnctl/optdoc.h"
@@ -26,7 +27,7 @@ static int parse(struct vals *v, int flags, struct sbuf *help, struct gdn_err *e
 	struct opt opts[] = {
 	    OPT_GROUP_("Main options"),
 	    OPT_BOOL_('f', "flag", &v->flag, "a flag"),
-	    {OPT_BOOL, 0, "sync", &v->neg, NULL, "sync first", NULL, NULL, OPT_NEGATABLE, 0, 0, 0},
+	    OPT_BOOL_F(0, "sync", &v->neg, "sync first", OPT_NEGATABLE),
 	    OPT_INT_('n', "num", &v->n, "N", "a number", "3", 1, 10),
 	    OPT_FLOAT_(0, "ratio", &v->f, "X", "a ratio", "0.25"),
 	    OPT_DURATION_(0, "timeout", &v->dur, "how long", "2h"),
@@ -272,12 +273,12 @@ static void roff_options(void **state)
 	struct opt opts[] = {
 	    OPT_GROUP_("Main"),
 	    OPT_BOOL_('f', "flag", &b, "a flag"),
-	    {OPT_BOOL, 0, "sync", &neg, NULL, "sync first", NULL, NULL, OPT_NEGATABLE, 0, 0, 0},
+	    OPT_BOOL_F(0, "sync", &neg, "sync first", OPT_NEGATABLE),
 	    OPT_INT_('n', "num", &n, "N", "a number", "3", 1, 10),
 	    OPT_CHOICE_(0, "mode", &mode, modes, "the mode", "off"),
 	    OPT_STRING_(0, "out", &path, "PATH", ".hidden-looking help", NULL),
 	    OPT_LIST_(0, "field", &list, "NAME", "a field"),
-	    {OPT_STRING, 0, "secret", &path, "S", "not shown", NULL, NULL, OPT_HIDDEN, 0, 0, 0},
+	    OPT_STRING_F(0, "secret", &path, "S", "not shown", NULL, OPT_HIDDEN),
 	    OPT_END_(),
 	};
 	struct sbuf out = SBUF_INIT;
@@ -306,7 +307,7 @@ static void json_description(void **state)
 	    OPT_BOOL_('f', "flag", &b, "a flag"),
 	    OPT_GROUP_("Tuning"),
 	    OPT_INT_(0, "num", &n, "N", "a number", "3", 1, 10),
-	    {OPT_CHOICE, 0, "mode", &mode, NULL, "the mode", modes, "off", OPT_REQUIRED, 0, 0, 0},
+	    OPT_CHOICE_F(0, "mode", &mode, modes, "the mode", "off", OPT_REQUIRED),
 	    OPT_KV_('e', "env", &kv, "a variable"),
 	    OPT_END_(),
 	};
@@ -391,8 +392,7 @@ static void record(const struct opt *opts, const struct opt_usage *u, int parse_
 static void describe_mode(void **state)
 {
 	struct opt top[] = {OPT_END_()};
-	struct opt sub[] = {{OPT_BOOL, 0, "deep", NULL, NULL, "x", NULL, NULL, 0, 0, 0, 0},
-			    OPT_END_()};
+	struct opt sub[] = {OPT_BOOL_(0, "deep", NULL, "x"), OPT_END_()};
 	struct seen s = {0};
 	bool taken = true;
 
@@ -425,6 +425,145 @@ static void describe_mode(void **state)
 	assert_null(s.first);
 }
 
+/* ---- enum tables and OPT_ENUM ---- */
+
+enum colour { RED = 3, GREEN = 7, BLUE = -1 };
+static const struct gdn_enum colours[] = {
+    {"red", RED, "the first"},
+    {"green", GREEN, NULL},
+    {"blue", BLUE, "the last"},
+    {"verdant", GREEN, "an alias of green"},
+    GDN_ENUM_END,
+};
+
+static void enum_table(void **state)
+{
+	struct sbuf sb = SBUF_INIT;
+	int v = 42;
+
+	assert_int_equal(gdn_enum_parse(colours, "green", &v), 0);
+	assert_int_equal(v, GREEN);
+	assert_int_equal(gdn_enum_parse(colours, "blue", &v), 0);
+	assert_int_equal(v, BLUE);
+	assert_int_equal(gdn_enum_parse(colours, "verdant", &v), 0);
+	assert_int_equal(v, GREEN);
+	v = 42;
+	assert_int_equal(gdn_enum_parse(colours, "Red", &v), -1);
+	assert_int_equal(gdn_enum_parse(colours, "", &v), -1);
+	assert_int_equal(gdn_enum_parse(colours, NULL, &v), -1);
+	assert_int_equal(v, 42); /* untouched on failure */
+	/* the first row with a value names it (an alias never does) */
+	assert_string_equal(gdn_enum_name(colours, GREEN), "green");
+	assert_string_equal(gdn_enum_name(colours, BLUE), "blue");
+	assert_string_equal(gdn_enum_name(colours, 99), "?");
+	assert_int_equal(gdn_enum_count(colours), 4);
+	assert_non_null(gdn_enum_find(colours, "red"));
+	assert_string_equal(gdn_enum_find(colours, "red")->help, "the first");
+	assert_null(gdn_enum_find(colours, "pink"));
+	gdn_enum_join(colours, "|", &sb);
+	assert_string_equal(sb.buf, "red|green|blue|verdant");
+	sbuf_release(&sb);
+}
+
+static int parse_colour(int *c, int argc, const char **argv, struct sbuf *help, struct gdn_err *err)
+{
+	struct strvec rest = STRVEC_INIT;
+	struct opt opts[] = {
+	    OPT_ENUM_(0, "colour", c, colours, "the colour", "red"),
+	    OPT_ENUM_F('k', "kind", c, colours, "hidden twin", NULL, OPT_HIDDEN),
+	    OPT_END_(),
+	};
+	int ret = opt_parse(opts, &usage, argc, argv, OPT_PARSE_NO_POSITIONAL, &rest, help, err);
+
+	strvec_clear(&rest);
+	return ret;
+}
+
+static void enum_options(void **state)
+{
+	const char *a1[] = {"demo", "--colour", "blue"};
+	const char *a2[] = {"demo", "--colour=verdant"};
+	const char *a3[] = {"demo", "--colour", "pink"};
+	const char *a4[] = {"demo", "-kgreen"};
+	const char *a5[] = {"demo", "-h"};
+	struct sbuf help = SBUF_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	int c = RED;
+
+	assert_int_equal(parse_colour(&c, 3, a1, &help, &err), 0);
+	assert_int_equal(c, BLUE);
+	assert_int_equal(parse_colour(&c, 2, a2, &help, &err), 0);
+	assert_int_equal(c, GREEN);
+	c = RED;
+	assert_int_equal(parse_colour(&c, 2, a4, &help, &err), 0);
+	assert_int_equal(c, GREEN);
+	c = RED;
+	assert_int_equal(parse_colour(&c, 3, a3, &help, &err), GDN_EUSAGE);
+	assert_string_equal(err.msg, "option '--colour': invalid choice 'pink' (choose from red, "
+				     "green, blue, verdant)");
+	assert_int_equal(c, RED);
+	/* help: the choices from the table, like OPT_CHOICE; the hidden row not shown */
+	assert_int_equal(parse_colour(&c, 2, a5, &help, &err), OPT_HELP_REQUESTED);
+	assert_non_null(strstr(help.buf, "    --colour {red|green|blue|verdant}"));
+	assert_non_null(strstr(help.buf, "the colour (default: red)\n"));
+	assert_null(strstr(help.buf, "hidden twin"));
+	sbuf_release(&help);
+}
+
+static void enum_docs(void **state)
+{
+	int c = RED;
+	struct opt opts[] = {
+	    OPT_ENUM_(0, "colour", &c, colours, "the colour", "red"),
+	    OPT_END_(),
+	};
+	json_t *j = opt_doc_json(opts, &usage, 0), *o, *ch;
+	struct sbuf out = SBUF_INIT;
+
+	assert_true(opt_has_choices(&opts[0]));
+	assert_int_equal(opt_choice_count(&opts[0]), 4);
+	assert_string_equal(opt_choice_name(&opts[0], 2), "blue");
+	assert_null(opt_choice_help(&opts[0], 1));
+	assert_null(opt_arg_name(&opts[0]));
+	o = json_array_get(json_object_get(j, "options"), 0);
+	assert_string_equal(json_string_value(json_object_get(o, "type")), "choice");
+	assert_int_equal(json_array_size(json_object_get(o, "choices")), 4);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(o, "choices"), 3)),
+			    "verdant");
+	ch = json_object_get(o, "choice_help");
+	assert_string_equal(json_string_value(json_object_get(ch, "red")), "the first");
+	assert_null(json_object_get(ch, "green"));
+	json_decref(j);
+	opt_doc_roff_options(&out, opts);
+	assert_non_null(strstr(out.buf, "\\fB\\-\\-colour\\fR {red|green|blue|verdant}\n"));
+	assert_non_null(strstr(out.buf, ".RS\n.TP\n\\fBred\\fR\nthe first\n"));
+	assert_non_null(strstr(out.buf, ".TP\n\\fBgreen\\fR\n\n"));
+	assert_non_null(strstr(out.buf, ".RE\n"));
+	sbuf_release(&out);
+}
+
+static void option_flags(void **state)
+{
+	int b = 0;
+	const char *s = NULL;
+	struct opt opts[] = {
+	    OPT_BOOL_F(0, "quiet", &b, "q", OPT_HIDDEN | OPT_NEGATABLE),
+	    OPT_STRING_F(0, "name", &s, "N", "n", NULL, OPT_REQUIRED),
+	    OPT_NEGBOOL_(0, "sync", &b, "s", "on"),
+	    OPT_END_(),
+	};
+
+	assert_int_equal(opts[0].flags, OPT_HIDDEN | OPT_NEGATABLE);
+	assert_int_equal(opts[1].flags, OPT_REQUIRED);
+	assert_int_equal(opts[2].flags, OPT_NEGATABLE);
+	assert_string_equal(opts[2].defval, "on");
+	assert_null(opts[1].enums);
+	assert_false(opt_seen(opts, "quiet"));
+	assert_false(opt_seen(opts, "nonesuch"));
+	opts[0].seen = 1;
+	assert_true(opt_seen(opts, "quiet"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -438,6 +577,10 @@ int main(void)
 	    cmocka_unit_test(json_description),
 	    cmocka_unit_test(subcommands_from_usage),
 	    cmocka_unit_test(describe_mode),
+	    cmocka_unit_test(enum_table),
+	    cmocka_unit_test(enum_options),
+	    cmocka_unit_test(enum_docs),
+	    cmocka_unit_test(option_flags),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -224,9 +224,9 @@ static void test_policy_actions(void **unused)
 
 	(void)unused;
 	for (p = 0; p < ARRAY_SIZE(all_policies); p++) {
-		enum gdn_perf_policy pol;
+		int pol;
 
-		assert_int_equal(gdn_perf_policy_parse(all_policies[p], &pol), 0);
+		assert_int_equal(gdn_enum_parse(gdn_perf_policy_enum, all_policies[p], &pol), 0);
 		assert_string_equal(gdn_perf_policy_name(pol), all_policies[p]);
 		for (d = 0; d < ARRAY_SIZE(bad); d++) {
 			struct gdn_perf_action a = gdn_perf_action_for(bad[d], pol);
@@ -241,7 +241,7 @@ static void test_policy_actions(void **unused)
 			assert_false(a.revert || a.count_failure || a.stop);
 		}
 	}
-	assert_int_equal(gdn_perf_policy_parse("revert", &(enum gdn_perf_policy){0}), -1);
+	assert_int_equal(gdn_enum_parse(gdn_perf_policy_enum, "revert", &(int){0}), -1);
 }
 
 static void test_policies_end_to_end(void **unused)
@@ -255,8 +255,11 @@ static void test_policies_end_to_end(void **unused)
 		struct gdn_perf_verdict v = GDN_PERF_VERDICT_INIT;
 		struct gdn_perf_action want;
 
+		int pol;
+
 		gdn_perf_config_init(&c);
-		assert_int_equal(gdn_perf_policy_parse(all_policies[p], &c.policy), 0);
+		assert_int_equal(gdn_enum_parse(gdn_perf_policy_enum, all_policies[p], &pol), 0);
+		c.policy = (enum gdn_perf_policy)pol;
 		gdn_perf_state_init(&st, NULL);
 		decide1(&c, &st, "base", 4.0, &v);
 		/* regression */
@@ -288,15 +291,15 @@ static void test_repeat_stat_best(void **unused)
 {
 	/* two noisy slow-downs among five runs: the median moves, the best does not */
 	double base[] = {10.0, 6.0, 10.1, 5.9, 9.9}, cand[] = {10.2, 10.0, 6.1, 10.1, 6.0};
-	enum gdn_perf_stat s = GDN_PERF_STAT_MEDIAN;
+	int s = GDN_PERF_STAT_MEDIAN;
 	struct gdn_perf_verdict v = GDN_PERF_VERDICT_INIT;
 	struct gdn_perf_config c;
 	struct gdn_perf_state st;
 
 	(void)unused;
-	assert_int_equal(gdn_perf_stat_parse("best", &s), 0);
+	assert_int_equal(gdn_enum_parse(gdn_perf_stat_enum, "best", &s), 0);
 	assert_int_equal(s, GDN_PERF_STAT_BEST);
-	assert_int_equal(gdn_perf_stat_parse("mean", &s), -1);
+	assert_int_equal(gdn_enum_parse(gdn_perf_stat_enum, "mean", &s), -1);
 	assert_string_equal(gdn_perf_stat_name(GDN_PERF_STAT_MEDIAN), "median");
 	gdn_perf_config_init(&c);
 	assert_int_equal(c.repeat_stat, GDN_PERF_STAT_MEDIAN);
@@ -329,25 +332,27 @@ static void test_repeat_stat_best(void **unused)
 /* --perf-within-threshold-policy: keep (the default, the original) or revert without a failure. */
 static void test_within_threshold_policy(void **unused)
 {
-	enum gdn_perf_within w = GDN_PERF_WITHIN_KEEP;
+	int w = GDN_PERF_WITHIN_KEEP;
 	size_t p;
 
 	(void)unused;
-	assert_int_equal(gdn_perf_within_parse("revert", &w), 0);
+	assert_int_equal(gdn_enum_parse(gdn_perf_within_enum, "revert", &w), 0);
 	assert_int_equal(w, GDN_PERF_WITHIN_REVERT);
-	assert_int_equal(gdn_perf_within_parse("keep", &w), 0);
+	assert_int_equal(gdn_enum_parse(gdn_perf_within_enum, "keep", &w), 0);
 	assert_int_equal(w, GDN_PERF_WITHIN_KEEP);
-	assert_int_equal(gdn_perf_within_parse("discard", &w), -1);
+	assert_int_equal(gdn_enum_parse(gdn_perf_within_enum, "discard", &w), -1);
 	assert_string_equal(gdn_perf_within_name(GDN_PERF_WITHIN_REVERT), "revert");
 	for (p = 0; p < ARRAY_SIZE(all_policies); p++) {
 		struct gdn_perf_config c;
 		struct gdn_perf_state st;
 		struct gdn_perf_verdict v = GDN_PERF_VERDICT_INIT;
 		struct gdn_perf_action want;
+		int pol;
 
 		gdn_perf_config_init(&c);
 		assert_int_equal(c.within_policy, GDN_PERF_WITHIN_KEEP);
-		assert_int_equal(gdn_perf_policy_parse(all_policies[p], &c.policy), 0);
+		assert_int_equal(gdn_enum_parse(gdn_perf_policy_enum, all_policies[p], &pol), 0);
+		c.policy = (enum gdn_perf_policy)pol;
 		c.within_policy = GDN_PERF_WITHIN_REVERT;
 		gdn_perf_state_init(&st, NULL);
 		assert_int_equal(decide1(&c, &st, "base", 4.0, &v), GDN_PERF_BASELINE);
@@ -963,12 +968,12 @@ static void test_state_corrupt(void **unused)
 
 static void test_names(void **unused)
 {
-	enum gdn_perf_direction d;
+	int d;
 
 	(void)unused;
-	assert_int_equal(gdn_perf_direction_parse("lower", &d), 0);
+	assert_int_equal(gdn_enum_parse(gdn_perf_direction_enum, "lower", &d), 0);
 	assert_int_equal(d, GDN_PERF_LOWER);
-	assert_int_equal(gdn_perf_direction_parse("down", &d), -1);
+	assert_int_equal(gdn_enum_parse(gdn_perf_direction_enum, "down", &d), -1);
 	assert_string_equal(gdn_perf_direction_name(GDN_PERF_HIGHER), "higher");
 	assert_int_equal(gdn_perf_direction_resolve(GDN_PERF_AUTO, "throughput/mfu"),
 			 GDN_PERF_HIGHER);

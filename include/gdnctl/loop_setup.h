@@ -1,0 +1,161 @@
+/*
+ * Setting up `gdnctl loop` from its options (src/loop/setup.c), in named
+ * steps: the startup checks, the paths (working tree, log dir, prompt,
+ * session directives), the agent, the validation gate and performance
+ * policy, the engine's options, the gate's backend and hooks; and where
+ * validation runs (src/loop/targets.c): the held dev TPU and the Ray
+ * fallback clusters. The command (src/cmd/cmd_loop.c) declares the option
+ * table over struct gdn_loop_args, calls the steps in order and prints.
+ *
+ * Nothing here prints or exits. A failed step returns -1 with the message
+ * in setup->err and the way the command shows it in setup->style.
+ */
+#ifndef GDNCTL_LOOP_SETUP_H
+#define GDNCTL_LOOP_SETUP_H
+
+#include "gdnctl/compat.h"
+#include "gdnctl/agent.h"
+#include "gdnctl/backend.h"
+#include "gdnctl/err.h"
+#include "gdnctl/loop.h"
+#include "gdnctl/marin_gate.h"
+#include "gdnctl/measure.h"
+#include "gdnctl/perf.h"
+#include "gdnctl/sbuf.h"
+#include "gdnctl/strvec.h"
+
+struct gdn_config;
+struct opt;
+
+/* The option values of `gdnctl loop` (choices are the values of the owning module's enum). */
+struct gdn_loop_args {
+	long iterations;
+	const char *prompt_file, *workdir, *model, *codex_bin, *reasoning_effort, *codex_profile;
+	int ephemeral, search, show_file_updates;
+	struct strvec directives, directive_files, presets, post_checks;
+	double sleep_seconds, codex_timeout, codex_idle_timeout, retry_sleep;
+	long agent_timeout_ms, agent_idle_timeout_ms, kill_grace_ms;
+	int post_check_policy, no_commit_policy, iteration_error_policy; /* gdn_loop_policy */
+	long max_failures, codex_retries, post_check_retries;
+	int resilient, allow_dirty, allow_no_commit, resume, json, dry_run;
+	const char *log_dir, *hillclimb_log;
+	int dirty_policy, restore_policy, sync_policy, sync_conflict;
+	const char *sync_remote, *sync_branch;
+	int validation_mode, perf_on, validation_policy; /* gdn_gate_mode, perf mode, policy */
+	const char *backend;
+	long validation_timeout_ms;
+	const char *perf_metric, *perf_state_file;
+	int perf_direction, perf_policy, perf_within, perf_stat;
+	double perf_min_improvement, perf_max_regression, perf_min_confidence;
+	struct strvec perf_gates;
+	long perf_repeats;
+	int perf_source, perf_history, perf_history_agg; /* measure source, aggregation, gdn_agg */
+	long perf_step_start, perf_step_end, perf_min_points, perf_wandb_retries;
+	long perf_wandb_timeout_ms;
+	const char *perf_wandb_entity, *perf_wandb_project, *perf_wandb_prefix;
+	int log_measurements;
+	long validation_retries;
+	const char *agent, *agent_cmd; /* the agent driver's name (agent.h) */
+	const char *until_time;
+	double max_agent_minutes;
+	long stop_after_failures;
+};
+
+/* Where validation runs: the --hold-dev-tpu, --dev-tpu-*, --validation-* option values, and
+ * what targets.c opened from them. */
+struct gdn_loop_where {
+	int hold, verbose, auto_clusters, cross_tpu;
+	int hold_required; /* --hold-dev-tpu-policy (gdn_hold_policy_enum) */
+	const char *backend, *name, *cluster, *type, *sync_path, *alloc_log;
+	const char *ray_tpu, *profile_tpu;
+	struct strvec fallbacks, clusters, excludes;
+	double ready_timeout, retry_sleep, stop_timeout, validation_retry_sleep;
+	long attempts, validation_attempts, reacquire_ms;
+	/* the original's other --validation-* flags (Marin defaults: marin_gate.h) */
+	long max_attempts, ray_log_tail;
+	double ray_test_timeout, ray_profile_timeout;
+	int dev_no_sync, all_transformer, profile_dry_run;
+	struct strvec profile_env;
+	struct gdn_marin_gate mg;
+	/* opened */
+	struct gdn_backend *dev;
+	struct gdn_hold *h;
+	struct gdn_targets *targets;
+	struct strvec dev_clusters;
+};
+
+/* How the command shows a failed step's err. */
+enum gdn_loop_setup_style {
+	GDN_SETUP_ERROR = 0, /* "[gdnctl] error: MSG", the exit code of err.code */
+	GDN_SETUP_PLAIN,     /* "[gdnctl] MSG" (the original's startup messages), exit 1 */
+	GDN_SETUP_SIGNAL,    /* "[gdnctl] error: MSG", exit 128 + the signal that interrupted */
+};
+
+struct gdn_loop_setup {
+	/* in: the option values and the command's context and callbacks */
+	struct gdn_loop_args a;
+	struct gdn_loop_where w;
+	const char *cwd, *repo_root;
+	struct gdn_config *cfg;
+	gdn_loop_say_fn say;
+	gdn_line_fn on_line;	       /* the agent's and the validation's output */
+	gdn_backend_event_fn on_event; /* the dev TPU's and the Ray fallbacks' commands */
+	void *payload;
+	/* out: what the steps built */
+	char *workdir, *log_dir, *hlog, *prompt_path;
+	struct sbuf tmpl;
+	struct strvec directives, warnings; /* warnings: the agent driver's, to print */
+	struct gdn_agent *agent;
+	struct gdn_loop_opts lo;
+	bool gate_on; /* validation or the performance policy: `hooks` */
+	struct gdn_gate gate;
+	struct gdn_loop_hooks hooks;
+	struct gdn_backend *backend;
+	struct gdn_perf_config pc;
+	struct gdn_perf_state ps;
+	struct gdn_measure_opts mo;
+	char *marin_tests, *marin_profile, *wandb_prefix;
+	/* a failed step */
+	struct gdn_err err;
+	enum gdn_loop_setup_style style;
+};
+
+/* The option defaults (the original codex-loop's), the context, the callbacks. */
+void gdn_loop_setup_init(struct gdn_loop_setup *s, const char *cwd, const char *repo_root,
+			 struct gdn_config *cfg);
+void gdn_loop_setup_release(struct gdn_loop_setup *s);
+
+/*
+ * The steps, in this order; each returns 0 or -1 (s->err, s->style).
+ * check: the option combinations and the original's startup checks
+ * (applies --resilient; `opts`: the parsed table, for what was given).
+ */
+int gdn_loop_setup_check(struct gdn_loop_setup *s, const struct opt *opts);
+/* The working tree, the log dir (created unless --dry-run), the prompt and the directives. */
+int gdn_loop_setup_paths(struct gdn_loop_setup *s);
+/* Open the agent driver; its warnings in s->warnings. */
+int gdn_loop_setup_agent(struct gdn_loop_setup *s);
+/* The validation mode with the Marin defaults, and the performance policy. */
+int gdn_loop_setup_perf(struct gdn_loop_setup *s);
+/* The engine's options (s->lo). Cannot fail. */
+void gdn_loop_setup_opts(struct gdn_loop_setup *s);
+/* The gate's backend, commands and hooks (when s->gate_on), then where validation runs. */
+int gdn_loop_setup_gate(struct gdn_loop_setup *s, const struct opt *opts);
+
+/*
+ * targets.c: the original's checks of the dev TPU and validation retry
+ * flags; then of the other --validation-* flags (--validation-max-attempts
+ * becomes --validation-attempts). NULL or the original's message.
+ */
+const char *gdn_loop_where_check(struct gdn_loop_where *w, const struct opt *opts);
+/*
+ * Acquire the held dev TPU (--hold-dev-tpu) and set up the validation
+ * targets of the gate (when gate_on). 0 or -1 (s->err, s->style).
+ */
+int gdn_loop_where_open(struct gdn_loop_setup *s, const struct opt *opts);
+/* After the loop: release the hold (a warning in *warning, new string, or NULL) and journal. */
+void gdn_loop_where_end(struct gdn_loop_where *w, const char *log_dir, const char *run_id,
+			char **warning);
+void gdn_loop_where_release(struct gdn_loop_where *w);
+
+#endif

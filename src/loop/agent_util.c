@@ -1,0 +1,112 @@
+/*
+ * What the agent drivers share (src/loop/agent_*.c) and agent.c uses:
+ * finding a program, reading the message an agent wrote, the reason a
+ * run failed, passing output on. Calls into no driver.
+ */
+#include "gdnctl/compat.h"
+#include "gdnctl/agent.h"
+#include "gdnctl/err.h"
+#include "gdnctl/sbuf.h"
+#include "gdnctl/xalloc.h"
+#include "agent_impl.h"
+
+char *agent_find_program(const char *name)
+{
+	const char *path = getenv("PATH"), *p;
+	struct sbuf cand = SBUF_INIT;
+	struct stat st;
+	char *found = NULL;
+
+	if (!name || !*name)
+		return NULL;
+	if (strchr(name, '/')) {
+		if (!stat(name, &st) && S_ISREG(st.st_mode) && !access(name, X_OK))
+			found = xstrdup(name);
+		goto out;
+	}
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path;; p++) {
+		size_t len = strcspn(p, ":");
+
+		sbuf_reset(&cand);
+		if (len)
+			sbuf_addf(&cand, "%.*s/%s", (int)len, p, name);
+		else
+			sbuf_addf(&cand, "./%s", name);
+		if (!stat(cand.buf, &st) && S_ISREG(st.st_mode) && !access(cand.buf, X_OK)) {
+			found = sbuf_detach(&cand, NULL);
+			goto out;
+		}
+		p += len;
+		if (!*p)
+			break;
+	}
+out:
+	sbuf_release(&cand);
+	return found;
+}
+
+char *agent_read_message(const char *path)
+{
+	struct sbuf sb = SBUF_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	char *msg = NULL;
+
+	if (!path || access(path, F_OK))
+		goto out;
+	if (sbuf_read_file(&sb, path, AGENT_MESSAGE_MAX, &err) < 0)
+		goto out;
+	sbuf_rtrim(&sb);
+	if (sb.len)
+		msg = sbuf_detach(&sb, NULL);
+out:
+	sbuf_release(&sb);
+	return msg;
+}
+
+static void set_reason(struct gdn_agent_result *res, const char *fmt, ...) GDN_PRINTF(2, 3);
+static void set_reason(struct gdn_agent_result *res, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(res->reason, sizeof(res->reason), fmt, ap);
+	va_end(ap);
+}
+
+void agent_reason_from_status(const struct gdn_agent *a, struct gdn_agent_result *res)
+{
+	switch (res->status) {
+	case GDN_PROC_TIMEOUT:
+		set_reason(res, "timed out after %ld s (runtime limit); process group killed",
+			   a->timeout_ms / 1000);
+		break;
+	case GDN_PROC_IDLE:
+		set_reason(res, "no output for %ld s (idle limit); process group killed",
+			   a->idle_timeout_ms / 1000);
+		break;
+	case GDN_PROC_STOPPED:
+		set_reason(res, "stopped (exit %d)", res->exit_code);
+		break;
+	case GDN_PROC_SIGNALED:
+		set_reason(res, "killed by signal %d", res->exit_code - 128);
+		break;
+	case GDN_PROC_EXITED:
+		if (res->exit_code)
+			set_reason(res, "exited with code %d", res->exit_code);
+		break;
+	case GDN_PROC_NOT_RUN:
+		set_reason(res, "did not run");
+		break;
+	}
+}
+
+int agent_emit(struct agent_run *r, const char *line, size_t len)
+{
+	if (!r->req->on_line || r->consumer_stopped)
+		return r->consumer_stopped;
+	if (r->req->on_line(line, len, r->req->payload))
+		r->consumer_stopped = true;
+	return r->consumer_stopped;
+}

@@ -1,0 +1,658 @@
+/*
+ * `gdnctl loop` set up from its options in named steps (loop_setup.h):
+ * the original codex-loop's defaults and startup checks (same messages),
+ * the paths, the agent, the validation gate and performance policy, the
+ * engine's options and the gate's hooks. Never prints: a failed step
+ * leaves its message in s->err for the command.
+ */
+#include "gdnctl/compat.h"
+#include "gdnctl/loop_setup.h"
+#include "gdnctl/config.h"
+#include "gdnctl/enumtab.h"
+#include "gdnctl/marin.h"
+#include "gdnctl/opt.h"
+#include "gdnctl/xalloc.h"
+
+#define MARIN_TARGETS "--hold-dev-tpu, --validation-ray-cluster, --validation-ray-cluster-auto"
+
+/* -1 with the message in s->err, shown in `style`; `code`: the enum gdn_errcode. */
+static int fail(struct gdn_loop_setup *s, enum gdn_loop_setup_style style, int code,
+		const char *fmt, ...) GDN_PRINTF(4, 5);
+static int fail(struct gdn_loop_setup *s, enum gdn_loop_setup_style style, int code,
+		const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->err.msg, sizeof(s->err.msg), fmt, ap);
+	va_end(ap);
+	s->err.code = code;
+	s->style = style;
+	return -1;
+}
+
+/* -1 for an error a module filled in s->err. */
+static int failed(struct gdn_loop_setup *s, enum gdn_loop_setup_style style)
+{
+	s->style = style;
+	if (!s->err.code)
+		s->err.code = GDN_EFAILED;
+	return -1;
+}
+
+/* The same, shown as a usage error whatever the module's code. */
+static int failed_usage(struct gdn_loop_setup *s)
+{
+	s->style = GDN_SETUP_ERROR;
+	s->err.code = GDN_EUSAGE;
+	return -1;
+}
+
+static bool nonempty(const char *s)
+{
+	return s && *s;
+}
+
+/* An absolute path: `p` resolved against `base` (not required to exist). */
+static char *abspath(const char *base, const char *p)
+{
+	return p[0] == '/' ? xstrdup(p) : xstrfmt("%s/%s", base, p);
+}
+
+void gdn_loop_setup_init(struct gdn_loop_setup *s, const char *cwd, const char *repo_root,
+			 struct gdn_config *cfg)
+{
+	struct gdn_err e = GDN_ERR_INIT;
+
+	memset(s, 0, sizeof(*s));
+	s->a = (struct gdn_loop_args){
+	    .ephemeral = 1,
+	    .sleep_seconds = 5.0,
+	    .codex_timeout = 7200.0,
+	    .codex_idle_timeout = 900.0,
+	    .retry_sleep = 20.0,
+	    .agent_timeout_ms = -1,
+	    .agent_idle_timeout_ms = -1,
+	    .kill_grace_ms = 10000,
+	    .post_check_policy = GDN_POLICY_FAIL,
+	    .no_commit_policy = GDN_POLICY_FAIL,
+	    .iteration_error_policy = GDN_POLICY_FAIL,
+	    .dirty_policy = GDN_DIRTY_FAIL,
+	    .restore_policy = GDN_RESTORE_WARN_KEEP,
+	    .sync_policy = GDN_SYNC_OFF,
+	    .sync_remote = "origin",
+	    .sync_branch = "main",
+	    .sync_conflict = GDN_SYNC_CONFLICT_FAIL,
+	    .validation_mode = GDN_GATE_OFF,
+	    .validation_policy = GDN_POLICY_COUNT_FAILURE,
+	    .validation_timeout_ms = 30 * 60 * 1000,
+	    .perf_on = 0,
+	    .perf_metric = GDN_PERF_DEFAULT_METRIC,
+	    .perf_direction = GDN_PERF_AUTO,
+	    .perf_policy = GDN_PERF_REVERT_COUNT_FAILURE,
+	    .perf_within = GDN_PERF_WITHIN_KEEP,
+	    .perf_stat = GDN_PERF_STAT_MEDIAN,
+	    .perf_min_improvement = 0.25,
+	    .perf_max_regression = 1.0,
+	    .perf_repeats = 1,
+	    .perf_source = GDN_MEASURE_AUTO,
+	    .perf_history = 1,
+	    .perf_history_agg = GDN_AGG_MEDIAN,
+	    .perf_step_start = 10,
+	    .perf_step_end = 18,
+	    .perf_min_points = 5,
+	    .perf_wandb_retries = 4,
+	    .perf_wandb_timeout_ms = 120000,
+	    .perf_wandb_entity = "marin-community",
+	    .perf_wandb_project = "marin",
+	    .agent = GDN_AGENT_DEFAULT,
+	};
+	strvec_init(&s->a.directives);
+	strvec_init(&s->a.directive_files);
+	strvec_init(&s->a.presets);
+	strvec_init(&s->a.post_checks);
+	strvec_init(&s->a.perf_gates);
+	s->w = (struct gdn_loop_where){
+	    .hold_required = 1,
+	    .ready_timeout = 900.0,
+	    .retry_sleep = 30.0,
+	    .stop_timeout = 120.0,
+	    .attempts = 1,
+	    .validation_attempts = 1,
+	    .validation_retry_sleep = 120.0,
+	    .reacquire_ms = 5 * 60 * 1000,
+	    .profile_tpu = GDN_MARIN_PROFILE_TPU,
+	};
+	strvec_init(&s->w.fallbacks);
+	strvec_init(&s->w.clusters);
+	strvec_init(&s->w.excludes);
+	strvec_init(&s->w.dev_clusters);
+	strvec_init(&s->w.profile_env);
+	gdn_marin_gate_init(&s->w.mg);
+	s->cwd = cwd;
+	s->repo_root = repo_root;
+	s->cfg = cfg;
+	sbuf_init(&s->tmpl, 0);
+	strvec_init(&s->directives);
+	strvec_init(&s->warnings);
+	s->hooks = (struct gdn_loop_hooks){gdn_gate_validate,	     NULL, &s->gate,
+					   GDN_POLICY_COUNT_FAILURE, NULL, NULL};
+	gdn_perf_config_init(&s->pc);
+	s->ps = (struct gdn_perf_state)GDN_PERF_STATE_INIT;
+	gdn_measure_opts_init(&s->mo);
+	s->err = e;
+}
+
+void gdn_loop_setup_release(struct gdn_loop_setup *s)
+{
+	gdn_loop_where_release(&s->w);
+	gdn_gate_release(&s->gate);
+	gdn_perf_state_release(&s->ps);
+	gdn_perf_config_release(&s->pc);
+	strvec_clear(&s->a.perf_gates);
+	gdn_backend_free(s->backend);
+	gdn_agent_free(s->agent);
+	strvec_clear(&s->a.directives);
+	strvec_clear(&s->a.directive_files);
+	strvec_clear(&s->a.presets);
+	strvec_clear(&s->a.post_checks);
+	strvec_clear(&s->directives);
+	strvec_clear(&s->warnings);
+	sbuf_release(&s->tmpl);
+	free(s->workdir);
+	free(s->log_dir);
+	free(s->hlog);
+	free(s->prompt_path);
+	free(s->marin_tests);
+	free(s->marin_profile);
+	free(s->wandb_prefix);
+}
+
+/* ---- check ---- */
+
+/* "2026-11-21T18:00:00Z" (UTC) or "+DURATION" from now. Returns 0 or -1. */
+static int parse_until(const char *s, time_t *out)
+{
+	struct tm tm = {0};
+	const char *end;
+	long ms;
+
+	if (s[0] == '+') {
+		if (opt_parse_duration_ms(s + 1, &ms))
+			return -1;
+		*out = time(NULL) + ms / 1000;
+		return 0;
+	}
+	end = strptime(s, "%Y-%m-%dT%H:%M", &tm);
+	if (end && *end == ':')
+		end = strptime(end, ":%S", &tm);
+	if (!end || strcmp(end, "Z"))
+		return -1;
+	*out = timegm(&tm);
+	return 0;
+}
+
+/* The original's --resilient preset (without the validation/perf items: the gate is off). */
+static void apply_resilient(struct gdn_loop_args *a)
+{
+	if (a->max_failures >= 0)
+		a->max_failures = -1;
+	if (a->dirty_policy == GDN_DIRTY_FAIL)
+		a->dirty_policy = GDN_DIRTY_STASH;
+	if (a->no_commit_policy == GDN_POLICY_FAIL)
+		a->no_commit_policy = GDN_POLICY_COUNT_FAILURE;
+	if (a->post_check_policy == GDN_POLICY_FAIL)
+		a->post_check_policy = GDN_POLICY_COUNT_FAILURE;
+	if (a->iteration_error_policy == GDN_POLICY_FAIL)
+		a->iteration_error_policy = GDN_POLICY_COUNT_FAILURE;
+	if (a->sync_conflict == GDN_SYNC_CONFLICT_FAIL)
+		a->sync_conflict = GDN_SYNC_CONFLICT_SKIP;
+	a->restore_policy = GDN_RESTORE_WARN_KEEP;
+	if (a->codex_retries < 2)
+		a->codex_retries = 2;
+	if (a->post_check_retries < 2)
+		a->post_check_retries = 2;
+}
+
+/* The original's startup checks (exit 1, exact messages). */
+static const char *validate(const struct gdn_loop_args *a)
+{
+	if (a->codex_retries < 0)
+		return "--codex-retries must be >= 0.";
+	if (a->post_check_retries < 0)
+		return "--post-check-retries must be >= 0.";
+	if (a->retry_sleep < 0)
+		return "--retry-sleep-seconds must be >= 0.";
+	if (!(a->codex_timeout > 0))
+		return "--codex-timeout-seconds must be > 0 when set.";
+	if (!(a->codex_idle_timeout > 0))
+		return "--codex-idle-timeout-seconds must be > 0 when set.";
+	if (a->sync_policy != GDN_SYNC_OFF && !*a->sync_remote)
+		return "--sync-main-remote must be non-empty.";
+	if (a->sync_policy != GDN_SYNC_OFF && !*a->sync_branch)
+		return "--sync-main-branch must be non-empty.";
+	if (a->sleep_seconds < 0)
+		return "--sleep-seconds must be >= 0.";
+	if (a->max_agent_minutes < 0)
+		return "--max-agent-minutes must be >= 0.";
+	if (a->stop_after_failures < 0)
+		return "--stop-after-failures must be >= 0.";
+	return NULL;
+}
+
+int gdn_loop_setup_check(struct gdn_loop_setup *s, const struct opt *opts)
+{
+	struct gdn_loop_args *a = &s->a;
+	const char *msg;
+
+	if (a->iterations <= 0 && !a->resume && !opt_seen(opts, "iterations"))
+		return fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+			    "option '--iterations' is required (or --resume)");
+	if (gdn_agent_find(a->agent)->needs_command && !a->agent_cmd)
+		return fail(s, GDN_SETUP_ERROR, GDN_EUSAGE, "--agent %s needs --agent-cmd",
+			    a->agent);
+	if (a->resilient)
+		apply_resilient(a);
+	msg = validate(a);
+	if (!msg)
+		msg = gdn_loop_where_check(&s->w, opts);
+	if (msg)
+		return fail(s, GDN_SETUP_PLAIN, GDN_EFAILED, "%s", msg);
+	s->lo.until_time = 0;
+	if (a->until_time && parse_until(a->until_time, &s->lo.until_time))
+		return fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+			    "--until-time: expected YYYY-MM-DDTHH:MM[:SS]Z or +DURATION, got '%s'",
+			    a->until_time);
+	return 0;
+}
+
+/* ---- paths ---- */
+
+static const char *const *data_dirs(const char *workdir, const char **buf)
+{
+	buf[0] = workdir;
+	buf[1] = GDNCTL_DATADIR;
+	buf[2] = GDNCTL_SOURCE_DATADIR;
+	buf[3] = NULL;
+	return buf;
+}
+
+static int load_directives(const struct gdn_loop_args *a, const char *cwd, const char *workdir,
+			   struct strvec *out, struct gdn_err *err)
+{
+	const char *dirs[4];
+	int ret = 0;
+
+	for (size_t i = 0; i < a->presets.nr && !ret; i++) {
+		char *rel = xstrfmt("session_directives/%s.md", a->presets.v[i]);
+		char *path = gdn_prompt_find(data_dirs(workdir, dirs), rel);
+		char *source = xstrfmt("preset %s", a->presets.v[i]);
+
+		if (!path)
+			ret = gdn_err_set(err, GDN_ENOTFOUND, "directive file not found for %s: %s",
+					  source, rel);
+		else
+			ret = gdn_prompt_add_directive_file(out, path, source, err);
+		free(rel);
+		free(path);
+		free(source);
+	}
+	for (size_t i = 0; i < a->directive_files.nr && !ret; i++) {
+		char *path = abspath(cwd, a->directive_files.v[i]);
+
+		ret = gdn_prompt_add_directive_file(out, path, a->directive_files.v[i], err);
+		free(path);
+	}
+	for (size_t i = 0; i < a->directives.nr && !ret; i++) {
+		struct sbuf sb = SBUF_INIT;
+
+		sbuf_adds(&sb, a->directives.v[i]);
+		sbuf_trim(&sb);
+		if (sb.len)
+			strvec_push(out, sb.buf);
+		sbuf_release(&sb);
+	}
+	return ret;
+}
+
+/* The working tree: --workdir, else the repository. */
+static int find_workdir(struct gdn_loop_setup *s)
+{
+	char *p;
+
+	if (!s->a.workdir) {
+		if (!s->repo_root)
+			return fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+				    "not inside a git repository: '%s' (use --workdir)", s->cwd);
+		s->workdir = xstrdup(s->repo_root);
+		return 0;
+	}
+	p = abspath(s->cwd, s->a.workdir);
+	s->workdir = realpath(p, NULL);
+	free(p);
+	if (!s->workdir)
+		return fail(s, GDN_SETUP_ERROR, GDN_EUSAGE, "cannot use --workdir '%s': %s",
+			    s->a.workdir, strerror(errno));
+	return 0;
+}
+
+/* mkdir -p the log dir. */
+static int make_log_dir(struct gdn_loop_setup *s)
+{
+	char *log_dir = s->log_dir;
+	struct stat st;
+
+	if (mkdir(log_dir, 0755) && errno == ENOENT) {
+		for (char *p = strchr(log_dir + 1, '/'); p; p = strchr(p + 1, '/')) {
+			*p = '\0';
+			mkdir(log_dir, 0755);
+			*p = '/';
+		}
+		mkdir(log_dir, 0755);
+	}
+	if (stat(log_dir, &st) || !S_ISDIR(st.st_mode))
+		return fail(s, GDN_SETUP_ERROR, GDN_EFAILED, "cannot create log directory '%s': %s",
+			    log_dir, strerror(errno));
+	return 0;
+}
+
+int gdn_loop_setup_paths(struct gdn_loop_setup *s)
+{
+	const struct gdn_loop_args *a = &s->a;
+	const char *dirs[4];
+
+	/* the working tree, then everything in it (docs/compatibility.md: one tree for all) */
+	if (find_workdir(s))
+		return -1;
+	s->log_dir = a->log_dir ? abspath(s->cwd, a->log_dir)
+				: xstrfmt("%s/.agents/logs/gdn_codex_loop", s->workdir);
+	if (a->hillclimb_log)
+		s->hlog = abspath(s->cwd, a->hillclimb_log);
+	else
+		s->hlog = gdn_config_path(s->cfg, "log_file", s->workdir);
+	s->prompt_path = a->prompt_file
+			     ? abspath(s->cwd, a->prompt_file)
+			     : gdn_prompt_find(data_dirs(s->workdir, dirs), "prompts/iteration.md");
+	if (!s->prompt_path)
+		return fail(s, GDN_SETUP_ERROR, GDN_EFAILED,
+			    "no prompt template: pass --prompt-file (looked for "
+			    "prompts/iteration.md in '%s', '%s', '%s')",
+			    s->workdir, GDNCTL_DATADIR, GDNCTL_SOURCE_DATADIR);
+	if (sbuf_read_file(&s->tmpl, s->prompt_path, 16 * 1024 * 1024, &s->err) ||
+	    load_directives(a, s->cwd, s->workdir, &s->directives, &s->err))
+		return failed(s, GDN_SETUP_PLAIN);
+	if (!a->dry_run && make_log_dir(s))
+		return -1;
+	return 0;
+}
+
+/* ---- agent ---- */
+
+int gdn_loop_setup_agent(struct gdn_loop_setup *s)
+{
+	const struct gdn_loop_args *a = &s->a;
+	const struct gdn_agent_info *info = gdn_agent_find(a->agent);
+	struct gdn_agent_opts ao = {0};
+
+	ao.driver = a->agent;
+	ao.bin = a->codex_bin;
+	ao.command = a->agent_cmd;
+	ao.model = a->model ? (*a->model ? a->model : NULL) : info->default_model;
+	ao.reasoning_effort = a->reasoning_effort
+				  ? (*a->reasoning_effort ? a->reasoning_effort : NULL)
+				  : info->default_effort;
+	ao.profile = a->codex_profile;
+	ao.search = a->search;
+	ao.ephemeral = a->ephemeral;
+	ao.show_file_updates = a->show_file_updates;
+	ao.timeout_ms =
+	    a->agent_timeout_ms >= 0 ? a->agent_timeout_ms : (long)(a->codex_timeout * 1000.0);
+	ao.idle_timeout_ms = a->agent_idle_timeout_ms >= 0 ? a->agent_idle_timeout_ms
+							   : (long)(a->codex_idle_timeout * 1000.0);
+	ao.kill_grace_ms = a->kill_grace_ms;
+	if (gdn_agent_open(&ao, &s->agent, &s->warnings, &s->err))
+		return failed(s, GDN_SETUP_ERROR);
+	return 0;
+}
+
+/* ---- validation and the performance policy ---- */
+
+/*
+ * The Marin defaults (marin_gate.h): a phase without its project.* command
+ * runs the original's when validation runs on Marin targets (a held dev
+ * TPU, Ray fallback clusters). The profile values are checked even when
+ * unused, as the original did at startup.
+ */
+static int marin_defaults(struct gdn_loop_setup *s)
+{
+	struct gdn_loop_where *w = &s->w;
+	enum gdn_gate_mode mode = s->gate.mode;
+	struct gdn_marin_gate all;
+	bool marin = w->hold || w->clusters.nr || w->auto_clusters;
+
+	w->mg.p.tpu = w->profile_tpu;
+	w->mg.p.all_transformer = w->all_transformer;
+	w->mg.p.extra = (const char *const *)w->profile_env.v;
+	w->mg.dry_run = w->profile_dry_run;
+	w->mg.repo = s->workdir;
+	w->mg.tests = marin && mode == GDN_GATE_REQUIRED &&
+		      !nonempty(gdn_config_str(s->cfg, "project.test_command"));
+	w->mg.profile = marin && (mode != GDN_GATE_OFF || s->a.perf_on) &&
+			!nonempty(gdn_config_str(s->cfg, "project.profile_command"));
+	all = w->mg;
+	all.tests = all.profile = true;
+	if (gdn_marin_gate_check(&all, &s->err))
+		return failed(s, GDN_SETUP_PLAIN);
+	return 0;
+}
+
+/* The W&B source and --log-measurements. */
+static int setup_measure(struct gdn_loop_setup *s)
+{
+	const struct gdn_loop_args *a = &s->a;
+	struct gdn_measure_opts *mo = &s->mo;
+
+	mo->source = (enum gdn_measure_source)a->perf_source;
+	if (!gdn_measure_source_takes(mo->source, s->pc.metric))
+		return fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+			    "--perf-source %s does not go with --perf-metric %s (trace/... "
+			    "metrics come from the trace)",
+			    gdn_enum_name(gdn_measure_source_enum, a->perf_source), s->pc.metric);
+	if (a->perf_step_end < a->perf_step_start)
+		return fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+			    "--perf-history-step-end must be >= --perf-history-step-start");
+	mo->history = a->perf_history;
+	mo->window.step_min = a->perf_step_start;
+	mo->window.step_max = a->perf_step_end;
+	mo->window.agg = (enum gdn_agg)a->perf_history_agg;
+	mo->window.min_points = (size_t)a->perf_min_points;
+	mo->entity = a->perf_wandb_entity;
+	mo->project = a->perf_wandb_project;
+	mo->run_prefix = nonempty(a->perf_wandb_prefix) ? a->perf_wandb_prefix : NULL;
+	mo->http.retries = (int)a->perf_wandb_retries;
+	mo->fetch_timeout_ms = a->perf_wandb_timeout_ms;
+	mo->log_trace_deltas = 3;
+	if (a->log_measurements) {
+		if (!s->hlog)
+			return fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+				    "--log-measurements needs a running log (--hillclimb-log-file "
+				    "or log_file)");
+		mo->log_file = s->hlog;
+	}
+	if (s->w.mg.profile && !nonempty(a->perf_wandb_prefix)) {
+		s->wandb_prefix = gdn_marin_gate_wandb_prefix(&s->w.mg);
+		mo->run_prefix = s->wandb_prefix;
+	}
+	if (s->w.mg.profile && strcmp(s->w.mg.p.wandb_mode, "online")) {
+		/* the original fetched W&B metrics only for online runs */
+		if (mo->source == GDN_MEASURE_WANDB)
+			return fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+				    "--perf-source wandb needs "
+				    "--validation-profile-wandb-mode online");
+		if (mo->source == GDN_MEASURE_AUTO)
+			mo->source = GDN_MEASURE_CLI;
+	}
+	return 0;
+}
+
+/* --perf-mode on: the policy's configuration, its state file and the metric source. */
+static int setup_policy(struct gdn_loop_setup *s)
+{
+	const struct gdn_loop_args *a = &s->a;
+	struct gdn_perf_config *pc = &s->pc;
+	char *spath;
+	int ret;
+
+	if (!s->w.mg.profile && !nonempty(gdn_config_str(s->cfg, "project.profile_command")))
+		return fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+			    "--perf-mode on needs project.profile_command in the configuration "
+			    "(or Marin targets: " MARIN_TARGETS ")");
+	pc->metric = a->perf_metric;
+	pc->direction = (enum gdn_perf_direction)a->perf_direction;
+	pc->policy = (enum gdn_perf_policy)a->perf_policy;
+	pc->within_policy = (enum gdn_perf_within)a->perf_within;
+	pc->repeat_stat = (enum gdn_perf_stat)a->perf_stat;
+	pc->min_improvement_pct = a->perf_min_improvement;
+	pc->max_regression_pct = a->perf_max_regression;
+	pc->min_confidence = a->perf_min_confidence;
+	for (size_t i = 0; i < a->perf_gates.nr; i++)
+		if (gdn_perf_gate_parse(&pc->gates, a->perf_gates.v[i], &s->err))
+			return failed_usage(s);
+	if (!a->perf_gates.nr)
+		gdn_perf_gates_add_defaults(&pc->gates);
+	if (gdn_perf_config_check(pc, &s->err))
+		return failed_usage(s);
+	spath = a->perf_state_file ? abspath(s->cwd, a->perf_state_file)
+				   : xstrfmt("%s/perf_state.json", s->log_dir);
+	ret = gdn_perf_state_load(&s->ps, spath, &s->err);
+	free(spath);
+	if (ret)
+		return failed(s, GDN_SETUP_ERROR);
+	s->gate.perf_config = pc;
+	s->gate.perf_state = &s->ps;
+	s->gate.perf_repeats = a->perf_repeats;
+	s->gate.trace_glob = gdn_config_str(s->cfg, "project.trace_glob");
+	if (setup_measure(s))
+		return -1;
+	s->gate.measure = &s->mo;
+	return 0;
+}
+
+int gdn_loop_setup_perf(struct gdn_loop_setup *s)
+{
+	const struct gdn_loop_args *a = &s->a;
+	const struct gdn_marin_gate *mg = &s->w.mg;
+
+	s->gate.mode = (enum gdn_gate_mode)a->validation_mode;
+	if (marin_defaults(s))
+		return -1;
+	if (s->gate.mode == GDN_GATE_REQUIRED && !mg->tests &&
+	    !nonempty(gdn_config_str(s->cfg, "project.test_command")))
+		return fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+			    "--validation-mode required needs project.test_command in the "
+			    "configuration (or Marin targets: " MARIN_TARGETS ")");
+	if (s->gate.mode == GDN_GATE_PROFILE_ONLY && !mg->profile &&
+	    !nonempty(gdn_config_str(s->cfg, "project.profile_command")))
+		return fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+			    "--validation-mode profile-only needs project.profile_command in the "
+			    "configuration (or Marin targets: " MARIN_TARGETS ")");
+	if (!a->perf_on && a->log_measurements)
+		return fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+			    "--log-measurements needs --perf-mode on (it logs the measured "
+			    "figures)");
+	s->gate_on = s->gate.mode != GDN_GATE_OFF || a->perf_on;
+	return a->perf_on ? setup_policy(s) : 0;
+}
+
+/* ---- the engine's options ---- */
+
+void gdn_loop_setup_opts(struct gdn_loop_setup *s)
+{
+	const struct gdn_loop_args *a = &s->a;
+	struct gdn_loop_opts *lo = &s->lo;
+
+	lo->workdir = s->workdir;
+	lo->log_dir = s->log_dir;
+	lo->prompt_template = s->tmpl.buf;
+	lo->directives = &s->directives;
+	lo->hillclimb_log = s->hlog;
+	lo->iterations = a->iterations;
+	lo->sleep_ms = (long)(a->sleep_seconds * 1000.0);
+	lo->post_checks = &a->post_checks;
+	lo->post_check_policy = (enum gdn_loop_policy)a->post_check_policy;
+	lo->no_commit_policy = (enum gdn_loop_policy)a->no_commit_policy;
+	lo->iteration_error_policy = (enum gdn_loop_policy)a->iteration_error_policy;
+	lo->max_failures = a->max_failures;
+	lo->agent_retries = a->codex_retries;
+	lo->post_check_retries = a->post_check_retries;
+	lo->retry_sleep_ms = (long)(a->retry_sleep * 1000.0);
+	lo->allow_dirty = a->allow_dirty;
+	lo->allow_no_commit = a->allow_no_commit;
+	lo->dirty_policy = (enum gdn_dirty_policy)a->dirty_policy;
+	lo->restore_policy = (enum gdn_restore_policy)a->restore_policy;
+	lo->sync_policy = (enum gdn_sync_policy)a->sync_policy;
+	lo->sync_remote = a->sync_remote;
+	lo->sync_branch = a->sync_branch;
+	lo->sync_conflict = (enum gdn_sync_conflict)a->sync_conflict;
+	lo->max_agent_ms = (int64_t)(a->max_agent_minutes * 60000.0);
+	if (a->max_agent_minutes > 0 && lo->max_agent_ms < 1)
+		lo->max_agent_ms = 1;
+	lo->stop_after_failures = a->stop_after_failures;
+	lo->resume = a->resume;
+	lo->git_retry_sleep_ms = 2000;
+	lo->say = s->say;
+	lo->on_agent_line = s->on_line;
+	lo->payload = s->payload;
+}
+
+/* ---- the gate's backend and hooks ---- */
+
+static int open_backend(struct gdn_loop_setup *s)
+{
+	const struct gdn_loop_args *a = &s->a;
+	struct gdn_gate *gate = &s->gate;
+	const char *bname = a->backend ? a->backend : gdn_config_str(s->cfg, "loop.backend");
+
+	if (!bname || !*bname)
+		bname = "local";
+	if (gdn_backend_open(s->cfg, bname, &s->backend, &s->err))
+		return failed(s, GDN_SETUP_ERROR);
+	s->backend->repo_root = s->workdir;
+	gate->workdir = s->workdir;
+	gate->test_command = gdn_config_str(s->cfg, "project.test_command");
+	gate->profile_command = gdn_config_str(s->cfg, "project.profile_command");
+	if (s->w.mg.tests) {
+		s->marin_tests = gdn_marin_gate_command(&s->w.mg, "tests");
+		gate->test_command = s->marin_tests;
+	}
+	if (s->w.mg.profile) {
+		s->marin_profile = gdn_marin_gate_command(&s->w.mg, "profile");
+		gate->profile_command = s->marin_profile;
+	}
+	gate->timeout_ms = a->validation_timeout_ms;
+	gate->backend = s->backend;
+	gate->phase_retries = a->validation_retries;
+	gate->retry_sleep_ms = (long)(a->retry_sleep * 1000.0);
+	gate->on_line = s->on_line;
+	gate->payload = s->payload;
+	s->hooks.policy = (enum gdn_loop_policy)a->validation_policy;
+	if (a->perf_on) {
+		s->hooks.decide = gdn_gate_decide;
+		s->hooks.start = gdn_gate_start;
+		s->hooks.synced = gdn_gate_synced;
+	}
+	return 0;
+}
+
+int gdn_loop_setup_gate(struct gdn_loop_setup *s, const struct opt *opts)
+{
+	if (s->gate_on && open_backend(s))
+		return -1;
+	if (gdn_loop_where_open(s, opts))
+		return -1;
+	if ((s->w.mg.tests || s->w.mg.profile) && !s->gate.targets)
+		return fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+			    "the Marin validation defaults need a held dev TPU or Ray fallback "
+			    "clusters (or project.test_command and project.profile_command)");
+	return 0;
+}
