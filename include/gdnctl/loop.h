@@ -70,7 +70,8 @@ enum gdn_loop_failure {
 	GDN_FAIL_ITERATION_ERROR,
 	GDN_FAIL_NR,
 };
-/* "agent", "post_check", "no_commit", "hook", "iteration_error". */
+/* "agent", "post_check", "no_commit", "hook", "iteration_error" (journal.c: the journal's names).
+ */
 const char *gdn_loop_failure_name(enum gdn_loop_failure f);
 
 /* ---- progress messages ---- */
@@ -106,6 +107,67 @@ struct gdn_git {
  */
 int gdn_git_run(const struct gdn_git *g, const char *const *args, int *rc, struct sbuf *out,
 		struct gdn_err *err);
+/* gdn_git_run with the arguments as a NULL-terminated list. */
+int gdn_git_runl(const struct gdn_git *g, int *rc, struct sbuf *out, struct gdn_err *err, ...);
+
+/*
+ * Merge <remote>/<branch> into the current branch after a fetch (the
+ * original's --sync-main). A merge conflict is aborted and, under
+ * GDN_SYNC_CONFLICT_SKIP, reported and skipped. Returns 0 (merged, or
+ * skipped by policy) or an error.
+ */
+int gdn_git_sync(const struct gdn_git *g, const char *remote, const char *branch,
+		 enum gdn_sync_conflict conflict, struct gdn_err *err);
+
+struct gdn_repo;
+struct gdn_loop_state;
+
+/*
+ * The stash the loop saved for an iteration, and what the stash
+ * operations need. Progress goes to git->say, events to journal(ctx, ...)
+ * (`ev` stolen): stash_saving, stash_saved, stash_restoring,
+ * stash_restored, stash_kept, stash_forgotten.
+ */
+struct gdn_stash {
+	const struct gdn_git *git; /* borrowed */
+	struct gdn_repo *repo;	   /* the run's repository (borrowed) */
+	enum gdn_restore_policy restore_policy;
+	struct strvec *kept; /* stashes reported kept: "sha message" each (borrowed) */
+	void (*journal)(void *ctx, const char *event, json_t *ev);
+	void *ctx;
+	/* the stash saved by the current iteration (sha NULL: none) */
+	char *sha, *msg;
+	long iter;
+};
+/* Where the restore preflight's throw-away worktrees live (a mkdtemp prefix). */
+#define GDN_STASH_PREFLIGHT_PREFIX "/tmp/gdnctl-stash-preflight-"
+/* Forget the current stash (it stays in git's stash list). */
+void gdn_stash_forget(struct gdn_stash *s);
+/*
+ * `git stash push -u -m msg` for iteration `it` and find it by message: it
+ * becomes the current stash. kind: "user" (the tree before an iteration),
+ * "leftovers" (an interrupted agent's work).
+ */
+int gdn_stash_save(struct gdn_stash *s, long it, const char *msg, const char *kind,
+		   struct gdn_err *err);
+/*
+ * Restore the current stash by its commit id (never by position: the
+ * agent may have pushed or dropped stashes), after applying it in a
+ * throw-away worktree at HEAD; then forget it. Returns 0 (restored, or
+ * kept under warn-keep) or an error (the restore policy is fail, or
+ * recovery failed). Nothing without a current stash.
+ */
+int gdn_stash_restore(struct gdn_stash *s, struct gdn_err *err);
+/* Journal the current stash as kept (stash_kept, `reason`) and add it to s->kept. */
+void gdn_stash_report_kept(struct gdn_stash *s, const char *reason);
+/*
+ * --resume: the stash the interrupted run saved and did not restore
+ * (st->stash_msg set; st->stash_sha gets its id when it was found by
+ * message): dropped when a restore had begun and its changes are all in
+ * the tree, else restored; forgotten (journaled) when the push never
+ * happened.
+ */
+int gdn_stash_recover(struct gdn_stash *s, struct gdn_loop_state *st, struct gdn_err *err);
 
 /* ---- the journal (journal.c) ---- */
 
@@ -127,6 +189,8 @@ int gdn_journal_open(struct gdn_journal *j, const char *log_dir, const char *run
  * write(2) on an O_APPEND descriptor, then fsync(2).
  */
 int gdn_journal_write(struct gdn_journal *j, const char *event, json_t *ev, struct gdn_err *err);
+/* New reference: {"iteration": it}, the start of most events. */
+json_t *gdn_journal_iteration(long it);
 void gdn_journal_close(struct gdn_journal *j);
 
 /* What --resume needs to know, rebuilt from the journal of the last run. */

@@ -131,6 +131,33 @@ void gdn_proc_kill_all(void);
 int gdn_proc_live_count(void);
 
 /*
+ * Processes we did not start (an orphan of a killed gdnctl, a git command
+ * in a tree). Read from /proc (src/util/proc_scan.c); where there is none,
+ * nothing is found.
+ */
+/*
+ * When process `pid` started (field 22 of /proc/PID/stat, clock ticks
+ * since boot), or -1 (gone, a zombie, no /proc). With the pid it tells one
+ * process from a later one that got the same pid.
+ */
+long long gdn_proc_started(pid_t pid);
+/*
+ * Stop process group `pgid`, not one of ours, whose leader started at
+ * `started` (gdn_proc_started): SIGINT, SIGTERM, then SIGKILL to the
+ * group, grace_ms apart (at most 1 s after the SIGKILL), as
+ * gdn_proc_kill_all() does, until the group is empty or its leader is no
+ * longer that process (never signals a stranger that reused the number).
+ * Nothing when pgid <= 1 or started < 0.
+ */
+void gdn_proc_stop_group(pid_t pgid, long long started, int grace_ms);
+/*
+ * Whether a process other than this one runs whose command name
+ * (/proc/PID/comm) starts with one of `names` (NULL-terminated) and whose
+ * working directory is `dir` or starts with `dir_prefix` (may be NULL).
+ */
+bool gdn_proc_running_in(const char *const *names, const char *dir, const char *dir_prefix);
+
+/*
  * Install SIGINT/SIGTERM handlers (SA_RESTART; every loop here handles
  * EINTR anyway). A handler only records the signal and writes a byte to a
  * self-pipe; each gdn_proc_run running at that moment notices, stops its

@@ -26,28 +26,48 @@ int gdn_repo_discover(const char *start, char **root, struct gdn_err *err);
 int gdn_repo_commit_exists(const char *root, const char *rev, int *exists, char **full,
 			   struct gdn_err *err);
 
-/* ---- reads for the loop engine (src/loop/). Returned char * belong to the caller. ---- */
+/*
+ * ---- a repository handle: opened once, used for a whole run ----
+ *
+ * The loop engine opens its working tree once: libgit2 then keeps the
+ * configuration, the object cache and the index between calls, and reads
+ * the index again only when it changed on disk (its stat cache makes a
+ * dirty check one lstat per tracked file). References (HEAD, the stash
+ * reflog) are read from disk on each call, so changes made by git
+ * commands (the agent's, gdnctl's) are seen. Not for concurrent use from
+ * several threads. Returned char * belong to the caller.
+ */
+struct gdn_repo;
+
+/* Open the repository whose working tree is `root`. Returns 0 or GDN_EIO. */
+int gdn_repo_open(const char *root, struct gdn_repo **out, struct gdn_err *err);
+/* NULL is fine. */
+void gdn_repo_free(struct gdn_repo *r);
+/* The root given to gdn_repo_open (borrowed). */
+const char *gdn_repo_root(const struct gdn_repo *r);
 
 /*
- * HEAD of the repository at `root`: *sha (40 hex) and *branch (short name,
- * NULL when detached); either pointer may be NULL. An unborn HEAD gives
- * *sha NULL. Returns 0 or GDN_EIO.
+ * HEAD: *sha (40 hex) and *branch (short name, NULL when detached); either
+ * pointer may be NULL. An unborn HEAD gives *sha NULL. Returns 0 or GDN_EIO.
  */
-int gdn_repo_head(const char *root, char **sha, char **branch, struct gdn_err *err);
+int gdn_repo_head(struct gdn_repo *r, char **sha, char **branch, struct gdn_err *err);
 /* Whether the working tree or index differs from HEAD, untracked files included (not ignored). */
-int gdn_repo_dirty(const char *root, bool *dirty, struct gdn_err *err);
+int gdn_repo_dirty(struct gdn_repo *r, bool *dirty, struct gdn_err *err);
+/* One-shot forms for commands that read once: open `root`, read, close. */
+int gdn_repo_head_at(const char *root, char **sha, char **branch, struct gdn_err *err);
+int gdn_repo_dirty_at(const char *root, bool *dirty, struct gdn_err *err);
 /*
  * Whether commit `desc` is a strict descendant of commit `anc` (both full
  * or abbreviated hex ids). Returns 0 with *is_desc set, or a gdn_errcode.
  */
-int gdn_repo_descendant(const char *root, const char *desc, const char *anc, bool *is_desc,
+int gdn_repo_descendant(struct gdn_repo *r, const char *desc, const char *anc, bool *is_desc,
 			struct gdn_err *err);
 /*
  * The commits reachable from `to` but not from `from` (a revwalk,
  * `git rev-list from..to`): *count, and their ids (newest first, at most
  * `max`) appended to `ids` when non-NULL.
  */
-int gdn_repo_count_commits(const char *root, const char *from, const char *to, long *count,
+int gdn_repo_count_commits(struct gdn_repo *r, const char *from, const char *to, long *count,
 			   struct strvec *ids, size_t max, struct gdn_err *err);
 /*
  * Find a stash entry by commit id (`sha`, may be NULL) or, failing that,
@@ -55,16 +75,15 @@ int gdn_repo_count_commits(const char *root, const char *from, const char *to, l
  * may be NULL). *index is its position (stash@{N}) or -1; *found (may be
  * NULL) gets its commit id.
  */
-int gdn_repo_stash_find(const char *root, const char *sha, const char *msg, long *index,
+int gdn_repo_stash_find(struct gdn_repo *r, const char *sha, const char *msg, long *index,
 			char **found, struct gdn_err *err);
 /*
  * Whether every change recorded in stash commit `sha` (tracked and
  * untracked files) is already in the working tree: each file the stash
  * adds or modifies has the stash's content, each it deletes is absent.
  */
-int gdn_repo_stash_in_tree(const char *root, const char *sha, bool *in_tree, struct gdn_err *err);
-/* The repository's git directory, with a trailing slash (a worktree's own under .git/worktrees/).
- */
-int gdn_repo_gitdir(const char *root, char **path, struct gdn_err *err);
+int gdn_repo_stash_in_tree(struct gdn_repo *r, const char *sha, bool *in_tree, struct gdn_err *err);
+/* The git directory, with a trailing slash (a worktree's own under .git/worktrees/); borrowed. */
+const char *gdn_repo_gitdir(const struct gdn_repo *r);
 
 #endif

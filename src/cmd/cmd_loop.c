@@ -135,7 +135,7 @@ static int dry_run(struct gdn_agent *agent, const struct gdn_loop_opts *lo, stru
 	struct gdn_agent_request req = {0};
 	int ret;
 
-	ret = gdn_repo_head(lo->workdir, &head, &branch, err);
+	ret = gdn_repo_head_at(lo->workdir, &head, &branch, err);
 	if (ret)
 		goto out;
 	v.head_sha = head;

@@ -372,7 +372,7 @@ static void check_git(struct gdn_doctor_report *r, const char *cwd, long timeout
 			       "check the repository with 'git status'", "%s", err.msg);
 		goto out;
 	}
-	if (gdn_repo_head(*repo_root, &sha, &branch, &err)) {
+	if (gdn_repo_head_at(*repo_root, &sha, &branch, &err)) {
 		gdn_doctor_add(r, GDN_DOCTOR_FAIL, "repository",
 			       "check the repository with 'git status'", "'%s': %s", *repo_root,
 			       err.msg);
@@ -386,7 +386,7 @@ static void check_git(struct gdn_doctor_report *r, const char *cwd, long timeout
 	}
 	gdn_doctor_add(r, GDN_DOCTOR_OK, "repository", NULL, "%s (%s at %.12s)", *repo_root,
 		       branch ? branch : "detached HEAD", sha);
-	if (gdn_repo_dirty(*repo_root, &dirty, &err))
+	if (gdn_repo_dirty_at(*repo_root, &dirty, &err))
 		gdn_doctor_add(r, GDN_DOCTOR_WARN, "repository: clean",
 			       "check the repository with 'git status'", "%s", err.msg);
 	else if (dirty)

@@ -16,14 +16,6 @@
 
 #define MAX_IDS_JOURNALED 64
 
-static const char *const failure_names[] = {"agent", "post_check", "no_commit", "hook",
-					    "iteration_error"};
-
-const char *gdn_loop_failure_name(enum gdn_loop_failure f)
-{
-	return failure_names[f];
-}
-
 enum gdn_loop_verdict gdn_loop_policy_apply(enum gdn_loop_policy p, long *failures,
 					    long max_failures, bool *counted)
 {
@@ -59,7 +51,8 @@ json_t *gdn_loop_summary_json(const struct gdn_loop_summary *s)
 	json_object_set_new(doc, "commits", json_integer(s->commits));
 	json_object_set_new(doc, "failures", json_integer(s->failures));
 	for (int k = 0; k < GDN_FAIL_NR; k++)
-		json_object_set_new(kinds, failure_names[k], json_integer(s->fail_kinds[k]));
+		json_object_set_new(kinds, gdn_loop_failure_name(k),
+				    json_integer(s->fail_kinds[k]));
 	json_object_set_new(doc, "failures_by_kind", kinds);
 	json_object_set_new(doc, "agent_seconds", json_real((double)s->agent_ms / 1000.0));
 	json_object_set_new(doc, "stop_reason",
@@ -94,9 +87,15 @@ struct loop {
 	long first; /* first iteration of this session */
 	long failures, consecutive;
 	bool journal_warned;
-	/* the stash saved by the current iteration */
-	char *stash_sha, *stash_msg;
-	long stash_iter;
+	struct gdn_stash stash; /* the stash saved by the current iteration */
+	struct gdn_repo *repo;
+	/*
+	 * The dirty check after the agent found the tree clean and nothing
+	 * has run since (no post-check, hook, stamp, stash restore or sleep):
+	 * the next iteration's check would scan the same tree a moment later,
+	 * so it uses this instead (one tree scan per iteration, not two).
+	 */
+	bool clean_known;
 };
 
 static void say(struct loop *l, enum gdn_loop_level level, const char *fmt, ...) GDN_PRINTF(3, 4);
@@ -155,334 +154,9 @@ struct spawn_note {
 };
 static void agent_spawned(pid_t pgid, void *payload);
 
-/* New reference: the start of an iteration's event, {"iteration": it}. */
-static json_t *iteration_event(long it)
-{
-	json_t *o = json_object();
-
-	json_object_set_new(o, "iteration", json_integer(it));
-	return o;
-}
-
 static int interrupted(void)
 {
 	return gdn_proc_interrupted();
-}
-
-static int git(struct loop *l, int *rc, struct sbuf *out, struct gdn_err *err, ...)
-{
-	struct strvec args = STRVEC_INIT;
-	const char *a;
-	va_list ap;
-	int ret;
-
-	va_start(ap, err);
-	while ((a = va_arg(ap, const char *)))
-		strvec_push(&args, a);
-	va_end(ap);
-	ret = gdn_git_run(&l->git, args.v, rc, out, err);
-	strvec_clear(&args);
-	return ret;
-}
-
-/* Print captured git output, one message, stripped. */
-static void say_output(struct loop *l, enum gdn_loop_level level, const char *prefix,
-		       struct sbuf *out)
-{
-	sbuf_trim(out);
-	if (out->len)
-		say(l, level, "%s%s", prefix, out->buf);
-}
-
-/* ---- stash: saved by commit id, restored after a preflight ---- */
-
-static void forget_stash(struct loop *l)
-{
-	FREE_AND_NULL(l->stash_sha);
-	FREE_AND_NULL(l->stash_msg);
-	l->stash_iter = 0;
-}
-
-/* kind: "user" (the tree before an iteration), "leftovers" (an interrupted agent's work). */
-static int stash_save(struct loop *l, long it, const char *msg, const char *kind,
-		      struct gdn_err *err)
-{
-	struct sbuf out = SBUF_INIT;
-	long index = -1;
-	json_t *ev;
-	int rc = 0, ret;
-
-	forget_stash(l);
-	l->stash_msg = xstrdup(msg);
-	l->stash_iter = it;
-	ev = iteration_event(it);
-	json_object_set_new(ev, "message", json_string(msg));
-	json_object_set_new(ev, "kind", json_string(kind));
-	journal_event(l, "stash_saving", ev);
-	ret = git(l, &rc, &out, err, "stash", "push", "-u", "-m", msg, NULL);
-	if (ret)
-		goto out;
-	if (rc) {
-		sbuf_trim(&out);
-		ret = gdn_err_set(err, GDN_EFAILED, "git stash push failed (exit=%d): %s", rc,
-				  out.buf);
-		goto out;
-	}
-	say(l, GDN_LOOP_INFO, "stashed dirty tree: %s", msg);
-	say_output(l, GDN_LOOP_INFO, "", &out);
-	ret = gdn_repo_stash_find(l->o->workdir, NULL, msg, &index, &l->stash_sha, err);
-	if (ret)
-		goto out;
-	if (index < 0) {
-		ret = gdn_err_set(err, GDN_EFAILED,
-				  "Failed to resolve stash ref after stashing dirty tree.");
-		goto out;
-	}
-	ev = iteration_event(it);
-	json_object_set_new(ev, "sha", json_string(l->stash_sha));
-	json_object_set_new(ev, "message", json_string(msg));
-	json_object_set_new(ev, "kind", json_string(kind));
-	journal_event(l, "stash_saved", ev);
-out:
-	if (ret && !l->stash_sha)
-		forget_stash(l);
-	sbuf_release(&out);
-	return ret;
-}
-
-/* Apply the stash in a throw-away worktree at HEAD: *conflict when it would not apply. */
-static int stash_preflight(struct loop *l, bool *conflict, struct sbuf *report, struct gdn_err *err)
-{
-	char tmpl[] = "/tmp/gdnctl-stash-preflight-XXXXXX";
-	char *probe = NULL;
-	struct gdn_git pg = l->git;
-	struct sbuf out = SBUF_INIT;
-	int rc = 0, ret = 0;
-
-	*conflict = false;
-	if (!mkdtemp(tmpl))
-		goto out; /* fail open, as the original */
-	probe = xstrfmt("%s/probe", tmpl);
-	ret = git(l, &rc, report, err, "worktree", "add", "--detach", probe, "HEAD", NULL);
-	if (ret || rc) {
-		ret = 0; /* fail open; the output is kept in report */
-		goto out;
-	}
-	pg.workdir = probe;
-	ret =
-	    gdn_git_run(&pg, (const char *const[]){"stash", "apply", "--quiet", l->stash_sha, NULL},
-			&rc, &out, err);
-	if (!ret && rc) {
-		*conflict = true;
-		sbuf_add(report, out.buf, out.len);
-	}
-	ret = 0;
-	git(l, &rc, &out, err, "worktree", "remove", "--force", probe, NULL);
-out:
-	if (probe) {
-		struct gdn_err ignored = GDN_ERR_INIT;
-
-		git(l, &rc, &out, &ignored, "worktree", "prune", NULL);
-		rmdir(probe);
-	}
-	rmdir(tmpl);
-	free(probe);
-	sbuf_release(&out);
-	return ret;
-}
-
-static void report_kept(struct loop *l, const char *reason)
-{
-	json_t *ev = iteration_event(l->stash_iter);
-
-	json_object_set_new(ev, "sha", json_string(l->stash_sha));
-	json_object_set_new(ev, "message", json_string(l->stash_msg));
-	json_object_set_new(ev, "reason", json_string(reason));
-	journal_event(l, "stash_kept", ev);
-	if (!strvec_contains(&l->sum->stashes_kept, l->stash_sha))
-		strvec_pushf(&l->sum->stashes_kept, "%s %s", l->stash_sha, l->stash_msg);
-}
-
-static int drop_stash(struct loop *l, bool *dropped, struct gdn_err *err)
-{
-	struct sbuf out = SBUF_INIT;
-	char ref[64];
-	long index = -1;
-	int rc = 0, ret;
-
-	*dropped = false;
-	ret = gdn_repo_stash_find(l->o->workdir, l->stash_sha, NULL, &index, NULL, err);
-	if (ret || index < 0)
-		goto out; /* already gone (dropped by someone else): nothing to drop */
-	snprintf(ref, sizeof(ref), "stash@{%ld}", index);
-	ret = git(l, &rc, &out, err, "stash", "drop", ref, NULL);
-	*dropped = !ret && !rc;
-out:
-	sbuf_release(&out);
-	return ret;
-}
-
-static void journal_restored(struct loop *l, bool dropped)
-{
-	json_t *ev = iteration_event(l->stash_iter);
-
-	json_object_set_new(ev, "sha", json_string(l->stash_sha));
-	json_object_set_new(ev, "message", json_string(l->stash_msg));
-	json_object_set_new(ev, "dropped", json_boolean(dropped));
-	journal_event(l, "stash_restored", ev);
-}
-
-/* After a failed restore: the original's unmerged-paths recovery. */
-static int recover_unmerged(struct loop *l, struct gdn_err *err)
-{
-	struct sbuf out = SBUF_INIT;
-	int rc = 0, ret;
-
-	ret = git(l, &rc, &out, err, "diff", "--name-only", "--diff-filter=U", NULL);
-	sbuf_trim(&out);
-	if (ret || rc || !out.len)
-		goto out;
-	say(l, GDN_LOOP_WARN,
-	    "unmerged paths detected after stash restore attempt; resetting index/worktree to "
-	    "HEAD to keep loop running (stashes are preserved).");
-	ret = git(l, &rc, &out, err, "reset", "--merge", NULL);
-	if (!ret)
-		ret = git(l, &rc, &out, err, "diff", "--name-only", "--diff-filter=U", NULL);
-	sbuf_trim(&out);
-	if (!ret && (rc || out.len))
-		ret = gdn_err_set(err, GDN_EFAILED,
-				  "Unable to recover from unmerged paths after stash restore "
-				  "attempt. Resolve conflicts manually before continuing.");
-out:
-	sbuf_release(&out);
-	return ret;
-}
-
-/* A stash that could not be restored: report it, recover the tree, apply the policy. */
-static int keep_stash(struct loop *l, const char *reason, struct gdn_err *err)
-{
-	int ret;
-
-	report_kept(l, reason);
-	ret = recover_unmerged(l, err);
-	if (!ret && l->o->restore_policy == GDN_RESTORE_FAIL)
-		ret = gdn_err_set(err, GDN_EFAILED,
-				  "Failed to restore stashed dirty tree. Resolve stash conflicts "
-				  "manually before continuing.");
-	forget_stash(l);
-	return ret;
-}
-
-/*
- * Restore the iteration's stash by its commit id (never by position: the
- * agent may have pushed or dropped stashes). Returns 0 (restored, or kept
- * under warn-keep) or an error (the restore policy is fail, or recovery
- * failed).
- */
-static int stash_restore(struct loop *l, struct gdn_err *err)
-{
-	struct sbuf report = SBUF_INIT, out = SBUF_INIT;
-	bool conflict = false, dropped = false, in_tree = false;
-	json_t *ev;
-	int rc = 0, ret = 0;
-
-	if (!l->stash_sha)
-		goto out;
-	say(l, GDN_LOOP_INFO, "restoring stashed dirty tree: %s (%s)", l->stash_msg, l->stash_sha);
-	ev = iteration_event(l->stash_iter);
-	json_object_set_new(ev, "sha", json_string(l->stash_sha));
-	journal_event(l, "stash_restoring", ev);
-	ret = stash_preflight(l, &conflict, &report, err);
-	if (ret)
-		goto out;
-	if (conflict) {
-		say_output(l, GDN_LOOP_NOTE, "stash preflight: ", &report);
-		say(l, GDN_LOOP_NOTE,
-		    "stash restore skipped because preflight detected conflicts; stash kept for "
-		    "manual recovery (%s, message=%s).",
-		    l->stash_sha, l->stash_msg);
-		ret = keep_stash(l, "conflict", err);
-		goto out;
-	}
-	ret = git(l, &rc, &out, err, "stash", "apply", l->stash_sha, NULL);
-	if (ret)
-		goto out;
-	if (rc) {
-		say_output(l, GDN_LOOP_NOTE, "", &out);
-		/* apply may have half-worked; keep the stash, recover the tree */
-		say(l, GDN_LOOP_NOTE,
-		    "stash restore failed; stash was kept for manual recovery (%s, message=%s).",
-		    l->stash_sha, l->stash_msg);
-		ret = keep_stash(l, "apply-failed", err);
-		goto out;
-	}
-	ret = drop_stash(l, &dropped, err);
-	if (ret)
-		goto out;
-	if (!dropped && !gdn_repo_stash_in_tree(l->o->workdir, l->stash_sha, &in_tree, err) &&
-	    in_tree) {
-		long index = -1;
-
-		gdn_repo_stash_find(l->o->workdir, l->stash_sha, NULL, &index, NULL, err);
-		if (index >= 0)
-			say(l, GDN_LOOP_WARN,
-			    "stash was applied but could not be dropped automatically (%s).",
-			    l->stash_sha);
-	}
-	journal_restored(l, dropped);
-	forget_stash(l);
-	goto out;
-out:
-	sbuf_release(&report);
-	sbuf_release(&out);
-	return ret;
-}
-
-/* ---- sync with a remote branch ---- */
-
-/* Returns 0 (merged, or skipped by policy) or an error. */
-static int sync_branch(struct loop *l, struct gdn_err *err)
-{
-	const char *remote = l->o->sync_remote, *branch = l->o->sync_branch;
-	struct sbuf out = SBUF_INIT, aout = SBUF_INIT;
-	char *target = xstrfmt("%s/%s", remote, branch);
-	int rc = 0, arc = 0, ret;
-
-	say(l, GDN_LOOP_INFO, "syncing branch with %s", target);
-	ret = git(l, &rc, &out, err, "fetch", remote, branch, NULL);
-	if (ret)
-		goto out;
-	if (rc) {
-		sbuf_trim(&out);
-		ret = gdn_err_set(err, GDN_EFAILED, "git fetch %s %s failed (exit=%d): %s", remote,
-				  branch, rc, out.buf);
-		goto out;
-	}
-	ret = git(l, &rc, &out, err, "merge", "--no-edit", target, NULL);
-	if (ret)
-		goto out;
-	say_output(l, rc ? GDN_LOOP_NOTE : GDN_LOOP_INFO, "", &out);
-	if (!rc)
-		goto out;
-	ret = git(l, &arc, &aout, err, "merge", "--abort", NULL);
-	if (ret)
-		goto out;
-	if ((strstr(out.buf, "CONFLICT") || strstr(out.buf, "Automatic merge failed")) &&
-	    l->o->sync_conflict == GDN_SYNC_CONFLICT_SKIP) {
-		say(l, GDN_LOOP_WARN,
-		    "sync-main merge conflict detected; continuing without syncing from main this "
-		    "iteration due policy=skip.");
-		goto out;
-	}
-	ret = gdn_err_set(err, GDN_EFAILED,
-			  "failed to merge %s into current branch (exit=%d). Resolve conflicts and "
-			  "rerun.",
-			  target, rc);
-out:
-	free(target);
-	sbuf_release(&out);
-	sbuf_release(&aout);
-	return ret;
 }
 
 static void clear_stale_locks(struct loop *l);
@@ -583,7 +257,7 @@ static enum step run_agent(struct loop *l, struct iter *c, const char *prompt, s
 	}
 	for (long a = 1; a <= attempts; a++) {
 		struct gdn_agent_result res = {0};
-		json_t *ev = iteration_event(c->it);
+		json_t *ev = gdn_journal_iteration(c->it);
 		int rc;
 
 		json_object_set_new(ev, "attempt", json_integer(a));
@@ -597,7 +271,7 @@ static enum step run_agent(struct loop *l, struct iter *c, const char *prompt, s
 		if (rc == 0 && !res.ok)
 			rc = 1;
 		l->sum->agent_ms = gdn_add_sat_i64(l->sum->agent_ms, res.duration_ms);
-		ev = iteration_event(c->it);
+		ev = gdn_journal_iteration(c->it);
 		json_object_set_new(ev, "attempt", json_integer(a));
 		json_object_set_new(ev, "rc", json_integer(rc));
 		json_object_set_new(ev, "status", json_integer(res.status));
@@ -652,6 +326,8 @@ static enum step post_checks(struct loop *l, struct iter *c, struct gdn_err *err
 		const char *argv[] = {"bash", "-lc", pc->v[i], NULL};
 		int rc = 0;
 
+		l->clean_known = false;
+
 		for (long a = 1; a <= attempts; a++) {
 			struct gdn_proc p = GDN_PROC_INIT;
 			json_t *ev;
@@ -670,7 +346,7 @@ static enum step post_checks(struct loop *l, struct iter *c, struct gdn_err *err
 				step = STEP_ERROR;
 				goto out;
 			}
-			ev = iteration_event(c->it);
+			ev = gdn_journal_iteration(c->it);
 			json_object_set_new(ev, "command", json_string(pc->v[i]));
 			json_object_set_new(ev, "attempt", json_integer(a));
 			json_object_set_new(ev, "rc", json_integer(rc));
@@ -709,17 +385,17 @@ static int detect_commits(struct loop *l, struct iter *c, struct gdn_err *err)
 	json_t *ev, *ids;
 	int ret;
 
-	ret = gdn_repo_head(l->o->workdir, &c->head_after, NULL, err);
+	ret = gdn_repo_head(l->repo, &c->head_after, NULL, err);
 	if (ret)
 		return ret;
 	if (!c->head_after)
 		return gdn_err_set(err, GDN_EFAILED, "HEAD has no commit after the agent ran");
 	if (strcmp(c->head_after, c->head_before)) {
-		ret = gdn_repo_descendant(l->o->workdir, c->head_after, c->head_before, &desc, err);
+		ret = gdn_repo_descendant(l->repo, c->head_after, c->head_before, &desc, err);
 		if (ret)
 			return ret;
 		if (desc) {
-			ret = gdn_repo_count_commits(l->o->workdir, c->head_before, c->head_after,
+			ret = gdn_repo_count_commits(l->repo, c->head_before, c->head_after,
 						     &c->commits, &c->ids, MAX_IDS_JOURNALED, err);
 			if (ret)
 				return ret;
@@ -731,7 +407,7 @@ static int detect_commits(struct loop *l, struct iter *c, struct gdn_err *err)
 			    c->head_before, c->head_after);
 		}
 	}
-	ev = iteration_event(c->it);
+	ev = gdn_journal_iteration(c->it);
 	json_object_set_new(ev, "before", json_string(c->head_before));
 	json_object_set_new(ev, "after", json_string(c->head_after));
 	json_object_set_new(ev, "descendant", json_boolean(desc));
@@ -741,9 +417,11 @@ static int detect_commits(struct loop *l, struct iter *c, struct gdn_err *err)
 		json_array_append_new(ids, json_string(c->ids.v[i]));
 	json_object_set_new(ev, "ids", ids);
 	journal_event(l, "head", ev);
-	if (!gdn_repo_dirty(l->o->workdir, &dirty, err) && dirty) {
+	ret = gdn_repo_dirty(l->repo, &dirty, err);
+	l->clean_known = !ret && !dirty;
+	if (!ret && dirty) {
 		say(l, GDN_LOOP_WARN, "the agent left uncommitted changes in the working tree");
-		journal_event(l, "dirty_after", iteration_event(c->it));
+		journal_event(l, "dirty_after", gdn_journal_iteration(c->it));
 	}
 	return 0;
 }
@@ -764,6 +442,8 @@ static void stamp_log(struct loop *l, struct iter *c)
 	if (!l->o->hillclimb_log || !c->commits)
 		goto out;
 	r = gdn_prompt_stamp_log(l->o->hillclimb_log, c->head_after, &err);
+	if (r)
+		l->clean_known = false; /* the log rewritten (or maybe half-written) */
 	if (r < 0) {
 		say(l, GDN_LOOP_WARN, "%s", err.msg);
 		goto out;
@@ -772,16 +452,17 @@ static void stamp_log(struct loop *l, struct iter *c)
 		goto out;
 	say(l, GDN_LOOP_INFO, "stamped last hill-climb log entry with commit %.12s", c->head_after);
 	msg = xstrfmt("gdnctl: stamp hill-climb log entry with commit %.12s", c->head_after);
-	if (git(l, &rc, &out, &err, "commit", "-q", "-m", msg, "--", l->o->hillclimb_log, NULL) ||
+	if (gdn_git_runl(&l->git, &rc, &out, &err, "commit", "-q", "-m", msg, "--",
+			 l->o->hillclimb_log, NULL) ||
 	    rc) {
 		sbuf_trim(&out);
 		say(l, GDN_LOOP_WARN, "could not commit the stamped hill-climb log: %s",
 		    err.msg[0] ? err.msg : out.buf);
 		goto out;
 	}
-	if (gdn_repo_head(l->o->workdir, &head, NULL, &err) || !head)
+	if (gdn_repo_head(l->repo, &head, NULL, &err) || !head)
 		goto out;
-	ev = iteration_event(c->it);
+	ev = gdn_journal_iteration(c->it);
 	json_object_set_new(ev, "commit", json_string(head));
 	journal_event(l, "stamp", ev);
 out:
@@ -794,27 +475,29 @@ static enum step iteration_body(struct loop *l, struct iter *c, struct gdn_err *
 {
 	char *branch = NULL, *smsg = NULL, *synced_from = NULL;
 	struct sbuf prompt = SBUF_INIT;
-	bool dirty = false;
+	bool dirty = false, clean_known;
 	enum step step = STEP_OK;
 	json_t *ev;
 
 	say(l, GDN_LOOP_HEADING, "=== codex iteration %ld/%ld ===", c->it, l->total);
-	if (gdn_repo_head(l->o->workdir, &c->head_before, &branch, err)) {
+	if (gdn_repo_head(l->repo, &c->head_before, &branch, err)) {
 		step = STEP_ERROR;
 		goto out;
 	}
-	ev = iteration_event(c->it);
+	ev = gdn_journal_iteration(c->it);
 	json_object_set_new(ev, "head", c->head_before ? json_string(c->head_before) : json_null());
 	json_object_set_new(ev, "branch", branch ? json_string(branch) : json_null());
 	journal_event(l, "iteration_start", ev);
-	if (!l->o->allow_dirty) {
-		if (gdn_repo_dirty(l->o->workdir, &dirty, err)) {
+	clean_known = l->clean_known;
+	l->clean_known = false;
+	if (!l->o->allow_dirty && !clean_known) {
+		if (gdn_repo_dirty(l->repo, &dirty, err)) {
 			step = STEP_ERROR;
 			goto out;
 		}
 		if (dirty && l->o->dirty_policy == GDN_DIRTY_STASH) {
 			smsg = xstrfmt("gdnctl-loop: %s iteration %ld", l->sum->run_id, c->it);
-			if (stash_save(l, c->it, smsg, "user", err)) {
+			if (gdn_stash_save(&l->stash, c->it, smsg, "user", err)) {
 				step = STEP_ERROR;
 				goto out;
 			}
@@ -834,7 +517,9 @@ static enum step iteration_body(struct loop *l, struct iter *c, struct gdn_err *
 	if (l->o->sync_policy == GDN_SYNC_EACH ||
 	    (l->o->sync_policy == GDN_SYNC_ONCE && c->it == l->first)) {
 		FREE_AND_NULL(synced_from);
-		if (gdn_repo_head(l->o->workdir, &synced_from, NULL, err) || sync_branch(l, err)) {
+		if (gdn_repo_head(l->repo, &synced_from, NULL, err) ||
+		    gdn_git_sync(&l->git, l->o->sync_remote, l->o->sync_branch, l->o->sync_conflict,
+				 err)) {
 			step = STEP_ERROR;
 			goto out;
 		}
@@ -844,7 +529,7 @@ static enum step iteration_body(struct loop *l, struct iter *c, struct gdn_err *
 		}
 	}
 	FREE_AND_NULL(c->head_before);
-	if (gdn_repo_head(l->o->workdir, &c->head_before, NULL, err)) {
+	if (gdn_repo_head(l->repo, &c->head_before, NULL, err)) {
 		step = STEP_ERROR;
 		goto out;
 	}
@@ -891,6 +576,8 @@ static enum step iteration_body(struct loop *l, struct iter *c, struct gdn_err *
 		struct gdn_loop_iter gi = {
 		    c->it, c->head_before, c->head_after, c->commits, hook_report, hook_journal, l};
 		struct gdn_loop_hook_out ho = {0};
+
+		l->clean_known = false;
 		bool reverted = false;
 		int rc = 0;
 
@@ -925,11 +612,11 @@ out:
 
 static void journal_decision(struct loop *l, struct iter *c, bool failed, bool counted, int exit)
 {
-	json_t *ev = iteration_event(c->it);
+	json_t *ev = gdn_journal_iteration(c->it);
 
 	json_object_set_new(ev, "outcome", json_string(failed ? "failed" : "ok"));
 	json_object_set_new(ev, "failure",
-			    failed ? json_string(failure_names[c->kind]) : json_null());
+			    failed ? json_string(gdn_loop_failure_name(c->kind)) : json_null());
 	json_object_set_new(ev, "counted", json_boolean(counted));
 	json_object_set_new(ev, "commits", json_integer(c->commits));
 	json_object_set_new(ev, "failures", json_integer(l->failures));
@@ -1000,7 +687,9 @@ static int iteration(struct loop *l, long it)
 		l->sum->iterations_run++;
 		journal_decision(l, &c, failed, counted, exit);
 	}
-	if (stash_restore(l, &rerr)) {
+	if (l->stash.sha)
+		l->clean_known = false;
+	if (gdn_stash_restore(&l->stash, &rerr)) {
 		/*
 		 * A failing restore never turns an exit into "continue" (the original's
 		 * did: docs/compatibility.md, "Bugs of the original that gdnctl fixes").
@@ -1031,9 +720,11 @@ static int iteration(struct loop *l, long it)
 		l->sum->stop_reason = xstrdup("interrupted");
 		goto out;
 	}
-	journal_event(l, "iteration_end", iteration_event(it));
-	if (exit < 0 && !failed && it < l->total && l->o->sleep_ms > 0)
+	journal_event(l, "iteration_end", gdn_journal_iteration(it));
+	if (exit < 0 && !failed && it < l->total && l->o->sleep_ms > 0) {
+		l->clean_known = false;
 		gdn_sleep_interruptible(l->o->sleep_ms);
+	}
 	if (exit >= 0) {
 		free(l->sum->stop_reason);
 		l->sum->stop_reason = xstrdup("failure");
@@ -1089,13 +780,14 @@ static int set_aside(struct loop *l, struct gdn_loop_state *st, struct gdn_err *
 	char *head = NULL, *ref = NULL;
 	int rc = 0, ret;
 
-	ret = gdn_repo_head(l->o->workdir, &head, NULL, err);
+	ret = gdn_repo_head(l->repo, &head, NULL, err);
 	if (ret || !head || !st->open_head || !strcmp(head, st->open_head))
 		goto out;
 	ref = xstrfmt("refs/gdnctl/loop/%s/iteration-%ld", st->run_id, st->open_iter);
-	ret = git(l, &rc, &out, err, "update-ref", ref, head, NULL);
+	ret = gdn_git_runl(&l->git, &rc, &out, err, "update-ref", ref, head, NULL);
 	if (!ret && !rc)
-		ret = git(l, &rc, &out, err, "reset", "-q", "--keep", st->open_head, NULL);
+		ret = gdn_git_runl(&l->git, &rc, &out, err, "reset", "-q", "--keep", st->open_head,
+				   NULL);
 	if (!ret && rc) {
 		sbuf_trim(&out);
 		ret = gdn_err_set(err, GDN_EFAILED,
@@ -1119,48 +811,14 @@ out:
 	return ret;
 }
 
-/*
- * When process `pid` started (field 22 of /proc/PID/stat, clock ticks
- * since boot), or -1. With the pid it tells one process from a later one
- * that got the same pid.
- */
-static long long proc_started(pid_t pid)
-{
-	long long started = -1;
-#ifdef __linux__
-	char path[64], buf[1024];
-	const char *p;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
-	if (p && p[1] == ' ' && p[2] == 'Z')
-		return -1; /* a zombie: it has ended */
-	for (int field = 2; p && field < 22; field++)
-		p = strchr(p + 1, ' ');
-	if (p)
-		started = strtoll(p + 1, NULL, 10);
-#else
-	(void)pid;
-#endif
-	return started;
-}
-
 /* The agent's process group exists: journal it, so a resume can stop it if we die. */
 static void agent_spawned(pid_t pgid, void *payload)
 {
 	struct spawn_note *n = payload;
-	json_t *ev = iteration_event(n->it);
+	json_t *ev = gdn_journal_iteration(n->it);
 
 	json_object_set_new(ev, "pgid", json_integer(pgid));
-	json_object_set_new(ev, "started", json_integer(proc_started(pgid)));
+	json_object_set_new(ev, "started", json_integer(gdn_proc_started(pgid)));
 	journal_event(n->l, "agent_pid", ev);
 }
 
@@ -1173,70 +831,19 @@ static void agent_spawned(pid_t pgid, void *payload)
  */
 static void stop_orphan_agent(struct loop *l, const struct gdn_loop_state *st)
 {
-	static const int sigs[] = {SIGINT, SIGTERM, SIGKILL};
 	pid_t pg = (pid_t)st->agent_pgid;
 
 	if (!st->open_iter || pg <= 1 || st->agent_started < 0 ||
-	    proc_started(pg) != st->agent_started)
+	    gdn_proc_started(pg) != st->agent_started)
 		return;
 	say(l, GDN_LOOP_WARN,
 	    "the agent of interrupted iteration %ld is still running (process group %ld); "
 	    "stopping it",
 	    st->open_iter, (long)pg);
-	for (size_t i = 0; i < ARRAY_SIZE(sigs) && !kill(-pg, 0); i++) {
-		int64_t deadline = gdn_now_ms() + 2000;
-
-		kill(-pg, sigs[i]);
-		while (!kill(-pg, 0) && proc_started(pg) == st->agent_started &&
-		       gdn_now_ms() < deadline)
-			gdn_sleep_interruptible(20);
-		if (proc_started(pg) != st->agent_started)
-			break; /* the leader is gone (a zombie of init's counts as gone) */
-	}
+	gdn_proc_stop_group(pg, st->agent_started, 2000);
 	journal_event(
 	    l, "orphan_agent_stopped",
 	    json_pack("{sIsI}", "iteration", (json_int_t)st->open_iter, "pgid", (json_int_t)pg));
-}
-
-/* Whether a git process (other than ours) runs in `workdir` or in a stash preflight worktree. */
-static bool git_running_in(const char *workdir)
-{
-	bool found = false;
-#ifdef __linux__
-	DIR *d = opendir("/proc");
-	struct dirent *de;
-
-	while (d && !found && (de = readdir(d))) {
-		char path[300], cwd[PATH_MAX], comm[64] = "";
-		ssize_t n;
-		FILE *f;
-
-		if (!isdigit((unsigned char)de->d_name[0]) ||
-		    strtol(de->d_name, NULL, 10) == getpid())
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (!fgets(comm, sizeof(comm), f))
-			comm[0] = '\0';
-		fclose(f);
-		/* git, or a child of a killed gdnctl between fork and exec */
-		if (strncmp(comm, "git", 3) && strncmp(comm, "gdnctl", 6))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/cwd", de->d_name);
-		n = readlink(path, cwd, sizeof(cwd) - 1);
-		if (n <= 0)
-			continue;
-		cwd[n] = '\0';
-		found = !strcmp(cwd, workdir) || !strncmp(cwd, "/tmp/gdnctl-stash-preflight-", 28);
-	}
-	if (d)
-		closedir(d);
-#else
-	(void)workdir;
-#endif
-	return found;
 }
 
 /*
@@ -1245,9 +852,12 @@ static bool git_running_in(const char *workdir)
  */
 static void wait_for_git(struct loop *l)
 {
+	/* git, or a child of a killed gdnctl between fork and exec; also in a stash preflight */
+	static const char *const names[] = {"git", "gdnctl", NULL};
 	int64_t deadline = gdn_now_ms() + 10000;
 
-	while (git_running_in(l->o->workdir) && gdn_now_ms() < deadline)
+	while (gdn_proc_running_in(names, l->o->workdir, GDN_STASH_PREFLIGHT_PREFIX) &&
+	       gdn_now_ms() < deadline)
 		gdn_sleep_interruptible(20);
 }
 
@@ -1261,12 +871,11 @@ static void clear_stale_locks(struct loop *l)
 {
 	struct gdn_err err = GDN_ERR_INIT;
 	struct strvec locks = STRVEC_INIT;
-	char *gitdir = NULL, *branch = NULL;
+	const char *gitdir = gdn_repo_gitdir(l->repo);
+	char *branch = NULL;
 
-	if (gdn_repo_gitdir(l->o->workdir, &gitdir, &err))
-		goto out;
 	strvec_pushl(&locks, "index.lock", "HEAD.lock", "refs/stash.lock", NULL);
-	if (!gdn_repo_head(l->o->workdir, NULL, &branch, &err) && branch)
+	if (!gdn_repo_head(l->repo, NULL, &branch, &err) && branch)
 		strvec_pushf(&locks, "refs/heads/%s.lock", branch);
 	for (size_t i = 0; i < locks.nr; i++) {
 		char *path = xstrfmt("%s%s", gitdir, locks.v[i]);
@@ -1281,15 +890,13 @@ static void clear_stale_locks(struct loop *l)
 		}
 		free(path);
 	}
-out:
 	strvec_clear(&locks);
 	free(branch);
-	free(gitdir);
 }
 
 static int recover(struct loop *l, struct gdn_loop_state *st, struct gdn_err *err)
 {
-	bool dirty = false, in_tree = false;
+	bool dirty = false;
 	long index = -1;
 	int ret = 0;
 
@@ -1298,17 +905,16 @@ static int recover(struct loop *l, struct gdn_loop_state *st, struct gdn_err *er
 	clear_stale_locks(l);
 	/* A recovery that was itself killed while stashing an interrupted agent's work. */
 	if (st->leftover_msg) {
-		ret = gdn_repo_stash_find(l->o->workdir, st->leftover_sha, st->leftover_msg, &index,
-					  &l->stash_sha, err);
+		ret = gdn_repo_stash_find(l->repo, st->leftover_sha, st->leftover_msg, &index,
+					  &l->stash.sha, err);
 		if (ret)
 			goto out;
 		if (index >= 0) {
-			l->stash_msg = xstrdup(st->leftover_msg);
-			l->stash_iter = st->open_iter;
-			report_kept(l, "interrupted");
+			l->stash.msg = xstrdup(st->leftover_msg);
+			l->stash.iter = st->open_iter;
+			gdn_stash_report_kept(&l->stash, "interrupted");
 		}
-		forget_stash(l);
-		index = -1;
+		gdn_stash_forget(&l->stash);
 	}
 
 	/*
@@ -1318,7 +924,7 @@ static int recover(struct loop *l, struct gdn_loop_state *st, struct gdn_err *er
 	 */
 	if (st->open_iter && st->open_agent && !st->open_decided && !l->o->allow_dirty &&
 	    !st->open_restored && !st->stash_restoring) {
-		ret = gdn_repo_dirty(l->o->workdir, &dirty, err);
+		ret = gdn_repo_dirty(l->repo, &dirty, err);
 		if (ret)
 			goto out;
 		if (dirty) {
@@ -1327,15 +933,15 @@ static int recover(struct loop *l, struct gdn_loop_state *st, struct gdn_err *er
 					    st->open_iter);
 
 			st->stash_msg = st->stash_sha = NULL;
-			ret = stash_save(l, st->open_iter, msg, "leftovers", err);
+			ret = gdn_stash_save(&l->stash, st->open_iter, msg, "leftovers", err);
 			if (!ret) {
 				say(l, GDN_LOOP_WARN,
 				    "uncommitted work of interrupted iteration %ld is kept in "
 				    "stash "
 				    "%s (%s)",
-				    st->open_iter, l->stash_sha, msg);
-				report_kept(l, "interrupted");
-				forget_stash(l);
+				    st->open_iter, l->stash.sha, msg);
+				gdn_stash_report_kept(&l->stash, "interrupted");
+				gdn_stash_forget(&l->stash);
 			}
 			st->stash_msg = user_msg;
 			st->stash_sha = user_sha;
@@ -1349,42 +955,11 @@ static int recover(struct loop *l, struct gdn_loop_state *st, struct gdn_err *er
 		if (ret)
 			goto out;
 	}
-	if (st->stash_msg) {
-		ret = gdn_repo_stash_find(l->o->workdir, st->stash_sha, st->stash_msg, &index,
-					  st->stash_sha ? NULL : &st->stash_sha, err);
-		if (ret)
-			goto out;
-		if (!st->stash_sha) {
-			/* the push never happened */
-			journal_event(l, "stash_forgotten",
-				      json_pack("{sIss}", "iteration", (json_int_t)st->stash_iter,
-						"message", st->stash_msg));
-			goto out;
-		}
-		l->stash_sha = xstrdup(st->stash_sha);
-		l->stash_msg = xstrdup(st->stash_msg);
-		l->stash_iter = st->stash_iter;
-		if (st->stash_restoring) {
-			ret = gdn_repo_stash_in_tree(l->o->workdir, l->stash_sha, &in_tree, err);
-			if (ret)
-				goto out;
-		}
-		if (in_tree) {
-			bool dropped = false;
-
-			ret = drop_stash(l, &dropped, err);
-			if (ret)
-				goto out;
-			say(l, GDN_LOOP_INFO, "stash %s was already restored", l->stash_sha);
-			journal_restored(l, dropped);
-			forget_stash(l);
-		} else {
-			ret = stash_restore(l, err);
-		}
-	}
+	if (st->stash_msg)
+		ret = gdn_stash_recover(&l->stash, st, err);
 out:
 	if (!ret && st->open_iter && st->open_decided)
-		journal_event(l, "iteration_end", iteration_event(st->open_iter));
+		journal_event(l, "iteration_end", gdn_journal_iteration(st->open_iter));
 	return ret;
 }
 
@@ -1414,6 +989,55 @@ static void ignore_log_dir(const char *log_dir)
 	free(path);
 }
 
+/* The run's repository handle, for the engine and its stash operations. */
+static int open_repo(struct loop *l, struct gdn_err *err)
+{
+	int ret = gdn_repo_open(l->o->workdir, &l->repo, err);
+
+	l->stash.repo = l->repo;
+	return ret;
+}
+
+/* --resume: the last run's state from the journal, its counters, then the recovery. */
+static int resume(struct loop *l, struct gdn_loop_state *st, struct gdn_err *err)
+{
+	int ret = load_state(l, st, err);
+
+	if (!ret)
+		ret = open_repo(l, err);
+	if (ret)
+		return ret;
+	free(l->sum->run_id);
+	l->sum->run_id = xstrdup(st->run_id);
+	free(l->j.run_id);
+	l->j.run_id = xstrdup(st->run_id);
+	if (l->total <= 0)
+		l->total = st->iterations;
+	l->failures = st->failures;
+	l->consecutive = st->consecutive;
+	l->sum->commits = st->commits;
+	l->sum->iterations_run = st->iterations_run;
+	l->sum->agent_ms = st->agent_ms;
+	memcpy(l->sum->fail_kinds, st->fail_kinds, sizeof(l->sum->fail_kinds));
+	for (size_t i = 0; i < st->kept.nr; i++) {
+		long index = -1;
+		char *sha = xstrndup(st->kept.v[i], strcspn(st->kept.v[i], " "));
+
+		if (!gdn_repo_stash_find(l->repo, sha, NULL, &index, NULL, err) && index >= 0 &&
+		    !strvec_contains(&l->sum->stashes_kept, st->kept.v[i]))
+			strvec_push(&l->sum->stashes_kept, st->kept.v[i]);
+		free(sha);
+	}
+	gdn_err_clear(err);
+	l->first = st->last_done + 1;
+	say(l, GDN_LOOP_INFO, "resuming run %s after iteration %ld of %ld", st->run_id,
+	    st->last_done, l->total);
+	journal_event(l, "run_resume",
+		      json_pack("{sIsI}", "iterations", (json_int_t)l->total, "after",
+				(json_int_t)st->last_done));
+	return recover(l, st, err);
+}
+
 int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *agent,
 		 const struct gdn_loop_hooks *hooks, struct gdn_loop_summary *sum,
 		 struct gdn_err *err)
@@ -1429,6 +1053,11 @@ int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *age
 	l.git.retry_sleep_ms = o->git_retry_sleep_ms;
 	l.git.say = o->say;
 	l.git.payload = o->payload;
+	l.stash.git = &l.git;
+	l.stash.restore_policy = o->restore_policy;
+	l.stash.kept = &sum->stashes_kept;
+	l.stash.journal = hook_journal;
+	l.stash.ctx = &l;
 	ignore_log_dir(o->log_dir);
 	sum->run_id = o->run_id ? xstrdup(o->run_id) : new_run_id();
 	ret = gdn_journal_open(&l.j, o->log_dir, sum->run_id, err);
@@ -1438,42 +1067,13 @@ int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *age
 	l.total = o->iterations;
 	l.first = 1;
 	if (o->resume) {
-		ret = load_state(&l, &st, err);
-		if (ret)
-			goto out;
-		free(sum->run_id);
-		sum->run_id = xstrdup(st.run_id);
-		free(l.j.run_id);
-		l.j.run_id = xstrdup(st.run_id);
-		if (l.total <= 0)
-			l.total = st.iterations;
-		l.failures = st.failures;
-		l.consecutive = st.consecutive;
-		sum->commits = st.commits;
-		sum->iterations_run = st.iterations_run;
-		sum->agent_ms = st.agent_ms;
-		memcpy(sum->fail_kinds, st.fail_kinds, sizeof(sum->fail_kinds));
-		for (size_t i = 0; i < st.kept.nr; i++) {
-			long index = -1;
-			char *sha = xstrndup(st.kept.v[i], strcspn(st.kept.v[i], " "));
-
-			if (!gdn_repo_stash_find(o->workdir, sha, NULL, &index, NULL, err) &&
-			    index >= 0 && !strvec_contains(&sum->stashes_kept, st.kept.v[i]))
-				strvec_push(&sum->stashes_kept, st.kept.v[i]);
-			free(sha);
-		}
-		gdn_err_clear(err);
-		l.first = st.last_done + 1;
-		say(&l, GDN_LOOP_INFO, "resuming run %s after iteration %ld of %ld", st.run_id,
-		    st.last_done, l.total);
-		journal_event(&l, "run_resume",
-			      json_pack("{sIsI}", "iterations", (json_int_t)l.total, "after",
-					(json_int_t)st.last_done));
-		ret = recover(&l, &st, err);
+		ret = resume(&l, &st, err);
 		if (ret)
 			goto out;
 	} else {
-		ret = gdn_repo_head(o->workdir, &head, &branch, err);
+		ret = open_repo(&l, err);
+		if (!ret)
+			ret = gdn_repo_head(l.repo, &head, &branch, err);
 		if (ret)
 			goto out;
 		journal_event(&l, "run_start",
@@ -1536,12 +1136,13 @@ int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *age
 	journal_event(&l, "run_end",
 		      json_pack("{sssi}", "reason", sum->stop_reason, "exit_code", exit));
 out:
-	if (l.stash_sha) {
+	if (l.stash.sha) {
 		struct gdn_err ignored = GDN_ERR_INIT;
 
-		stash_restore(&l, &ignored);
+		gdn_stash_restore(&l.stash, &ignored);
 	}
-	forget_stash(&l);
+	gdn_stash_forget(&l.stash);
+	gdn_repo_free(l.repo);
 	gdn_loop_state_release(&st);
 	gdn_journal_close(&l.j);
 	free(head);

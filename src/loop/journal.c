@@ -10,6 +10,15 @@
 #include "gdnctl/sbuf.h"
 #include "gdnctl/xalloc.h"
 
+/* The failure kinds' names, as the journal and the summary write them. */
+static const char *const failure_names[] = {"agent", "post_check", "no_commit", "hook",
+					    "iteration_error"};
+
+const char *gdn_loop_failure_name(enum gdn_loop_failure f)
+{
+	return failure_names[f];
+}
+
 int gdn_journal_open(struct gdn_journal *j, const char *log_dir, const char *run_id,
 		     struct gdn_err *err)
 {
@@ -283,4 +292,12 @@ static void apply_event_cb(const char *event, json_t *ev, void *payload)
 int gdn_journal_parse(const char *buf, size_t len, struct gdn_loop_state *st, struct gdn_err *err)
 {
 	return gdn_journal_each(buf, len, NULL, apply_event_cb, st, NULL, err);
+}
+
+json_t *gdn_journal_iteration(long it)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "iteration", json_integer(it));
+	return o;
 }

@@ -131,15 +131,40 @@ out:
 	return ret;
 }
 
-/* ---- reads for the loop engine ---- */
+/* ---- a repository handle for a whole run ---- */
 
-static int open_repo(const char *root, git_repository **repo, struct gdn_err *err)
+struct gdn_repo {
+	git_repository *git;
+	char *root;
+};
+
+int gdn_repo_open(const char *root, struct gdn_repo **out, struct gdn_err *err)
 {
+	git_repository *git = NULL;
+
+	*out = NULL;
 	gdn_repo_global_init();
-	if (git_repository_open(repo, root) < 0)
+	if (git_repository_open(&git, root) < 0)
 		return gdn_err_set(err, GDN_EIO, "cannot open repository '%s': %s", root,
 				   git_msg());
+	*out = xcalloc(1, sizeof(**out));
+	(*out)->git = git;
+	(*out)->root = xstrdup(root);
 	return 0;
+}
+
+void gdn_repo_free(struct gdn_repo *r)
+{
+	if (!r)
+		return;
+	git_repository_free(r->git);
+	free(r->root);
+	free(r);
+}
+
+const char *gdn_repo_root(const struct gdn_repo *r)
+{
+	return r->root;
 }
 
 static int resolve_commit(git_repository *repo, const char *rev, git_oid *oid, struct gdn_err *err)
@@ -157,20 +182,17 @@ out:
 	return ret;
 }
 
-int gdn_repo_head(const char *root, char **sha, char **branch, struct gdn_err *err)
+int gdn_repo_head(struct gdn_repo *r, char **sha, char **branch, struct gdn_err *err)
 {
-	git_repository *repo = NULL;
+	const char *root = r->root;
 	git_reference *head = NULL;
-	int ret, rc;
+	int ret = 0, rc;
 
 	if (sha)
 		*sha = NULL;
 	if (branch)
 		*branch = NULL;
-	ret = open_repo(root, &repo, err);
-	if (ret)
-		goto out;
-	rc = git_repository_head(&head, repo);
+	rc = git_repository_head(&head, r->git);
 	if (rc == GIT_EUNBORNBRANCH || rc == GIT_ENOTFOUND)
 		goto out;
 	if (rc < 0) {
@@ -187,25 +209,37 @@ int gdn_repo_head(const char *root, char **sha, char **branch, struct gdn_err *e
 		*branch = xstrdup(git_reference_shorthand(head));
 out:
 	git_reference_free(head);
-	git_repository_free(repo);
 	return ret;
 }
 
-int gdn_repo_dirty(const char *root, bool *dirty, struct gdn_err *err)
+int gdn_repo_head_at(const char *root, char **sha, char **branch, struct gdn_err *err)
 {
-	git_repository *repo = NULL;
+	struct gdn_repo *r = NULL;
+	int ret;
+
+	if (sha)
+		*sha = NULL;
+	if (branch)
+		*branch = NULL;
+	ret = gdn_repo_open(root, &r, err);
+	if (!ret)
+		ret = gdn_repo_head(r, sha, branch, err);
+	gdn_repo_free(r);
+	return ret;
+}
+
+int gdn_repo_dirty(struct gdn_repo *r, bool *dirty, struct gdn_err *err)
+{
+	const char *root = r->root;
 	git_status_list *list = NULL;
 	git_status_options so;
-	int ret;
+	int ret = 0;
 
 	*dirty = false;
 	git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION);
-	ret = open_repo(root, &repo, err);
-	if (ret)
-		goto out;
 	so.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
 	so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS;
-	if (git_status_list_new(&list, repo, &so) < 0) {
+	if (git_status_list_new(&list, r->git, &so) < 0) {
 		ret = gdn_err_set(err, GDN_EIO, "cannot read the status of '%s': %s", root,
 				  git_msg());
 		goto out;
@@ -213,21 +247,30 @@ int gdn_repo_dirty(const char *root, bool *dirty, struct gdn_err *err)
 	*dirty = git_status_list_entrycount(list) > 0;
 out:
 	git_status_list_free(list);
-	git_repository_free(repo);
 	return ret;
 }
 
-int gdn_repo_descendant(const char *root, const char *desc, const char *anc, bool *is_desc,
+int gdn_repo_dirty_at(const char *root, bool *dirty, struct gdn_err *err)
+{
+	struct gdn_repo *r = NULL;
+	int ret;
+
+	*dirty = false;
+	ret = gdn_repo_open(root, &r, err);
+	if (!ret)
+		ret = gdn_repo_dirty(r, dirty, err);
+	gdn_repo_free(r);
+	return ret;
+}
+
+int gdn_repo_descendant(struct gdn_repo *r, const char *desc, const char *anc, bool *is_desc,
 			struct gdn_err *err)
 {
-	git_repository *repo = NULL;
+	git_repository *repo = r->git;
 	git_oid d, a;
 	int ret, rc;
 
 	*is_desc = false;
-	ret = open_repo(root, &repo, err);
-	if (ret)
-		goto out;
 	ret = resolve_commit(repo, desc, &d, err);
 	if (!ret)
 		ret = resolve_commit(repo, anc, &a, err);
@@ -241,22 +284,19 @@ int gdn_repo_descendant(const char *root, const char *desc, const char *anc, boo
 	}
 	*is_desc = rc == 1;
 out:
-	git_repository_free(repo);
 	return ret;
 }
 
-int gdn_repo_count_commits(const char *root, const char *from, const char *to, long *count,
+int gdn_repo_count_commits(struct gdn_repo *r, const char *from, const char *to, long *count,
 			   struct strvec *ids, size_t max, struct gdn_err *err)
 {
-	git_repository *repo = NULL;
+	git_repository *repo = r->git;
+	const char *root = r->root;
 	git_revwalk *walk = NULL;
 	git_oid f, t, oid;
 	int ret;
 
 	*count = 0;
-	ret = open_repo(root, &repo, err);
-	if (ret)
-		goto out;
 	ret = resolve_commit(repo, to, &t, err);
 	if (!ret && from)
 		ret = resolve_commit(repo, from, &f, err);
@@ -279,7 +319,6 @@ int gdn_repo_count_commits(const char *root, const char *from, const char *to, l
 	}
 out:
 	git_revwalk_free(walk);
-	git_repository_free(repo);
 	return ret;
 }
 
@@ -311,13 +350,13 @@ static int stash_cb(size_t index, const char *message, const git_oid *id, void *
 	return 0;
 }
 
-int gdn_repo_stash_find(const char *root, const char *sha, const char *msg, long *index,
+int gdn_repo_stash_find(struct gdn_repo *r, const char *sha, const char *msg, long *index,
 			char **found, struct gdn_err *err)
 {
-	git_repository *repo = NULL;
+	const char *root = r->root;
 	struct stash_find f;
 	char hex[GIT_OID_HEXSZ + 1];
-	int ret, rc;
+	int ret = 0, rc;
 
 	memset(&f, 0, sizeof(f));
 	f.sha = sha;
@@ -326,10 +365,7 @@ int gdn_repo_stash_find(const char *root, const char *sha, const char *msg, long
 	*index = -1;
 	if (found)
 		*found = NULL;
-	ret = open_repo(root, &repo, err);
-	if (ret)
-		goto out;
-	rc = git_stash_foreach(repo, stash_cb, &f);
+	rc = git_stash_foreach(r->git, stash_cb, &f);
 	if (rc < 0 && rc != GIT_ENOTFOUND) {
 		ret = gdn_err_set(err, GDN_EIO, "cannot list stashes in '%s': %s", root, git_msg());
 		goto out;
@@ -344,7 +380,6 @@ int gdn_repo_stash_find(const char *root, const char *sha, const char *msg, long
 	if (*index >= 0 && found)
 		*found = xstrdup(hex);
 out:
-	git_repository_free(repo);
 	return ret;
 }
 
@@ -402,18 +437,16 @@ out:
 	return ret;
 }
 
-int gdn_repo_stash_in_tree(const char *root, const char *sha, bool *in_tree, struct gdn_err *err)
+int gdn_repo_stash_in_tree(struct gdn_repo *r, const char *sha, bool *in_tree, struct gdn_err *err)
 {
-	git_repository *repo = NULL;
+	git_repository *repo = r->git;
+	const char *root = r->root;
 	git_commit *stash = NULL, *base = NULL, *untracked = NULL;
 	git_tree *st = NULL, *bt = NULL, *ut = NULL;
 	git_oid oid;
 	int ret;
 
 	*in_tree = true;
-	ret = open_repo(root, &repo, err);
-	if (ret)
-		goto out;
 	ret = resolve_commit(repo, sha, &oid, err);
 	if (ret)
 		goto out;
@@ -437,19 +470,10 @@ out:
 	git_commit_free(untracked);
 	git_commit_free(base);
 	git_commit_free(stash);
-	git_repository_free(repo);
 	return ret;
 }
 
-int gdn_repo_gitdir(const char *root, char **path, struct gdn_err *err)
+const char *gdn_repo_gitdir(const struct gdn_repo *r)
 {
-	git_repository *repo = NULL;
-	int ret;
-
-	*path = NULL;
-	ret = open_repo(root, &repo, err);
-	if (!ret)
-		*path = xstrdup(git_repository_path(repo));
-	git_repository_free(repo);
-	return ret;
+	return git_repository_path(r->git);
 }

@@ -191,11 +191,56 @@ static void sleep_ms(int ms)
 	poll(NULL, 0, ms);
 }
 
-void gdn_proc_kill_all(void)
+/* Whether group `pgid` still needs signals. */
+typedef bool (*group_alive_fn)(pid_t pgid, void *payload);
+
+/*
+ * Send SIGINT, then SIGTERM, then SIGKILL to each of groups[0..n) that is
+ * still alive, waiting up to grace_ms after each step (at most 1 s after
+ * the SIGKILL) for them all to be done. A group found done is dropped
+ * (its entry zeroed).
+ */
+static void escalate(pid_t *groups, int n, int grace_ms, group_alive_fn alive, void *payload)
 {
 	static const int sigs[] = {SIGINT, SIGTERM, SIGKILL};
+
+	for (int s = 0; s < (int)ARRAY_SIZE(sigs); s++) {
+		int64_t until = gdn_now_ms() + grace_ms;
+		int left = 0;
+
+		for (int i = 0; i < n; i++) {
+			if (groups[i] && !alive(groups[i], payload))
+				groups[i] = 0;
+			if (groups[i]) {
+				kill(-groups[i], sigs[s]);
+				left++;
+			}
+		}
+		if (!left)
+			break;
+		if (sigs[s] == SIGKILL && grace_ms > 1000)
+			until = gdn_now_ms() + 1000;
+		while (left && gdn_now_ms() < until) {
+			sleep_ms(REAP_TICK_MS);
+			left = 0;
+			for (int i = 0; i < n; i++)
+				if (groups[i] && alive(groups[i], payload))
+					left++;
+		}
+	}
+}
+
+/* A registered group: alive while its owner has not reaped the child and it has members. */
+static bool registered_alive(pid_t pgid, void *payload)
+{
+	(void)payload;
+	return live_has(pgid) && group_exists(pgid);
+}
+
+void gdn_proc_kill_all(void)
+{
 	pid_t groups[PROC_MAX_LIVE];
-	int i, s, n = 0, grace = 0;
+	int i, n = 0, grace = 0;
 
 	pthread_once(&wake_once, wake_init);
 	pthread_mutex_lock(&live_lock);
@@ -215,30 +260,22 @@ void gdn_proc_kill_all(void)
 	 * if an owner is slow. A group is done when it is empty or its owner
 	 * has reaped the child and dropped it from the registry.
 	 */
-	for (s = 0; s < (int)ARRAY_SIZE(sigs); s++) {
-		int64_t until = gdn_now_ms() + grace;
-		int left = 0;
+	escalate(groups, n, grace, registered_alive, NULL);
+}
 
-		for (i = 0; i < n; i++) {
-			if (groups[i] && (!live_has(groups[i]) || !group_exists(groups[i])))
-				groups[i] = 0;
-			if (groups[i]) {
-				kill(-groups[i], sigs[s]);
-				left++;
-			}
-		}
-		if (!left)
-			break;
-		if (sigs[s] == SIGKILL && grace > 1000)
-			until = gdn_now_ms() + 1000;
-		while (left && gdn_now_ms() < until) {
-			sleep_ms(REAP_TICK_MS);
-			left = 0;
-			for (i = 0; i < n; i++)
-				if (groups[i] && live_has(groups[i]) && group_exists(groups[i]))
-					left++;
-		}
-	}
+/* A group we did not start: alive while it has members and its leader is the same process. */
+static bool leader_alive(pid_t pgid, void *payload)
+{
+	const long long *started = payload;
+
+	return group_exists(pgid) && gdn_proc_started(pgid) == *started;
+}
+
+void gdn_proc_stop_group(pid_t pgid, long long started, int grace_ms)
+{
+	if (pgid <= 1 || started < 0)
+		return;
+	escalate(&pgid, 1, grace_ms, leader_alive, &started);
 }
 
 /* ---- preparing the spawn (parent, before fork) ---- */

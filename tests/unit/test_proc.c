@@ -989,6 +989,59 @@ static void secret_mask_buffer(void **state)
 	sbuf_release(&sb);
 }
 
+/*
+ * A group we did not start (util/proc_scan.c and gdn_proc_stop_group): its
+ * start time tells it from a stranger, it is found by name and directory,
+ * and the escalation reaches SIGKILL when SIGINT and SIGTERM are ignored.
+ */
+static void foreign_group_found_and_stopped(void **state)
+{
+	static const char *const sleep_names[] = {"sleep", NULL};
+	static const char *const other_names[] = {"no-such-program", NULL};
+	char dir[] = "/tmp/gdnctl-proc-scan-XXXXXX";
+	char real[PATH_MAX];
+	long long started;
+	int64_t until;
+	int status = 0;
+	pid_t pid;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_non_null(realpath(dir, real));
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		setpgid(0, 0);
+		if (chdir(real))
+			_exit(126);
+		signal(SIGINT, SIG_IGN);
+		signal(SIGTERM, SIG_IGN);
+		execlp("sleep", "sleep", "60", (char *)NULL);
+		_exit(127);
+	}
+	setpgid(pid, pid);
+	until = gdn_now_ms() + 5000;
+	while (!gdn_proc_running_in(sleep_names, real, NULL) && gdn_now_ms() < until)
+		poll(NULL, 0, 10);
+	assert_true(gdn_proc_running_in(sleep_names, real, NULL));
+	assert_true(gdn_proc_running_in(sleep_names, "/nonexistent", "/tmp/gdnctl-proc-scan-"));
+	assert_false(gdn_proc_running_in(other_names, real, NULL));
+	assert_false(gdn_proc_running_in(sleep_names, "/nonexistent", NULL));
+	started = gdn_proc_started(pid);
+	assert_true(started >= 0);
+	assert_int_equal(gdn_proc_started(getpid()) >= 0, 1);
+
+	/* another start time: a stranger with the same number, left alone */
+	gdn_proc_stop_group(pid, started + 1, 100);
+	assert_int_equal(waitpid(pid, &status, WNOHANG), 0);
+	gdn_proc_stop_group(pid, started, 100);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(WTERMSIG(status), SIGKILL);
+	assert_int_equal(gdn_proc_started(pid), -1);
+	rmdir(real);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1020,6 +1073,7 @@ int main(void)
 	    cmocka_unit_test(trace_masks_secrets),
 	    cmocka_unit_test(on_line_stops_child),
 	    cmocka_unit_test(kill_all_stops_registered_child),
+	    cmocka_unit_test(foreign_group_found_and_stopped),
 	    cmocka_unit_test(child_gets_no_other_fds),
 	    cmocka_unit_test(sigint_to_us_stops_child),
 	};

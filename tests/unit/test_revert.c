@@ -98,7 +98,7 @@ static char *head(struct fixture *f)
 	struct gdn_err err = GDN_ERR_INIT;
 	char *sha = NULL;
 
-	assert_int_equal(gdn_repo_head(f->dir, &sha, NULL, &err), 0);
+	assert_int_equal(gdn_repo_head_at(f->dir, &sha, NULL, &err), 0);
 	return sha;
 }
 
@@ -107,7 +107,7 @@ static bool dirty(struct fixture *f)
 	struct gdn_err err = GDN_ERR_INIT;
 	bool d = true;
 
-	assert_int_equal(gdn_repo_dirty(f->dir, &d, &err), 0);
+	assert_int_equal(gdn_repo_dirty_at(f->dir, &d, &err), 0);
 	return d;
 }
 
@@ -236,6 +236,7 @@ static void reverts_three_commits_as_one(void **state)
 	git_oid t_old, t_head;
 	git_commit *c = NULL;
 	git_oid id;
+	struct gdn_repo *repo = NULL;
 	long count = 0;
 	char *sha, *text;
 
@@ -266,7 +267,9 @@ static void reverts_three_commits_as_one(void **state)
 	free(text);
 
 	/* exactly one new commit on top of c3 */
-	assert_int_equal(gdn_repo_count_commits(f->dir, c3, "HEAD", &count, NULL, 0, &err), 0);
+	assert_int_equal(gdn_repo_open(f->dir, &repo, &err), 0);
+	assert_int_equal(gdn_repo_count_commits(repo, c3, "HEAD", &count, NULL, 0, &err), 0);
+	gdn_repo_free(repo);
 	assert_int_equal(count, 1);
 	assert_int_equal(res.nr_reverted, 3);
 	assert_string_equal(res.reverted[0], c3);
@@ -457,7 +460,7 @@ static void failure_leaves_tree_clean(void **state)
 	unit_write_file(f->dir, "a.txt", "one\n", 0644);
 	unlink_file(f, "gone.txt");
 	commit_all(f, "first", c1);
-	assert_int_equal(gdn_repo_head(f->dir, NULL, &branch, &err), 0);
+	assert_int_equal(gdn_repo_head_at(f->dir, NULL, &branch, &err), 0);
 	sbuf_addf(&lock, "%s/.git/refs/heads/%s.lock", f->dir, branch);
 	fd = open(lock.buf, O_CREAT | O_WRONLY | O_EXCL, 0644);
 	assert_true(fd >= 0);
@@ -507,7 +510,7 @@ static void detached_head(void **state)
 	o.old_head = f->seed;
 	o.new_head = c1;
 	assert_int_equal(gdn_revert_iteration(&o, &res, &err), 0);
-	assert_int_equal(gdn_repo_head(f->dir, &sha, &branch, &err), 0);
+	assert_int_equal(gdn_repo_head_at(f->dir, &sha, &branch, &err), 0);
 	assert_null(branch);
 	assert_string_equal(sha, res.head);
 	tree_of(f, f->seed, &t_old);
