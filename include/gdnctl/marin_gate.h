@@ -12,6 +12,7 @@
 
 #include "gdnctl/compat.h"
 #include "gdnctl/loop.h"
+#include "gdnctl/targets.h"
 #include "gdnctl/marin.h"
 
 /* The original's defaults for the loop's profile (--validation-profile-*). */

@@ -6,6 +6,9 @@
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/err.h"
+#include "gdnctl/loop_policy.h"
+#include "gdnctl/gitops.h"
+#include "gdnctl/journal.h"
 #include "gdnctl/loop.h"
 #include "gdnctl/proc.h"
 #include "gdnctl/repo.h"

@@ -6,7 +6,8 @@
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/err.h"
-#include "gdnctl/loop.h"
+#include "gdnctl/loop_policy.h"
+#include "gdnctl/journal.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/xalloc.h"
 

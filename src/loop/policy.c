@@ -1,10 +1,10 @@
 /*
- * The names of the loop's policies (include/gdnctl/loop.h), one table per
+ * The names of the loop's policies (include/gdnctl/loop_policy.h), one table per
  * enum: the command line, help, man pages and completion read these rows.
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/enumtab.h"
-#include "gdnctl/loop.h"
+#include "gdnctl/loop_policy.h"
 
 const struct gdn_enum gdn_loop_policy_enum[] = {
     {"fail", GDN_POLICY_FAIL, "stop the loop with the failure's exit code"},

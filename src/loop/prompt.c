@@ -6,7 +6,7 @@
 #include "gdnctl/compat.h"
 #include "gdnctl/err.h"
 #include "gdnctl/file.h"
-#include "gdnctl/loop.h"
+#include "gdnctl/prompt.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
 #include "gdnctl/xalloc.h"

@@ -12,6 +12,7 @@
 #include "gdnctl/file.h"
 #include "gdnctl/marin.h"
 #include "gdnctl/opt.h"
+#include "gdnctl/prompt.h"
 #include "gdnctl/xalloc.h"
 
 #define MARIN_TARGETS "--hold-dev-tpu, --validation-ray-cluster, --validation-ray-cluster-auto"

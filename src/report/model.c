@@ -6,7 +6,7 @@
 #include "gdnctl/compat.h"
 #include "gdnctl/enumtab.h"
 #include "gdnctl/err.h"
-#include "gdnctl/loop.h"
+#include "gdnctl/journal.h"
 #include "gdnctl/perf.h"
 #include "gdnctl/report.h"
 #include "gdnctl/sbuf.h"

@@ -6,7 +6,7 @@
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/err.h"
-#include "gdnctl/loop.h"
+#include "gdnctl/journal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,7 +5,7 @@
  * give a well-formed answer or none, never crash or leak.
  */
 #include "gdnctl/compat.h"
-#include "gdnctl/loop.h"
+#include "gdnctl/targets.h"
 #include "gdnctl/measure.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/xalloc.h"

@@ -3,7 +3,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include "gdnctl/err.h"
-#include "gdnctl/loop.h"
+#include "gdnctl/loop_policy.h"
+#include "gdnctl/journal.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/xalloc.h"
 

@@ -7,7 +7,11 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include "gdnctl/err.h"
+#include "gdnctl/loop_policy.h"
+#include "gdnctl/gitops.h"
+#include "gdnctl/prompt.h"
 #include "gdnctl/loop.h"
+#include "gdnctl/gate.h"
 #include "gdnctl/proc.h"
 #include "gdnctl/repo.h"
 #include "gdnctl/sbuf.h"

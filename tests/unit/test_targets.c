@@ -11,7 +11,11 @@
 #include <cmocka.h>
 #include "gdnctl/backend.h"
 #include "gdnctl/err.h"
+#include "gdnctl/loop_policy.h"
 #include "gdnctl/loop.h"
+#include "gdnctl/gate.h"
+#include "gdnctl/hold.h"
+#include "gdnctl/targets.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
 #include "gdnctl/xalloc.h"

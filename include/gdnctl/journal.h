@@ -1,0 +1,89 @@
+/*
+ * The loop's journal (src/loop/journal.c): JSON lines written with O_APPEND +
+ * fsync, and the state of the last run read back for --resume.
+ */
+#ifndef GDNCTL_JOURNAL_H
+#define GDNCTL_JOURNAL_H
+
+#include <jansson.h>
+#include "gdnctl/compat.h"
+#include "gdnctl/loop_policy.h"
+#include "gdnctl/sbuf.h"
+#include "gdnctl/strvec.h"
+
+struct gdn_journal {
+	int fd;
+	char *path;
+	char *run_id;
+};
+#define GDN_JOURNAL_INIT       \
+	{                      \
+		-1, NULL, NULL \
+	}
+/* Open (create) <log_dir>/loop.jsonl for appending. */
+int gdn_journal_open(struct gdn_journal *j, const char *log_dir, const char *run_id,
+		     struct gdn_err *err);
+/*
+ * Append one event: `ev` (stolen) gets "ts" (UTC, RFC 3339 with ms),
+ * "run" and "event" first, and is written as one line with a single
+ * write(2) on an O_APPEND descriptor, then fsync(2).
+ */
+int gdn_journal_write(struct gdn_journal *j, const char *event, json_t *ev, struct gdn_err *err);
+/* New reference: {"iteration": it}, the start of most events. */
+json_t *gdn_journal_iteration(long it);
+void gdn_journal_close(struct gdn_journal *j);
+
+/* What --resume needs to know, rebuilt from the journal of the last run. */
+struct gdn_loop_state {
+	char *run_id;	     /* NULL: the journal holds no run */
+	long iterations;     /* planned, from run_start */
+	long last_done;	     /* highest iteration with a decision */
+	bool ended;	     /* a run_end was written */
+	char *end_reason;    /* its reason */
+	long failures;	     /* counted failures so far */
+	long consecutive;    /* consecutive failed iterations at the end */
+	long commits;	     /* commits kept by completed iterations */
+	long iterations_run; /* iterations that reached a decision */
+	long fail_kinds[GDN_FAIL_NR];
+	int64_t agent_ms; /* time spent in the agent */
+	/* The iteration in progress at the crash (0: none) and what it had done. */
+	long open_iter;
+	char *open_head;	 /* HEAD before it, or NULL */
+	bool open_agent;	 /* the agent had started */
+	bool open_decided;	 /* it reached its decision */
+	bool open_restored;	 /* its stash was restored (the tree holds the user's changes) */
+	long agent_pgid;	 /* its agent's process group while the agent ran (0: none) */
+	long long agent_started; /* that process's start time (/proc/PID/stat field 22) */
+	/* A stash saved by the loop and neither restored nor reported kept. */
+	char *stash_msg;      /* its message, or NULL */
+	char *stash_sha;      /* its commit id (NULL: saving had begun, id not recorded) */
+	bool stash_restoring; /* a restore had begun */
+	long stash_iter;
+	/* An interrupted agent's work being stashed by a recovery, not yet reported kept. */
+	char *leftover_msg, *leftover_sha;
+	/* Stashes reported kept (for manual recovery): "sha message" each. */
+	struct strvec kept;
+};
+#define GDN_LOOP_STATE_INIT         \
+	{                           \
+		.kept = STRVEC_INIT \
+	}
+/*
+ * Rebuild the state of the last run from a journal's bytes. A last line
+ * without its newline (a torn write) is ignored. Returns 0, or GDN_EPARSE
+ * naming the 1-based line of a malformed event.
+ */
+int gdn_journal_parse(const char *buf, size_t len, struct gdn_loop_state *st, struct gdn_err *err);
+/*
+ * Walk a journal's bytes: fn(event name, event object, payload) for each
+ * complete line (blank lines skipped). A last line without its newline (a
+ * torn write) is not passed on and sets *torn (may be NULL). Returns 0, or
+ * GDN_EPARSE "journal line N: WHY" (with `name`: "journal 'NAME' line N:
+ * WHY") for a line that is not an event object.
+ */
+typedef void (*gdn_journal_event_fn)(const char *event, json_t *ev, void *payload);
+int gdn_journal_each(const char *buf, size_t len, const char *name, gdn_journal_event_fn fn,
+		     void *payload, bool *torn, struct gdn_err *err);
+void gdn_loop_state_release(struct gdn_loop_state *st);
+
+#endif
