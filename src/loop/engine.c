@@ -709,8 +709,9 @@ static int iteration(struct loop *l, long it)
 			l->sum->fail_kinds[GDN_FAIL_ITERATION_ERROR]++;
 			journal_event(l, "failure",
 				      json_pack("{sIsssIsI}", "iteration", (json_int_t)it,
-						"failure", "iteration_error", "failures",
-						(json_int_t)l->failures, "consecutive",
+						"failure",
+						gdn_loop_failure_name(GDN_FAIL_ITERATION_ERROR),
+						"failures", (json_int_t)l->failures, "consecutive",
 						(json_int_t)l->consecutive));
 		}
 	}

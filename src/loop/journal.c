@@ -7,17 +7,33 @@
 #include "gdnctl/compat.h"
 #include "gdnctl/err.h"
 #include "gdnctl/loop_policy.h"
+#include "gdnctl/enumtab.h"
 #include "gdnctl/journal.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/xalloc.h"
 
 /* The failure kinds' names, as the journal and the summary write them. */
-static const char *const failure_names[] = {"agent", "post_check", "no_commit", "hook",
-					    "iteration_error"};
+const struct gdn_enum gdn_loop_failure_enum[] = {
+    {"agent", GDN_FAIL_AGENT, "the agent failed or timed out"},
+    {"post_check", GDN_FAIL_POST_CHECK, "a post-check failed"},
+    {"no_commit", GDN_FAIL_NO_COMMIT, "the iteration made no commit"},
+    {"hook", GDN_FAIL_HOOK, "the validation gate or the performance policy failed"},
+    {"iteration_error", GDN_FAIL_ITERATION_ERROR, "the iteration could not run"},
+    GDN_ENUM_END,
+};
 
 const char *gdn_loop_failure_name(enum gdn_loop_failure f)
 {
-	return failure_names[f];
+	return gdn_enum_name(gdn_loop_failure_enum, (int)f);
+}
+
+/* Count a journaled "failure" name (an unknown one is ignored). */
+static void count_failure(struct gdn_loop_state *st, const char *kind)
+{
+	int k;
+
+	if (kind && !gdn_enum_parse(gdn_loop_failure_enum, kind, &k))
+		st->fail_kinds[k]++;
 }
 
 int gdn_journal_open(struct gdn_journal *j, const char *log_dir, const char *run_id,
@@ -150,7 +166,6 @@ static void new_run(struct gdn_loop_state *st, json_t *o)
 static void apply_event(struct gdn_loop_state *st, const char *ev, json_t *o)
 {
 	long it = (long)int_of(o, "iteration");
-	const char *kind;
 
 	if (!strcmp(ev, "run_start")) {
 		new_run(st, o);
@@ -193,17 +208,11 @@ static void apply_event(struct gdn_loop_state *st, const char *ev, json_t *o)
 		st->commits = (long)gdn_add_sat_i64(st->commits, int_of(o, "commits"));
 		st->failures = (long)int_of(o, "failures");
 		st->consecutive = (long)int_of(o, "consecutive");
-		kind = str_of(o, "failure");
-		for (int k = 0; kind && k < GDN_FAIL_NR; k++)
-			if (!strcmp(kind, gdn_loop_failure_name(k)))
-				st->fail_kinds[k]++;
+		count_failure(st, str_of(o, "failure"));
 	} else if (!strcmp(ev, "failure")) {
 		st->failures = (long)int_of(o, "failures");
 		st->consecutive = (long)int_of(o, "consecutive");
-		kind = str_of(o, "failure");
-		for (int k = 0; kind && k < GDN_FAIL_NR; k++)
-			if (!strcmp(kind, gdn_loop_failure_name(k)))
-				st->fail_kinds[k]++;
+		count_failure(st, str_of(o, "failure"));
 	} else if (!strcmp(ev, "iteration_end")) {
 		if (it == st->open_iter) {
 			st->open_iter = 0;

@@ -7,6 +7,7 @@
 #include "gdnctl/enumtab.h"
 #include "gdnctl/err.h"
 #include "gdnctl/journal.h"
+#include "gdnctl/loop_policy.h"
 #include "gdnctl/perf.h"
 #include "gdnctl/report.h"
 #include "gdnctl/sbuf.h"
@@ -294,7 +295,7 @@ static enum gdn_report_outcome classify(const struct gdn_report_iter *it)
 	}
 	if (it->validation_failed)
 		return GDN_REPORT_FAILED_TESTS;
-	if (it->failure && !strcmp(it->failure, "no_commit"))
+	if (it->failure && !strcmp(it->failure, gdn_loop_failure_name(GDN_FAIL_NO_COMMIT)))
 		return GDN_REPORT_NO_COMMIT;
 	if (it->seen_error || it->failure)
 		return GDN_REPORT_ERROR;
