@@ -34,12 +34,15 @@ TARGET_MS=20
 if [ $# -eq 0 ]; then
 	set -- "${GDNCTL_BIN:-$SRC/build/dev/gdnctl}"
 fi
+bins=()
 for b in "$@"; do
 	if [ ! -x "$b" ]; then
 		echo "loop-overhead bench: no gdnctl binary at $b" >&2
 		exit 2
 	fi
+	bins+=("$(cd "$(dirname "$b")" && pwd)/$(basename "$b")") # the loop runs in the repo
 done
+set -- "${bins[@]}"
 if [ -z "${EPOCHREALTIME:-}" ]; then
 	echo "loop-overhead bench: needs bash 5 (EPOCHREALTIME)" >&2
 	exit 2
