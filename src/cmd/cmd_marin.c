@@ -515,6 +515,73 @@ static const char *const marin_profile_flags[] = {
     NULL,
 };
 
+/* project.profile_command, NULL when unset or empty (borrowed) */
+static const char *custom_profile_command(struct gdn_ctx *ctx)
+{
+	const char *command = gdn_config_str(&ctx->config, "project.profile_command");
+
+	return command && !*command ? NULL : command;
+}
+
+/* the built-in profile's flags (but --tpu) do not apply to a custom command: 0 or exit code */
+static int check_custom_flags(const struct opt *opts, const char *command)
+{
+	for (size_t i = 0; command && marin_profile_flags[i]; i++) {
+		for (const struct opt *o = opts; o->type != OPT_END; o++) {
+			if (o->long_name && o->seen &&
+			    !strcmp(o->long_name, marin_profile_flags[i]) &&
+			    strcmp(o->long_name, "tpu"))
+				return gdn_usage_error(
+				    "profile",
+				    "--%s applies to the built-in Marin profile; "
+				    "project.profile_command is set",
+				    o->long_name);
+		}
+	}
+	return 0;
+}
+
+/* --tpu is the profile's TPU and the Ray job's; a configured Ray TPU is the default */
+static void ray_default_tpu(struct gdn_ctx *ctx, const char *backend, struct profile_opts *po)
+{
+	struct sbuf key = SBUF_INIT;
+	const char *configured_tpu;
+
+	sbuf_addf(&key, "backends.%s.tpu", backend);
+	configured_tpu = gdn_config_str(&ctx->config, key.buf);
+	if (configured_tpu && *configured_tpu && strcmp(configured_tpu, "auto") &&
+	    strcmp(configured_tpu, "none"))
+		po->p.tpu = configured_tpu;
+	sbuf_release(&key);
+}
+
+/* the shell command and environment of the profile; 0 or an error in err */
+static int profile_script(struct gdn_ctx *ctx, const struct gdn_backend *b, struct profile_opts *po,
+			  const char *command, int script_dry_run, struct sbuf *shell,
+			  struct strvec *env, struct gdn_err *err)
+{
+	const char *dev_cluster = NULL;
+	struct sbuf key = SBUF_INIT;
+	int ret;
+
+	if (command) {
+		sbuf_adds(shell, command);
+		ret = gdn_marin_parse_profile_env(po->profile_env.v, env, err);
+		register_secrets(env->v);
+		return ret;
+	}
+	if (!strcmp(b->ops->type, "dev-tpu")) {
+		sbuf_addf(&key, "backends.%s.cluster", b->name);
+		dev_cluster = gdn_config_str(&ctx->config, key.buf);
+		if (!dev_cluster || !*dev_cluster)
+			dev_cluster = GDN_MARIN_CLUSTER;
+	}
+	ret = profile_env(po, dev_cluster, ctx->repo_root, env, err);
+	gdn_marin_profile_command(shell, dev_cluster != NULL, script_dry_run);
+	sbuf_release(&key);
+	return ret;
+}
+
 int cmd_profile(int argc, const char **argv, struct gdn_ctx *ctx)
 {
 	struct profile_opts po;
@@ -524,7 +591,7 @@ int cmd_profile(int argc, const char **argv, struct gdn_ctx *ctx)
 	long timeout_ms = 0;
 	time_t started;
 	struct strvec env = STRVEC_INIT, rest = STRVEC_INIT, polls = STRVEC_INIT;
-	struct sbuf shell = SBUF_INIT, key = SBUF_INIT;
+	struct sbuf shell = SBUF_INIT;
 	struct gdn_backend *b = NULL;
 	struct gdn_err err = GDN_ERR_INIT;
 	struct gdn_run_spec spec = {0};
@@ -566,38 +633,17 @@ int cmd_profile(int argc, const char **argv, struct gdn_ctx *ctx)
 				       "--timeout applies to a run that waits, not --no-wait");
 		goto out;
 	}
-	command = gdn_config_str(&ctx->config, "project.profile_command");
-	if (command && !*command)
-		command = NULL;
-	for (size_t i = 0; command && marin_profile_flags[i]; i++) {
-		for (struct opt *o = opts; o->type != OPT_END; o++) {
-			if (o->long_name && o->seen &&
-			    !strcmp(o->long_name, marin_profile_flags[i]) &&
-			    strcmp(o->long_name, "tpu")) {
-				code =
-				    gdn_usage_error("profile",
-						    "--%s applies to the built-in Marin profile; "
-						    "project.profile_command is set",
-						    o->long_name);
-				goto out;
-			}
-		}
-	}
+	command = custom_profile_command(ctx);
+	code = check_custom_flags(opts, command);
+	if (code)
+		goto out;
 	if (!backend)
 		backend = gdn_config_str(&ctx->config, "project.backend");
 	if (!backend || !*backend)
 		backend = DEFAULT_BACKEND;
 	type = backend_type(&ctx->config, backend, &configured);
-	/* --tpu is the profile's TPU and the Ray job's; a configured Ray TPU is the default */
-	if (type && !strcmp(type, "ray") && !opt_seen(opts, "tpu")) {
-		const char *configured_tpu;
-
-		sbuf_addf(&key, "backends.%s.tpu", backend);
-		configured_tpu = gdn_config_str(&ctx->config, key.buf);
-		if (configured_tpu && *configured_tpu && strcmp(configured_tpu, "auto") &&
-		    strcmp(configured_tpu, "none"))
-			po.p.tpu = configured_tpu;
-	}
+	if (type && !strcmp(type, "ray") && !opt_seen(opts, "tpu"))
+		ray_default_tpu(ctx, backend, &po);
 	flags[0].value = cluster;
 	if (type && !strcmp(type, "ray") && (!command || opt_seen(opts, "tpu")))
 		flags[1].value = po.p.tpu;
@@ -606,23 +652,7 @@ int cmd_profile(int argc, const char **argv, struct gdn_ctx *ctx)
 	code = open_backend(ctx, "profile", backend, flags, ARRAY_SIZE(flags), dry_run, &polls, &b);
 	if (code)
 		goto out;
-	if (command) {
-		sbuf_adds(&shell, command);
-		ret = gdn_marin_parse_profile_env(po.profile_env.v, &env, &err);
-		register_secrets(env.v);
-	} else {
-		const char *dev_cluster = NULL;
-
-		if (!strcmp(b->ops->type, "dev-tpu")) {
-			sbuf_reset(&key);
-			sbuf_addf(&key, "backends.%s.cluster", b->name);
-			dev_cluster = gdn_config_str(&ctx->config, key.buf);
-			if (!dev_cluster || !*dev_cluster)
-				dev_cluster = GDN_MARIN_CLUSTER;
-		}
-		ret = profile_env(&po, dev_cluster, ctx->repo_root, &env, &err);
-		gdn_marin_profile_command(&shell, dev_cluster != NULL, script_dry_run);
-	}
+	ret = profile_script(ctx, b, &po, command, script_dry_run, &shell, &env, &err);
 	if (ret) {
 		code = gdn_usage_error("profile", "%s", err.msg);
 		goto out;
@@ -642,7 +672,6 @@ out:
 	strvec_clear(&rest);
 	strvec_clear(&polls);
 	sbuf_release(&shell);
-	sbuf_release(&key);
 	return code;
 }
 
