@@ -515,6 +515,73 @@ static const char *const marin_profile_flags[] = {
     NULL,
 };
 
+/* project.profile_command, NULL when unset or empty (borrowed) */
+static const char *custom_profile_command(struct gdn_ctx *ctx)
+{
+	const char *command = gdn_config_str(&ctx->config, "project.profile_command");
+
+	return command && !*command ? NULL : command;
+}
+
+/* the built-in profile's flags (but --tpu) do not apply to a custom command: 0 or exit code */
+static int check_custom_flags(const struct opt *opts, const char *command)
+{
+	for (size_t i = 0; command && marin_profile_flags[i]; i++) {
+		for (const struct opt *o = opts; o->type != OPT_END; o++) {
+			if (o->long_name && o->seen &&
+			    !strcmp(o->long_name, marin_profile_flags[i]) &&
+			    strcmp(o->long_name, "tpu"))
+				return gdn_usage_error(
+				    "profile",
+				    "--%s applies to the built-in Marin profile; "
+				    "project.profile_command is set",
+				    o->long_name);
+		}
+	}
+	return 0;
+}
+
+/* --tpu is the profile's TPU and the Ray job's; a configured Ray TPU is the default */
+static void ray_default_tpu(struct gdn_ctx *ctx, const char *backend, struct profile_opts *po)
+{
+	struct sbuf key = SBUF_INIT;
+	const char *configured_tpu;
+
+	sbuf_addf(&key, "backends.%s.tpu", backend);
+	configured_tpu = gdn_config_str(&ctx->config, key.buf);
+	if (configured_tpu && *configured_tpu && strcmp(configured_tpu, "auto") &&
+	    strcmp(configured_tpu, "none"))
+		po->p.tpu = configured_tpu;
+	sbuf_release(&key);
+}
+
+/* the shell command and environment of the profile; 0 or an error in err */
+static int profile_script(struct gdn_ctx *ctx, const struct gdn_backend *b, struct profile_opts *po,
+			  const char *command, int script_dry_run, struct sbuf *shell,
+			  struct strvec *env, struct gdn_err *err)
+{
+	const char *dev_cluster = NULL;
+	struct sbuf key = SBUF_INIT;
+	int ret;
+
+	if (command) {
+		sbuf_adds(shell, command);
+		ret = gdn_marin_parse_profile_env(po->profile_env.v, env, err);
+		register_secrets(env->v);
+		return ret;
+	}
+	if (!strcmp(b->ops->type, "dev-tpu")) {
+		sbuf_addf(&key, "backends.%s.cluster", b->name);
+		dev_cluster = gdn_config_str(&ctx->config, key.buf);
+		if (!dev_cluster || !*dev_cluster)
+			dev_cluster = GDN_MARIN_CLUSTER;
+	}
+	ret = profile_env(po, dev_cluster, ctx->repo_root, env, err);
+	gdn_marin_profile_command(shell, dev_cluster != NULL, script_dry_run);
+	sbuf_release(&key);
+	return ret;
+}
+
 int cmd_profile(int argc, const char **argv, struct gdn_ctx *ctx)
 {
 	struct profile_opts po;
@@ -524,7 +591,7 @@ int cmd_profile(int argc, const char **argv, struct gdn_ctx *ctx)
 	long timeout_ms = 0;
 	time_t started;
 	struct strvec env = STRVEC_INIT, rest = STRVEC_INIT, polls = STRVEC_INIT;
-	struct sbuf shell = SBUF_INIT, key = SBUF_INIT;
+	struct sbuf shell = SBUF_INIT;
 	struct gdn_backend *b = NULL;
 	struct gdn_err err = GDN_ERR_INIT;
 	struct gdn_run_spec spec = {0};
@@ -566,38 +633,17 @@ int cmd_profile(int argc, const char **argv, struct gdn_ctx *ctx)
 				       "--timeout applies to a run that waits, not --no-wait");
 		goto out;
 	}
-	command = gdn_config_str(&ctx->config, "project.profile_command");
-	if (command && !*command)
-		command = NULL;
-	for (size_t i = 0; command && marin_profile_flags[i]; i++) {
-		for (struct opt *o = opts; o->type != OPT_END; o++) {
-			if (o->long_name && o->seen &&
-			    !strcmp(o->long_name, marin_profile_flags[i]) &&
-			    strcmp(o->long_name, "tpu")) {
-				code =
-				    gdn_usage_error("profile",
-						    "--%s applies to the built-in Marin profile; "
-						    "project.profile_command is set",
-						    o->long_name);
-				goto out;
-			}
-		}
-	}
+	command = custom_profile_command(ctx);
+	code = check_custom_flags(opts, command);
+	if (code)
+		goto out;
 	if (!backend)
 		backend = gdn_config_str(&ctx->config, "project.backend");
 	if (!backend || !*backend)
 		backend = DEFAULT_BACKEND;
 	type = backend_type(&ctx->config, backend, &configured);
-	/* --tpu is the profile's TPU and the Ray job's; a configured Ray TPU is the default */
-	if (type && !strcmp(type, "ray") && !opt_seen(opts, "tpu")) {
-		const char *configured_tpu;
-
-		sbuf_addf(&key, "backends.%s.tpu", backend);
-		configured_tpu = gdn_config_str(&ctx->config, key.buf);
-		if (configured_tpu && *configured_tpu && strcmp(configured_tpu, "auto") &&
-		    strcmp(configured_tpu, "none"))
-			po.p.tpu = configured_tpu;
-	}
+	if (type && !strcmp(type, "ray") && !opt_seen(opts, "tpu"))
+		ray_default_tpu(ctx, backend, &po);
 	flags[0].value = cluster;
 	if (type && !strcmp(type, "ray") && (!command || opt_seen(opts, "tpu")))
 		flags[1].value = po.p.tpu;
@@ -606,23 +652,7 @@ int cmd_profile(int argc, const char **argv, struct gdn_ctx *ctx)
 	code = open_backend(ctx, "profile", backend, flags, ARRAY_SIZE(flags), dry_run, &polls, &b);
 	if (code)
 		goto out;
-	if (command) {
-		sbuf_adds(&shell, command);
-		ret = gdn_marin_parse_profile_env(po.profile_env.v, &env, &err);
-		register_secrets(env.v);
-	} else {
-		const char *dev_cluster = NULL;
-
-		if (!strcmp(b->ops->type, "dev-tpu")) {
-			sbuf_reset(&key);
-			sbuf_addf(&key, "backends.%s.cluster", b->name);
-			dev_cluster = gdn_config_str(&ctx->config, key.buf);
-			if (!dev_cluster || !*dev_cluster)
-				dev_cluster = GDN_MARIN_CLUSTER;
-		}
-		ret = profile_env(&po, dev_cluster, ctx->repo_root, &env, &err);
-		gdn_marin_profile_command(&shell, dev_cluster != NULL, script_dry_run);
-	}
+	ret = profile_script(ctx, b, &po, command, script_dry_run, &shell, &env, &err);
 	if (ret) {
 		code = gdn_usage_error("profile", "%s", err.msg);
 		goto out;
@@ -642,7 +672,6 @@ out:
 	strvec_clear(&rest);
 	strvec_clear(&polls);
 	sbuf_release(&shell);
-	sbuf_release(&key);
 	return code;
 }
 
@@ -662,38 +691,144 @@ static const struct opt_usage allocate_usage = {
     "fails or its process exits while held.",
 };
 
+/* the option values of gdnctl allocate, and the strings made from them for the backend */
+struct allocate_opts {
+	const char *backend, *cluster, *tpu_name, *tpu_type, *log, *sync_path;
+	int verbose, dry_run;
+	long ready_timeout, retry_sleep, stop_timeout, attempts;
+	struct strvec fallbacks;
+	struct sbuf joined, n_ready, n_retry, n_stop, n_attempts;
+};
+
+#define ALLOCATE_OPTS_INIT                                                           \
+	{                                                                            \
+		.backend = "dev-tpu", .fallbacks = STRVEC_INIT, .joined = SBUF_INIT, \
+		.n_ready = SBUF_INIT, .n_retry = SBUF_INIT, .n_stop = SBUF_INIT,     \
+		.n_attempts = SBUF_INIT                                              \
+	}
+
+static void allocate_opts_release(struct allocate_opts *ao)
+{
+	strvec_clear(&ao->fallbacks);
+	sbuf_release(&ao->joined);
+	sbuf_release(&ao->n_ready);
+	sbuf_release(&ao->n_retry);
+	sbuf_release(&ao->n_stop);
+	sbuf_release(&ao->n_attempts);
+}
+
+/* names and durations; joins the fallback clusters. 0 or the exit code of the usage error */
+static int allocate_check(struct allocate_opts *ao, const struct opt *opts)
+{
+	int code;
+
+	if ((code = check_flag_name("allocate", GDN_NAME_CLUSTER, ao->cluster)) ||
+	    (code = check_flag_name("allocate", GDN_NAME_TPU_NAME, ao->tpu_name)) ||
+	    (code = check_flag_name("allocate", GDN_NAME_TPU, ao->tpu_type)))
+		return code;
+	for (size_t i = 0; i < ao->fallbacks.nr; i++) {
+		code = check_flag_name("allocate", GDN_NAME_CLUSTER, ao->fallbacks.v[i]);
+		if (code)
+			return code;
+		sbuf_addf(&ao->joined, "%s%s", i ? "," : "", ao->fallbacks.v[i]);
+	}
+	if (opt_seen(opts, "ready-timeout") && ao->ready_timeout <= 0)
+		return gdn_usage_error("allocate", "--ready-timeout must be > 0");
+	if (opt_seen(opts, "stop-timeout") && ao->stop_timeout <= 0)
+		return gdn_usage_error("allocate", "--stop-timeout must be > 0");
+	return 0;
+}
+
+/* the values of the backend flags, in the order of cmd_allocate's table */
+static void allocate_flag_values(struct allocate_opts *ao, const struct opt *opts,
+				 struct backend_flag *flags)
+{
+	sbuf_addf(&ao->n_ready, "%ldms", ao->ready_timeout);
+	sbuf_addf(&ao->n_retry, "%ldms", ao->retry_sleep);
+	sbuf_addf(&ao->n_stop, "%ldms", ao->stop_timeout);
+	sbuf_addf(&ao->n_attempts, "%ld", ao->attempts);
+	flags[0].value = ao->cluster;
+	flags[1].value = ao->tpu_name;
+	flags[2].value = ao->tpu_type;
+	flags[3].value = ao->fallbacks.nr ? ao->joined.buf : NULL;
+	flags[4].value = opt_seen(opts, "ready-timeout") ? ao->n_ready.buf : NULL;
+	flags[5].value = opt_seen(opts, "attempts") ? ao->n_attempts.buf : NULL;
+	flags[6].value = opt_seen(opts, "retry-sleep") ? ao->n_retry.buf : NULL;
+	flags[7].value = opt_seen(opts, "stop-timeout") ? ao->n_stop.buf : NULL;
+	flags[8].value = ao->log;
+	flags[9].value = ao->sync_path;
+	flags[10].value = ao->verbose ? "true" : NULL;
+}
+
+/* polls the held allocation until Ctrl-C; clears *held when it ended by itself */
+static int hold_until_interrupted(struct gdn_backend *b, bool *held)
+{
+	struct gdn_job_status st = GDN_JOB_STATUS_INIT;
+
+	for (bool first = true; !gdn_proc_interrupted(); first = false) {
+		struct gdn_err serr = GDN_ERR_INIT;
+
+		if (b->ops->status(b, NULL, &st, &serr)) {
+			gdn_error("%s", serr.msg);
+			return GDN_EXIT_BACKEND;
+		}
+		if (st.state != GDN_JOB_RUNNING) {
+			gdn_error("%s", st.message[0] ? st.message : "the allocation ended");
+			*held = false;
+			return GDN_EXIT_BACKEND;
+		}
+		if (first)
+			gdn_say("holding %s; press Ctrl-C to release it", st.job_id);
+		gdn_sleep_interruptible(HOLD_TICK_MS);
+	}
+	return GDN_EXIT_OK;
+}
+
+/* releases a held allocation; returns the exit code, signals first */
+static int release_allocation(struct gdn_backend *b, bool held, int code)
+{
+	if (b && held) {
+		struct gdn_err rerr = GDN_ERR_INIT;
+
+		if (b->ops->release(b, &rerr)) {
+			gdn_error("%s", rerr.msg);
+			code = code ? code : GDN_EXIT_BACKEND;
+		}
+	}
+	if (gdn_proc_interrupted())
+		code = GDN_EXIT_SIGNAL + gdn_proc_interrupted();
+	return code;
+}
+
 int cmd_allocate(int argc, const char **argv, struct gdn_ctx *ctx)
 {
-	const char *backend = "dev-tpu", *cluster = NULL, *tpu_name = NULL, *tpu_type = NULL;
-	const char *log = NULL, *sync_path = NULL;
-	int verbose = 0, dry_run = 0, code = GDN_EXIT_OK, ret;
-	long ready_timeout = 0, retry_sleep = 0, stop_timeout = 0, attempts = 0;
-	struct strvec fallbacks = STRVEC_INIT, rest = STRVEC_INIT, polls = STRVEC_INIT;
-	struct sbuf joined = SBUF_INIT, n_ready = SBUF_INIT, n_retry = SBUF_INIT,
-		    n_stop = SBUF_INIT, n_attempts = SBUF_INIT;
+	struct allocate_opts ao = ALLOCATE_OPTS_INIT;
+	int code = GDN_EXIT_OK, ret;
+	struct strvec rest = STRVEC_INIT, polls = STRVEC_INIT;
 	struct gdn_backend *b = NULL;
 	struct gdn_err err = GDN_ERR_INIT;
-	struct gdn_job_status st = GDN_JOB_STATUS_INIT;
 	bool held = false;
 	struct opt opts[] = {
-	    OPT_STRING_('b', "backend", &backend, "NAME", "a dev-tpu backend", "dev-tpu"),
-	    OPT_STRING_(0, "cluster", &cluster, "C", "the cluster to allocate on",
+	    OPT_STRING_('b', "backend", &ao.backend, "NAME", "a dev-tpu backend", "dev-tpu"),
+	    OPT_STRING_(0, "cluster", &ao.cluster, "C", "the cluster to allocate on",
 			GDN_MARIN_CLUSTER),
-	    OPT_STRING_(0, "tpu-name", &tpu_name, "N", "the dev TPU's name (host dev-tpu-N)", NULL),
-	    OPT_STRING_(0, "tpu-type", &tpu_type, "T", "TPU type (dev_tpu.py --tpu-type)", NULL),
-	    OPT_LIST_(0, "fallback-cluster", &fallbacks, "C",
+	    OPT_STRING_(0, "tpu-name", &ao.tpu_name, "N", "the dev TPU's name (host dev-tpu-N)",
+			NULL),
+	    OPT_STRING_(0, "tpu-type", &ao.tpu_type, "T", "TPU type (dev_tpu.py --tpu-type)", NULL),
+	    OPT_LIST_(0, "fallback-cluster", &ao.fallbacks, "C",
 		      "try this cluster next when one fails"),
-	    OPT_DURATION_(0, "ready-timeout", &ready_timeout,
+	    OPT_DURATION_(0, "ready-timeout", &ao.ready_timeout,
 			  "give a cluster up when not ready after this long", "15m"),
-	    OPT_INT_(0, "attempts", &attempts, "N", "passes over the clusters", "1", 1, 1000),
-	    OPT_DURATION_(0, "retry-sleep", &retry_sleep, "sleep between passes", "30s"),
-	    OPT_DURATION_(0, "stop-timeout", &stop_timeout,
+	    OPT_INT_(0, "attempts", &ao.attempts, "N", "passes over the clusters", "1", 1, 1000),
+	    OPT_DURATION_(0, "retry-sleep", &ao.retry_sleep, "sleep between passes", "30s"),
+	    OPT_DURATION_(0, "stop-timeout", &ao.stop_timeout,
 			  "release: SIGINT, then SIGTERM after this long", "2m"),
-	    OPT_STRING_(0, "log", &log, "PATH", "the allocation log",
+	    OPT_STRING_(0, "log", &ao.log, "PATH", "the allocation log",
 			"~/.local/state/gdnctl/dev-tpu-N-allocate.log"),
-	    OPT_STRING_(0, "sync-path", &sync_path, "P", "dev_tpu.py allocate --sync-path", NULL),
-	    OPT_BOOL_(0, "verbose", &verbose, "dev_tpu.py --verbose"),
-	    OPT_BOOL_('n', "dry-run", &dry_run, "print the command that would run; run nothing"),
+	    OPT_STRING_(0, "sync-path", &ao.sync_path, "P", "dev_tpu.py allocate --sync-path",
+			NULL),
+	    OPT_BOOL_(0, "verbose", &ao.verbose, "dev_tpu.py --verbose"),
+	    OPT_BOOL_('n', "dry-run", &ao.dry_run, "print the command that would run; run nothing"),
 	    OPT_END_(),
 	};
 	struct backend_flag flags[] = {
@@ -713,41 +848,12 @@ int cmd_allocate(int argc, const char **argv, struct gdn_ctx *ctx)
 	if (!gdn_cmd_parse_opts(opts, &allocate_usage, argc, argv, OPT_PARSE_NO_POSITIONAL, &rest,
 				&code))
 		goto out;
-	if ((code = check_flag_name("allocate", GDN_NAME_CLUSTER, cluster)) ||
-	    (code = check_flag_name("allocate", GDN_NAME_TPU_NAME, tpu_name)) ||
-	    (code = check_flag_name("allocate", GDN_NAME_TPU, tpu_type)))
+	code = allocate_check(&ao, opts);
+	if (code)
 		goto out;
-	for (size_t i = 0; i < fallbacks.nr; i++) {
-		code = check_flag_name("allocate", GDN_NAME_CLUSTER, fallbacks.v[i]);
-		if (code)
-			goto out;
-		sbuf_addf(&joined, "%s%s", i ? "," : "", fallbacks.v[i]);
-	}
-	if (opt_seen(opts, "ready-timeout") && ready_timeout <= 0) {
-		code = gdn_usage_error("allocate", "--ready-timeout must be > 0");
-		goto out;
-	}
-	if (opt_seen(opts, "stop-timeout") && stop_timeout <= 0) {
-		code = gdn_usage_error("allocate", "--stop-timeout must be > 0");
-		goto out;
-	}
-	sbuf_addf(&n_ready, "%ldms", ready_timeout);
-	sbuf_addf(&n_retry, "%ldms", retry_sleep);
-	sbuf_addf(&n_stop, "%ldms", stop_timeout);
-	sbuf_addf(&n_attempts, "%ld", attempts);
-	flags[0].value = cluster;
-	flags[1].value = tpu_name;
-	flags[2].value = tpu_type;
-	flags[3].value = fallbacks.nr ? joined.buf : NULL;
-	flags[4].value = opt_seen(opts, "ready-timeout") ? n_ready.buf : NULL;
-	flags[5].value = opt_seen(opts, "attempts") ? n_attempts.buf : NULL;
-	flags[6].value = opt_seen(opts, "retry-sleep") ? n_retry.buf : NULL;
-	flags[7].value = opt_seen(opts, "stop-timeout") ? n_stop.buf : NULL;
-	flags[8].value = log;
-	flags[9].value = sync_path;
-	flags[10].value = verbose ? "true" : NULL;
-	code =
-	    open_backend(ctx, "allocate", backend, flags, ARRAY_SIZE(flags), dry_run, &polls, &b);
+	allocate_flag_values(&ao, opts, flags);
+	code = open_backend(ctx, "allocate", ao.backend, flags, ARRAY_SIZE(flags), ao.dry_run,
+			    &polls, &b);
 	if (code)
 		goto out;
 	if (!b->ops->hold || !b->ops->release) {
@@ -760,47 +866,15 @@ int cmd_allocate(int argc, const char **argv, struct gdn_ctx *ctx)
 		code = op_failed(&err, ret);
 		goto out;
 	}
-	held = !dry_run;
-	if (!held)
-		goto out;
-	for (bool first = true; !gdn_proc_interrupted(); first = false) {
-		struct gdn_err serr = GDN_ERR_INIT;
-
-		if (b->ops->status(b, NULL, &st, &serr)) {
-			gdn_error("%s", serr.msg);
-			code = GDN_EXIT_BACKEND;
-			break;
-		}
-		if (st.state != GDN_JOB_RUNNING) {
-			gdn_error("%s", st.message[0] ? st.message : "the allocation ended");
-			code = GDN_EXIT_BACKEND;
-			held = false;
-			break;
-		}
-		if (first)
-			gdn_say("holding %s; press Ctrl-C to release it", st.job_id);
-		gdn_sleep_interruptible(HOLD_TICK_MS);
-	}
+	held = !ao.dry_run;
+	if (held)
+		code = hold_until_interrupted(b, &held);
 out:
-	if (b && held) {
-		struct gdn_err rerr = GDN_ERR_INIT;
-
-		if (b->ops->release(b, &rerr)) {
-			gdn_error("%s", rerr.msg);
-			code = code ? code : GDN_EXIT_BACKEND;
-		}
-	}
-	if (gdn_proc_interrupted())
-		code = GDN_EXIT_SIGNAL + gdn_proc_interrupted();
+	code = release_allocation(b, held, code);
 	gdn_backend_free(b);
-	strvec_clear(&fallbacks);
+	allocate_opts_release(&ao);
 	strvec_clear(&rest);
 	strvec_clear(&polls);
-	sbuf_release(&joined);
-	sbuf_release(&n_ready);
-	sbuf_release(&n_retry);
-	sbuf_release(&n_stop);
-	sbuf_release(&n_attempts);
 	return code;
 }
 

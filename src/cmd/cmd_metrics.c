@@ -188,9 +188,106 @@ static int fail(const struct gdn_wandb *c, const struct gdn_err *err)
 	return code;
 }
 
+static void metrics_args_init(struct metrics_args *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->keys = (struct strvec)STRVEC_INIT;
+	a->entity = DEFAULT_ENTITY;
+	a->project = DEFAULT_PROJECT;
+	a->steps = DEFAULT_STEPS;
+	a->agg = GDN_AGG_MEDIAN;
+	a->min_points = 5;
+	a->samples = 1000;
+	a->max_runs = 1000;
+	gdn_net_args_init(&a->net, 30000, 120000);
+}
+
+/* the combinations of options that make no sense; 0 or the usage exit code */
+static int check_args(const struct metrics_args *a, const struct opt *opts)
+{
+	if (!!a->run == !!a->prefix) {
+		gdn_error("give either --run or --prefix");
+		return GDN_EXIT_USAGE;
+	}
+	if (a->summary && a->history) {
+		gdn_error("--summary and --history cannot be combined");
+		return GDN_EXIT_USAGE;
+	}
+	if (!a->history &&
+	    (find_opt(opts, "steps")->seen || find_opt(opts, "agg")->seen ||
+	     find_opt(opts, "min-points")->seen || find_opt(opts, "samples")->seen)) {
+		gdn_error("--steps, --agg, --min-points and --samples need --history");
+		return GDN_EXIT_USAGE;
+	}
+	if (a->run && (find_opt(opts, "entity")->seen || find_opt(opts, "project")->seen)) {
+		gdn_error("--entity and --project go with --prefix, not --run");
+		return GDN_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* the history window, the keys and the --run reference; 0 or the exit code */
+static int prepare(const struct metrics_args *a, struct gdn_history_window *w, struct strvec *keys)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+	struct gdn_wandb_run ref = {0};
+	int code = 0;
+
+	if (a->history && gdn_history_parse_steps(a->steps, w, &err))
+		return gdn_die_err(&err);
+	w->agg = (enum gdn_agg)a->agg;
+	w->min_points = (size_t)a->min_points;
+	w->samples = (int)a->samples;
+	for (size_t i = 0; i < a->keys.nr; i++)
+		strvec_split(keys, a->keys.v[i], ',');
+	if (!keys->nr)
+		strvec_split(keys, DEFAULT_KEYS, ',');
+	if (a->run && gdn_wandb_parse_run_ref(a->run, &ref.entity, &ref.project, &ref.name, &err))
+		code = gdn_die_err(&err);
+	gdn_wandb_run_release(&ref);
+	return code;
+}
+
+/* ENTITY/PROJECT/RUN of --run, or of the newest run --prefix finds; 0 or the exit code */
+static int resolve_run(struct gdn_wandb *c, const struct metrics_args *a,
+		       struct gdn_wandb_run *found, struct sbuf *run_ref)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+
+	if (!a->prefix) {
+		sbuf_adds(run_ref, a->run);
+		return 0;
+	}
+	if (gdn_wandb_find_run(c, a->entity, a->project, a->prefix, (int)a->max_runs, found, &err))
+		return fail(c, &err);
+	sbuf_addf(run_ref, "%s/%s/%s", found->entity, found->project, found->name);
+	return 0;
+}
+
+/* prints the metrics, as JSON or for people; returns the exit code */
+static int report(const struct metrics_args *a, const struct gdn_metric_set *set,
+		  const struct gdn_history_window *w)
+{
+	bool all_ok = true;
+
+	for (size_t i = 0; i < set->nr; i++)
+		all_ok &= set->v[i].status == GDN_METRIC_OK;
+	if (a->json)
+		return print_json(a, set, w, all_ok) || !all_ok ? GDN_EXIT_FAILED : GDN_EXIT_OK;
+	gdn_say("run: %s%s%s%s", set->run.url, set->run.display_name ? " (" : "",
+		set->run.display_name ? set->run.display_name : "",
+		set->run.display_name ? ")" : "");
+	if (set->run.state)
+		gdn_say("state: %s", set->run.state);
+	gdn_say("source: %s", set->source);
+	print_table(set);
+	warn_missing(set, w, a->history);
+	return all_ok ? GDN_EXIT_OK : GDN_EXIT_FAILED;
+}
+
 int cmd_metrics(int argc, const char **argv, struct gdn_ctx *ctx)
 {
-	struct metrics_args a = {0};
+	struct metrics_args a;
 	struct opt opts[] = {
 	    OPT_STRING_(0, "run", &a.run, "REF", "run URL, ENTITY/PROJECT/RUN", NULL),
 	    OPT_STRING_(0, "prefix", &a.prefix, "PREFIX",
@@ -223,99 +320,27 @@ int cmd_metrics(int argc, const char **argv, struct gdn_ctx *ctx)
 	struct strvec rest = STRVEC_INIT, keys = STRVEC_INIT;
 	struct sbuf run_ref = SBUF_INIT;
 	struct gdn_wandb_run found = {0};
-	bool all_ok = true;
 	int code = 0, ret;
 
-	a.keys = (struct strvec)STRVEC_INIT;
-	a.entity = DEFAULT_ENTITY;
-	a.project = DEFAULT_PROJECT;
-	a.steps = DEFAULT_STEPS;
-	a.agg = GDN_AGG_MEDIAN;
-	a.min_points = 5;
-	a.samples = 1000;
-	a.max_runs = 1000;
-	gdn_net_args_init(&a.net, 30000, 120000);
+	metrics_args_init(&a);
 	(void)ctx;
 	if (!gdn_cmd_parse_opts(opts, &usage, argc, argv, OPT_PARSE_NO_POSITIONAL, &rest, &code))
 		goto out;
-	if (!!a.run == !!a.prefix) {
-		gdn_error("give either --run or --prefix");
-		code = GDN_EXIT_USAGE;
+	if ((code = check_args(&a, opts)) || (code = prepare(&a, &w, &keys)))
 		goto out;
-	}
-	if (a.summary && a.history) {
-		gdn_error("--summary and --history cannot be combined");
-		code = GDN_EXIT_USAGE;
-		goto out;
-	}
-	if (!a.history && (find_opt(opts, "steps")->seen || find_opt(opts, "agg")->seen ||
-			   find_opt(opts, "min-points")->seen || find_opt(opts, "samples")->seen)) {
-		gdn_error("--steps, --agg, --min-points and --samples need --history");
-		code = GDN_EXIT_USAGE;
-		goto out;
-	}
-	if (a.run && (find_opt(opts, "entity")->seen || find_opt(opts, "project")->seen)) {
-		gdn_error("--entity and --project go with --prefix, not --run");
-		code = GDN_EXIT_USAGE;
-		goto out;
-	}
-	if (a.history && gdn_history_parse_steps(a.steps, &w, &err)) {
-		code = gdn_die_err(&err);
-		goto out;
-	}
-	w.agg = (enum gdn_agg)a.agg;
-	w.min_points = (size_t)a.min_points;
-	w.samples = (int)a.samples;
-	for (size_t i = 0; i < a.keys.nr; i++)
-		strvec_split(&keys, a.keys.v[i], ',');
-	if (!keys.nr)
-		strvec_split(&keys, DEFAULT_KEYS, ',');
-	if (a.run &&
-	    gdn_wandb_parse_run_ref(a.run, &found.entity, &found.project, &found.name, &err)) {
-		code = gdn_die_err(&err);
-		goto out;
-	}
-	gdn_wandb_run_release(&found);
-
 	gdn_net_args_apply(&a.net, &ho);
 	if (gdn_wandb_init(&c, NULL, NULL, &ho, &err)) {
 		code = gdn_die_err(&err);
 		goto out;
 	}
-	if (a.prefix) {
-		ret = gdn_wandb_find_run(&c, a.entity, a.project, a.prefix, (int)a.max_runs, &found,
-					 &err);
-		if (ret) {
-			code = fail(&c, &err);
-			goto out;
-		}
-		sbuf_addf(&run_ref, "%s/%s/%s", found.entity, found.project, found.name);
-	} else {
-		sbuf_adds(&run_ref, a.run);
-	}
+	code = resolve_run(&c, &a, &found, &run_ref);
+	if (code)
+		goto out;
 	if (a.history)
 		ret = gdn_wandb_history_agg(&c, run_ref.buf, keys.v, &w, &set, &err);
 	else
 		ret = gdn_wandb_summary(&c, run_ref.buf, keys.v, &set, &err);
-	if (ret) {
-		code = fail(&c, &err);
-		goto out;
-	}
-	for (size_t i = 0; i < set.nr; i++)
-		all_ok &= set.v[i].status == GDN_METRIC_OK;
-	code = all_ok ? GDN_EXIT_OK : GDN_EXIT_FAILED;
-	if (a.json) {
-		if (print_json(&a, &set, &w, all_ok))
-			code = GDN_EXIT_FAILED;
-		goto out;
-	}
-	gdn_say("run: %s%s%s%s", set.run.url, set.run.display_name ? " (" : "",
-		set.run.display_name ? set.run.display_name : "", set.run.display_name ? ")" : "");
-	if (set.run.state)
-		gdn_say("state: %s", set.run.state);
-	gdn_say("source: %s", set.source);
-	print_table(&set);
-	warn_missing(&set, &w, a.history);
+	code = ret ? fail(&c, &err) : report(&a, &set, &w);
 out:
 	gdn_metric_set_release(&set);
 	gdn_wandb_run_release(&found);

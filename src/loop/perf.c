@@ -844,20 +844,8 @@ static void short_sha(char *buf, size_t size, const char *sha)
 	snprintf(buf, size, "%.12s", sha ? sha : "?");
 }
 
-int gdn_perf_decide(const struct gdn_perf_config *c, struct gdn_perf_state *st, const char *commit,
-		    const struct gdn_perf_measurement *cand, struct gdn_perf_verdict *out,
-		    struct gdn_err *err)
+static void verdict_reset(struct gdn_perf_verdict *out)
 {
-	enum gdn_perf_direction dir = gdn_perf_direction_resolve(c->direction, c->metric);
-	double *vals = xmalloc(st_mult(cand->nr + 1, sizeof(*vals))), *cvals = NULL;
-	json_t *rec = NULL, *champ, *cfig = NULL, *hfig = NULL, *gate_reasons = NULL;
-	const char *src = first_source(cand), *cmetric;
-	char sha[16], csha[16];
-	struct strvec detail = STRVEC_INIT;
-	size_t i, n = 0, cn = 0;
-	bool champ_ok;
-	int ret;
-
 	gdn_perf_verdict_release(out);
 	out->decision = GDN_PERF_UNSCORED;
 	out->candidate = out->champion = NAN;
@@ -865,18 +853,15 @@ int gdn_perf_decide(const struct gdn_perf_config *c, struct gdn_perf_state *st, 
 	out->noise = 0;
 	out->confident = false;
 	out->samples = 0;
-	ret = gdn_perf_config_check(c, err);
-	if (ret)
-		goto out;
-	if (!st->doc)
-		BUG("perf state not initialised");
-	for (i = 0; i < cand->nr; i++)
-		if (cand->v[i].has_value)
-			vals[n++] = cand->v[i].value;
-	out->samples = n;
-	short_sha(sha, sizeof(sha), commit);
+}
 
-	rec = json_object(); /* new */
+/* the history record of the candidate, before the comparison; returns a new reference */
+static json_t *candidate_record(const struct gdn_perf_config *c, enum gdn_perf_direction dir,
+				const char *commit, const struct gdn_perf_measurement *cand,
+				const char *src, json_t *cfig, double *vals, size_t n)
+{
+	json_t *rec = json_object(); /* new */
+
 	json_object_set_new(rec, "iteration", json_integer(cand->iteration));
 	json_object_set_new(rec, "commit", commit ? json_string(commit) : json_null());
 	json_object_set_new(rec, "metric", json_string(c->metric));
@@ -888,9 +873,150 @@ int gdn_perf_decide(const struct gdn_perf_config *c, struct gdn_perf_state *st, 
 	    rec, "timestamp_unix",
 	    json_integer(cand->timestamp_unix ? cand->timestamp_unix : (json_int_t)time(NULL)));
 	json_object_set_new(rec, "samples", samples_json(cand));
-	cfig = median_figures(cand); /* new */
 	json_object_set(rec, "trace", cfig ? cfig : json_null());
 	record_set_metric(rec, c, vals, n);
+	return rec;
+}
+
+/* delta, improvement and noise band of the candidate against the champion's values */
+static void measure_delta(const struct gdn_perf_config *c, enum gdn_perf_direction dir, double diff,
+			  double cand_mad, double champ_mad, double k, struct gdn_perf_verdict *out)
+{
+	if (out->champion != 0)
+		out->delta_pct = diff / fabs(out->champion) * 100.0;
+	else
+		out->delta_pct = diff == 0 ? 0 : diff > 0 ? INFINITY : -INFINITY;
+	out->improvement_pct = dir == GDN_PERF_LOWER ? -out->delta_pct : out->delta_pct;
+	if (c->min_confidence > 0) {
+		out->noise = c->min_confidence * MAD_SCALE * (cand_mad + champ_mad) / sqrt(k);
+		out->confident = fabs(diff) > out->noise;
+	} else {
+		out->confident = true;
+	}
+}
+
+/* the trace gates, or why they were not evaluated; true when one triggered */
+static bool check_gates(const struct gdn_perf_config *c, json_t *champ, json_t *cfig, double imp,
+			bool confident, struct strvec *detail)
+{
+	json_t *hfig = json_object_get(champ, "trace"); /* borrowed */
+
+	if (!c->gates.nr)
+		return false;
+	if (c->gates.override_pct >= 0 && imp >= c->gates.override_pct - PCT_EPS && confident)
+		strvec_pushf(detail, "gate: skipped, metric win %+.2f%% >= %.2f%%", imp,
+			     c->gates.override_pct);
+	else if (!json_is_object(hfig) || !cfig)
+		strvec_pushf(detail, "gate: not evaluated, no trace figures for the %s",
+			     !cfig ? "candidate" : "champion");
+	else
+		return eval_gates(&c->gates, hfig, cfig, detail);
+	return false;
+}
+
+static enum gdn_perf_decision pick_decision(const struct gdn_perf_config *c, bool gated,
+					    bool confident, double imp)
+{
+	if (gated)
+		return GDN_PERF_GATE_REGRESSION;
+	if (confident && imp >= c->min_improvement_pct - PCT_EPS)
+		return GDN_PERF_PROMOTED;
+	if (confident && imp <= -c->max_regression_pct + PCT_EPS)
+		return GDN_PERF_REGRESSION;
+	return GDN_PERF_WITHIN_THRESHOLD;
+}
+
+/* the candidate against a valid champion: decision, reasons and the record's comparison */
+static void compare_to_champion(const struct gdn_perf_config *c, enum gdn_perf_direction dir,
+				json_t *champ, json_t *cfig, double *cvals, size_t cn, size_t n,
+				const char *src, const char *csha, json_t *rec,
+				struct gdn_perf_verdict *out)
+{
+	double champ_mad = gdn_perf_mad(cvals, cn);
+	double cand_mad = json_number_value(json_object_get(rec, "metric_mad"));
+	double k = (double)(n < cn ? n : cn);
+	double diff, imp;
+	struct strvec detail = STRVEC_INIT;
+	bool gated;
+
+	out->champion = repeat_stat(c, cvals, cn);
+	diff = out->candidate - out->champion;
+	measure_delta(c, dir, diff, cand_mad, champ_mad, k, out);
+	imp = out->improvement_pct;
+	gated = check_gates(c, champ, cfig, imp, out->confident, &detail);
+	if (!out->confident &&
+	    (imp >= c->min_improvement_pct - PCT_EPS || imp <= -c->max_regression_pct + PCT_EPS))
+		strvec_pushf(&detail,
+			     "difference within noise: |%.6g - %.6g| = %.6g <= %.6g (z=%g, "
+			     "MAD %.6g + %.6g, K=%.0f)",
+			     out->candidate, out->champion, fabs(diff), out->noise,
+			     c->min_confidence, cand_mad, champ_mad, k);
+	out->decision = pick_decision(c, gated, out->confident, imp);
+	strvec_pushf(&out->reasons, "%s: %.6g -> %.6g (%+.2f%%, source=%s, champion %s)",
+		     out->decision == GDN_PERF_PROMOTED ? "performance champion promoted"
+		     : out->decision == GDN_PERF_REGRESSION
+			 ? "performance regression detected vs champion"
+		     : out->decision == GDN_PERF_GATE_REGRESSION
+			 ? "performance gate triggered vs champion"
+			 : "performance within hold band vs champion",
+		     out->champion, out->candidate, imp, src ? src : "?", csha);
+	strvec_pushv(&out->reasons, detail.v);
+	json_object_set_new(rec, "delta_vs_champion_pct",
+			    isfinite(out->delta_pct) ? json_real(out->delta_pct) : json_null());
+	json_object_set_new(rec, "improvement_pct", isfinite(imp) ? json_real(imp) : json_null());
+	json_object_set_new(rec, "noise", json_real(out->noise));
+	json_object_set_new(rec, "confident", json_boolean(out->confident));
+	strvec_clear(&detail);
+}
+
+/* the decision, its reasons and the action, ends the record and appends it to the history */
+static void record_decision(struct gdn_perf_state *st, json_t *rec,
+			    const struct gdn_perf_verdict *out)
+{
+	json_t *gate_reasons = json_array(); /* new, stolen below */
+	json_t *reasons = json_array();	     /* new, stolen below */
+	size_t i;
+
+	for (i = 0; i < out->reasons.nr; i++)
+		if (!strncmp(out->reasons.v[i], "gate: `", 7))
+			json_array_append_new(gate_reasons, json_string(out->reasons.v[i]));
+	json_object_set_new(rec, "decision", json_string(gdn_perf_decision_name(out->decision)));
+	json_object_set_new(rec, "control_gate_reasons", gate_reasons);
+	for (i = 0; i < out->reasons.nr; i++)
+		json_array_append_new(reasons, json_string(out->reasons.v[i]));
+	json_object_set_new(rec, "reasons", reasons);
+	json_array_append(json_object_get(st->doc, "history"), rec);
+	if (out->decision == GDN_PERF_BASELINE || out->decision == GDN_PERF_PROMOTED)
+		json_object_set_new(st->doc, "champion", json_deep_copy(rec));
+}
+
+int gdn_perf_decide(const struct gdn_perf_config *c, struct gdn_perf_state *st, const char *commit,
+		    const struct gdn_perf_measurement *cand, struct gdn_perf_verdict *out,
+		    struct gdn_err *err)
+{
+	enum gdn_perf_direction dir = gdn_perf_direction_resolve(c->direction, c->metric);
+	double *vals = xmalloc(st_mult(cand->nr + 1, sizeof(*vals))), *cvals = NULL;
+	json_t *rec = NULL, *champ, *cfig = NULL;
+	const char *src = first_source(cand), *cmetric;
+	char sha[16], csha[16];
+	size_t i, n = 0, cn = 0;
+	bool champ_ok;
+	int ret;
+
+	verdict_reset(out);
+	ret = gdn_perf_config_check(c, err);
+	if (ret)
+		goto out;
+	if (!st->doc)
+		BUG("perf state not initialised");
+	for (i = 0; i < cand->nr; i++)
+		if (cand->v[i].has_value)
+			vals[n++] = cand->v[i].value;
+	out->samples = n;
+	short_sha(sha, sizeof(sha), commit);
+
+	cfig = median_figures(cand);					  /* new */
+	rec = candidate_record(c, dir, commit, cand, src, cfig, vals, n); /* new */
 	if (n)
 		out->candidate = json_number_value(json_object_get(rec, "metric_value"));
 
@@ -927,94 +1053,13 @@ int gdn_perf_decide(const struct gdn_perf_config *c, struct gdn_perf_state *st, 
 			     "candidate: %s=%.6g @ %s",
 			     c->metric, c->metric, out->candidate, sha);
 	} else {
-		double champ_mad = gdn_perf_mad(cvals, cn);
-		double cand_mad = json_number_value(json_object_get(rec, "metric_mad"));
-		double k = (double)(n < cn ? n : cn);
-		double diff, imp;
-		bool gated = false;
-
-		out->champion = repeat_stat(c, cvals, cn);
-		diff = out->candidate - out->champion;
-		if (out->champion != 0)
-			out->delta_pct = diff / fabs(out->champion) * 100.0;
-		else
-			out->delta_pct = diff == 0 ? 0 : diff > 0 ? INFINITY : -INFINITY;
-		imp = out->improvement_pct =
-		    dir == GDN_PERF_LOWER ? -out->delta_pct : out->delta_pct;
-		if (c->min_confidence > 0) {
-			out->noise =
-			    c->min_confidence * MAD_SCALE * (cand_mad + champ_mad) / sqrt(k);
-			out->confident = fabs(diff) > out->noise;
-		} else {
-			out->confident = true;
-		}
-		hfig = json_object_get(champ, "trace"); /* borrowed */
-		if (c->gates.nr) {
-			if (c->gates.override_pct >= 0 && imp >= c->gates.override_pct - PCT_EPS &&
-			    out->confident)
-				strvec_pushf(&detail, "gate: skipped, metric win %+.2f%% >= %.2f%%",
-					     imp, c->gates.override_pct);
-			else if (!json_is_object(hfig) || !cfig)
-				strvec_pushf(&detail,
-					     "gate: not evaluated, no trace figures for the %s",
-					     !cfig ? "candidate" : "champion");
-			else
-				gated = eval_gates(&c->gates, hfig, cfig, &detail);
-		}
-		if (!out->confident && (imp >= c->min_improvement_pct - PCT_EPS ||
-					imp <= -c->max_regression_pct + PCT_EPS))
-			strvec_pushf(&detail,
-				     "difference within noise: |%.6g - %.6g| = %.6g <= %.6g (z=%g, "
-				     "MAD %.6g + %.6g, K=%.0f)",
-				     out->candidate, out->champion, fabs(diff), out->noise,
-				     c->min_confidence, cand_mad, champ_mad, k);
-		if (gated)
-			out->decision = GDN_PERF_GATE_REGRESSION;
-		else if (out->confident && imp >= c->min_improvement_pct - PCT_EPS)
-			out->decision = GDN_PERF_PROMOTED;
-		else if (out->confident && imp <= -c->max_regression_pct + PCT_EPS)
-			out->decision = GDN_PERF_REGRESSION;
-		else
-			out->decision = GDN_PERF_WITHIN_THRESHOLD;
-		strvec_pushf(&out->reasons, "%s: %.6g -> %.6g (%+.2f%%, source=%s, champion %s)",
-			     out->decision == GDN_PERF_PROMOTED ? "performance champion promoted"
-			     : out->decision == GDN_PERF_REGRESSION
-				 ? "performance regression detected vs champion"
-			     : out->decision == GDN_PERF_GATE_REGRESSION
-				 ? "performance gate triggered vs champion"
-				 : "performance within hold band vs champion",
-			     out->champion, out->candidate, imp, src ? src : "?", csha);
-		strvec_pushv(&out->reasons, detail.v);
-		json_object_set_new(rec, "delta_vs_champion_pct",
-				    isfinite(out->delta_pct) ? json_real(out->delta_pct)
-							     : json_null());
-		json_object_set_new(rec, "improvement_pct",
-				    isfinite(imp) ? json_real(imp) : json_null());
-		json_object_set_new(rec, "noise", json_real(out->noise));
-		json_object_set_new(rec, "confident", json_boolean(out->confident));
+		compare_to_champion(c, dir, champ, cfig, cvals, cn, n, src, csha, rec, out);
 	}
 	out->action = gdn_perf_action_config(out->decision, c);
-
-	gate_reasons = json_array(); /* new */
-	for (i = 0; i < out->reasons.nr; i++)
-		if (!strncmp(out->reasons.v[i], "gate: `", 7))
-			json_array_append_new(gate_reasons, json_string(out->reasons.v[i]));
-	json_object_set_new(rec, "decision", json_string(gdn_perf_decision_name(out->decision)));
-	json_object_set_new(rec, "control_gate_reasons", gate_reasons);
-	{
-		json_t *reasons = json_array(); /* new, stolen below */
-
-		for (i = 0; i < out->reasons.nr; i++)
-			json_array_append_new(reasons, json_string(out->reasons.v[i]));
-		json_object_set_new(rec, "reasons", reasons);
-	}
-	json_array_append(json_object_get(st->doc, "history"), rec);
-	if (out->decision == GDN_PERF_BASELINE || out->decision == GDN_PERF_PROMOTED)
-		json_object_set_new(st->doc, "champion", json_deep_copy(rec));
+	record_decision(st, rec, out);
 out:
 	json_decref(rec);
 	json_decref(cfig);
-	strvec_clear(&detail);
 	free(vals);
 	free(cvals);
 	return ret;

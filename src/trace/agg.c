@@ -1137,48 +1137,53 @@ static void add_warnings(struct gdn_trace_agg *a, struct gdn_trace_summary *out)
 			     (unsigned long long)a->invalid);
 }
 
-int gdn_trace_agg_finish(struct gdn_trace_agg *a, struct gdn_trace_summary *out,
-			 struct gdn_err *err)
+/* B events still open at the end, then the events each stream still holds */
+static void close_streams(struct gdn_trace_agg *a)
 {
-	struct flat *f = NULL;
-	size_t nf = 0, falloc = 0;
-	struct sbuf from = SBUF_INIT;
-	bool custom = list_nonempty(a->cats) || list_nonempty(a->threads), xla = false;
-	struct strtab *keep;
-
-	/* B events still open at the end */
 	for (size_t i = 0; i < a->ntracks; i++)
 		a->unmatched += a->tracks[i].nb;
 	for (size_t i = 0; i < a->nstreams; i++)
 		flush_stream(a, &a->streams[i]);
+}
+
+/* labels the devices and tells whether the trace has XLA op tracks */
+static bool label_devices(struct gdn_trace_agg *a, bool custom)
+{
+	bool xla = false;
 
 	for (size_t i = 0; i < a->ntracks; i++) {
 		a->tracks[i].device = device_label(a, &a->tracks[i]);
 		if (!custom && is_xla_ops(a, &a->tracks[i]))
 			xla = true;
 	}
-	out->mode =
-	    custom ? GDN_TRACE_MODE_CUSTOM : (xla ? GDN_TRACE_MODE_XLA : GDN_TRACE_MODE_KINETO);
+	return xla;
+}
 
-	/* select streams */
+static bool stream_wanted(struct gdn_trace_agg *a, const struct stream *s, bool xla)
+{
+	const struct track *t = &a->tracks[s->track];
+	const char *tn = thread_name(a, t);
+
+	if (!device_ok(a, t))
+		return false;
+	if (list_nonempty(a->threads) && !list_has(a->threads, tn, strlen(tn)))
+		return false;
+	if (list_nonempty(a->cats))
+		return s->cls == 1;
+	if (list_nonempty(a->threads))
+		return true;
+	if (xla)
+		return is_xla_ops(a, t);
+	return s->cls == 1;
+}
+
+static void select_streams(struct gdn_trace_agg *a, struct gdn_trace_summary *out, bool xla)
+{
 	for (size_t i = 0; i < a->nstreams; i++) {
 		struct stream *s = &a->streams[i];
-		struct track *t = &a->tracks[s->track];
-		const char *tn = thread_name(a, t);
-		bool sel;
+		const struct track *t = &a->tracks[s->track];
+		bool sel = stream_wanted(a, s, xla);
 
-		if (!device_ok(a, t))
-			sel = false;
-		else if (list_nonempty(a->threads) && !list_has(a->threads, tn, strlen(tn)))
-			sel = false;
-		else if (list_nonempty(a->cats))
-			sel = s->cls == 1;
-		else if (list_nonempty(a->threads))
-			sel = true;
-		else if (xla)
-			sel = is_xla_ops(a, t);
-		else
-			sel = s->cls == 1;
 		s->selected = sel;
 		if (sel) {
 			a->procs[t->proc].selected = true;
@@ -1197,8 +1202,15 @@ int gdn_trace_agg_finish(struct gdn_trace_agg *a, struct gdn_trace_summary *out,
 			any |= t->stream[c] != NONE && a->streams[t->stream[c]].selected;
 		out->tracks_selected += any;
 	}
+}
 
-	/* flatten the selected accumulators */
+/* the selected accumulators, keyed by acc index; returns the array, caller frees */
+static struct flat *flatten_selected(struct gdn_trace_agg *a, struct gdn_trace_summary *out,
+				     size_t *nr)
+{
+	struct flat *f = NULL;
+	size_t nf = 0, falloc = 0;
+
 	for (size_t i = 0; i < a->naccs; i++) {
 		const struct acc *c = &a->accs[i];
 
@@ -1214,91 +1226,111 @@ int gdn_trace_agg_finish(struct gdn_trace_agg *a, struct gdn_trace_summary *out,
 		out->total += c->total;
 		out->self += c->self;
 	}
-	{
-		struct build b = {NULL, 0, 0};
-		size_t n = nf;
-		struct flat *g = xmalloc(st_mult(n ? n : 1, sizeof(*g)));
+	*nr = nf;
+	return f;
+}
 
-		/* ops and families: with the most common category, source and tf_op */
-		for (int rows_ix = 0; rows_ix < 2; rows_ix++)
-			for (int which = 1; which <= 3; which++) {
-				for (size_t i = 0; i < n; i++) {
-					const struct acc *c = &a->accs[f[i].key];
-					const struct tuple *tp = &a->tuples[c->tuple];
+/* ops and families: with the most common category, source and tf_op */
+static void group_ops(struct gdn_trace_agg *a, struct gdn_trace_summary *out, const struct flat *f,
+		      struct flat *g, size_t n)
+{
+	struct build b = {NULL, 0, 0};
 
-					g[i] = f[i];
-					g[i].key = rows_ix ? family_id(a, tp) : tp->name;
-					g[i].attr = which == 1	 ? derived_category(a, tp)
-						    : which == 2 ? tp->src
-								 : tp->tfop;
-				}
-				b.rows = rows_ix ? &out->families : &out->ops;
-				b.which = which;
-				b.cursor = 0;
-				group(g, n, group_cb, &b);
-			}
-		/* categories, sources, devices, framework ops */
-		for (int which = 0; which < 5; which++) {
-			if (which == 3)
-				continue; /* families: above */
+	for (int rows_ix = 0; rows_ix < 2; rows_ix++)
+		for (int which = 1; which <= 3; which++) {
 			for (size_t i = 0; i < n; i++) {
 				const struct acc *c = &a->accs[f[i].key];
 				const struct tuple *tp = &a->tuples[c->tuple];
 
 				g[i] = f[i];
-				g[i].attr = 0;
-				g[i].key = which == 0	? derived_category(a, tp)
-					   : which == 1 ? tp->src
-					   : which == 2
-					       ? a->tracks[a->streams[c->stream].track].device
-					   : which == 3 ? family_id(a, tp)
-							: tp->tfop;
+				g[i].key = rows_ix ? family_id(a, tp) : tp->name;
+				g[i].attr = which == 1	 ? derived_category(a, tp)
+					    : which == 2 ? tp->src
+							 : tp->tfop;
 			}
-			b.rows = which == 0   ? &out->categories
-				 : which == 1 ? &out->sources
-				 : which == 2 ? &out->devices
-				 : which == 3 ? &out->families
-					      : &out->framework_ops;
-			b.which = 0;
+			b.rows = rows_ix ? &out->families : &out->ops;
+			b.which = which;
+			b.cursor = 0;
 			group(g, n, group_cb, &b);
 		}
-		free(g);
-	}
-	if (!out->events_selected) {
-		/* what the trace has, for a filter that matched nothing: every event */
-		struct build b = {NULL, 0, 0};
-		struct flat *g = xmalloc(st_mult(a->naccs ? a->naccs : 1, sizeof(*g)));
+}
 
-		for (int which = 0; which < 3; which++) {
-			size_t n = 0;
+/* categories, sources, devices, framework ops */
+static void group_attrs(struct gdn_trace_agg *a, struct gdn_trace_summary *out,
+			const struct flat *f, struct flat *g, size_t n)
+{
+	struct build b = {NULL, 0, 0};
 
-			for (size_t i = 0; i < a->naccs; i++) {
-				const struct acc *c = &a->accs[i];
-				const struct track *t = &a->tracks[a->streams[c->stream].track];
-				uint32_t key = which == 0 ? t->device
-					       : which == 1
-						   ? (t->thread_name ? t->thread_name - 1 : 0)
-						   : a->tuples[c->tuple].cat;
+	for (int which = 0; which < 5; which++) {
+		if (which == 3)
+			continue; /* families: group_ops */
+		for (size_t i = 0; i < n; i++) {
+			const struct acc *c = &a->accs[f[i].key];
+			const struct tuple *tp = &a->tuples[c->tuple];
 
-				if (!key)
-					continue;
-				g[n].key = key;
-				g[n].attr = 0;
-				g[n].count = c->count;
-				g[n].total = g[n].self = c->total;
-				n++;
-			}
-			b.rows = which == 0   ? &out->have_devices
-				 : which == 1 ? &out->have_threads
-					      : &out->have_cats;
-			b.which = 0;
-			group(g, n, group_cb, &b);
+			g[i] = f[i];
+			g[i].attr = 0;
+			g[i].key = which == 0	? derived_category(a, tp)
+				   : which == 1 ? tp->src
+				   : which == 2 ? a->tracks[a->streams[c->stream].track].device
+				   : which == 3 ? family_id(a, tp)
+						: tp->tfop;
 		}
-		free(g);
+		b.rows = which == 0   ? &out->categories
+			 : which == 1 ? &out->sources
+			 : which == 2 ? &out->devices
+			 : which == 3 ? &out->families
+				      : &out->framework_ops;
+		b.which = 0;
+		group(g, n, group_cb, &b);
 	}
-	find_steps(a, out, &from);
-	/* interning is over: pointers into the pool are stable from here */
-	out->steps_from = NULL;
+}
+
+static void group_selected(struct gdn_trace_agg *a, struct gdn_trace_summary *out,
+			   const struct flat *f, size_t n)
+{
+	struct flat *g = xmalloc(st_mult(n ? n : 1, sizeof(*g)));
+
+	group_ops(a, out, f, g, n);
+	group_attrs(a, out, f, g, n);
+	free(g);
+}
+
+/* what the trace has, for a filter that matched nothing: every event */
+static void group_available(struct gdn_trace_agg *a, struct gdn_trace_summary *out)
+{
+	struct build b = {NULL, 0, 0};
+	struct flat *g = xmalloc(st_mult(a->naccs ? a->naccs : 1, sizeof(*g)));
+
+	for (int which = 0; which < 3; which++) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < a->naccs; i++) {
+			const struct acc *c = &a->accs[i];
+			const struct track *t = &a->tracks[a->streams[c->stream].track];
+			uint32_t key = which == 0   ? t->device
+				       : which == 1 ? (t->thread_name ? t->thread_name - 1 : 0)
+						    : a->tuples[c->tuple].cat;
+
+			if (!key)
+				continue;
+			g[n].key = key;
+			g[n].attr = 0;
+			g[n].count = c->count;
+			g[n].total = g[n].self = c->total;
+			n++;
+		}
+		b.rows = which == 0   ? &out->have_devices
+			 : which == 1 ? &out->have_threads
+				      : &out->have_cats;
+		b.which = 0;
+		group(g, n, group_cb, &b);
+	}
+	free(g);
+}
+
+static void resolve_all_rows(struct gdn_trace_agg *a, struct gdn_trace_summary *out)
+{
 	resolve_rows(a, &out->ops, true);
 	resolve_rows(a, &out->categories, false);
 	resolve_rows(a, &out->sources, false);
@@ -1308,7 +1340,10 @@ int gdn_trace_agg_finish(struct gdn_trace_agg *a, struct gdn_trace_summary *out,
 	resolve_rows(a, &out->have_devices, false);
 	resolve_rows(a, &out->have_threads, false);
 	resolve_rows(a, &out->have_cats, false);
+}
 
+static void copy_counts(const struct gdn_trace_agg *a, struct gdn_trace_summary *out)
+{
 	out->events_total = a->elements;
 	out->events_complete = a->complete;
 	out->events_metadata = a->metadata;
@@ -1317,17 +1352,47 @@ int gdn_trace_agg_finish(struct gdn_trace_agg *a, struct gdn_trace_summary *out,
 	out->events_late = a->late;
 	out->events_deep = a->deep;
 	out->events_capped = a->capped;
-	if (!out->events_selected)
-		out->mode = custom ? GDN_TRACE_MODE_CUSTOM : GDN_TRACE_MODE_NONE;
-	add_warnings(a, out);
+}
 
-	/* the summary keeps the strings: move the table */
-	keep = xmalloc(sizeof(*keep) + from.len + 1);
+/* the summary keeps the strings: move the table, with steps_from after it */
+static void keep_strings(struct gdn_trace_agg *a, struct gdn_trace_summary *out,
+			 const struct sbuf *from)
+{
+	struct strtab *keep = xmalloc(sizeof(*keep) + from->len + 1);
+
 	*keep = a->st;
-	memcpy((char *)(keep + 1), from.buf, from.len + 1);
+	memcpy((char *)(keep + 1), from->buf, from->len + 1);
 	out->steps_from = (const char *)(keep + 1);
 	out->priv = keep;
 	memset(&a->st, 0, sizeof(a->st));
+}
+
+int gdn_trace_agg_finish(struct gdn_trace_agg *a, struct gdn_trace_summary *out,
+			 struct gdn_err *err)
+{
+	struct flat *f = NULL;
+	size_t nf = 0;
+	struct sbuf from = SBUF_INIT;
+	bool custom = list_nonempty(a->cats) || list_nonempty(a->threads), xla;
+
+	close_streams(a);
+	xla = label_devices(a, custom);
+	out->mode =
+	    custom ? GDN_TRACE_MODE_CUSTOM : (xla ? GDN_TRACE_MODE_XLA : GDN_TRACE_MODE_KINETO);
+	select_streams(a, out, xla);
+	f = flatten_selected(a, out, &nf);
+	group_selected(a, out, f, nf);
+	if (!out->events_selected)
+		group_available(a, out);
+	find_steps(a, out, &from);
+	/* interning is over: pointers into the pool are stable from here */
+	out->steps_from = NULL;
+	resolve_all_rows(a, out);
+	copy_counts(a, out);
+	if (!out->events_selected)
+		out->mode = custom ? GDN_TRACE_MODE_CUSTOM : GDN_TRACE_MODE_NONE;
+	add_warnings(a, out);
+	keep_strings(a, out, &from);
 	free(f);
 	sbuf_release(&from);
 	(void)err;
