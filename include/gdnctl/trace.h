@@ -41,6 +41,7 @@ typedef __int128 gdn_ps;
 #define GDN_TRACE_WINDOW	4096u		   /* reorder window per track, in events */
 #define GDN_TRACE_WINDOW_BUDGET ((size_t)1 << 19)  /* events in all windows together */
 #define GDN_TRACE_NEST_MAX	4096u		   /* open nested events per track */
+#define GDN_TRACE_NEST_BUDGET	((size_t)1 << 18)  /* open nested events, all tracks together */
 #define GDN_TRACE_FIELD_MAX	((size_t)64 << 10) /* longest kept name/source/tf_op */
 #define GDN_TRACE_TRACK_MAX	16384u	 /* distinct tracks (pid, tid) and processes kept */
 #define GDN_TRACE_EVENT_CAP1	1000000u /* the TSL converter's default event cap */

@@ -324,6 +324,7 @@ struct gdn_trace_agg {
 	uint32_t id_process_name, id_thread_name;
 	bool xplane, multi_host, device_span;
 	size_t window_entries; /* allocated, over all streams */
+	size_t nest_entries;   /* nesting stack entries allocated, over all streams */
 };
 
 void gdn_trace_agg_set_xplane(struct gdn_trace_agg *a, bool multi_host)
@@ -571,11 +572,19 @@ static void nest(struct gdn_trace_agg *a, struct stream *s, const struct wentry 
 	}
 	if (s->nstk)
 		charge(&s->stk[s->nstk - 1], w->start, w->end);
-	if (s->nstk >= GDN_TRACE_NEST_MAX) {
+	/*
+	 * At most GDN_TRACE_NEST_MAX open events per track, and all the tracks'
+	 * stacks together hold at most GDN_TRACE_NEST_BUDGET (a hostile trace
+	 * with 16384 tracks nested 4096 deep would otherwise take 2.5 GB).
+	 */
+	if (s->nstk >= GDN_TRACE_NEST_MAX ||
+	    (s->nstk == s->stkalloc && a->nest_entries >= GDN_TRACE_NEST_BUDGET)) {
 		s->deep++;
 		return;
 	}
+	a->nest_entries -= s->stkalloc;
 	ALLOC_GROW(s->stk, s->nstk + 1, s->stkalloc);
+	a->nest_entries += s->stkalloc;
 	top = &s->stk[s->nstk++];
 	top->start = w->start;
 	top->end = w->end;
@@ -1118,9 +1127,10 @@ static void add_warnings(struct gdn_trace_agg *a, struct gdn_trace_summary *out)
 			     (unsigned long long)a->late, a->window);
 	if (a->deep)
 		strvec_pushf(&out->warnings,
-			     "%llu selected events were nested deeper than %u levels; their self "
-			     "time is counted as 0",
-			     (unsigned long long)a->deep, GDN_TRACE_NEST_MAX);
+			     "%llu selected events were nested deeper than %u levels (or past %zu "
+			     "open events on all tracks); their self time is counted as 0",
+			     (unsigned long long)a->deep, GDN_TRACE_NEST_MAX,
+			     GDN_TRACE_NEST_BUDGET);
 	if (a->capped)
 		strvec_pushf(
 		    &out->warnings,

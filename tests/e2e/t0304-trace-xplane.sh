@@ -384,6 +384,21 @@ test_expect_success 'hostile: a million distinct tids (JSON) and 200,000 lines (
 	{ [ -z "$kb" ] || [ "$kb" -lt 65536 ] || { echo "RSS $kb KB"; false; }; }
 '
 
+test_expect_success 'hostile: 2,000 tracks nested 300 deep stay within the nesting budget' '
+	python3 - <<-\PY &&
+	import gzip
+	with gzip.open("deep.json.gz", "wt", compresslevel=6) as f:
+	    f.write("{\"traceEvents\":[")
+	    f.write(",".join("{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%d,\"dur\":%d,\"name\":\"k\",\"cat\":\"kernel\"}"
+	                     % (t, i, 1000000 - 2 * i) for t in range(2000) for i in range(300)))
+	    f.write("]}")
+	PY
+	kb=$(rss_kb trace summary --json deep.json.gz) &&
+	test_grep "nested deeper than 4096 levels (or past 262144 open events on all tracks)" err &&
+	python3 -c "import json,sys; d=json.load(open(\"out\")); e=d[\"events\"]; assert e[\"selected\"] == 600000 and 0 < e[\"deep\"] < 600000, e" &&
+	{ [ -z "$kb" ] || [ "$kb" -lt 65536 ] || { echo "RSS $kb KB"; false; }; }
+'
+
 test_expect_success 'an explicit filter that matches nothing: exit 1, listing what the trace has' '
 	test_expect_code 1 gdnctl trace summary --device TPU:7 "$(xp 2026_01_11_21_26_41)" >out 2>err &&
 	test_grep "nothing in .* matches --device .TPU:7." err &&
