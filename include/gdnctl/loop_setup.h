@@ -123,6 +123,13 @@ struct gdn_loop_setup {
 	enum gdn_loop_setup_style style;
 };
 
+/*
+ * Fail a setup step: the message in s->err (code: an enum gdn_errcode),
+ * shown in `style`; evaluates to -1. For setup.c and targets.c.
+ */
+#define gdn_loop_setup_fail(s, st, code, ...) \
+	((s)->style = (st), gdn_err_set(&(s)->err, (code), __VA_ARGS__), -1)
+
 /* The option defaults (the original codex-loop's), the context, the callbacks. */
 void gdn_loop_setup_init(struct gdn_loop_setup *s, const char *cwd, const char *repo_root,
 			 struct gdn_config *cfg);

@@ -17,22 +17,6 @@
 
 #define MARIN_TARGETS "--hold-dev-tpu, --validation-ray-cluster, --validation-ray-cluster-auto"
 
-/* -1 with the message in s->err, shown in `style`; `code`: the enum gdn_errcode. */
-static int fail(struct gdn_loop_setup *s, enum gdn_loop_setup_style style, int code,
-		const char *fmt, ...) GDN_PRINTF(4, 5);
-static int fail(struct gdn_loop_setup *s, enum gdn_loop_setup_style style, int code,
-		const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(s->err.msg, sizeof(s->err.msg), fmt, ap);
-	va_end(ap);
-	s->err.code = code;
-	s->style = style;
-	return -1;
-}
-
 /* -1 for an error a module filled in s->err. */
 static int failed(struct gdn_loop_setup *s, enum gdn_loop_setup_style style)
 {
@@ -248,23 +232,24 @@ int gdn_loop_setup_check(struct gdn_loop_setup *s, const struct opt *opts)
 	const char *msg;
 
 	if (a->iterations <= 0 && !a->resume && !opt_seen(opts, "iterations"))
-		return fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
-			    "option '--iterations' is required (or --resume)");
+		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+					   "option '--iterations' is required (or --resume)");
 	if (gdn_agent_find(a->agent)->needs_command && !a->agent_cmd)
-		return fail(s, GDN_SETUP_ERROR, GDN_EUSAGE, "--agent %s needs --agent-cmd",
-			    a->agent);
+		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+					   "--agent %s needs --agent-cmd", a->agent);
 	if (a->resilient)
 		apply_resilient(a);
 	msg = validate(a);
 	if (!msg)
 		msg = gdn_loop_where_check(&s->w, opts);
 	if (msg)
-		return fail(s, GDN_SETUP_PLAIN, GDN_EFAILED, "%s", msg);
+		return gdn_loop_setup_fail(s, GDN_SETUP_PLAIN, GDN_EFAILED, "%s", msg);
 	s->lo.until_time = 0;
 	if (a->until_time && parse_until(a->until_time, &s->lo.until_time))
-		return fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
-			    "--until-time: expected YYYY-MM-DDTHH:MM[:SS]Z or +DURATION, got '%s'",
-			    a->until_time);
+		return gdn_loop_setup_fail(
+		    s, GDN_SETUP_ERROR, GDN_EUSAGE,
+		    "--until-time: expected YYYY-MM-DDTHH:MM[:SS]Z or +DURATION, got '%s'",
+		    a->until_time);
 	return 0;
 }
 
@@ -324,8 +309,9 @@ static int find_workdir(struct gdn_loop_setup *s)
 
 	if (!s->a.workdir) {
 		if (!s->repo_root)
-			return fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
-				    "not inside a git repository: '%s' (use --workdir)", s->cwd);
+			return gdn_loop_setup_fail(
+			    s, GDN_SETUP_ERROR, GDN_EUSAGE,
+			    "not inside a git repository: '%s' (use --workdir)", s->cwd);
 		s->workdir = xstrdup(s->repo_root);
 		return 0;
 	}
@@ -333,8 +319,9 @@ static int find_workdir(struct gdn_loop_setup *s)
 	s->workdir = realpath(p, NULL);
 	free(p);
 	if (!s->workdir)
-		return fail(s, GDN_SETUP_ERROR, GDN_EUSAGE, "cannot use --workdir '%s': %s",
-			    s->a.workdir, strerror(errno));
+		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+					   "cannot use --workdir '%s': %s", s->a.workdir,
+					   strerror(errno));
 	return 0;
 }
 
@@ -345,8 +332,9 @@ static int make_log_dir(struct gdn_loop_setup *s)
 	struct stat st;
 
 	if (gdn_mkdir_p(log_dir, 0755, NULL) || stat(log_dir, &st) || !S_ISDIR(st.st_mode))
-		return fail(s, GDN_SETUP_ERROR, GDN_EFAILED, "cannot create log directory '%s': %s",
-			    log_dir, strerror(errno));
+		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EFAILED,
+					   "cannot create log directory '%s': %s", log_dir,
+					   strerror(errno));
 	return 0;
 }
 
@@ -368,10 +356,10 @@ int gdn_loop_setup_paths(struct gdn_loop_setup *s)
 			     ? abspath(s->cwd, a->prompt_file)
 			     : gdn_prompt_find(data_dirs(s->workdir, dirs), "prompts/iteration.md");
 	if (!s->prompt_path)
-		return fail(s, GDN_SETUP_ERROR, GDN_EFAILED,
-			    "no prompt template: pass --prompt-file (looked for "
-			    "prompts/iteration.md in '%s', '%s', '%s')",
-			    s->workdir, GDNCTL_DATADIR, GDNCTL_SOURCE_DATADIR);
+		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EFAILED,
+					   "no prompt template: pass --prompt-file (looked for "
+					   "prompts/iteration.md in '%s', '%s', '%s')",
+					   s->workdir, GDNCTL_DATADIR, GDNCTL_SOURCE_DATADIR);
 	if (sbuf_read_file(&s->tmpl, s->prompt_path, 16 * 1024 * 1024, &s->err) ||
 	    load_directives(a, s->cwd, s->workdir, &s->directives, &s->err))
 		return failed(s, GDN_SETUP_PLAIN);
@@ -448,13 +436,15 @@ static int setup_measure(struct gdn_loop_setup *s)
 
 	mo->source = (enum gdn_measure_source)a->perf_source;
 	if (!gdn_measure_source_takes(mo->source, s->pc.metric))
-		return fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
-			    "--perf-source %s does not go with --perf-metric %s (trace/... "
-			    "metrics come from the trace)",
-			    gdn_enum_name(gdn_measure_source_enum, a->perf_source), s->pc.metric);
+		return gdn_loop_setup_fail(
+		    s, GDN_SETUP_ERROR, GDN_EUSAGE,
+		    "--perf-source %s does not go with --perf-metric %s (trace/... "
+		    "metrics come from the trace)",
+		    gdn_enum_name(gdn_measure_source_enum, a->perf_source), s->pc.metric);
 	if (a->perf_step_end < a->perf_step_start)
-		return fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
-			    "--perf-history-step-end must be >= --perf-history-step-start");
+		return gdn_loop_setup_fail(
+		    s, GDN_SETUP_ERROR, GDN_EUSAGE,
+		    "--perf-history-step-end must be >= --perf-history-step-start");
 	mo->history = a->perf_history;
 	mo->window.step_min = a->perf_step_start;
 	mo->window.step_max = a->perf_step_end;
@@ -468,9 +458,10 @@ static int setup_measure(struct gdn_loop_setup *s)
 	mo->log_trace_deltas = 3;
 	if (a->log_measurements) {
 		if (!s->hlog)
-			return fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
-				    "--log-measurements needs a running log (--hillclimb-log-file "
-				    "or log_file)");
+			return gdn_loop_setup_fail(
+			    s, GDN_SETUP_ERROR, GDN_EUSAGE,
+			    "--log-measurements needs a running log (--hillclimb-log-file "
+			    "or log_file)");
 		mo->log_file = s->hlog;
 	}
 	if (s->w.mg.profile && !nonempty(a->perf_wandb_prefix)) {
@@ -480,9 +471,9 @@ static int setup_measure(struct gdn_loop_setup *s)
 	if (s->w.mg.profile && strcmp(s->w.mg.p.wandb_mode, "online")) {
 		/* the original fetched W&B metrics only for online runs */
 		if (mo->source == GDN_MEASURE_WANDB)
-			return fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
-				    "--perf-source wandb needs "
-				    "--validation-profile-wandb-mode online");
+			return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+						   "--perf-source wandb needs "
+						   "--validation-profile-wandb-mode online");
 		if (mo->source == GDN_MEASURE_AUTO)
 			mo->source = GDN_MEASURE_CLI;
 	}
@@ -498,9 +489,10 @@ static int setup_policy(struct gdn_loop_setup *s)
 	int ret;
 
 	if (!s->w.mg.profile && !nonempty(gdn_config_str(s->cfg, "project.profile_command")))
-		return fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
-			    "--perf-mode on needs project.profile_command in the configuration "
-			    "(or Marin targets: " MARIN_TARGETS ")");
+		return gdn_loop_setup_fail(
+		    s, GDN_SETUP_ERROR, GDN_EUSAGE,
+		    "--perf-mode on needs project.profile_command in the configuration "
+		    "(or Marin targets: " MARIN_TARGETS ")");
 	pc->metric = a->perf_metric;
 	pc->direction = (enum gdn_perf_direction)a->perf_direction;
 	pc->policy = (enum gdn_perf_policy)a->perf_policy;
@@ -542,18 +534,21 @@ int gdn_loop_setup_perf(struct gdn_loop_setup *s)
 		return -1;
 	if (s->gate.mode == GDN_GATE_REQUIRED && !mg->tests &&
 	    !nonempty(gdn_config_str(s->cfg, "project.test_command")))
-		return fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
-			    "--validation-mode required needs project.test_command in the "
-			    "configuration (or Marin targets: " MARIN_TARGETS ")");
+		return gdn_loop_setup_fail(
+		    s, GDN_SETUP_ERROR, GDN_EUSAGE,
+		    "--validation-mode required needs project.test_command in the "
+		    "configuration (or Marin targets: " MARIN_TARGETS ")");
 	if (s->gate.mode == GDN_GATE_PROFILE_ONLY && !mg->profile &&
 	    !nonempty(gdn_config_str(s->cfg, "project.profile_command")))
-		return fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
-			    "--validation-mode profile-only needs project.profile_command in the "
-			    "configuration (or Marin targets: " MARIN_TARGETS ")");
+		return gdn_loop_setup_fail(
+		    s, GDN_SETUP_ERROR, GDN_EUSAGE,
+		    "--validation-mode profile-only needs project.profile_command in the "
+		    "configuration (or Marin targets: " MARIN_TARGETS ")");
 	if (!a->perf_on && a->log_measurements)
-		return fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
-			    "--log-measurements needs --perf-mode on (it logs the measured "
-			    "figures)");
+		return gdn_loop_setup_fail(
+		    s, GDN_SETUP_ERROR, GDN_EUSAGE,
+		    "--log-measurements needs --perf-mode on (it logs the measured "
+		    "figures)");
 	s->gate_on = s->gate.mode != GDN_GATE_OFF || a->perf_on;
 	return a->perf_on ? setup_policy(s) : 0;
 }
@@ -645,8 +640,9 @@ int gdn_loop_setup_gate(struct gdn_loop_setup *s, const struct opt *opts)
 	if (gdn_loop_where_open(s, opts))
 		return -1;
 	if ((s->w.mg.tests || s->w.mg.profile) && !s->gate.targets)
-		return fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
-			    "the Marin validation defaults need a held dev TPU or Ray fallback "
-			    "clusters (or project.test_command and project.profile_command)");
+		return gdn_loop_setup_fail(
+		    s, GDN_SETUP_ERROR, GDN_EUSAGE,
+		    "the Marin validation defaults need a held dev TPU or Ray fallback "
+		    "clusters (or project.test_command and project.profile_command)");
 	return 0;
 }

@@ -593,22 +593,6 @@ int gdn_targets_run(struct gdn_targets *t, const struct gdn_loop_iter *it, const
 
 /* ---- gdnctl loop: the held dev TPU and the targets from the options (loop_setup.h) ---- */
 
-/* -1 with the message in s->err, shown in `style`. */
-static int where_fail(struct gdn_loop_setup *s, enum gdn_loop_setup_style style, int code,
-		      const char *fmt, ...) GDN_PRINTF(4, 5);
-static int where_fail(struct gdn_loop_setup *s, enum gdn_loop_setup_style style, int code,
-		      const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(s->err.msg, sizeof(s->err.msg), fmt, ap);
-	va_end(ap);
-	s->err.code = code;
-	s->style = style;
-	return -1;
-}
-
 const char *gdn_loop_where_check(struct gdn_loop_where *w, const struct opt *opts)
 {
 	bool max = opt_seen(opts, "validation-max-attempts");
@@ -738,9 +722,9 @@ static int open_dev(struct gdn_loop_setup *s, const struct opt *opts)
 		goto out;
 	}
 	if (strcmp(w->dev->ops->type, "dev-tpu")) {
-		ret = where_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
-				 "--dev-tpu-backend %s is a %s backend, not dev-tpu", name,
-				 w->dev->ops->type);
+		ret = gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+					  "--dev-tpu-backend %s is a %s backend, not dev-tpu", name,
+					  w->dev->ops->type);
 		goto out;
 	}
 	w->dev->repo_root = s->workdir;
@@ -837,8 +821,8 @@ int gdn_loop_where_open(struct gdn_loop_setup *s, const struct opt *opts)
 			    s->payload);
 			w->hold = 0;
 		} else if (!name) {
-			return where_fail(s, GDN_SETUP_PLAIN, GDN_EFAILED,
-					  "--hold-dev-tpu requires --dev-tpu-name.");
+			return gdn_loop_setup_fail(s, GDN_SETUP_PLAIN, GDN_EFAILED,
+						   "--hold-dev-tpu requires --dev-tpu-name.");
 		}
 	}
 	if (w->hold && acquire_dev(s, opts))

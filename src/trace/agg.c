@@ -1019,19 +1019,14 @@ static void resolve_rows(struct gdn_trace_agg *a, struct gdn_trace_rows *rows, b
 		qsort(rows->v, rows->nr, sizeof(*rows->v), cmp_rows);
 }
 
-static uint32_t derived_category(struct gdn_trace_agg *a, const struct tuple *tp)
+/* The op's name without its ".N" suffix, interned. */
+static uint32_t stripped_name_id(struct gdn_trace_agg *a, const struct tuple *tp)
 {
 	struct sbuf copy = SBUF_INIT;
-	const char *name;
+	const char *name = strtab_str(&a->st, tp->name);
+	size_t n = family_len(name);
 	uint32_t id;
-	size_t n;
 
-	if (tp->hlo)
-		return tp->hlo;
-	if (tp->cat)
-		return tp->cat;
-	name = strtab_str(&a->st, tp->name);
-	n = family_len(name);
 	if (n == strlen(name))
 		return tp->name;
 	/* interning may move the pool: copy the name first */
@@ -1041,24 +1036,19 @@ static uint32_t derived_category(struct gdn_trace_agg *a, const struct tuple *tp
 	return id;
 }
 
+static uint32_t derived_category(struct gdn_trace_agg *a, const struct tuple *tp)
+{
+	if (tp->hlo)
+		return tp->hlo;
+	if (tp->cat)
+		return tp->cat;
+	return stripped_name_id(a, tp);
+}
+
 /* The op family: deduplicated_name when the trace has it, else the name without ".N". */
 static uint32_t family_id(struct gdn_trace_agg *a, const struct tuple *tp)
 {
-	struct sbuf copy = SBUF_INIT;
-	const char *name;
-	uint32_t id;
-	size_t n;
-
-	if (tp->dedup)
-		return tp->dedup;
-	name = strtab_str(&a->st, tp->name);
-	n = family_len(name);
-	if (n == strlen(name))
-		return tp->name;
-	sbuf_add(&copy, name, n);
-	id = strtab_intern(&a->st, copy.buf, copy.len);
-	sbuf_release(&copy);
-	return id;
+	return tp->dedup ? tp->dedup : stripped_name_id(a, tp);
 }
 
 static void find_steps(struct gdn_trace_agg *a, struct gdn_trace_summary *out, struct sbuf *from)
