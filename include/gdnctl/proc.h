@@ -79,6 +79,11 @@ struct gdn_proc {
 	 */
 	bool inherit_output;
 	bool capture; /* keep output in `out` (reset first; capped by out.limit) */
+	/*
+	 * Any SIGINT/SIGTERM gdnctl got, even before this run began, stops it
+	 * (gdn_proc_start sets it: its thread may start after the signal).
+	 */
+	bool stop_on_any_signal;
 	struct sbuf out;
 
 	/*

@@ -827,7 +827,7 @@ int gdn_proc_run(struct gdn_proc *p, struct gdn_err *err)
 	pid_t pid;
 
 	/* Before anything else, so a signal from here on stops this run. */
-	r.sig_seen = sig_count;
+	r.sig_seen = p->stop_on_any_signal ? 0 : sig_count;
 	r.gen_seen = stop_generation();
 	pthread_once(&wake_once, wake_init);
 	reset_results(p);

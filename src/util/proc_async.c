@@ -26,6 +26,7 @@ struct gdn_proc_async {
 	pthread_cond_t cond;
 	bool done;	  /* gdn_proc_run returned */
 	int sig_at_start; /* gdn_proc_interrupted() when it started */
+	bool stop_on_any; /* the caller's p->stop_on_any_signal */
 	pid_t pgid;	  /* the child's group, once known */
 	int ret;
 	struct gdn_err err;
@@ -67,6 +68,13 @@ int gdn_proc_start(struct gdn_proc *p, struct gdn_proc_async **out, struct gdn_e
 	p->pid = 0; /* no stale pid for gdn_proc_stop() before the fork */
 	a->p = p;
 	a->sig_at_start = gdn_proc_interrupted();
+	/*
+	 * gdn_proc_stop() leaves a signal from now on to the run; the thread
+	 * may start after it, so the run must not miss one that came before.
+	 */
+	a->stop_on_any = p->stop_on_any_signal;
+	if (!a->sig_at_start)
+		p->stop_on_any_signal = true;
 	a->on_line = p->on_line;
 	a->payload = p->payload;
 	if (!p->inherit_output) {
@@ -80,6 +88,7 @@ int gdn_proc_start(struct gdn_proc *p, struct gdn_proc_async **out, struct gdn_e
 	pthread_condattr_destroy(&attr);
 	e = pthread_create(&a->thread, NULL, async_main, a);
 	if (e) {
+		p->stop_on_any_signal = a->stop_on_any;
 		p->on_line = a->on_line;
 		p->payload = a->payload;
 		pthread_cond_destroy(&a->cond);
@@ -199,6 +208,7 @@ int gdn_proc_finish(struct gdn_proc_async *a, struct gdn_err *err)
 	ret = a->ret;
 	if (ret && err)
 		*err = a->err;
+	a->p->stop_on_any_signal = a->stop_on_any;
 	if (!a->p->inherit_output) {
 		a->p->on_line = a->on_line;
 		a->p->payload = a->payload;

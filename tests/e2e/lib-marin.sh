@@ -34,9 +34,12 @@ marin_setup() {
 
 # Start gdnctl ARGS... in the background with stdout and stderr in file $1;
 # $gpid is gdnctl's own pid (not a subshell's), for kill -INT/-TERM.
+# The file is emptied before the start, so a wait on it never sees an
+# earlier run's lines (and signals a gdnctl that has not started yet).
 gdnctl_bg() {
 	local out=$1
 	shift
+	: >"$out"
 	# shellcheck disable=SC2086
 	(exec ${GDNCTL_TEST_EXEC_PREFIX:-} "$GDNCTL_BIN" "$@" >"$out" 2>&1) &
 	gpid=$!
@@ -75,6 +78,21 @@ wait_for_line() {
 	echo "wait_for_line: no '$1' in $2" >&2
 	[ -f "$2" ] && sed 's/^/|  /' "$2" >&2
 	return 1
+}
+
+# Wait up to $2 seconds (default 30) for background process $1 to end, its
+# exit status in $rc; when it does not, kill it (rc=timeout) and fail.
+wait_rc() {
+	rc=
+	if ! test_wait_until "${2:-30}" _gone "$1"; then
+		echo "wait_rc: process $1 did not end in ${2:-30} s; killing it" >&2
+		kill -KILL "$1" 2>/dev/null
+		wait "$1" 2>/dev/null
+		rc=timeout
+		return 1
+	fi
+	wait "$1"
+	rc=$?
 }
 
 # Whether process $1 is gone (waiting up to $2 seconds, default 10).

@@ -12,6 +12,14 @@ marin_setup
 DEV_TPU=scripts/ray/dev_tpu.py
 LOG=$HOME/.local/state/gdnctl/dev-tpu-me-allocate.log
 STATE=$GDNCTL_FAKE_STATE
+# no allocation double outlives the script, whatever failed
+test_atexit 'for p in $(cat "$STATE/allocate.pids" 2>/dev/null); do kill -KILL $p; done'
+
+# gdnctl in the foreground, killed after 60 s: a hang fails the test, not CTest's timeout.
+# shellcheck disable=SC2086
+gdnctl_dl() {
+	timeout -s KILL 60 ${GDNCTL_TEST_EXEC_PREFIX:-} "$GDNCTL_BIN" "$@"
+}
 
 # Start `gdnctl allocate ARGS...` in the background; its pid in $gpid, output in out.
 start_allocate() {
@@ -24,7 +32,7 @@ test_expect_success 'allocate: ready on the marker, held, Ctrl-C releases it: ex
 	apid=$(cat "$STATE/allocate-us-central1.pid") &&
 	kill -0 "$apid" &&
 	kill -INT $gpid &&
-	{ wait $gpid; rc=$?; } ;
+	wait_rc $gpid ;
 	test $rc = 130 &&
 	wait_gone "$apid" &&
 	test ! -e "$STATE/allocate-us-central1.pid" &&
@@ -49,7 +57,7 @@ test_expect_success 'SIGTERM releases too (exit 143); SIGINT ignored: SIGTERM af
 	apid=$(cat "$STATE/allocate-us-central1.pid") &&
 	t0=$(date +%s%N) &&
 	kill -TERM $gpid &&
-	{ wait $gpid; rc=$?; } ;
+	wait_rc $gpid ;
 	t1=$(date +%s%N) &&
 	test $rc = 143 &&
 	wait_gone "$apid" 1 &&
@@ -62,7 +70,7 @@ test_expect_success 'a failing cluster, then a fallback cluster; a custom ready 
 	FAKE_ALLOC_FAIL=c1 FAKE_ALLOC_READY=allocated start_allocate --tpu-name me --cluster c1 \
 		--fallback-cluster c2 --tpu-type v6e-8 --sync-path . --verbose &&
 	wait_for_line "holding dev-tpu-me; press Ctrl-C" out &&
-	kill -INT $gpid && { wait $gpid; rc=$?; } ;
+	kill -INT $gpid && wait_rc $gpid ;
 	test $rc = 130 &&
 	expect_call 1 uv run $DEV_TPU --cluster c1 --tpu-name me --verbose allocate --sync-path . \
 		--tpu-type v6e-8 &&
@@ -80,7 +88,7 @@ test_expect_success 'ready markers from the configuration' '
 		-c "backends.dt.ready_markers=noisy line 2" -c backends.dt.ready_timeout=20s \
 		allocate --backend dt &&
 	wait_for_line "holding dev-tpu-me; press Ctrl-C" out &&
-	kill -INT $gpid && { wait $gpid; rc=$?; } ;
+	kill -INT $gpid && wait_rc $gpid ;
 	test $rc = 130 &&
 	test_grep "^noisy line 1$" "$LOG" &&
 	test_grep "^noisy line 2$" "$LOG"
@@ -88,7 +96,7 @@ test_expect_success 'ready markers from the configuration' '
 
 test_expect_success 'never ready: every cluster times out, attempts, exit 4, nothing left' '
 	calls_reset &&
-	FAKE_ALLOC_READY=none test_expect_code 4 gdnctl allocate --tpu-name me --cluster c1 \
+	FAKE_ALLOC_READY=none test_expect_code 4 gdnctl_dl allocate --tpu-name me --cluster c1 \
 		--fallback-cluster c2 --ready-timeout 1s --attempts 2 --retry-sleep 100ms >out 2>&1 &&
 	test "$(calls_count)" = 4 &&
 	test_grep "attempt 2/2 on cluster c2" out &&
@@ -103,7 +111,7 @@ test_expect_success 'Ctrl-C while waiting for ready: released, exit 130, no retr
 	FAKE_ALLOC_READY=none start_allocate --tpu-name me --fallback-cluster c2 --attempts 3 &&
 	wait_for_file "$STATE/allocate-us-central1.pid" &&
 	apid=$(cat "$STATE/allocate-us-central1.pid") &&
-	kill -INT $gpid && { wait $gpid; rc=$?; } ;
+	kill -INT $gpid && wait_rc $gpid ;
 	test $rc = 130 &&
 	wait_gone "$apid" &&
 	test "$(calls_count)" = 1 &&
@@ -111,7 +119,7 @@ test_expect_success 'Ctrl-C while waiting for ready: released, exit 130, no retr
 '
 
 test_expect_success 'the allocation process exits while held: exit 4' '
-	FAKE_ALLOC_EXIT=5 test_expect_code 4 gdnctl allocate --tpu-name me >out 2>&1 &&
+	FAKE_ALLOC_EXIT=5 test_expect_code 4 gdnctl_dl allocate --tpu-name me >out 2>&1 &&
 	test_grep "the allocation process exited (exit=5)" out
 '
 
@@ -137,7 +145,7 @@ test_expect_success 'dev-tpu-allocate: output on the terminal; Ctrl-C stops it: 
 	gdnctl_bg out dev-tpu-allocate --tpu-name me &&
 	wait_for_line "TPU allocation is active. Press Ctrl-C to release" out &&
 	apid=$(cat "$STATE/allocate-us-central1.pid") &&
-	kill -INT $gpid && { wait $gpid; rc=$?; } ;
+	kill -INT $gpid && wait_rc $gpid ;
 	test $rc = 130 &&
 	wait_gone "$apid" &&
 	test_grep "TPU allocation released." out

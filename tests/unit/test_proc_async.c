@@ -116,6 +116,57 @@ static void exec_failure_is_reported_at_finish(void **state)
 	gdn_proc_release(&p);
 }
 
+/* In a fork: start `sleep 30`, SIGINT to ourselves at once, stop, finish; 0 when all went right. */
+static int signal_right_after_start(void)
+{
+	const char *argv[] = {"sleep", "30", NULL};
+	struct gdn_proc p = GDN_PROC_INIT;
+	struct gdn_proc_async *a = NULL;
+	struct gdn_err err = GDN_ERR_INIT;
+
+	p.argv = argv;
+	gdn_proc_install_signal_handlers();
+	if (gdn_proc_start(&p, &a, &err))
+		return 1;
+	raise(SIGINT); /* often before the thread's gdn_proc_run has begun */
+	gdn_proc_stop(a, 2000, 2000);
+	if (gdn_proc_finish(a, &err) || p.stop_on_any_signal)
+		return 2;
+	if (p.pid > 0 && p.status_kind != GDN_PROC_STOPPED)
+		return 3;
+	return 0;
+}
+
+/*
+ * A SIGINT to gdnctl between gdn_proc_start() and the moment its thread
+ * begins the run still stops the child: gdn_proc_stop() leaves it to the
+ * run and used to wait forever (gdnctl allocate hung on an early Ctrl-C).
+ * Each round in a fork of its own (the signal stays recorded); 10 s each.
+ */
+static void signal_before_the_thread_runs(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 20; i++) {
+		int64_t until;
+		int status = 0;
+		pid_t pid = fork(), got = 0;
+
+		assert_true(pid >= 0);
+		if (pid == 0)
+			_exit(signal_right_after_start());
+		until = gdn_now_ms() + 10000;
+		while ((got = waitpid(pid, &status, WNOHANG)) == 0 && gdn_now_ms() < until)
+			poll(NULL, 0, 10);
+		if (!got) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			fail_msg("round %d: the stop after an early SIGINT hung", i);
+		}
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -123,6 +174,7 @@ int main(void)
 	    cmocka_unit_test(stop_escalates_over_the_group),
 	    cmocka_unit_test(stop_before_any_output),
 	    cmocka_unit_test(exec_failure_is_reported_at_finish),
+	    cmocka_unit_test(signal_before_the_thread_runs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
