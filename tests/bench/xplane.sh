@@ -26,6 +26,7 @@ runs=${BENCH_RUNS:-3}
 [ -x /usr/bin/time ] || { echo "no /usr/bin/time; skipping" >&2; exit 0; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gdnctl-bench.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+export PYTHONPATH=$here/tests/e2e # xplane_wire.py
 
 # The generator of tests/bench/trace-summary.sh; prints the number of repeats.
 cat >"$tmp/gen.py" <<'PY'
@@ -58,22 +59,8 @@ PY
 cat >"$tmp/toxplane.py" <<'PY'
 import gzip, json, sys
 from decimal import Decimal
+from xplane_wire import fld
 src, dst, reps = sys.argv[1], sys.argv[2], int(sys.argv[3])
-
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7f; n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b); return bytes(out)
-
-def fld(num, wt, v):
-    tag = varint(num << 3 | wt)
-    if wt == 0:
-        return tag + varint(v)
-    return tag + varint(len(v)) + v
 
 def ps(us):  # microseconds as json.dumps writes them -> picoseconds, as gdnctl parses them
     return int((Decimal(repr(us)) * 1000000).to_integral_value(rounding="ROUND_HALF_UP"))
