@@ -302,14 +302,7 @@ test_expect_success 'the byte-flipped generated file: exit 0 or 1, one line, nev
 	        b = bytearray(data); b[pos] = byte
 	        open("flip-%03d-%02x.xplane.pb" % (pos, byte), "wb").write(bytes(b))
 	PY
-	for f in flip-*.xplane.pb; do
-		{ gdnctl trace summary --json $f >out 2>err; rc=$?; } &&
-		if [ $rc = 1 ]; then
-			test_line_count = 1 err || return 1
-		elif [ $rc != 0 ]; then
-			echo "$f: exit $rc"; cat err; return 1
-		fi
-	done
+	test_trace_summary_each flip-*.xplane.pb
 '
 
 # peak RSS in KB of gdnctl ARGS (stdout to out, stderr to err); nothing without /usr/bin/time
