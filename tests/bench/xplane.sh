@@ -28,33 +28,6 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/gdnctl-bench.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 export PYTHONPATH=$here/tests/e2e # xplane_wire.py
 
-# The generator of tests/bench/trace-summary.sh; prints the number of repeats.
-cat >"$tmp/gen.py" <<'PY'
-import gzip, json, sys
-src, dst, target = sys.argv[1], sys.argv[2], int(sys.argv[3]) << 20
-ev = json.load(gzip.open(src))["traceEvents"]
-meta = [e for e in ev if e.get("ph") == "M"]
-body = [e for e in ev if e and e.get("ph") != "M"]
-lo = min(e["ts"] for e in body)
-span = max(e["ts"] + e.get("dur", 0) for e in body) - lo + 1000.0
-with gzip.open(dst, "wt", compresslevel=6) as out:
-    out.write('{"displayTimeUnit":"ns","metadata":{"highres-ticks":true},"traceEvents":[')
-    out.write(",".join(json.dumps(e, separators=(",", ":")) for e in meta))
-    written, rep = 0, 0
-    while written < target:
-        parts = []
-        for e in body:
-            e2 = dict(e)
-            e2["ts"] = round(e["ts"] + rep * span, 6)
-            parts.append(json.dumps(e2, separators=(",", ":")))
-        s = "," + ",".join(parts)
-        out.write(s)
-        written += len(s)
-        rep += 1
-    out.write(",{}]}")
-print(rep)
-PY
-
 # The same events (same repeats and shifts) as an XSpace.
 cat >"$tmp/toxplane.py" <<'PY'
 import gzip, json, sys
@@ -132,7 +105,7 @@ measure() {
 echo "gdnctl: $bin"
 echo "source: $src"
 echo "generating ~$mb MB trace..."
-reps=$(python3 "$tmp/gen.py" "$src" "$tmp/trace.json.gz" "$mb")
+reps=$(python3 "$here/tests/bench/gen_trace.py" "$src" "$tmp/trace.json.gz" "$mb")
 echo "writing the same events ($reps repeats) as an xplane..."
 python3 "$tmp/toxplane.py" "$src" "$tmp/bench.xplane.pb" "$reps"
 echo "json.gz: $(du -m "$tmp/trace.json.gz" | cut -f1) MB compressed, $(gzip -dc "$tmp/trace.json.gz" | wc -c | awk '{printf "%.0f", $1/1048576}') MB uncompressed"
