@@ -1029,7 +1029,7 @@ struct event_walk {
 	uint32_t plane;
 	uint64_t mid, off, dur;
 	bool aggregated;
-	struct facts fa;
+	struct facts *fa; /* apart, so that the rest can stay in registers */
 };
 
 static int event_field(struct xp *x, const struct field *f, void *ctx, struct gdn_err *err)
@@ -1045,7 +1045,7 @@ static int event_field(struct xp *x, const struct field *f, void *ctx, struct gd
 	else if (f->num == 3 && f->wt == 0)
 		w->dur = f->v;
 	else if (f->num == 4 && f->wt == 2)
-		return read_stat(x, w->plane, f->start + f->v, &w->fa, err);
+		return read_stat(x, w->plane, f->start + f->v, w->fa, err);
 	else
 		return FIELD_SKIP;
 	return 0;
@@ -1054,6 +1054,7 @@ static int event_field(struct xp *x, const struct field *f, void *ctx, struct gd
 static int read_event(struct xp *x, struct line_ctx *lc, uint64_t end, struct gdn_err *err)
 {
 	struct event_walk w;
+	struct facts fa;
 	struct gdn_trace_event ev;
 	struct emeta *em = NULL;
 	uint32_t e, tuple;
@@ -1062,7 +1063,9 @@ static int read_event(struct xp *x, struct line_ctx *lc, uint64_t end, struct gd
 	int ret;
 
 	memset(&w, 0, sizeof(w));
+	memset(&fa, 0, sizeof(fa));
 	w.plane = lc->plane;
+	w.fa = &fa;
 	ret = walk(x, end, false, "an XEvent", event_field, &w, err);
 	if (ret)
 		return ret;
@@ -1085,23 +1088,23 @@ static int read_event(struct xp *x, struct line_ctx *lc, uint64_t end, struct gd
 		lc->track = gdn_trace_agg_track(x->agg, &ev.pid, &ev.tid) + 1;
 	}
 	if (em) {
-		if (!w.fa.has_devoff && em->f.has_devoff) {
-			w.fa.has_devoff = true;
-			w.fa.devoff = em->f.devoff;
+		if (!fa.has_devoff && em->f.has_devoff) {
+			fa.has_devoff = true;
+			fa.devoff = em->f.devoff;
 		}
-		if (!w.fa.has_devdur && em->f.has_devdur) {
-			w.fa.has_devdur = true;
-			w.fa.devdur = em->f.devdur;
+		if (!fa.has_devdur && em->f.has_devdur) {
+			fa.has_devdur = true;
+			fa.devdur = em->f.devdur;
 		}
 	}
-	if (lc->device_span && w.fa.has_devoff && w.fa.has_devdur) {
-		ts = (gdn_ps)w.fa.devoff;
-		dur_ps = (gdn_ps)w.fa.devdur;
+	if (lc->device_span && fa.has_devoff && fa.has_devdur) {
+		ts = (gdn_ps)fa.devoff;
+		dur_ps = (gdn_ps)fa.devdur;
 	} else {
 		ts = (gdn_ps)lc->ts_ns * 1000 + (gdn_ps)w.off;
 		dur_ps = (gdn_ps)w.dur;
 	}
-	own = w.fa.hlo || w.fa.tfop || w.fa.source || w.fa.dedup;
+	own = fa.hlo || fa.tfop || fa.source || fa.dedup;
 	if (em && !own && em->tuple[lc->gpu_stream]) {
 		gdn_trace_agg_complete(x->agg, lc->track - 1, em->tuple[lc->gpu_stream] - 1, ts,
 				       dur_ps);
@@ -1110,15 +1113,15 @@ static int read_event(struct xp *x, struct line_ctx *lc, uint64_t end, struct gd
 	if (em) {
 		set_str(x, em->name + 1, &ev.name, &ev.name_len);
 		/* the event's own stats win over its metadata's */
-		set_str(x, w.fa.hlo ? w.fa.hlo : em->f.hlo, &ev.hlo_category, &ev.hlo_category_len);
-		set_str(x, w.fa.tfop ? w.fa.tfop : em->f.tfop, &ev.tf_op, &ev.tf_op_len);
-		set_str(x, w.fa.source ? w.fa.source : em->f.source, &ev.source, &ev.source_len);
-		set_str(x, w.fa.dedup ? w.fa.dedup : em->f.dedup, &ev.dedup, &ev.dedup_len);
+		set_str(x, fa.hlo ? fa.hlo : em->f.hlo, &ev.hlo_category, &ev.hlo_category_len);
+		set_str(x, fa.tfop ? fa.tfop : em->f.tfop, &ev.tf_op, &ev.tf_op_len);
+		set_str(x, fa.source ? fa.source : em->f.source, &ev.source, &ev.source_len);
+		set_str(x, fa.dedup ? fa.dedup : em->f.dedup, &ev.dedup, &ev.dedup_len);
 	} else {
-		set_str(x, w.fa.hlo, &ev.hlo_category, &ev.hlo_category_len);
-		set_str(x, w.fa.tfop, &ev.tf_op, &ev.tf_op_len);
-		set_str(x, w.fa.source, &ev.source, &ev.source_len);
-		set_str(x, w.fa.dedup, &ev.dedup, &ev.dedup_len);
+		set_str(x, fa.hlo, &ev.hlo_category, &ev.hlo_category_len);
+		set_str(x, fa.tfop, &ev.tf_op, &ev.tf_op_len);
+		set_str(x, fa.source, &ev.source, &ev.source_len);
+		set_str(x, fa.dedup, &ev.dedup, &ev.dedup_len);
 	}
 	if (!ev.name) {
 		ev.name = "";
