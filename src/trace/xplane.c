@@ -648,6 +648,43 @@ static int skip_value(struct xp *x, const struct field *f, struct gdn_err *err)
 	return f->wt == 2 ? skip(x, f->v, err) : 0;
 }
 
+/*
+ * What a pass does with one field of a message: 0 when it took the field,
+ * FIELD_SKIP to pass over its value, or a negative error.
+ */
+#define FIELD_SKIP 1
+typedef int field_fn(struct xp *x, const struct field *f, void *ctx, struct gdn_err *err);
+
+/*
+ * Hand each field of the message that ends at end to fn; in names the message
+ * in errors. At the top (the XSpace: end is x->limit) the walk ends with the
+ * input. Inline so that fn is a direct call in each pass.
+ */
+static inline int walk(struct xp *x, uint64_t end, bool top, const char *in, field_fn *fn,
+		       void *ctx, struct gdn_err *err)
+{
+	struct field f;
+	int ret;
+
+	for (;;) {
+		if (top) {
+			ret = fill(x, err);
+			if (ret <= 0)
+				return ret;
+		} else if (xp_off(x) >= end) {
+			return 0;
+		}
+		x->in = in;
+		ret = next_field(x, end, &f, err);
+		if (!ret)
+			ret = fn(x, &f, ctx, err);
+		if (ret == FIELD_SKIP)
+			ret = skip_value(x, &f, err);
+		if (ret)
+			return ret;
+	}
+}
+
 /* Read a LEN value as text into sb (cut at GDN_TRACE_FIELD_MAX, the rest skipped). */
 static int read_str(struct xp *x, const struct field *f, struct sbuf *sb, struct gdn_err *err)
 {
@@ -718,122 +755,77 @@ static int intern(struct xp *x, const char *s, size_t n, uint32_t *id, struct gd
 	return 0;
 }
 
-/* ---- pass 0: planes, stat_metadata, hostnames ---- */
+/* ---- stats (pass 1 on metadata, pass 2 on events) ---- */
 
-static int stat_md_entry(struct xp *x, uint32_t plane, uint64_t end, struct gdn_err *err)
+struct stat_walk {
+	uint32_t plane;
+	uint64_t num;
+	bool has_num, has_str, compressed;
+	uint32_t ref;
+	bool has_ref;
+	enum stat_kind kind;
+	bool kind_known;
+};
+
+static int stat_field(struct xp *x, const struct field *f, void *ctx, struct gdn_err *err)
 {
-	uint64_t key = 0, id = 0;
-	bool has_id = false;
-	uint32_t name = 0;
-	struct field f;
-	int ret = 0;
+	struct stat_walk *s = ctx;
+	enum stat_kind kind = s->kind;
+	int ret;
 
-	while (!ret && xp_off(x) < end) {
-		x->in = "a stat_metadata entry";
-		ret = next_field(x, end, &f, err);
-		if (ret)
-			break;
-		if (f.num == 1 && f.wt == 0) {
-			key = f.v;
-		} else if (f.num == 2 && f.wt == 2) {
-			uint64_t vend = f.start + f.v;
+	if (f->num == 1 && f->wt == 0) {
+		uint32_t m = xmap_find(&x->smap, s->plane, f->v);
 
-			while (!ret && xp_off(x) < vend) {
-				struct field g;
+		s->kind = m ? (enum stat_kind)x->smetas[m - 1].kind : SK_OTHER;
+		s->kind_known = true;
+	} else if ((f->num == 3 || f->num == 4) && f->wt == 0) {
+		s->num = f->v;
+		s->has_num = true;
+	} else if (f->num == 2 && f->wt == 1) {
+		double d;
 
-				x->in = "an XStatMetadata";
-				ret = next_field(x, vend, &g, err);
-				if (ret)
-					break;
-				if (g.num == 1 && g.wt == 0) {
-					id = g.v;
-					has_id = true;
-				} else if (g.num == 2 && g.wt == 2) {
-					ret = read_str(x, &g, &x->tmp, err);
-					if (!ret)
-						ret = intern(x, x->tmp.buf, x->tmp.len, &name, err);
-				} else {
-					ret = skip_value(x, &g, err);
-				}
-			}
-		} else {
-			ret = skip_value(x, &f, err);
-		}
-	}
-	if (ret)
+		memcpy(&d, &f->v, sizeof(d));
+		s->num = d > 0 && d < 1.8e19 ? (uint64_t)d : 0;
+		s->has_num = true;
+	} else if (f->num == 7 && f->wt == 0) {
+		uint32_t m = xmap_find(&x->smap, s->plane, f->v);
+
+		s->has_ref = m != 0;
+		s->ref = m ? x->smetas[m - 1].name : 0;
+	} else if ((f->num == 5 || f->num == 8) && f->wt == 2 &&
+		   (!s->kind_known || (kind != SK_OTHER && kind != SK_DEVOFF && kind != SK_DEVDUR &&
+				       kind != SK_PROGRAM && kind != SK_SYMBOL &&
+				       kind != SK_FLOPS && kind != SK_BYTES))) {
+		ret = read_str(x, f, &x->tmp, err);
+		s->has_str = !ret;
+		s->compressed = f->num == 8;
 		return ret;
-	if (x->nsmetas + x->nemetas >= XP_ENTRIES_MAX)
-		return too_much(x, err);
-	ALLOC_GROW(x->smetas, x->nsmetas + 1, x->smetaalloc);
-	x->smetas[x->nsmetas].name = name;
-	x->smetas[x->nsmetas].kind = (uint8_t)stat_kind(xstr_get(&x->strs, name));
-	x->nsmetas++;
-	xmap_put(&x->smap, plane, has_id ? id : key, (uint32_t)x->nsmetas);
+	} else {
+		return FIELD_SKIP;
+	}
 	return 0;
 }
-
-/* ---- stats (pass 1 on metadata, pass 2 on events) ---- */
 
 static int read_stat(struct xp *x, uint32_t plane, uint64_t end, struct facts *fa,
 		     struct gdn_err *err)
 {
-	uint64_t mid = 0, num = 0;
-	bool has_num = false, has_str = false, compressed = false;
-	uint32_t ref = 0;
-	bool has_ref = false;
-	enum stat_kind kind = SK_OTHER;
-	struct field f;
-	int ret = 0;
-	bool kind_known = false;
+	struct stat_walk s;
+	int ret;
 
-	while (!ret && xp_off(x) < end) {
-		x->in = "an XStat";
-		ret = next_field(x, end, &f, err);
-		if (ret)
-			break;
-		if (f.num == 1 && f.wt == 0) {
-			uint32_t s = xmap_find(&x->smap, plane, f.v);
-
-			mid = f.v;
-			kind = s ? (enum stat_kind)x->smetas[s - 1].kind : SK_OTHER;
-			kind_known = true;
-		} else if ((f.num == 3 || f.num == 4) && f.wt == 0) {
-			num = f.v;
-			has_num = true;
-		} else if (f.num == 2 && f.wt == 1) {
-			double d;
-
-			memcpy(&d, &f.v, sizeof(d));
-			num = d > 0 && d < 1.8e19 ? (uint64_t)d : 0;
-			has_num = true;
-		} else if (f.num == 7 && f.wt == 0) {
-			uint32_t s = xmap_find(&x->smap, plane, f.v);
-
-			has_ref = s != 0;
-			ref = s ? x->smetas[s - 1].name : 0;
-		} else if ((f.num == 5 || f.num == 8) && f.wt == 2 &&
-			   (!kind_known ||
-			    (kind != SK_OTHER && kind != SK_DEVOFF && kind != SK_DEVDUR &&
-			     kind != SK_PROGRAM && kind != SK_SYMBOL && kind != SK_FLOPS &&
-			     kind != SK_BYTES))) {
-			ret = read_str(x, &f, &x->tmp, err);
-			has_str = !ret;
-			compressed = f.num == 8;
-		} else {
-			ret = skip_value(x, &f, err);
-		}
-	}
+	memset(&s, 0, sizeof(s));
+	s.plane = plane;
+	s.kind = SK_OTHER;
+	ret = walk(x, end, false, "an XStat", stat_field, &s, err);
 	if (ret)
 		return ret;
-	(void)mid;
-	switch (kind) {
+	switch (s.kind) {
 	case SK_DEVOFF:
-		fa->devoff = num;
-		fa->has_devoff = has_num;
+		fa->devoff = s.num;
+		fa->has_devoff = s.has_num;
 		return 0;
 	case SK_DEVDUR:
-		fa->devdur = num;
-		fa->has_devdur = has_num;
+		fa->devdur = s.num;
+		fa->has_devdur = s.has_num;
 		return 0;
 	case SK_HLO:
 	case SK_TFOP:
@@ -841,18 +833,19 @@ static int read_stat(struct xp *x, uint32_t plane, uint64_t end, struct facts *f
 	case SK_SOURCE:
 	case SK_LONG:
 	case SK_DEDUP: {
+		enum stat_kind kind = s.kind;
 		uint32_t id = 0, *dst;
 
-		if (has_ref) {
-			id = ref;
-		} else if (has_str) {
-			const struct sbuf *s = &x->tmp;
+		if (s.has_ref) {
+			id = s.ref;
+		} else if (s.has_str) {
+			const struct sbuf *str = &x->tmp;
 
-			if (compressed) {
+			if (s.compressed) {
 				inflate_str(&x->tmp, &x->tmp2);
-				s = &x->tmp2;
+				str = &x->tmp2;
 			}
-			ret = intern(x, s->buf, s->len, &id, err);
+			ret = intern(x, str->buf, str->len, &id, err);
 			if (ret)
 				return ret;
 		} else {
@@ -873,62 +866,99 @@ static int read_stat(struct xp *x, uint32_t plane, uint64_t end, struct facts *f
 	}
 }
 
-/* ---- pass 1: event_metadata ---- */
+/* ---- metadata map entries: stat_metadata (pass 0), event_metadata (pass 1) ---- */
 
-static int event_md_entry(struct xp *x, uint32_t plane, uint64_t end, struct gdn_err *err)
+/* A map entry {key=1, value=2} whose value is an XStatMetadata or XEventMetadata. */
+struct md_entry {
+	uint32_t plane;
+	const char *value_in; /* the value's name in errors */
+	uint64_t key, id;
+	bool has_id;
+	uint32_t name;	     /* interned */
+	struct facts *stats; /* XEventMetadata: its stats (5) go here; NULL: skipped */
+};
+
+static int md_value_field(struct xp *x, const struct field *f, void *ctx, struct gdn_err *err)
 {
-	uint64_t key = 0, id = 0;
-	bool has_id = false;
-	struct emeta em;
-	struct field f;
-	int ret = 0;
+	struct md_entry *e = ctx;
+	int ret;
 
-	memset(&em, 0, sizeof(em));
-	while (!ret && xp_off(x) < end) {
-		x->in = "an event_metadata entry";
-		ret = next_field(x, end, &f, err);
-		if (ret)
-			break;
-		if (f.num == 1 && f.wt == 0) {
-			key = f.v;
-		} else if (f.num == 2 && f.wt == 2) {
-			uint64_t vend = f.start + f.v;
-
-			while (!ret && xp_off(x) < vend) {
-				struct field g;
-
-				x->in = "an XEventMetadata";
-				ret = next_field(x, vend, &g, err);
-				if (ret)
-					break;
-				if (g.num == 1 && g.wt == 0) {
-					id = g.v;
-					has_id = true;
-				} else if (g.num == 2 && g.wt == 2) {
-					ret = read_str(x, &g, &x->tmp, err);
-					if (!ret)
-						ret = intern(x, x->tmp.buf, x->tmp.len, &em.name,
-							     err);
-				} else if (g.num == 5 && g.wt == 2) {
-					ret = read_stat(x, plane, g.start + g.v, &em.f, err);
-				} else {
-					ret = skip_value(x, &g, err);
-				}
-			}
-		} else {
-			ret = skip_value(x, &f, err);
-		}
+	if (f->num == 1 && f->wt == 0) {
+		e->id = f->v;
+		e->has_id = true;
+		return 0;
 	}
+	if (f->num == 2 && f->wt == 2) {
+		ret = read_str(x, f, &x->tmp, err);
+		return ret ? ret : intern(x, x->tmp.buf, x->tmp.len, &e->name, err);
+	}
+	if (e->stats && f->num == 5 && f->wt == 2)
+		return read_stat(x, e->plane, f->start + f->v, e->stats, err);
+	return FIELD_SKIP;
+}
+
+static int md_entry_field(struct xp *x, const struct field *f, void *ctx, struct gdn_err *err)
+{
+	struct md_entry *e = ctx;
+
+	if (f->num == 1 && f->wt == 0) {
+		e->key = f->v;
+		return 0;
+	}
+	if (f->num == 2 && f->wt == 2)
+		return walk(x, f->start + f->v, false, e->value_in, md_value_field, e, err);
+	return FIELD_SKIP;
+}
+
+/*
+ * Read a map entry into e (its id: the value's id, else the key): 1 to keep it,
+ * 0 when the caps are reached (counted), or a negative error.
+ */
+static int md_entry(struct xp *x, uint64_t end, const char *in, struct md_entry *e,
+		    struct gdn_err *err)
+{
+	int ret = walk(x, end, false, in, md_entry_field, e, err);
+
 	if (ret)
 		return ret;
+	if (!e->has_id)
+		e->id = e->key;
 	if (x->nsmetas + x->nemetas >= XP_ENTRIES_MAX)
 		return too_much(x, err);
-	ALLOC_GROW(x->emetas, x->nemetas + 1, x->emetaalloc);
-	x->emetas[x->nemetas++] = em;
-	xmap_put(&x->emap, plane, has_id ? id : key, (uint32_t)x->nemetas);
+	return 1;
+}
+
+static int stat_md_entry(struct xp *x, uint32_t plane, uint64_t end, struct gdn_err *err)
+{
+	struct md_entry e = {plane, "an XStatMetadata", 0, 0, false, 0, NULL};
+	int ret = md_entry(x, end, "a stat_metadata entry", &e, err);
+
+	if (ret <= 0)
+		return ret;
+	ALLOC_GROW(x->smetas, x->nsmetas + 1, x->smetaalloc);
+	x->smetas[x->nsmetas].name = e.name;
+	x->smetas[x->nsmetas].kind = (uint8_t)stat_kind(xstr_get(&x->strs, e.name));
+	x->nsmetas++;
+	xmap_put(&x->smap, plane, e.id, (uint32_t)x->nsmetas);
 	return 0;
 }
 
+static int event_md_entry(struct xp *x, uint32_t plane, uint64_t end, struct gdn_err *err)
+{
+	struct emeta em;
+	struct md_entry e = {plane, "an XEventMetadata", 0, 0, false, 0, &em.f};
+	int ret;
+
+	memset(&em, 0, sizeof(em));
+	ret = md_entry(x, end, "an event_metadata entry", &e, err);
+	if (ret <= 0)
+		return ret;
+	em.name = e.name;
+	ALLOC_GROW(x->emetas, x->nemetas + 1, x->emetaalloc);
+	x->emetas[x->nemetas++] = em;
+	xmap_put(&x->emap, plane, e.id, (uint32_t)x->nemetas);
+	return 0;
+}
 /* ---- pass 2: events ---- */
 
 static void plane_pid(struct xp *x, uint32_t plane, struct gdn_trace_id *pid, struct sbuf *sb)
@@ -983,6 +1013,8 @@ struct line_ctx {
 	bool has_ts, saw_events;
 	struct sbuf pid;
 	bool device_span;
+	struct sbuf name;
+	bool has_name;
 };
 
 static void set_str(const struct xp *x, uint32_t id1, const char **s, size_t *len)
@@ -993,47 +1025,57 @@ static void set_str(const struct xp *x, uint32_t id1, const char **s, size_t *le
 	}
 }
 
+struct event_walk {
+	uint32_t plane;
+	uint64_t mid, off, dur;
+	bool aggregated;
+	struct facts *fa; /* apart, so that the rest can stay in registers */
+};
+
+static int event_field(struct xp *x, const struct field *f, void *ctx, struct gdn_err *err)
+{
+	struct event_walk *w = ctx;
+
+	if (f->num == 1 && f->wt == 0)
+		w->mid = f->v;
+	else if (f->num == 2 && f->wt == 0)
+		w->off = f->v;
+	else if (f->num == 5 && f->wt == 0)
+		w->aggregated = true;
+	else if (f->num == 3 && f->wt == 0)
+		w->dur = f->v;
+	else if (f->num == 4 && f->wt == 2)
+		return read_stat(x, w->plane, f->start + f->v, w->fa, err);
+	else
+		return FIELD_SKIP;
+	return 0;
+}
+
 static int read_event(struct xp *x, struct line_ctx *lc, uint64_t end, struct gdn_err *err)
 {
-	uint64_t mid = 0, off = 0, dur = 0;
-	bool aggregated = false;
+	struct event_walk w;
 	struct facts fa;
-	struct field f;
 	struct gdn_trace_event ev;
 	struct emeta *em = NULL;
 	uint32_t e, tuple;
 	gdn_ps ts, dur_ps;
 	bool own;
-	int ret = 0;
+	int ret;
 
+	memset(&w, 0, sizeof(w));
 	memset(&fa, 0, sizeof(fa));
-	while (!ret && xp_off(x) < end) {
-		x->in = "an XEvent";
-		ret = next_field(x, end, &f, err);
-		if (ret)
-			break;
-		if (f.num == 1 && f.wt == 0)
-			mid = f.v;
-		else if (f.num == 2 && f.wt == 0)
-			off = f.v;
-		else if (f.num == 5 && f.wt == 0)
-			aggregated = true;
-		else if (f.num == 3 && f.wt == 0)
-			dur = f.v;
-		else if (f.num == 4 && f.wt == 2)
-			ret = read_stat(x, lc->plane, f.start + f.v, &fa, err);
-		else
-			ret = skip_value(x, &f, err);
-	}
+	w.plane = lc->plane;
+	w.fa = &fa;
+	ret = walk(x, end, false, "an XEvent", event_field, &w, err);
 	if (ret)
 		return ret;
 	x->events++;
 	gdn_trace_agg_count_element(x->agg);
-	if (aggregated) {
+	if (w.aggregated) {
 		x->aggregated++; /* an aggregate, not a timeline event */
 		return 0;
 	}
-	e = xmap_find(&x->emap, lc->plane, mid);
+	e = xmap_find(&x->emap, lc->plane, w.mid);
 	if (!e)
 		x->no_meta++;
 	else
@@ -1059,8 +1101,8 @@ static int read_event(struct xp *x, struct line_ctx *lc, uint64_t end, struct gd
 		ts = (gdn_ps)fa.devoff;
 		dur_ps = (gdn_ps)fa.devdur;
 	} else {
-		ts = (gdn_ps)lc->ts_ns * 1000 + (gdn_ps)off;
-		dur_ps = (gdn_ps)dur;
+		ts = (gdn_ps)lc->ts_ns * 1000 + (gdn_ps)w.off;
+		dur_ps = (gdn_ps)w.dur;
 	}
 	own = fa.hlo || fa.tfop || fa.source || fa.dedup;
 	if (em && !own && em->tuple[lc->gpu_stream]) {
@@ -1099,61 +1141,88 @@ static int read_event(struct xp *x, struct line_ctx *lc, uint64_t end, struct gd
 	return 0;
 }
 
+static int line_field(struct xp *x, const struct field *f, void *ctx, struct gdn_err *err)
+{
+	struct line_ctx *lc = ctx;
+	int ret = 0;
+
+	if (f->num == 1 && f->wt == 0) {
+		if (lc->saw_events && lc->id != f->v)
+			ret = bad(x, err, f->off, "%s", "an XLine id after its events");
+		lc->id = f->v;
+	} else if (f->num == 2 && f->wt == 2) {
+		ret = read_str(x, f, &lc->name, err);
+		lc->has_name = !ret;
+		lc->gpu_stream =
+		    lc->has_name && !strncmp(lc->name.buf, "Stream #", 8) &&
+		    strstr(xstr_get(&x->strs, x->planes[lc->plane].name), "/device:GPU");
+	} else if (f->num == 3 && f->wt == 0) {
+		if (lc->saw_events && (!lc->has_ts || lc->ts_ns != (int64_t)f->v))
+			ret = bad(x, err, f->off, "%s", "an XLine timestamp_ns after its events");
+		lc->ts_ns = (int64_t)f->v;
+		lc->has_ts = true;
+	} else if (f->num == 4 && f->wt == 2) {
+		lc->saw_events = true;
+		ret = read_event(x, lc, f->start + f->v, err);
+	} else {
+		ret = FIELD_SKIP;
+	}
+	return ret;
+}
+
 static int read_line(struct xp *x, uint32_t plane, uint64_t end, bool device_span,
 		     struct gdn_err *err)
 {
 	struct line_ctx lc;
-	struct field f;
-	struct sbuf name = SBUF_INIT;
-	bool has_name = false;
-	int ret = 0;
+	int ret;
 
 	memset(&lc, 0, sizeof(lc));
 	lc.plane = plane;
 	lc.device_span = device_span;
 	sbuf_init(&lc.pid, 0);
-	while (!ret && xp_off(x) < end) {
-		x->in = "an XLine";
-		ret = next_field(x, end, &f, err);
-		if (ret)
-			break;
-		if (f.num == 1 && f.wt == 0) {
-			if (lc.saw_events && lc.id != f.v)
-				ret = bad(x, err, f.off, "%s", "an XLine id after its events");
-			lc.id = f.v;
-		} else if (f.num == 2 && f.wt == 2) {
-			ret = read_str(x, &f, &name, err);
-			has_name = !ret;
-			lc.gpu_stream =
-			    has_name && !strncmp(name.buf, "Stream #", 8) &&
-			    strstr(xstr_get(&x->strs, x->planes[plane].name), "/device:GPU");
-		} else if (f.num == 3 && f.wt == 0) {
-			if (lc.saw_events && (!lc.has_ts || lc.ts_ns != (int64_t)f.v))
-				ret = bad(x, err, f.off, "%s",
-					  "an XLine timestamp_ns after its events");
-			lc.ts_ns = (int64_t)f.v;
-			lc.has_ts = true;
-		} else if (f.num == 4 && f.wt == 2) {
-			lc.saw_events = true;
-			ret = read_event(x, &lc, f.start + f.v, err);
-		} else {
-			ret = skip_value(x, &f, err);
-		}
-	}
-	if (!ret && has_name)
-		emit_meta(x, plane, true, lc.id, name.buf, name.len);
-	sbuf_release(&name);
+	sbuf_init(&lc.name, 0);
+	ret = walk(x, end, false, "an XLine", line_field, &lc, err);
+	if (!ret && lc.has_name)
+		emit_meta(x, plane, true, lc.id, lc.name.buf, lc.name.len);
+	sbuf_release(&lc.name);
 	sbuf_release(&lc.pid);
 	return ret;
 }
 
 /* ---- planes and the space ---- */
 
+struct space_walk {
+	uint32_t plane; /* the XPlane being read; in the XSpace, the next one */
+	bool device_span;
+};
+
+static int plane_field(struct xp *x, const struct field *f, void *ctx, struct gdn_err *err)
+{
+	const struct space_walk *s = ctx;
+	uint32_t plane = s->plane;
+	int ret;
+
+	if (x->pass == 0 && f->num == 1 && f->wt == 0) {
+		x->planes[plane].id = f->v;
+		return 0;
+	}
+	if (x->pass == 0 && f->num == 2 && f->wt == 2) {
+		ret = read_str(x, f, &x->tmp, err);
+		return ret ? ret : intern(x, x->tmp.buf, x->tmp.len, &x->planes[plane].name, err);
+	}
+	if (x->pass == 0 && f->num == 5 && f->wt == 2)
+		return stat_md_entry(x, plane, f->start + f->v, err);
+	if (x->pass == 1 && f->num == 4 && f->wt == 2)
+		return event_md_entry(x, plane, f->start + f->v, err);
+	if (x->pass == 2 && f->num == 3 && f->wt == 2)
+		return read_line(x, plane, f->start + f->v, s->device_span, err);
+	return FIELD_SKIP;
+}
+
 static int read_plane(struct xp *x, uint32_t plane, uint64_t end, bool device_span,
 		      struct gdn_err *err)
 {
-	struct field f;
-	int ret = 0;
+	struct space_walk s = {plane, device_span};
 
 	if (x->pass == 0) {
 		ALLOC_GROW(x->planes, x->nplanes + 1, x->planealloc);
@@ -1165,60 +1234,35 @@ static int read_plane(struct xp *x, uint32_t plane, uint64_t end, bool device_sp
 
 		emit_meta(x, plane, false, 0, pn, strlen(pn));
 	}
-	while (!ret && xp_off(x) < end) {
-		x->in = "an XPlane";
-		ret = next_field(x, end, &f, err);
-		if (ret)
-			break;
-		if (x->pass == 0 && f.num == 1 && f.wt == 0) {
-			x->planes[plane].id = f.v;
-		} else if (x->pass == 0 && f.num == 2 && f.wt == 2) {
-			ret = read_str(x, &f, &x->tmp, err);
-			if (!ret)
-				ret =
-				    intern(x, x->tmp.buf, x->tmp.len, &x->planes[plane].name, err);
-		} else if (x->pass == 0 && f.num == 5 && f.wt == 2) {
-			ret = stat_md_entry(x, plane, f.start + f.v, err);
-		} else if (x->pass == 1 && f.num == 4 && f.wt == 2) {
-			ret = event_md_entry(x, plane, f.start + f.v, err);
-		} else if (x->pass == 2 && f.num == 3 && f.wt == 2) {
-			ret = read_line(x, plane, f.start + f.v, device_span, err);
-		} else {
-			ret = skip_value(x, &f, err);
-		}
+	return walk(x, end, false, "an XPlane", plane_field, &s, err);
+}
+
+static int space_field(struct xp *x, const struct field *f, void *ctx, struct gdn_err *err)
+{
+	struct space_walk *s = ctx;
+	int ret;
+
+	if (f->num == 1 && f->wt == 2) {
+		if (x->pass && s->plane >= x->nplanes)
+			BUG("xplane: plane count changed between passes");
+		return read_plane(x, s->plane++, f->start + f->v, s->device_span, err);
 	}
-	return ret;
+	if (x->pass == 0 && f->num == 4 && f->wt == 2) {
+		ret = read_str(x, f, &x->tmp, err);
+		if (!ret)
+			strvec_push(&x->hosts, x->tmp.buf);
+		return ret;
+	}
+	return FIELD_SKIP;
 }
 
 static int read_space(struct xp *x, bool device_span, struct gdn_err *err)
 {
-	uint32_t plane = 0;
+	struct space_walk s = {0, device_span};
 	int ret = xp_open(x, err);
 
-	while (!ret) {
-		struct field f;
-		int r = fill(x, err);
-
-		if (r < 0)
-			return r;
-		if (!r)
-			break;
-		x->in = "the XSpace";
-		ret = next_field(x, x->limit, &f, err);
-		if (ret)
-			break;
-		if (f.num == 1 && f.wt == 2) {
-			if (x->pass && plane >= x->nplanes)
-				BUG("xplane: plane count changed between passes");
-			ret = read_plane(x, plane++, f.start + f.v, device_span, err);
-		} else if (x->pass == 0 && f.num == 4 && f.wt == 2) {
-			ret = read_str(x, &f, &x->tmp, err);
-			if (!ret)
-				strvec_push(&x->hosts, x->tmp.buf);
-		} else {
-			ret = skip_value(x, &f, err);
-		}
-	}
+	if (!ret)
+		ret = walk(x, x->limit, true, "the XSpace", space_field, &s, err);
 	if (!ret && x->pass == 0 && !x->nplanes && xp_off(x) == 0)
 		ret = gdn_err_set(err, GDN_EPARSE, "invalid XPlane at byte offset 0: empty input");
 	return ret;

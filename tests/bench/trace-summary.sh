@@ -24,32 +24,6 @@ runs=${BENCH_RUNS:-3}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gdnctl-bench.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-cat >"$tmp/gen.py" <<'PY'
-import gzip, json, sys
-src, dst, target = sys.argv[1], sys.argv[2], int(sys.argv[3]) << 20
-ev = json.load(gzip.open(src))["traceEvents"]
-meta = [e for e in ev if e.get("ph") == "M"]
-body = [e for e in ev if e and e.get("ph") != "M"]
-lo = min(e["ts"] for e in body)
-span = max(e["ts"] + e.get("dur", 0) for e in body) - lo + 1000.0
-with gzip.open(dst, "wt", compresslevel=6) as out:
-    out.write('{"displayTimeUnit":"ns","metadata":{"highres-ticks":true},"traceEvents":[')
-    out.write(",".join(json.dumps(e, separators=(",", ":")) for e in meta))
-    written, rep = 0, 0
-    while written < target:
-        parts = []
-        for e in body:
-            e2 = dict(e)
-            e2["ts"] = round(e["ts"] + rep * span, 6)
-            parts.append(json.dumps(e2, separators=(",", ":")))
-        s = "," + ",".join(parts)
-        out.write(s)
-        written += len(s)
-        rep += 1
-    out.write(",{}]}")
-print(rep)
-PY
-
 cat >"$tmp/agg.py" <<'PY'
 # The Python way: json.load, then sum XLA Ops durations per op name.
 import collections, gzip, json, sys
@@ -108,11 +82,11 @@ bench_file() {
 echo "gdnctl: $bin"
 echo "source: $src"
 echo "generating ~$mb MB trace..."
-python3 "$tmp/gen.py" "$src" "$tmp/trace-$mb.json.gz" "$mb" >/dev/null
+python3 "$here/tests/bench/gen_trace.py" "$src" "$tmp/trace-$mb.json.gz" "$mb" >/dev/null
 bench_file "$tmp/trace-$mb.json.gz" "~$mb MB TPU trace" 1
 rm -f "$tmp/trace-$mb.json.gz"
 if [ "$big_mb" -gt 0 ]; then
 	echo "generating ~$big_mb MB trace..."
-	python3 "$tmp/gen.py" "$src" "$tmp/trace-$big_mb.json.gz" "$big_mb" >/dev/null
+	python3 "$here/tests/bench/gen_trace.py" "$src" "$tmp/trace-$big_mb.json.gz" "$big_mb" >/dev/null
 	bench_file "$tmp/trace-$big_mb.json.gz" "~$big_mb MB TPU trace" 0
 fi

@@ -26,54 +26,14 @@ runs=${BENCH_RUNS:-3}
 [ -x /usr/bin/time ] || { echo "no /usr/bin/time; skipping" >&2; exit 0; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gdnctl-bench.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-
-# The generator of tests/bench/trace-summary.sh; prints the number of repeats.
-cat >"$tmp/gen.py" <<'PY'
-import gzip, json, sys
-src, dst, target = sys.argv[1], sys.argv[2], int(sys.argv[3]) << 20
-ev = json.load(gzip.open(src))["traceEvents"]
-meta = [e for e in ev if e.get("ph") == "M"]
-body = [e for e in ev if e and e.get("ph") != "M"]
-lo = min(e["ts"] for e in body)
-span = max(e["ts"] + e.get("dur", 0) for e in body) - lo + 1000.0
-with gzip.open(dst, "wt", compresslevel=6) as out:
-    out.write('{"displayTimeUnit":"ns","metadata":{"highres-ticks":true},"traceEvents":[')
-    out.write(",".join(json.dumps(e, separators=(",", ":")) for e in meta))
-    written, rep = 0, 0
-    while written < target:
-        parts = []
-        for e in body:
-            e2 = dict(e)
-            e2["ts"] = round(e["ts"] + rep * span, 6)
-            parts.append(json.dumps(e2, separators=(",", ":")))
-        s = "," + ",".join(parts)
-        out.write(s)
-        written += len(s)
-        rep += 1
-    out.write(",{}]}")
-print(rep)
-PY
+export PYTHONPATH=$here/tests/e2e # xplane_wire.py
 
 # The same events (same repeats and shifts) as an XSpace.
 cat >"$tmp/toxplane.py" <<'PY'
 import gzip, json, sys
 from decimal import Decimal
+from xplane_wire import fld
 src, dst, reps = sys.argv[1], sys.argv[2], int(sys.argv[3])
-
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7f; n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b); return bytes(out)
-
-def fld(num, wt, v):
-    tag = varint(num << 3 | wt)
-    if wt == 0:
-        return tag + varint(v)
-    return tag + varint(len(v)) + v
 
 def ps(us):  # microseconds as json.dumps writes them -> picoseconds, as gdnctl parses them
     return int((Decimal(repr(us)) * 1000000).to_integral_value(rounding="ROUND_HALF_UP"))
@@ -145,7 +105,7 @@ measure() {
 echo "gdnctl: $bin"
 echo "source: $src"
 echo "generating ~$mb MB trace..."
-reps=$(python3 "$tmp/gen.py" "$src" "$tmp/trace.json.gz" "$mb")
+reps=$(python3 "$here/tests/bench/gen_trace.py" "$src" "$tmp/trace.json.gz" "$mb")
 echo "writing the same events ($reps repeats) as an xplane..."
 python3 "$tmp/toxplane.py" "$src" "$tmp/bench.xplane.pb" "$reps"
 echo "json.gz: $(du -m "$tmp/trace.json.gz" | cut -f1) MB compressed, $(gzip -dc "$tmp/trace.json.gz" | wc -c | awk '{printf "%.0f", $1/1048576}') MB uncompressed"

@@ -264,3 +264,17 @@ test_done() {
 	echo "# passed all $test_count tests${test_skipped:+ ($test_skipped skipped)}"
 	exit 0
 }
+
+# For each FILE, `gdnctl trace summary --json FILE` either succeeds or exits 1
+# with a one-line error (leaves out and err); anything else fails, saying so.
+test_trace_summary_each() {
+	local f rc
+	for f in "$@"; do
+		{ gdnctl trace summary --json "$f" >out 2>err; rc=$?; } &&
+		if [ $rc = 1 ]; then
+			test_line_count = 1 err || return 1
+		elif [ $rc != 0 ]; then
+			echo "$f: exit $rc"; cat err; return 1
+		fi
+	done
+}

@@ -76,14 +76,7 @@ test_expect_success 'a byte changed anywhere: exit 0 or 1, one line, never a cra
 	        b[pos] = byte
 	        open("bad-%d-%02x.json" % (pos, byte), "wb").write(bytes(b))
 	PY
-	for f in bad-*.json; do
-		{ gdnctl trace summary --json $f >out 2>err; rc=$?; } &&
-		if [ $rc = 1 ]; then
-			test_line_count = 1 err || return 1
-		elif [ $rc != 0 ]; then
-			echo "$f: exit $rc"; cat err; return 1
-		fi
-	done
+	test_trace_summary_each bad-*.json
 '
 
 test_expect_success '10^6-deep nesting fails at the depth cap' '

@@ -7,35 +7,14 @@
 traces=$GDNCTL_SHARED_DIR/traces
 [ -d "$traces" ] || skip_all "no shared traces in $traces"
 command -v python3 >/dev/null 2>&1 || skip_all "python3 is not installed"
+export PYTHONPATH=$GDNCTL_SOURCE_DIR/tests/e2e # xplane_wire.py
 
 A=$traces/DERIVED_tpu-inference_2026_01_11_21_26_41_t1v-n-9eb622fc-w-0.xplane.pb
 B=$traces/DERIVED_tpu-inference_2026_01_12_01_08_50_t1v-n-9eb622fc-w-0.xplane.pb
 
 cat >expect.py <<'PY'
 import json, re, struct, sys
-
-def varint(b, i):
-    r = s = 0
-    while True:
-        c = b[i]; i += 1
-        r |= (c & 0x7f) << s; s += 7
-        if not c & 0x80:
-            return r, i
-
-def fields(b):
-    i = 0
-    while i < len(b):
-        k, i = varint(b, i)
-        f, w = k >> 3, k & 7
-        if w == 0:
-            v, i = varint(b, i)
-        elif w == 1:
-            v = b[i:i + 8]; i += 8
-        elif w == 5:
-            v = b[i:i + 4]; i += 4
-        else:
-            n, i = varint(b, i); v = b[i:i + n]; i += n
-        yield f, v
+from xplane_wire import fields
 
 def stats(raw_stats, smeta):
     out = {}

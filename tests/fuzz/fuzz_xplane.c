@@ -7,6 +7,7 @@
 #include "gdnctl/err.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/trace.h"
+#include "trace_render.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -34,12 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct gdn_trace_diff d;
 		json_t *doc;
 
-		for (int by = GDN_TRACE_BY_OP; by <= GDN_TRACE_BY_DEVICE; by++) {
-			gdn_trace_render_table(&s, by, 5, &out);
-			gdn_trace_render_markdown(&s, by, 5, &out);
-		}
-		doc = gdn_trace_summary_json(&s, 0);
-		json_decref(doc);
+		fuzz_render_summary(&s, &out);
 		gdn_trace_diff_init(&d);
 		gdn_trace_diff_compute(&d, &s, &s);
 		doc = gdn_trace_diff_json(&d, 3);
