@@ -26,13 +26,10 @@ struct gdn_git {
 	void *payload;
 };
 /*
- * Run `git ARGS...` in g->workdir, capturing merged output in *out (may be
- * NULL). Returns 0 when git ran (its exit code in *rc), or a gdn_errcode
- * when it could not be started.
+ * Run `git ARGS...` (a NULL-terminated list) in g->workdir, capturing merged
+ * output in *out (may be NULL). Returns 0 when git ran (its exit code in
+ * *rc), or a gdn_errcode when it could not be started.
  */
-int gdn_git_run(const struct gdn_git *g, const char *const *args, int *rc, struct sbuf *out,
-		struct gdn_err *err);
-/* gdn_git_run with the arguments as a NULL-terminated list. */
 int gdn_git_runl(const struct gdn_git *g, int *rc, struct sbuf *out, struct gdn_err *err, ...);
 
 /*

@@ -97,7 +97,6 @@ struct gdn_http_req {
 struct gdn_http;
 struct gdn_http *gdn_http_new(const struct gdn_http_opts *opts);
 void gdn_http_free(struct gdn_http *h);
-const struct gdn_http_opts *gdn_http_opts(const struct gdn_http *h);
 /* Replace the tick callback (a client's own progress while it runs requests). */
 void gdn_http_set_tick(struct gdn_http *h, void (*tick)(void *ctx), void *ctx);
 

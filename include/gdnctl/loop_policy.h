@@ -49,7 +49,6 @@ enum gdn_loop_failure {
 };
 /* "agent", "post_check", "no_commit", "hook", "iteration_error" (journal.c: the journal's names).
  */
-extern const struct gdn_enum gdn_loop_failure_enum[];
 const char *gdn_loop_failure_name(enum gdn_loop_failure f);
 
 enum gdn_loop_level {

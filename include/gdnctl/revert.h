@@ -17,6 +17,7 @@
 #define GDNCTL_REVERT_H
 
 #include "gdnctl/compat.h"
+#include "gdnctl/enumtab.h"
 
 struct gdn_err;
 
@@ -25,10 +26,8 @@ enum gdn_revert_mode {
 	GDN_REVERT_RESET,      /* move the branch back to old_head (unpushed commits only) */
 };
 
-/* "commit" or "reset" (the --revert-mode values). Returns 0 or GDN_EUSAGE. */
-int gdn_revert_mode_parse(const char *s, enum gdn_revert_mode *mode, struct gdn_err *err);
-/* The option value for `mode` (static string). */
-const char *gdn_revert_mode_name(enum gdn_revert_mode mode);
+/* "commit", "reset": the names of enum gdn_revert_mode. */
+extern const struct gdn_enum gdn_revert_mode_enum[];
 
 struct gdn_revert_opts {
 	const char *root;     /* working tree */

@@ -109,11 +109,6 @@ void gdn_http_free(struct gdn_http *h)
 	free(h);
 }
 
-const struct gdn_http_opts *gdn_http_opts(const struct gdn_http *h)
-{
-	return &h->o;
-}
-
 void gdn_http_set_tick(struct gdn_http *h, void (*tick)(void *ctx), void *ctx)
 {
 	h->o.tick = tick;

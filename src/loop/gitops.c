@@ -45,8 +45,9 @@ static void say(const struct gdn_git *g, enum gdn_loop_level level, const char *
 		g->say(level, msg, g->payload);
 }
 
-int gdn_git_run(const struct gdn_git *g, const char *const *args, int *rc, struct sbuf *out,
-		struct gdn_err *err)
+/* Run `git ARGS...` (an argv) in g->workdir: see gdn_git_runl. */
+static int git_run(const struct gdn_git *g, const char *const *args, int *rc, struct sbuf *out,
+		   struct gdn_err *err)
 {
 	struct strvec argv = STRVEC_INIT;
 	struct sbuf line = SBUF_INIT;
@@ -100,7 +101,7 @@ int gdn_git_runl(const struct gdn_git *g, int *rc, struct sbuf *out, struct gdn_
 	while ((a = va_arg(ap, const char *)))
 		strvec_push(&args, a);
 	va_end(ap);
-	ret = gdn_git_run(g, args.v, rc, out, err);
+	ret = git_run(g, args.v, rc, out, err);
 	strvec_clear(&args);
 	return ret;
 }
@@ -210,8 +211,8 @@ static int stash_preflight(struct gdn_stash *s, bool *conflict, struct sbuf *rep
 		goto out;
 	}
 	pg.workdir = probe;
-	ret = gdn_git_run(&pg, (const char *const[]){"stash", "apply", "--quiet", s->sha, NULL},
-			  &rc, &out, err);
+	ret = git_run(&pg, (const char *const[]){"stash", "apply", "--quiet", s->sha, NULL}, &rc,
+		      &out, err);
 	if (!ret && rc) {
 		*conflict = true;
 		sbuf_add(report, out.buf, out.len);

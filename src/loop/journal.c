@@ -13,7 +13,7 @@
 #include "gdnctl/xalloc.h"
 
 /* The failure kinds' names, as the journal and the summary write them. */
-const struct gdn_enum gdn_loop_failure_enum[] = {
+static const struct gdn_enum failure_enum[] = {
     {"agent", GDN_FAIL_AGENT, "the agent failed or timed out"},
     {"post_check", GDN_FAIL_POST_CHECK, "a post-check failed"},
     {"no_commit", GDN_FAIL_NO_COMMIT, "the iteration made no commit"},
@@ -24,7 +24,7 @@ const struct gdn_enum gdn_loop_failure_enum[] = {
 
 const char *gdn_loop_failure_name(enum gdn_loop_failure f)
 {
-	return gdn_enum_name(gdn_loop_failure_enum, (int)f);
+	return gdn_enum_name(failure_enum, (int)f);
 }
 
 /* Count a journaled "failure" name (an unknown one is ignored). */
@@ -32,7 +32,7 @@ static void count_failure(struct gdn_loop_state *st, const char *kind)
 {
 	int k;
 
-	if (kind && !gdn_enum_parse(gdn_loop_failure_enum, kind, &k))
+	if (kind && !gdn_enum_parse(failure_enum, kind, &k))
 		st->fail_kinds[k]++;
 }
 

@@ -4,6 +4,7 @@
  */
 #include "gdnctl/compat.h"
 #include <git2.h>
+#include "gdnctl/enumtab.h"
 #include "gdnctl/err.h"
 #include "gdnctl/file.h"
 #include "gdnctl/repo.h"
@@ -21,21 +22,11 @@ static const char *git_msg(void)
 	return e && e->message ? e->message : "unknown libgit2 error";
 }
 
-int gdn_revert_mode_parse(const char *s, enum gdn_revert_mode *mode, struct gdn_err *err)
-{
-	if (!strcmp(s, "commit"))
-		*mode = GDN_REVERT_COMMIT;
-	else if (!strcmp(s, "reset"))
-		*mode = GDN_REVERT_RESET;
-	else
-		return gdn_err_set(err, GDN_EUSAGE, "unknown revert mode '%s' (commit, reset)", s);
-	return 0;
-}
-
-const char *gdn_revert_mode_name(enum gdn_revert_mode mode)
-{
-	return mode == GDN_REVERT_RESET ? "reset" : "commit";
-}
+const struct gdn_enum gdn_revert_mode_enum[] = {
+    {"commit", GDN_REVERT_COMMIT, "a revert commit on top (the original's way)"},
+    {"reset", GDN_REVERT_RESET, "move the branch back (unpushed commits only)"},
+    GDN_ENUM_END,
+};
 
 void gdn_revert_result_release(struct gdn_revert_result *res)
 {

@@ -331,13 +331,15 @@ static void reset_mode(void **state)
 	git_reference *remote = NULL;
 	git_oid id;
 	char *sha, *kept;
+	int mode;
 
 	unit_write_file(f->dir, "a.txt", "one\n", 0644);
 	commit_all(f, "first", c1);
 	unit_write_file(f->dir, "a.txt", "two\n", 0644);
 	commit_all(f, "second", c2);
-	assert_int_equal(gdn_revert_mode_parse("reset", &o.mode, &err), 0);
-	assert_int_equal(gdn_revert_mode_parse("rebase", &o.mode, &err), GDN_EUSAGE);
+	assert_int_equal(gdn_enum_parse(gdn_revert_mode_enum, "reset", &mode), 0);
+	assert_int_equal(mode, GDN_REVERT_RESET);
+	assert_int_equal(gdn_enum_parse(gdn_revert_mode_enum, "rebase", &mode), -1);
 	o.mode = GDN_REVERT_RESET;
 	o.root = f->dir;
 	o.iteration = 4;
