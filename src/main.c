@@ -12,11 +12,16 @@
 #include "gdnctl/sbuf.h"
 #include "gdnctl/xalloc.h"
 
-/* Whether the command's arguments ask for help (then nothing needs loading). */
+/*
+ * Whether the command's arguments ask for help (then nothing needs loading):
+ * -h, --help or an abbreviation of it ("--he"; opt_parse decides whether it
+ * is one, and at worst the command then loads nothing and reports the error).
+ */
 static bool wants_help(int argc, const char **argv)
 {
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+		if (!strcmp(argv[i], "-h") ||
+		    (strlen(argv[i]) >= 3 && !strncmp("--help", argv[i], strlen(argv[i]))))
 			return true;
 	return false;
 }
@@ -114,7 +119,7 @@ int main(int argc, char **argv)
 	}
 	c = gdn_cmd_find(argv[i]);
 	if (!c) {
-		gdn_error("'%s' is not a gdnctl command; see 'gdnctl --help'", argv[i]);
+		gdn_error_unknown_command(argv[i]);
 		code = GDN_EXIT_USAGE;
 		goto out;
 	}
