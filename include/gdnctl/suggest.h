@@ -2,7 +2,8 @@
  * "Did you mean": the names closest to a mistyped one, by edit distance
  * (insertions, deletions, substitutions and swaps of two neighbours), for
  * unknown commands, options and configuration keys. A name is offered only
- * when it is close: at most a third of the typed name's length away (at
+ * when it is close: past the whole words ('.', '-' or '_' separated) both
+ * names start with, at most a third of the rest of the typed name away (at
  * least 1, at most 3), and never when every character would change.
  */
 #ifndef GDNCTL_SUGGEST_H

@@ -55,16 +55,28 @@ static size_t max_distance(size_t len)
 	return m < 1 ? 1 : m > 3 ? 3 : m;
 }
 
+static bool is_sep(char c)
+{
+	return c == '.' || c == '-' || c == '_';
+}
+
 void gdn_suggest_add(struct gdn_suggest *s, const char *candidate)
 {
-	size_t d, len;
+	const char *t = s->typed, *c = candidate;
+	size_t d, len, i;
 
-	if (!s->typed || !candidate || !*candidate)
+	if (!t || !c || !*c)
 		return;
-	len = strlen(s->typed);
-	d = gdn_edit_distance(s->typed, candidate);
-	if (d == SIZE_MAX || d == 0 || d > max_distance(len) || d >= len ||
-	    d >= strlen(candidate) || d > s->best)
+	/* whole words both start with do not count: "deep.er.x" is not near "deep.er.key" */
+	for (i = 0; s->typed[i] && s->typed[i] == candidate[i]; i++)
+		if (is_sep(s->typed[i])) {
+			t = s->typed + i + 1;
+			c = candidate + i + 1;
+		}
+	len = strlen(t);
+	d = gdn_edit_distance(t, c);
+	if (d == SIZE_MAX || d == 0 || d > max_distance(len) || d >= len || d >= strlen(c) ||
+	    d > s->best)
 		return;
 	if (d < s->best) {
 		strvec_clear(&s->hits);
