@@ -49,7 +49,7 @@ static const struct {
 void gdn_print_global_usage(FILE *f)
 {
 	fputs("usage: gdnctl [-C DIR] [-c KEY=VALUE]... COMMAND [ARGS]\n"
-	      "       gdnctl --version | --help | help COMMAND\n",
+	      "       gdnctl --version | --help | help COMMAND [SUBCOMMAND]\n",
 	      f);
 }
 
@@ -404,15 +404,24 @@ static void man_main(struct sbuf *out)
 	sbuf_adds(out, ".SH NAME\ngdnctl \\- hill\\-climb the speed of ML kernels\n");
 	sbuf_adds(out, ".SH SYNOPSIS\n.nf\n\\fBgdnctl\\fR [\\fB\\-C\\fR \\fIDIR\\fR] "
 		       "[\\fB\\-c\\fR \\fIKEY=VALUE\\fR]... \\fICOMMAND\\fR [\\fIARGS\\fR]\n"
-		       "\\fBgdnctl\\fR \\-\\-version | \\-\\-help | help \\fICOMMAND\\fR\n.fi\n");
-	sbuf_adds(out, ".SH DESCRIPTION\n"
-		       "Hill\\-climb the speed of ML kernels: run tests and profiles on clusters,\n"
-		       "read profiler traces, and drive an unattended optimisation loop.\n"
-		       ".PP\n"
-		       "One binary with subcommands.\n"
-		       "\\fBgdnctl help\\fR \\fICOMMAND\\fR and \\fBgdnctl\\fR \\fICOMMAND\\fR "
-		       "\\fB\\-h\\fR print the same text;\n"
-		       "each command has its own page, \\fBgdnctl\\-\\fR\\fICOMMAND\\fR(1).\n");
+		       "\\fBgdnctl\\fR \\-\\-version | \\-\\-help | help \\fICOMMAND\\fR "
+		       "[\\fISUBCOMMAND\\fR]\n.fi\n");
+	sbuf_adds(
+	    out,
+	    ".SH DESCRIPTION\n"
+	    "Hill\\-climb the speed of ML kernels: run tests and profiles on clusters,\n"
+	    "read profiler traces, and drive an unattended optimisation loop.\n"
+	    ".PP\n"
+	    "One binary with subcommands.\n"
+	    "\\fBgdnctl help\\fR \\fICOMMAND\\fR and \\fBgdnctl\\fR \\fICOMMAND\\fR "
+	    "\\fB\\-h\\fR print the same text;\n"
+	    "each command has its own page, \\fBgdnctl\\-\\fR\\fICOMMAND\\fR(1).\n"
+	    ".PP\n"
+	    "A long option may be abbreviated to a unique prefix of its name, of its\n"
+	    "\\fB\\-\\-no\\-\\fR form or of \\fB\\-\\-help\\fR; an exact name always wins, and an\n"
+	    "ambiguous prefix is a usage error that lists the candidates.\n"
+	    "Time options take a duration (90s, 15m, 1.5h) or a plain number in the\n"
+	    "unit their name says.\n");
 	sbuf_adds(out, ".SH GLOBAL OPTIONS\n");
 	for (size_t i = 0; i < ARRAY_SIZE(global_opts); i++) {
 		sbuf_adds(out, ".TP\n\\fB");

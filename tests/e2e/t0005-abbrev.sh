@@ -72,6 +72,14 @@ test_expect_success '--he is --help; a value for it is an error' '
 	test_grep "option '\''--help'\'' takes no value" err
 '
 
+test_expect_success 'global options: --vers is --version; a typo gets a did you mean' '
+	gdnctl --version >expect &&
+	gdnctl --vers >actual &&
+	test_cmp expect actual &&
+	test_must_fail =2 gdnctl --verison 2>err &&
+	test_grep "unknown global option '\''--verison'\''; did you mean '\''--version'\''?$" err
+'
+
 test_expect_success 'did you mean: an unknown command, exit 2' '
 	test_must_fail =2 gdnctl lodp >out 2>err &&
 	echo "[gdnctl] error: '\''lodp'\'' is not a gdnctl command; see '\''gdnctl --help'\''; did you mean '\''loop'\''?" >expect &&
