@@ -315,7 +315,7 @@ static struct gdn_cfg_value *find_value(const struct gdn_config *cfg, const char
  * schema with as many components is close; its "*" components are the
  * typed ones ("backends.box.hots": "backends.box.host").
  */
-static void suggest_key(const struct gdn_config *cfg, const char *key, struct sbuf *out)
+void gdn_config_suggest_key(const struct gdn_config *cfg, const char *key, struct sbuf *out)
 {
 	struct gdn_suggest sg = GDN_SUGGEST_INIT(key);
 	struct sbuf cand = SBUF_INIT;
@@ -494,7 +494,7 @@ int gdn_config_set(struct gdn_config *cfg, const char *key, const char *text,
 	case NODE_UNKNOWN: {
 		struct sbuf hint = SBUF_INIT;
 
-		suggest_key(cfg, key, &hint);
+		gdn_config_suggest_key(cfg, key, &hint);
 		ret = gdn_err_set(err, GDN_ECONFIG, "%s: unknown key '%s'%s", origin,
 				  excerpt(&q, key), hint.buf);
 		sbuf_release(&hint);
@@ -766,7 +766,7 @@ static int load_mapping(struct loader *ld, const char *prefix, int depth)
 		if (kind == NODE_UNKNOWN) {
 			struct sbuf hint = SBUF_INIT;
 
-			suggest_key(ld->cfg, full.buf, &hint);
+			gdn_config_suggest_key(ld->cfg, full.buf, &hint);
 			ret = err_at(ld, kev.start_mark, "unknown key '%s'%s",
 				     excerpt(&q, full.buf), hint.buf);
 			sbuf_release(&hint);

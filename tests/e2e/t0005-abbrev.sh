@@ -106,6 +106,11 @@ test_expect_success 'did you mean: an unknown key in gdnctl.yaml, exit 3, file:l
 	test_cmp expect err
 '
 
+test_expect_success 'did you mean: config get of an unknown key, exit 2' '
+	test_must_fail =2 gdnctl config get lint.scop 2>err &&
+	test_grep "unknown configuration key '\''lint.scop'\''.*; did you mean '\''lint.scope'\''?$" err
+'
+
 test_expect_success 'help trace summary is trace summary -h' '
 	gdnctl trace summary -h >expect &&
 	gdnctl help trace summary >actual &&
