@@ -301,14 +301,24 @@ static bool long_is(const char *pre, const char *cand, const char *name, size_t 
 	return !strncmp(pre, name, lp) && !strncmp(cand, name + lp, len - lp);
 }
 
-static void add_match(struct long_match *m, size_t *nr, struct opt *o, bool negated)
+/* Candidates an "ambiguous option" error lists before "and N more". */
+#define AMBIGUOUS_LISTED 8
+
+/* Record a match: the first two in m, the first AMBIGUOUS_LISTED in list (when not NULL). */
+static void add_match(struct long_match *m, size_t *nr, struct opt *o, bool negated,
+		      const char *shown, struct sbuf *list)
 {
 	if (*nr < 2)
 		m[*nr] = (struct long_match){o, negated};
+	if (list && *nr < AMBIGUOUS_LISTED)
+		sbuf_addf(list, "%s--%s%s", *nr ? ", " : "", negated ? "no-" : "", shown);
 	(*nr)++;
 }
 
-/* Each of a table's long names (and --help) that is `name`, or starts with it when !exact. */
+/*
+ * Each of a table's long names (and --help) that is `name`, or starts with it
+ * when !exact; returns their number.
+ */
 static size_t match_long(struct opt *opts, const char *name, size_t len, bool exact,
 			 struct long_match *m, struct sbuf *list)
 {
@@ -317,23 +327,16 @@ static size_t match_long(struct opt *opts, const char *name, size_t len, bool ex
 	for (struct opt *o = opts; o->type != OPT_END; o++) {
 		if (!o->long_name)
 			continue;
-		if (long_is("", o->long_name, name, len, exact)) {
-			add_match(m, &nr, o, false);
-			if (list)
-				sbuf_addf(list, "%s--%s", list->len ? ", " : "", o->long_name);
-		}
+		if (long_is("", o->long_name, name, len, exact))
+			add_match(m, &nr, o, false, o->long_name, list);
 		if (o->type == OPT_BOOL && (o->flags & OPT_NEGATABLE) &&
-		    long_is("no-", o->long_name, name, len, exact)) {
-			add_match(m, &nr, o, true);
-			if (list)
-				sbuf_addf(list, "%s--no-%s", list->len ? ", " : "", o->long_name);
-		}
+		    long_is("no-", o->long_name, name, len, exact))
+			add_match(m, &nr, o, true, o->long_name, list);
 	}
-	if (long_is("", "help", name, len, exact)) {
-		add_match(m, &nr, NULL, false);
-		if (list)
-			sbuf_addf(list, "%s--help", list->len ? ", " : "");
-	}
+	if (long_is("", "help", name, len, exact))
+		add_match(m, &nr, NULL, false, "help", list);
+	if (list && nr > AMBIGUOUS_LISTED)
+		sbuf_addf(list, " and %zu more", nr - AMBIGUOUS_LISTED);
 	return nr;
 }
 

@@ -60,6 +60,8 @@ test_expect_success 'an ambiguous prefix: exit 2, one error line listing the can
 	test_cmp expect actual &&
 	test_grep "see '\''gdnctl loop -h'\''" err &&
 	test_line_count = 2 err &&
+	test_must_fail =2 gdnctl loop --va 2>err &&
+	test_grep "^\[gdnctl\] error: ambiguous option '\''--va'\'': could be --validation-mode, --validation-policy, .* and [0-9][0-9]* more$" err &&
 	test_must_fail =2 gdnctl lint-log --require-fi 2>err &&
 	test_grep "could be --require-fields, --require-field$" err
 '

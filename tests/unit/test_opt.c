@@ -225,6 +225,7 @@ static void abbreviations(void **state)
 	const char *a11[] = {"x", "--requre-fields", NULL};
 	const char *a12[] = {"x", "--secre", NULL};
 	const char *a13[] = {"x", "--he=1", NULL};
+	const char *a14[] = {"x", "--=1", NULL};
 
 	/* an exact name wins over the longer names it starts */
 	assert_int_equal(abbr_run(&a, &err, a1), 0);
@@ -253,6 +254,8 @@ static void abbreviations(void **state)
 	abbr_error(a6,
 		   "ambiguous option '--require-fi': could be --require-field, --require-fields");
 	abbr_error(a7, "ambiguous option '--no': could be --no-check-commits, --no-wait");
+	/* "--=1": an empty name is no prefix of anything */
+	abbr_error(a14, "unknown option '--'");
 	abbr_error(a8, "option '--check-commits' takes no value");
 	abbr_error(a13, "option '--help' takes no value");
 	/* unknown: did you mean, when close */
