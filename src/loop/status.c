@@ -287,7 +287,7 @@ static void apply_decision(struct gdn_loop_status *st, json_t *o, long it)
 		sbuf_adds(&sb, "no commit");
 	}
 	if (failure && json_is_true(json_object_get(o, "counted")))
-		sbuf_adds(&sb, " (a counted failure)");
+		sbuf_adds(&sb, "; a counted failure");
 	push_decision(st, it, clean(sb.buf, 400));
 	clear_pending(st);
 	sbuf_release(&sb);
