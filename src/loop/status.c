@@ -240,8 +240,8 @@ static void apply_perf(struct gdn_loop_status *st, json_t *o, long it)
 		st->has_champion = true;
 		st->champion = json_number_value(champ);
 	}
-	if (d && !strcmp(d, "promoted"))
-		sbuf_adds(&sb, "promoted");
+	if (best)
+		sbuf_adds(&sb, d); /* "baseline", "promoted": words already */
 	else if (d)
 		gdn_loop_reason_words(&sb, d);
 	if (json_is_number(cand)) {
