@@ -33,7 +33,7 @@
 static const struct opt_usage loop_usage = {
     "gdnctl loop --iterations N [options]\n"
     "gdnctl loop --resume [options]\n"
-    "gdnctl loop status [--log-dir DIR] [--watch]",
+    "gdnctl loop status [options]",
     "Run a coding agent in a loop, one iteration at a time, without losing work.",
     "Each iteration: stash a dirty tree (--dirty-policy stash), optionally merge a remote\n"
     "branch, run the agent with the prompt, detect its commits, run the post-checks and\n"

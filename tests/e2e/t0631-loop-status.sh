@@ -140,7 +140,7 @@ test_expect_success 'errors and usage: exit 1 without a journal, 2 for bad argum
 	gdnctl loop status -h >out &&
 	for o in --log-dir --watch --interval --json; do test_grep -e "$o" out || return 1; done &&
 	gdnctl help --json loop status >help.json && test_grep "\"name\": \"loop status\"" help.json &&
-	gdnctl loop -h >out && test_grep "gdnctl loop status \[--log-dir DIR\] \[--watch\]" out &&
+	gdnctl loop -h >out && test_grep "gdnctl loop status \[options\]" out &&
 	mkdir empty && : >empty/loop.jsonl &&
 	gdnctl loop status --log-dir empty >out && test_grep "^no run in the journal yet$" out
 '
