@@ -145,4 +145,25 @@ test_expect_success 'errors and usage: exit 1 without a journal, 2 for bad argum
 	gdnctl loop status --log-dir empty >out && test_grep "^no run in the journal yet$" out
 '
 
+test_expect_success 'completion and man page know loop status and its options' '
+	gdnctl completion bash >gdnctl.bash &&
+	bcomp() {
+		bash -c "
+			source ./gdnctl.bash || exit 1
+			COMP_WORDS=(\"\$@\")
+			COMP_CWORD=\$((\${#COMP_WORDS[@]} - 1))
+			COMP_LINE=\"\$*\" COMP_POINT=\${#COMP_LINE}
+			_gdnctl
+			printf \"%s\n\" \"\${COMPREPLY[@]}\"
+		" bcomp "$@" | sed "/^$/d" | sort
+	} &&
+	bcomp gdnctl loop "" >actual && echo status >expect && test_cmp expect actual &&
+	bcomp gdnctl loop status --w >actual && echo --watch >expect && test_cmp expect actual &&
+	bcomp gdnctl report --w >actual && test_cmp expect actual &&
+	gdnctl help --man loop >loop.1 &&
+	test_grep "^\.SH LOOP STATUS" loop.1 &&
+	test_grep -F "\-\-watch" loop.1 &&
+	gdnctl help --man report >report.1 && test_grep -F "\-\-interval" report.1
+'
+
 test_done
