@@ -9,6 +9,7 @@
 #include "gdnctl/loop_policy.h"
 #include "gdnctl/enumtab.h"
 #include "gdnctl/journal.h"
+#include "gdnctl/json.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/xalloc.h"
 
@@ -309,5 +310,18 @@ json_t *gdn_journal_iteration(long it)
 	json_t *o = json_object();
 
 	json_object_set_new(o, "iteration", json_integer(it));
+	return o;
+}
+
+json_t *gdn_journal_leftovers(long it, long attempt, const struct gdn_proc_leftovers *l)
+{
+	json_t *o = gdn_journal_iteration(it), *procs = json_array();
+
+	json_object_set_new(o, "attempt", json_integer(attempt));
+	for (size_t i = 0; l && i < l->nr; i++)
+		json_array_append_new(procs,
+				      json_pack("{sIso}", "pid", (json_int_t)l->v[i].pid, "argv0",
+						gdn_json_string_lossy(l->v[i].argv0)));
+	json_object_set_new(o, "processes", procs);
 	return o;
 }
