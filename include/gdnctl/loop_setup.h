@@ -180,6 +180,8 @@ char *gdn_loop_common_dir(const char *repo, struct gdn_err *err);
  * "feature%2Fx"). `gdnctl loop` and `gdnctl report` use it.
  */
 char *gdn_loop_default_log_dir(const char *repo, const char *branch, struct gdn_err *err);
+/* The default log dir of earlier versions, under the working tree (--resume points at it). */
+#define GDN_LOOP_LEGACY_LOG_DIR ".agents/logs/gdn_codex_loop"
 
 /*
  * targets.c: the original's checks of the dev TPU and validation retry

@@ -25,7 +25,7 @@
 #define KILL_GRACE_MS	   1000
 #define OUTPUT_LIMIT	   (64 * 1024)
 /* outside a repository (inside one: gdn_loop_default_log_dir()) */
-#define DEFAULT_LOOP_LOGDIR ".agents/logs/gdn_codex_loop"
+#define DEFAULT_LOOP_LOGDIR GDN_LOOP_LEGACY_LOG_DIR
 #define DETAIL_MAX	    400
 
 /* ---- the result list ---- */

@@ -343,6 +343,28 @@ static int make_log_dir(struct gdn_loop_setup *s)
 	return 0;
 }
 
+/*
+ * --resume with the default log dir, which holds no journal, while the
+ * old default inside the tree does (a run of an earlier gdnctl): say where
+ * it is rather than "nothing to resume".
+ */
+static int legacy_journal(struct gdn_loop_setup *s)
+{
+	char *now = xstrfmt("%s/loop.jsonl", s->log_dir);
+	char *old = xstrfmt("%s/" GDN_LOOP_LEGACY_LOG_DIR "/loop.jsonl", s->workdir);
+	int ret = 0;
+
+	if (access(now, F_OK) && !access(old, F_OK))
+		ret = gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_ENOTFOUND,
+					  "nothing to resume: no journal at '%s' (the journal of "
+					  "a run of an earlier gdnctl is at '%s': pass --log-dir "
+					  "'%s/" GDN_LOOP_LEGACY_LOG_DIR "')",
+					  now, old, s->workdir);
+	free(now);
+	free(old);
+	return ret;
+}
+
 /* Take one of the run's locks; refused: "another gdnctl loop (pid N) ...". */
 static int take_lock(struct gdn_loop_setup *s, struct gdn_lock *l, const char *path)
 {
@@ -402,6 +424,8 @@ int gdn_loop_setup_paths(struct gdn_loop_setup *s)
 				: gdn_loop_default_log_dir(s->workdir, NULL, &s->err);
 	if (!s->log_dir)
 		return failed(s, GDN_SETUP_ERROR);
+	if (a->resume && !a->log_dir && legacy_journal(s))
+		return -1;
 	if (a->hillclimb_log)
 		s->hlog = abspath(s->cwd, a->hillclimb_log);
 	else

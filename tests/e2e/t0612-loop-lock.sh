@@ -129,6 +129,16 @@ test_expect_success 'git clean -fdx then kill -9: --resume finds the journal' '
 	test "$(git -C repo log -1 --format=%s)" = "agent: after the crash"
 '
 
+test_expect_success '--resume points at the journal of an earlier gdnctl inside the tree' '
+	new_repo && old=$TRASH/repo/.agents/logs/gdn_codex_loop &&
+	start_bg hang --iterations 1 --log-dir "$old" && kill9_bg &&
+	test_must_fail =1 loop commit-one --resume >out 2>err &&
+	echo "[gdnctl] error: nothing to resume: no journal at '"'"'$(log_dir)/loop.jsonl'"'"' (the journal of a run of an earlier gdnctl is at '"'"'$old/loop.jsonl'"'"': pass --log-dir '"'"'$old'"'"')" >expect &&
+	test_cmp expect err &&
+	loop commit-one --resume --log-dir "$old" >out 2>err &&
+	test_grep "1 iterations, 1 commits" out
+'
+
 test_expect_success 'a log dir removed under the run is made again, journal and all' '
 	new_repo &&
 	agent rm-log-dir <<-EOF2 &&
