@@ -21,7 +21,8 @@
  *   kill_grace_ms after the SIGKILL it gives up (a process stuck in the
  *   kernel, or a zombie whose new parent does not reap it). When the
  *   child exits by itself, leftover members of its group are left alone
- *   (output they write afterwards is not read).
+ *   (output they write afterwards is not read): gdn_proc_stop_leftovers()
+ *   is there to stop them.
  * - stdout and stderr are merged into one pipe, captured into `out`
  *   (capped by out.limit) and streamed per line to on_line.
  * - stdin_text is written by the poll loop while output is read (no pipe
