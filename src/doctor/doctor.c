@@ -20,12 +20,11 @@
 #include "gdnctl/strvec.h"
 #include "gdnctl/xalloc.h"
 
-#define DEFAULT_TIMEOUT_MS 10000
-#define DEFAULT_MIN_FREE   (1ULL << 30)
-#define KILL_GRACE_MS	   1000
-#define OUTPUT_LIMIT	   (64 * 1024)
-/* outside a repository (inside one: gdn_loop_default_log_dir()) */
-#define DEFAULT_LOOP_LOGDIR GDN_LOOP_LEGACY_LOG_DIR
+#define DEFAULT_TIMEOUT_MS  10000
+#define DEFAULT_MIN_FREE    (1ULL << 30)
+#define KILL_GRACE_MS	    1000
+#define OUTPUT_LIMIT	    (64 * 1024)
+#define DEFAULT_LOOP_LOGDIR GDN_LOOP_LEGACY_LOG_DIR /* outside a repository */
 #define DETAIL_MAX	    400
 
 /* ---- the result list ---- */
