@@ -192,7 +192,7 @@ static struct opt loop_opts[] = {
 		"repository where the agent runs and git operations happen", "the repository root"),
     OPT_STRING_(0, "log-dir", &setup.a.log_dir, "PATH",
 		"prompts, transcripts, last messages and the journal loop.jsonl",
-		"<workdir>/.agents/logs/gdn_codex_loop"),
+		"<git common dir>/gdnctl/<branch>"),
     OPT_STRING_(0, "hillclimb-log-file", &setup.a.hillclimb_log, "PATH",
 		"running log: {{LOG_TAIL}} and commit stamping",
 		"config log_file, under --workdir"),

@@ -53,8 +53,7 @@ static char *default_log_dir(struct gdn_ctx *ctx, struct gdn_err *err)
 				    "not inside a git repository: '%s' (use --log-dir)", ctx->cwd);
 		return NULL;
 	}
-	if (gdn_loop_default_log_dir(root, &dir, err))
-		dir = NULL;
+	dir = gdn_loop_default_log_dir(root, NULL, err);
 	free(root);
 	return dir;
 }

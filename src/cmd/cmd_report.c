@@ -29,7 +29,7 @@ static const struct opt_usage usage = {
     "each decision and the top trace deltas, and a plain-text summary (or --json).",
     "Reads <log-dir>/loop.jsonl (the last run unless --run) and the performance state\n"
     "(<log-dir>/perf_state.json unless --perf-state-file; optional when absent). The\n"
-    "default log directory is the loop's: <repository>/.agents/logs/gdn_codex_loop.\n"
+    "default log directory is the loop's: <git common dir>/gdnctl/<branch>.\n"
     "Commit subjects come from the run's repository when it is still there. The HTML is\n"
     "self-contained (inline CSS and SVG, no script, no network) and written atomically.\n"
     "Exit status: 0 ok; 1 the journal is missing, unreadable or malformed (the error\n"
@@ -60,8 +60,7 @@ static char *default_log_dir(struct gdn_ctx *ctx, struct gdn_err *err)
 				    "not inside a git repository: '%s' (use --log-dir)", ctx->cwd);
 		return NULL;
 	}
-	if (gdn_loop_default_log_dir(root, &dir, err))
-		dir = NULL;
+	dir = gdn_loop_default_log_dir(root, NULL, err);
 	free(root);
 	return dir;
 }
@@ -159,7 +158,7 @@ int cmd_report(int argc, const char **argv, struct gdn_ctx *ctx)
 	struct report_args a = {.interval_ms = 2000};
 	struct opt opts[] = {
 	    OPT_STRING_(0, "log-dir", &a.log_dir, "DIR", "the loop's log directory",
-			"<repository>/.agents/logs/gdn_codex_loop"),
+			"<git common dir>/gdnctl/<branch>"),
 	    OPT_STRING_(0, "perf-state-file", &a.state_file, "PATH", "the performance state file",
 			"<log-dir>/perf_state.json"),
 	    OPT_STRING_('o', "output", &a.output, "FILE", "where to write the HTML report",

@@ -284,6 +284,12 @@ static enum step run_agent(struct loop *l, struct iter *c, const char *prompt, s
 		if (res.reason[0])
 			json_object_set_new(ev, "reason", json_string(res.reason));
 		journal_event(l, "agent_end", ev);
+		if (res.leftovers.nr) {
+			say(l, GDN_LOOP_NOTE, "agent: stopped %zu process(es) it left running",
+			    res.leftovers.nr);
+			journal_event(l, "agent_leftovers",
+				      gdn_journal_leftovers(c->it, a, &res.leftovers));
+		}
 		if (res.reason[0] && rc)
 			say(l, GDN_LOOP_NOTE, "agent: %s", res.reason);
 		if (res.last_message && access(mfile, F_OK))

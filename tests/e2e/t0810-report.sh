@@ -225,11 +225,16 @@ test_expect_success '--output and --perf-state-file; a missing default state is 
 	test_line_count = 1 err && test_grep "bad.json" err
 '
 
-test_expect_success 'default log directory: the loop default inside the repository' '
-	mkdir -p "$D/repo/.agents/logs" && cp -r "$D/logs" "$D/repo/.agents/logs/gdn_codex_loop" &&
+test_expect_success 'default log directory: the loop default, in the git directory, per branch' '
+	br=$(git -C "$D/repo" symbolic-ref --short HEAD) &&
+	def="$D/repo/.git/gdnctl/$br" &&
+	mkdir -p "$D/repo/.git/gdnctl" && cp -r "$D/logs" "$def" &&
 	(cd "$D/repo" && gdnctl report >../default.out) &&
-	test_grep "report written to $D/repo/.agents/logs/gdn_codex_loop/report.html" "$D/default.out" &&
-	test -s "$D/repo/.agents/logs/gdn_codex_loop/report.html" &&
+	test_grep "report written to $def/report.html" "$D/default.out" &&
+	test -s "$def/report.html" &&
+	(cd "$D/repo" && git checkout -q -b feature/x &&
+	 test_must_fail =1 gdnctl report 2>../feature.err && git checkout -q "$br") &&
+	test_grep "gdnctl/feature%2Fx/loop.jsonl" "$D/feature.err" &&
 	mkdir norepo && (cd norepo && test_must_fail =2 gdnctl report 2>err) &&
 	test_grep "not inside a git repository" norepo/err
 '
