@@ -79,7 +79,7 @@ test_expect_success 'a running loop: iteration, phase, budget, the agent'"'"'s l
 '
 
 test_expect_success 'the default log directory is the loop'"'"'s (gdn_loop_default_log_dir)' '
-	mkdir -p repo/.agents/logs && cp -r logs repo/.agents/logs/gdn_codex_loop &&
+	mkdir -p repo/.git/gdnctl && cp -r logs repo/.git/gdnctl/main &&
 	(cd repo && gdnctl loop status >../default.out) &&
 	test_grep "ended (completed, exit 0)" default.out &&
 	mkdir norepo && (cd norepo && test_must_fail =2 gdnctl loop status 2>err) &&
