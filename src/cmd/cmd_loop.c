@@ -214,8 +214,10 @@ static struct opt loop_opts[] = {
 	     "abort when counted failures exceed N; -1 unlimited", "0", 0, 0),
     OPT_GROUP_("Agent"),
     OPT_CHOICE_(0, "agent", &setup.a.agent, NULL, "the agent driver", GDN_AGENT_DEFAULT),
-    OPT_STRING_(0, "agent-cmd", &setup.a.agent_cmd, "CMD",
-		"command driver: 'prog arg {prompt_file}' (prompt also on stdin)", NULL),
+    OPT_STRING_(
+	0, "agent-cmd", &setup.a.agent_cmd, "CMD",
+	"your agent: 'prog arg {prompt_file}' (prompt also on stdin); implies --agent command",
+	NULL),
     OPT_STRING_(0, "codex-bin", &setup.a.codex_bin, "PATH", "explicit agent binary", NULL),
     OPT_STRING_(0, "model", &setup.a.model, "NAME", "model (-m)", "gpt-5.4 for codex"),
     OPT_STRING_(0, "reasoning-effort", &setup.a.reasoning_effort, "LEVEL",

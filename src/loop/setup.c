@@ -234,6 +234,14 @@ int gdn_loop_setup_check(struct gdn_loop_setup *s, const struct opt *opts)
 	if (a->iterations <= 0 && !a->resume && !opt_seen(opts, "iterations"))
 		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
 					   "option '--iterations' is required (or --resume)");
+	/* --agent-cmd names the command driver's program: it implies --agent command */
+	if (a->agent_cmd && !opt_seen(opts, "agent"))
+		a->agent = "command";
+	else if (a->agent_cmd && !gdn_agent_find(a->agent)->needs_command)
+		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+					   "--agent-cmd runs a command of your own, which is "
+					   "--agent command; --agent %s does not take it",
+					   a->agent);
 	if (gdn_agent_find(a->agent)->needs_command && !a->agent_cmd)
 		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
 					   "--agent %s needs --agent-cmd", a->agent);

@@ -144,6 +144,18 @@ test_expect_success 'default prompt: the repository prompts/iteration.md; preset
 	test_grep "directive file not found for preset nope: session_directives/nope.md" err
 '
 
+test_expect_success '--agent-cmd implies --agent command; with another --agent it is a usage error' '
+	new_repo &&
+	(cd repo && PATH=/usr/bin:/bin GDNCTL_CODEX=/nonexistent/codex gdnctl loop \
+		--agent-cmd "$AG/commit-one {prompt_file}" --log-dir "$TRASH/logs" --sleep-seconds 0 \
+		--prompt-file "$TRASH/prompt.md" --iterations 1 >"$TRASH/out" 2>"$TRASH/err") &&
+	test_grep "1 commits" out &&
+	test_must_fail =2 run_loop commit-one --iterations 1 --prompt-file "$TRASH/prompt.md" \
+		--agent codex >out 2>err &&
+	echo "[gdnctl] error: --agent-cmd runs a command of your own, which is --agent command; --agent codex does not take it" >expect &&
+	test_cmp expect err
+'
+
 test_expect_success 'the hill-climb log: {{LOG_TAIL}}, and the placeholder is stamped and committed' '
 	new_repo &&
 	mkdir -p repo/notes && printf "# Log\n### Iteration 0 - base\n- Commit: none\n" >repo/notes/log.md &&
