@@ -186,6 +186,7 @@ static struct opt loop_opts[] = {
     OPT_STRING_(0, "prompt-file", &setup.a.prompt_file, "PATH",
 		"prompt template ({{ITERATION}}, {{TOTAL_ITERATIONS}}, {{HEAD_SHA}}, "
 		"{{BRANCH}}, {{LOG_TAIL}})",
+		"project.prompt_file, else <repo>/scripts/gdn/codex_iteration_prompt.md, else "
 		"<repo>/prompts/iteration.md, else the installed one"),
     OPT_STRING_(0, "workdir", &setup.a.workdir, "PATH",
 		"repository where the agent runs and git operations happen", "the repository root"),
@@ -243,9 +244,11 @@ static struct opt loop_opts[] = {
 	       "sleep between agent and post-check retries", "20.0"),
     OPT_GROUP_("Prompt and session directives"),
     OPT_LIST_(0, "directive", &setup.a.directives, "TEXT", "an inline session directive"),
-    OPT_LIST_(0, "directive-file", &setup.a.directive_files, "PATH", "a directive from a file"),
+    OPT_LIST_(0, "directive-file", &setup.a.directive_files, "PATH",
+	      "a directive from a file (relative to the repository)"),
     OPT_LIST_(0, "directive-preset", &setup.a.presets, "NAME",
-	      "session_directives/NAME.md (the repository's, else the installed one)"),
+	      "NAME.md in project.directives_dir, scripts/gdn/session_directives, "
+	      "session_directives or the installed ones (the first that has it)"),
     OPT_GROUP_("Working tree"),
     OPT_BOOL_(0, "allow-dirty", &setup.a.allow_dirty, "skip the clean-tree requirement"),
     OPT_ENUM_(0, "dirty-policy", &setup.a.dirty_policy, gdn_dirty_policy_enum,

@@ -272,30 +272,87 @@ static const char *const *data_dirs(const char *workdir, const char **buf)
 	return buf;
 }
 
-static int load_directives(const struct gdn_loop_args *a, const char *cwd, const char *workdir,
-			   struct strvec *out, struct gdn_err *err)
+/*
+ * Where --directive-preset NAME is looked for, in order: project.directives_dir,
+ * the Marin checkout's scripts/gdn/session_directives, the working tree's
+ * session_directives, then the installed (and the source tree's) ones.
+ */
+static void preset_dirs(const struct gdn_loop_setup *s, struct strvec *dirs)
 {
-	const char *dirs[4];
+	char *cfg = gdn_config_path(s->cfg, "project.directives_dir", s->workdir);
+
+	if (cfg)
+		strvec_push(dirs, cfg);
+	free(cfg);
+	strvec_pushf(dirs, "%s/%s", s->workdir, GDN_MARIN_DIRECTIVES_DIR);
+	strvec_pushf(dirs, "%s/session_directives", s->workdir);
+	strvec_pushf(dirs, "%s/session_directives", GDNCTL_DATADIR);
+	strvec_pushf(dirs, "%s/session_directives", GDNCTL_SOURCE_DATADIR);
+}
+
+/* --directive-preset NAME: its file (a new string), or -1 with a usage error. */
+static int find_preset(struct gdn_loop_setup *s, const struct strvec *dirs, const char *name,
+		       char **path)
+{
+	struct strvec names = STRVEC_INIT;
+	struct sbuf list = SBUF_INIT;
+	char *rel;
+	int ret;
+
+	*path = NULL;
+	if (gdn_prompt_preset_name_ok(name)) {
+		rel = xstrfmt("%s.md", name);
+		*path = gdn_prompt_find(dirs->v, rel);
+		free(rel);
+		if (*path)
+			return 0;
+	}
+	gdn_prompt_list_presets(dirs->v, &names);
+	for (size_t i = 0; i < names.nr; i++)
+		sbuf_addf(&list, "%s%s", i ? ", " : "", names.v[i]);
+	if (names.nr)
+		ret = gdn_loop_setup_fail(
+		    s, GDN_SETUP_ERROR, GDN_EUSAGE,
+		    "option '--directive-preset': invalid choice '%s' (choose from %s)", name,
+		    list.buf);
+	else
+		ret = gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+					  "option '--directive-preset': no presets in %s/%s or "
+					  "session_directives/ (nor project.directives_dir)",
+					  s->workdir, GDN_MARIN_DIRECTIVES_DIR);
+	strvec_clear(&names);
+	sbuf_release(&list);
+	return ret;
+}
+
+/*
+ * The session directives, in the original's order: each preset, each
+ * --directive-file (relative to the working tree, the original's
+ * repository root), each non-empty --directive.
+ */
+static int load_directives(struct gdn_loop_setup *s)
+{
+	const struct gdn_loop_args *a = &s->a;
+	struct strvec dirs = STRVEC_INIT;
 	int ret = 0;
 
+	preset_dirs(s, &dirs);
 	for (size_t i = 0; i < a->presets.nr && !ret; i++) {
-		char *rel = xstrfmt("session_directives/%s.md", a->presets.v[i]);
-		char *path = gdn_prompt_find(data_dirs(workdir, dirs), rel);
 		char *source = xstrfmt("preset %s", a->presets.v[i]);
+		char *path = NULL;
 
-		if (!path)
-			ret = gdn_err_set(err, GDN_ENOTFOUND, "directive file not found for %s: %s",
-					  source, rel);
-		else
-			ret = gdn_prompt_add_directive_file(out, path, source, err);
-		free(rel);
+		ret = find_preset(s, &dirs, a->presets.v[i], &path);
+		if (!ret && gdn_prompt_add_directive_file(&s->directives, path, source, &s->err))
+			ret = failed(s, GDN_SETUP_PLAIN);
 		free(path);
 		free(source);
 	}
 	for (size_t i = 0; i < a->directive_files.nr && !ret; i++) {
-		char *path = abspath(cwd, a->directive_files.v[i]);
+		char *path = abspath(s->workdir, a->directive_files.v[i]);
 
-		ret = gdn_prompt_add_directive_file(out, path, a->directive_files.v[i], err);
+		if (gdn_prompt_add_directive_file(&s->directives, path, a->directive_files.v[i],
+						  &s->err))
+			ret = failed(s, GDN_SETUP_PLAIN);
 		free(path);
 	}
 	for (size_t i = 0; i < a->directives.nr && !ret; i++) {
@@ -304,10 +361,47 @@ static int load_directives(const struct gdn_loop_args *a, const char *cwd, const
 		sbuf_adds(&sb, a->directives.v[i]);
 		sbuf_trim(&sb);
 		if (sb.len)
-			strvec_push(out, sb.buf);
+			strvec_push(&s->directives, sb.buf);
 		sbuf_release(&sb);
 	}
+	strvec_clear(&dirs);
 	return ret;
+}
+
+/*
+ * The prompt template without --prompt-file: project.prompt_file, else the
+ * Marin checkout's scripts/gdn/codex_iteration_prompt.md, else
+ * prompts/iteration.md in the working tree, else the installed one.
+ */
+static int default_prompt(struct gdn_loop_setup *s)
+{
+	const char *dirs[4];
+	char *path = gdn_config_path(s->cfg, "project.prompt_file", s->workdir);
+
+	if (path) {
+		const struct gdn_cfg_value *v = gdn_config_get(s->cfg, "project.prompt_file");
+
+		s->prompt_path = path;
+		if (access(path, R_OK))
+			return gdn_loop_setup_fail(
+			    s, GDN_SETUP_ERROR, GDN_ECONFIG, "%s: project.prompt_file '%s': %s",
+			    v && v->origin ? v->origin : "config", path, strerror(errno));
+		return 0;
+	}
+	path = xstrfmt("%s/%s", s->workdir, GDN_MARIN_PROMPT);
+	if (!access(path, R_OK)) {
+		s->prompt_path = path;
+		return 0;
+	}
+	free(path);
+	s->prompt_path = gdn_prompt_find(data_dirs(s->workdir, dirs), "prompts/iteration.md");
+	if (!s->prompt_path)
+		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EFAILED,
+					   "no prompt template: pass --prompt-file (looked for "
+					   "%s and prompts/iteration.md in '%s', '%s', '%s')",
+					   GDN_MARIN_PROMPT, s->workdir, GDNCTL_DATADIR,
+					   GDNCTL_SOURCE_DATADIR);
+	return 0;
 }
 
 /* The working tree: --workdir, else the repository. */
@@ -349,7 +443,6 @@ static int make_log_dir(struct gdn_loop_setup *s)
 int gdn_loop_setup_paths(struct gdn_loop_setup *s)
 {
 	const struct gdn_loop_args *a = &s->a;
-	const char *dirs[4];
 
 	/* the working tree, then everything in it (docs/compatibility.md: one tree for all) */
 	if (find_workdir(s))
@@ -360,17 +453,14 @@ int gdn_loop_setup_paths(struct gdn_loop_setup *s)
 		s->hlog = abspath(s->cwd, a->hillclimb_log);
 	else
 		s->hlog = gdn_config_path(s->cfg, "log_file", s->workdir);
-	s->prompt_path = a->prompt_file
-			     ? abspath(s->cwd, a->prompt_file)
-			     : gdn_prompt_find(data_dirs(s->workdir, dirs), "prompts/iteration.md");
-	if (!s->prompt_path)
-		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EFAILED,
-					   "no prompt template: pass --prompt-file (looked for "
-					   "prompts/iteration.md in '%s', '%s', '%s')",
-					   s->workdir, GDNCTL_DATADIR, GDNCTL_SOURCE_DATADIR);
-	if (sbuf_read_file(&s->tmpl, s->prompt_path, 16 * 1024 * 1024, &s->err) ||
-	    load_directives(a, s->cwd, s->workdir, &s->directives, &s->err))
+	if (a->prompt_file)
+		s->prompt_path = abspath(s->cwd, a->prompt_file);
+	else if (default_prompt(s))
+		return -1;
+	if (sbuf_read_file(&s->tmpl, s->prompt_path, 16 * 1024 * 1024, &s->err))
 		return failed(s, GDN_SETUP_PLAIN);
+	if (load_directives(s))
+		return -1;
 	if (!a->dry_run && make_log_dir(s))
 		return -1;
 	return 0;
