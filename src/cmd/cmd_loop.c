@@ -448,11 +448,16 @@ static struct opt loop_opts[] = {
     OPT_END_(),
 };
 
-/* Print a failed setup step; the exit code. */
+/*
+ * Print a failed setup step; the exit code (exitcode.h). codex-loop prints
+ * the original's startup messages as the original did, exit 1.
+ */
 static int setup_failed(const struct gdn_loop_setup *s)
 {
 	switch (s->style) {
 	case GDN_SETUP_PLAIN:
+		if (!s->original)
+			return gdn_die_err(&s->err);
 		fprintf(stderr, "[gdnctl] %s\n", s->err.msg);
 		return GDN_EXIT_FAILED;
 	case GDN_SETUP_SIGNAL:
@@ -503,6 +508,7 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 	int code = GDN_EXIT_OK;
 
 	gdn_loop_setup_init(s, ctx->cwd, ctx->repo_root, &ctx->config);
+	s->original = ctx->name && !strcmp(ctx->name, "codex-loop");
 	bind_agent_choices(opts);
 	if (!gdn_cmd_parse_opts(opts, &loop_usage, argc, argv, OPT_PARSE_NO_POSITIONAL, &rest,
 				&code))

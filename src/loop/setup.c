@@ -13,6 +13,7 @@
 #include "gdnctl/marin.h"
 #include "gdnctl/opt.h"
 #include "gdnctl/prompt.h"
+#include "gdnctl/repo.h"
 #include "gdnctl/xalloc.h"
 
 #define MARIN_TARGETS "--hold-dev-tpu, --validation-ray-cluster, --validation-ray-cluster-auto"
@@ -24,6 +25,22 @@ static int failed(struct gdn_loop_setup *s, enum gdn_loop_setup_style style)
 	if (!s->err.code)
 		s->err.code = GDN_EFAILED;
 	return -1;
+}
+
+/* A directive file named on the command line is missing or empty: the original's message. */
+static int failed_directive(struct gdn_loop_setup *s)
+{
+	if (s->err.code == GDN_ENOTFOUND)
+		s->err.code = GDN_EUSAGE;
+	return failed(s, GDN_SETUP_PLAIN);
+}
+
+/* An unknown --backend is a usage error, an unknown loop.backend a configuration error. */
+static int failed_backend(struct gdn_loop_setup *s)
+{
+	if (s->err.code == GDN_ENOTFOUND)
+		s->err.code = s->a.backend ? GDN_EUSAGE : GDN_ECONFIG;
+	return failed(s, GDN_SETUP_ERROR);
 }
 
 /* The same, shown as a usage error whatever the module's code. */
@@ -251,7 +268,7 @@ int gdn_loop_setup_check(struct gdn_loop_setup *s, const struct opt *opts)
 	if (!msg)
 		msg = gdn_loop_where_check(&s->w, opts);
 	if (msg)
-		return gdn_loop_setup_fail(s, GDN_SETUP_PLAIN, GDN_EFAILED, "%s", msg);
+		return gdn_loop_setup_fail(s, GDN_SETUP_PLAIN, GDN_EUSAGE, "%s", msg);
 	s->lo.until_time = 0;
 	if (a->until_time && parse_until(a->until_time, &s->lo.until_time))
 		return gdn_loop_setup_fail(
@@ -343,7 +360,7 @@ static int load_directives(struct gdn_loop_setup *s)
 
 		ret = find_preset(s, &dirs, a->presets.v[i], &path);
 		if (!ret && gdn_prompt_add_directive_file(&s->directives, path, source, &s->err))
-			ret = failed(s, GDN_SETUP_PLAIN);
+			ret = failed_directive(s);
 		free(path);
 		free(source);
 	}
@@ -352,7 +369,7 @@ static int load_directives(struct gdn_loop_setup *s)
 
 		if (gdn_prompt_add_directive_file(&s->directives, path, a->directive_files.v[i],
 						  &s->err))
-			ret = failed(s, GDN_SETUP_PLAIN);
+			ret = failed_directive(s);
 		free(path);
 	}
 	for (size_t i = 0; i < a->directives.nr && !ret; i++) {
@@ -440,6 +457,28 @@ static int make_log_dir(struct gdn_loop_setup *s)
 	return 0;
 }
 
+/*
+ * A dirty tree that the iterations would refuse (no --allow-dirty, --dirty-policy
+ * fail) is refused before the run starts (codex-loop: in iteration 1, an
+ * iteration error, as the original). Not on --resume: the engine knows
+ * what an interrupted iteration left. A tree git cannot read is the engine's.
+ */
+static int check_clean(struct gdn_loop_setup *s)
+{
+	struct gdn_err ignored = GDN_ERR_INIT;
+	bool dirty = false;
+
+	if (s->original || s->a.allow_dirty || s->a.resume || s->a.dirty_policy != GDN_DIRTY_FAIL)
+		return 0;
+	if (gdn_repo_dirty_at(s->workdir, &dirty, &ignored) || !dirty)
+		return 0;
+	return gdn_loop_setup_fail(
+	    s, GDN_SETUP_ERROR, GDN_EUSAGE,
+	    "the working tree '%s' is dirty: commit or stash the changes, or "
+	    "rerun with --allow-dirty or --dirty-policy stash",
+	    s->workdir);
+}
+
 int gdn_loop_setup_paths(struct gdn_loop_setup *s)
 {
 	const struct gdn_loop_args *a = &s->a;
@@ -457,13 +496,16 @@ int gdn_loop_setup_paths(struct gdn_loop_setup *s)
 		s->prompt_path = abspath(s->cwd, a->prompt_file);
 	else if (default_prompt(s))
 		return -1;
-	if (sbuf_read_file(&s->tmpl, s->prompt_path, 16 * 1024 * 1024, &s->err))
+	if (sbuf_read_file(&s->tmpl, s->prompt_path, 16 * 1024 * 1024, &s->err)) {
+		if (a->prompt_file && s->err.code == GDN_ENOTFOUND)
+			s->err.code = GDN_EUSAGE; /* a file named on the command line */
 		return failed(s, GDN_SETUP_PLAIN);
+	}
 	if (load_directives(s))
 		return -1;
 	if (!a->dry_run && make_log_dir(s))
 		return -1;
-	return 0;
+	return check_clean(s);
 }
 
 /* ---- agent ---- */
@@ -490,8 +532,11 @@ int gdn_loop_setup_agent(struct gdn_loop_setup *s)
 	ao.idle_timeout_ms = a->agent_idle_timeout_ms >= 0 ? a->agent_idle_timeout_ms
 							   : (long)(a->codex_idle_timeout * 1000.0);
 	ao.kill_grace_ms = a->kill_grace_ms;
-	if (gdn_agent_open(&ao, &s->agent, &s->warnings, &s->err))
+	if (gdn_agent_open(&ao, &s->agent, &s->warnings, &s->err)) {
+		if (s->err.code == GDN_ENOTFOUND) /* the agent's program is missing */
+			s->err.code = GDN_EBACKEND;
 		return failed(s, GDN_SETUP_ERROR);
+	}
 	return 0;
 }
 
@@ -648,6 +693,14 @@ int gdn_loop_setup_perf(struct gdn_loop_setup *s)
 		    "--log-measurements needs --perf-mode on (it logs the measured "
 		    "figures)");
 	s->gate_on = s->gate.mode != GDN_GATE_OFF || a->perf_on;
+	if (a->backend) { /* a name that does not exist is refused even when unused */
+		struct gdn_backend *b = NULL;
+		int ret = gdn_backend_open(s->cfg, a->backend, &b, &s->err);
+
+		gdn_backend_free(b);
+		if (ret)
+			return failed_backend(s);
+	}
 	return a->perf_on ? setup_policy(s) : 0;
 }
 
@@ -674,6 +727,7 @@ void gdn_loop_setup_opts(struct gdn_loop_setup *s)
 	lo->post_check_retries = a->post_check_retries;
 	lo->retry_sleep_ms = (long)(a->retry_sleep * 1000.0);
 	lo->allow_dirty = a->allow_dirty;
+	lo->original_exit_codes = s->original;
 	lo->allow_no_commit = a->allow_no_commit;
 	lo->dirty_policy = (enum gdn_dirty_policy)a->dirty_policy;
 	lo->restore_policy = (enum gdn_restore_policy)a->restore_policy;
@@ -703,7 +757,7 @@ static int open_backend(struct gdn_loop_setup *s)
 	if (!bname || !*bname)
 		bname = "local";
 	if (gdn_backend_open(s->cfg, bname, &s->backend, &s->err))
-		return failed(s, GDN_SETUP_ERROR);
+		return failed_backend(s);
 	s->backend->repo_root = s->workdir;
 	gate->workdir = s->workdir;
 	gate->test_command = gdn_config_str(s->cfg, "project.test_command");

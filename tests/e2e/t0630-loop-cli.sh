@@ -31,7 +31,7 @@ new_repo() {
 run_loop() {
 	local a=$1
 	shift
-	(cd "$TRASH/repo" && gdnctl loop --agent command --agent-cmd "$AG/$a {prompt_file}" \
+	(cd "$TRASH/repo" && gdnctl "${LOOP:-loop}" --agent command --agent-cmd "$AG/$a {prompt_file}" \
 		--log-dir "$TRASH/logs" --sleep-seconds 0 --retry-sleep-seconds 0 "$@")
 }
 
@@ -69,15 +69,23 @@ test_expect_success 'the gate is not built yet: only --validation-mode off and -
 		--validation-mode off --perf-mode off >out 2>err
 '
 
-test_expect_success 'startup checks keep the original messages (exit 1)' '
+test_expect_success 'startup checks: codex-loop keeps the original messages (exit 1), loop says error: (exit 2)' '
 	new_repo &&
-	test_must_fail =1 run_loop commit-one --iterations 1 --codex-retries -1 2>err &&
+	LOOP=codex-loop test_must_fail =1 run_loop commit-one --iterations 1 --codex-retries -1 2>err &&
 	test_grep -x "\[gdnctl\] --codex-retries must be >= 0." err &&
-	test_must_fail =1 run_loop commit-one --iterations 1 --codex-timeout-seconds 0 2>err &&
+	LOOP=codex-loop test_must_fail =1 run_loop commit-one --iterations 1 \
+		--codex-timeout-seconds 0 2>err &&
 	test_grep -x "\[gdnctl\] --codex-timeout-seconds must be > 0 when set." err &&
-	test_must_fail =1 run_loop commit-one --iterations 1 --sync-main-policy once \
+	LOOP=codex-loop test_must_fail =1 run_loop commit-one --iterations 1 \
+		--sync-main-policy once --sync-main-remote "" 2>err &&
+	test_grep -x "\[gdnctl\] --sync-main-remote must be non-empty." err &&
+	test_must_fail =2 run_loop commit-one --iterations 1 --codex-retries -1 2>err &&
+	test_grep -x "\[gdnctl\] error: --codex-retries must be >= 0." err &&
+	test_must_fail =2 run_loop commit-one --iterations 1 --codex-timeout-seconds 0 2>err &&
+	test_grep -x "\[gdnctl\] error: --codex-timeout-seconds must be > 0 when set." err &&
+	test_must_fail =2 run_loop commit-one --iterations 1 --sync-main-policy once \
 		--sync-main-remote "" 2>err &&
-	test_grep -x "\[gdnctl\] --sync-main-remote must be non-empty." err
+	test_grep -x "\[gdnctl\] error: --sync-main-remote must be non-empty." err
 '
 
 test_expect_success '--resilient announces itself and stashes a dirty tree' '
@@ -235,12 +243,15 @@ test_expect_success 'sync once: fetch then merge origin/main before iteration 1 
 	test_grep "2 iterations, 2 commits" out
 '
 
-test_expect_success 'sync conflict: fail aborts the merge (exit 2); skip warns and goes on' '
+test_expect_success 'sync conflict: fail aborts the merge (exit 1, codex-loop: 2); skip warns and goes on' '
 	new_repo && setup_remote &&
 	echo upstream >>other/shared.txt && git -C other commit -qam upstream &&
 	git -C other push -q origin main &&
 	echo mine >>repo/shared.txt && git -C repo commit -qam mine &&
-	test_must_fail =2 run_loop commit-one --iterations 1 --prompt-file "$TRASH/prompt.md" \
+	LOOP=codex-loop test_must_fail =2 run_loop commit-one --iterations 1 \
+		--prompt-file "$TRASH/prompt.md" --sync-main-policy each-iteration >out 2>err &&
+	test_grep "failed to merge origin/main into current branch (exit=1). Resolve conflicts and rerun." err &&
+	test_must_fail =1 run_loop commit-one --iterations 1 --prompt-file "$TRASH/prompt.md" \
 		--sync-main-policy each-iteration >out 2>err &&
 	test_grep "failed to merge origin/main into current branch (exit=1). Resolve conflicts and rerun." err &&
 	test_grep "\$ git merge --abort" out &&
