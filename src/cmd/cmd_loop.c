@@ -38,8 +38,10 @@ static const struct opt_usage loop_usage = {
     "branch, run the agent with the prompt, detect its commits, run the post-checks and\n"
     "apply the policies, then restore the stash by its commit id. Every transition is\n"
     "journaled in <log dir>/loop.jsonl; --resume continues the last run after a crash.\n"
-    "Exit status: 0; the agent's exit code (124 on a timeout) when it fails; 1; 2 for an\n"
-    "iteration error; 3 when an iteration made no commit; 128+N when interrupted.\n"
+    "Exit status (gdnctl --help): 0; 1 when a failed iteration stopped the run; 2 usage\n"
+    "(also a dirty tree without --allow-dirty); 3 configuration; 4 when the agent failed or\n"
+    "is missing; 124 on a timeout; 128+N when interrupted. codex-loop keeps the original's:\n"
+    "the agent's or a check's exit code, 2 for an iteration error, 3 for no commit.\n"
     "See docs/gdnctl-loop.md.",
 };
 
