@@ -253,7 +253,8 @@ int gdn_loop_setup_check(struct gdn_loop_setup *s, const struct opt *opts)
 					   "option '--iterations' is required (or --resume)");
 	if (a->iterations < 1 && opt_seen(opts, "iterations"))
 		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
-					   "option '--iterations': %ld is out of range 1..", a->iterations);
+					   "option '--iterations': %ld is out of range 1..",
+					   a->iterations);
 	/* --agent-cmd names the command driver's program: it implies --agent command */
 	if (a->agent_cmd && !opt_seen(opts, "agent"))
 		a->agent = "command";
