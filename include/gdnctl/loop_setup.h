@@ -145,6 +145,12 @@ void gdn_loop_setup_release(struct gdn_loop_setup *s);
 int gdn_loop_setup_check(struct gdn_loop_setup *s, const struct opt *opts);
 /* The working tree, the log dir (created unless --dry-run), the prompt and the directives. */
 int gdn_loop_setup_paths(struct gdn_loop_setup *s);
+/*
+ * The loop's default log directory for the working tree `workdir` (a new
+ * string in *out): the one place that says where it is, which `loop`,
+ * `loop status` and `report` all follow. Returns 0, or -1 with err set.
+ */
+int gdn_loop_default_log_dir(const char *workdir, char **out, struct gdn_err *err);
 /* Open the agent driver; its warnings in s->warnings. */
 int gdn_loop_setup_agent(struct gdn_loop_setup *s);
 /* The validation mode with the Marin defaults, and the performance policy. */

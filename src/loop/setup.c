@@ -483,6 +483,13 @@ static int check_clean(struct gdn_loop_setup *s)
 	    s->workdir);
 }
 
+int gdn_loop_default_log_dir(const char *workdir, char **out, struct gdn_err *err)
+{
+	(void)err;
+	*out = xstrfmt("%s/.agents/logs/gdn_codex_loop", workdir);
+	return 0;
+}
+
 int gdn_loop_setup_paths(struct gdn_loop_setup *s)
 {
 	const struct gdn_loop_args *a = &s->a;
@@ -490,8 +497,10 @@ int gdn_loop_setup_paths(struct gdn_loop_setup *s)
 	/* the working tree, then everything in it (docs/compatibility.md: one tree for all) */
 	if (find_workdir(s))
 		return -1;
-	s->log_dir = a->log_dir ? abspath(s->cwd, a->log_dir)
-				: xstrfmt("%s/.agents/logs/gdn_codex_loop", s->workdir);
+	if (a->log_dir)
+		s->log_dir = abspath(s->cwd, a->log_dir);
+	else if (gdn_loop_default_log_dir(s->workdir, &s->log_dir, &s->err))
+		return failed(s, GDN_SETUP_ERROR);
 	if (a->hillclimb_log)
 		s->hlog = abspath(s->cwd, a->hillclimb_log);
 	else
