@@ -233,6 +233,15 @@ int gdn_check_job_id(const char *value, int code, struct gdn_err *err);
 void gdn_sh_add_path(struct sbuf *out, const char *path);
 
 /*
+ * backends.NAME.ssh_options as the values of `ssh -o`, appended to out:
+ * "Key=value" as documented, and the forms copied from ssh command lines,
+ * "-o", "Key=value" as two items, "-oKey=value" and "-o Key=value".
+ * Returns NULL, or the first item that is not an -o option (another
+ * flag, an empty value, a final "-o"; borrowed) and out is incomplete.
+ */
+const char *gdn_ssh_options(const struct strvec *items, struct strvec *out);
+
+/*
  * The remote command string of the ssh backend:
  *   [cd -- DIR && ][env K=V... ]bash -s -- ARG...
  * every value quoted for the remote shell (DIR through gdn_sh_add_path).

@@ -91,8 +91,9 @@ struct gdn_loop_where {
 /* How the command shows a failed step's err. */
 enum gdn_loop_setup_style {
 	GDN_SETUP_ERROR = 0, /* "[gdnctl] error: MSG", the exit code of err.code */
-	GDN_SETUP_PLAIN,     /* "[gdnctl] MSG" (the original's startup messages), exit 1 */
-	GDN_SETUP_SIGNAL,    /* "[gdnctl] error: MSG", exit 128 + the signal that interrupted */
+	GDN_SETUP_PLAIN,  /* codex-loop: "[gdnctl] MSG" (the original's startup messages), exit 1;
+			     loop: as GDN_SETUP_ERROR */
+	GDN_SETUP_SIGNAL, /* "[gdnctl] error: MSG", exit 128 + the signal that interrupted */
 };
 
 struct gdn_loop_setup {
@@ -101,6 +102,7 @@ struct gdn_loop_setup {
 	struct gdn_loop_where w;
 	const char *cwd, *repo_root;
 	struct gdn_config *cfg;
+	bool original; /* invoked as codex-loop: the original's exit codes and messages */
 	gdn_loop_say_fn say;
 	gdn_line_fn on_line;	       /* the agent's and the validation's output */
 	gdn_backend_event_fn on_event; /* the dev TPU's and the Ray fallbacks' commands */

@@ -145,10 +145,20 @@ const struct gdn_cfg_key gdn_cfg_schema[] = {
     {"programs.ssh", GDN_CFG_STRING, "ssh", "GDNCTL_SSH", NULL, "the ssh program", false},
     {"programs.uv", GDN_CFG_STRING, "uv", "GDNCTL_UV", NULL,
      "the uv program that runs Marin's Ray and dev TPU scripts", false},
-    {"project.backend", GDN_CFG_STRING, "ray", "GDNCTL_PROJECT_BACKEND", NULL,
-     "the backend test and profile use without --backend", false},
+    {"project.backend", GDN_CFG_STRING, NULL, "GDNCTL_PROJECT_BACKEND", NULL,
+     "the backend test and profile use without --backend (unset: local with the project's "
+     "command, else ray)",
+     false},
+    {"project.directives_dir", GDN_CFG_STRING, NULL, "GDNCTL_DIRECTIVES_DIR", NULL,
+     "loop: where --directive-preset NAME finds NAME.md first (unset: "
+     "scripts/gdn/session_directives, then session_directives/)",
+     false},
     {"project.profile_command", GDN_CFG_STRING, NULL, "GDNCTL_PROFILE_COMMAND", NULL,
      "the profile command (bash -lc); unset: the built-in Marin GDN profile", false},
+    {"project.prompt_file", GDN_CFG_STRING, NULL, "GDNCTL_PROMPT_FILE", NULL,
+     "loop: the prompt template without --prompt-file (unset: "
+     "scripts/gdn/codex_iteration_prompt.md, then prompts/iteration.md)",
+     false},
     {"project.test_command", GDN_CFG_STRING, NULL, "GDNCTL_TEST_COMMAND", NULL,
      "the test command (bash -lc); unset: the built-in Marin GDN tests", false},
     {"project.trace_glob", GDN_CFG_STRING, NULL, "GDNCTL_TRACE_GLOB", NULL,

@@ -759,8 +759,8 @@ static int acquire_dev(struct gdn_loop_setup *s, const struct opt *opts)
 	w->h = gdn_hold_new(&ho);
 	if (gdn_hold_acquire(w->h, &s->err)) {
 		s->style = gdn_proc_interrupted() ? GDN_SETUP_SIGNAL : GDN_SETUP_PLAIN;
-		if (!s->err.code)
-			s->err.code = GDN_EFAILED;
+		if (!s->err.code || s->err.code == GDN_EFAILED)
+			s->err.code = GDN_EBACKEND; /* the allocation failed */
 		return -1;
 	}
 	return 0;
@@ -821,7 +821,7 @@ int gdn_loop_where_open(struct gdn_loop_setup *s, const struct opt *opts)
 			    s->payload);
 			w->hold = 0;
 		} else if (!name) {
-			return gdn_loop_setup_fail(s, GDN_SETUP_PLAIN, GDN_EFAILED,
+			return gdn_loop_setup_fail(s, GDN_SETUP_PLAIN, GDN_EUSAGE,
 						   "--hold-dev-tpu requires --dev-tpu-name.");
 		}
 	}

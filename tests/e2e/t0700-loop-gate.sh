@@ -46,7 +46,7 @@ run_loop() {
 	shift
 	(cd "$TRASH/repo" && GDNCTL_TEST_COMMAND=./check.sh GDNCTL_PROFILE_COMMAND=./bench.sh \
 		GDNCTL_TRACE_GLOB="${TRACE_GLOB:-}" \
-		gdnctl loop --agent command --agent-cmd "$AG/$a {prompt_file}" \
+		gdnctl "${LOOP:-loop}" --agent command --agent-cmd "$AG/$a {prompt_file}" \
 		--prompt-file "$TRASH/prompt.md" --log-dir "$TRASH/logs" --sleep-seconds 0 \
 		--retry-sleep-seconds 0 --max-failures 5 "$@")
 }
@@ -86,9 +86,13 @@ test_expect_success 'failing tests: both commits reverted, discarded ref kept, f
 	test_grep "1 iterations, 0 commits, 1 failures" out
 '
 
-test_expect_success 'validation-policy fail: exit with the tests exit code' '
+test_expect_success 'validation-policy fail: exit 1 (codex-loop: the tests exit code)' '
 	new_repo &&
-	test_must_fail =3 run_loop broken --iterations 2 --validation-mode required \
+	LOOP=codex-loop test_must_fail =3 run_loop broken --iterations 2 --validation-mode required \
+		--validation-policy fail >out 2>err &&
+	test_grep ! "codex iteration 2/2" out &&
+	new_repo &&
+	test_must_fail =1 run_loop broken --iterations 2 --validation-mode required \
 		--validation-policy fail >out 2>err &&
 	git -C repo rev-parse -q --verify refs/gdnctl/discarded/1 &&
 	test "$(cat repo/state.txt)" = ok &&
