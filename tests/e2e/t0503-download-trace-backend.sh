@@ -30,6 +30,12 @@ CFG=$XDG_CONFIG_HOME/gdnctl/config.yaml
 	    workdir: $R/wd
 	    jobdir: $R/jobs
 	EOF
+	cat <<-EOF
+	  tpu:
+	    type: dev-tpu
+	    tpu_name: gdn1
+	    workdir: $R/wd
+	EOF
 	# a Slurm cluster whose shared file system is seen here only through its login host
 	sshd_config_yaml far "workdir: $R/wd" "jobdir: $R/jobs" | sed "s/type: ssh/type: slurm/"
 } >"$CFG"
@@ -97,6 +103,34 @@ test_expect_success 'a missing path, an unreachable host, a backend that cannot 
 	test_expect_code 2 gdnctl download-trace ray1:traces >out 2>err &&
 	test_grep "backend .ray1. (type ray) cannot copy files back" err &&
 	test_must_fail gdnctl download-trace nosuch:traces >out 2>err
+'
+
+test_expect_success '--deadline stops the copy at once (exit 124)' '
+	printf "#!/bin/sh\nsleep 30\nexec ssh \"\$@\"\n" >slow-ssh && chmod +x slow-ssh &&
+	start=$(date +%s) &&
+	test_expect_code 124 env GDNCTL_SSH=$TRASH/slow-ssh "$GDNCTL_BIN" download-trace box:traces \
+		--deadline 1s --output-dir dl >out 2>err &&
+	test $(($(date +%s) - start)) -lt 10 &&
+	test_grep "error: timed out listing .traces. on box" err &&
+	test ! -e dl
+'
+
+test_expect_success 'dev-tpu: over ssh to the dev-tpu-NAME alias dev_tpu.py writes' '
+	: an ssh that knows the alias, as the ssh config dev_tpu.py writes would &&
+	cat >tpu-ssh <<-EOF &&
+	#!/bin/sh
+	for a; do shift; [ "\$a" = dev-tpu-gdn1 ] && a=127.0.0.1; set -- "\$@" "\$a"; done
+	echo "\$*" >>"$TRASH/tpu-ssh.log"
+	exec ssh -p $SSHD_PORT -i $SSHD_KEY -l $SSHD_USER -o StrictHostKeyChecking=no \
+		-o UserKnownHostsFile=$SSHD_KNOWN_HOSTS -o LogLevel=ERROR "\$@"
+	EOF
+	chmod +x tpu-ssh &&
+	GDNCTL_SSH=$TRASH/tpu-ssh gdnctl download-trace "tpu:traces/sub/*.gz" --output-dir t1 >out 2>err ||
+		{ cat err; false; } &&
+	test_grep "^\[gdnctl\] \$ $TRASH/tpu-ssh -o BatchMode=yes dev-tpu-gdn1 -- .cd -- $R/wd || exit 3;" err &&
+	test_grep "^\[gdnctl\] \$ rsync -s -t --partial --files-from=.* -e .$TRASH/tpu-ssh -o BatchMode=yes. dev-tpu-gdn1:$R/wd/traces/sub/ $TRASH/t1/.gdnctl-part/$" err &&
+	test "$(gzip -dc t1/b.trace.json.gz)" = two &&
+	test_grep "127.0.0.1 rsync --server --sender" tpu-ssh.log
 '
 
 test_expect_success 'local backend: read in place, FILE.part renamed into place' '
