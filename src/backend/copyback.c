@@ -31,7 +31,6 @@
 #include "gdnctl/xalloc.h"
 #include "backend_impl.h"
 
-#define LIST_OUT_LIMIT	(64 << 20)
 #define LIST_TIMEOUT_MS (300 * 1000)
 #define COPY_TIMEOUT_MS (3600 * 1000)
 #define STAGE_NAME	".gdnctl-part"
