@@ -100,7 +100,7 @@ static char *xprof_link_uri(const char *s, size_t n)
 	struct sbuf dec = SBUF_INIT;
 	char *uri = NULL;
 
-	for (const char *p = q; p && p + 4 <= end; p++)
+	for (const char *p = q; p && p + 5 <= end; p++)
 		if ((*p == '?' || *p == '&') && !memcmp(p + 1, "uri=", 4)) {
 			v = p + 5;
 			break;
