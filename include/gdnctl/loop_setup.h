@@ -27,6 +27,7 @@
 #include "gdnctl/perf.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
+#include "gdnctl/trace_source.h"
 
 struct gdn_config;
 struct opt;
@@ -120,6 +121,7 @@ struct gdn_loop_setup {
 	struct gdn_perf_config pc;
 	struct gdn_perf_state ps;
 	struct gdn_measure_opts mo;
+	struct gdn_trace_source ts; /* project.trace_source: the gate's trace_source */
 	char *marin_tests, *marin_profile, *wandb_prefix;
 	/* one run per tree: <git common dir>/gdnctl.lock and <log dir>/loop.lock, held until
 	 * release */

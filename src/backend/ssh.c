@@ -358,6 +358,21 @@ static int ssh_stop(struct gdn_backend *b, const char *job_id, struct gdn_err *e
 	return gdn_job_stop(b, &((struct ssh_priv *)b->priv)->target, job_id, false, &st, err);
 }
 
+/* Copy back from the host over the backend's own ssh options; relative paths start at workdir. */
+static int ssh_copy_source(struct gdn_backend *b, const char *path, struct gdn_copy_where *w,
+			   struct gdn_err *err)
+{
+	struct ssh_priv *sp = b->priv;
+
+	(void)path;
+	(void)err;
+	ssh_base(sp, &w->ssh);
+	w->host = xstrdup(sp->host);
+	w->remote_root = sp->workdir ? xstrdup(sp->workdir) : NULL;
+	w->rsync = sp->rsync;
+	return 0;
+}
+
 const struct gdn_backend_ops gdn_backend_ssh_ops = {
     .type = "ssh",
     .open = ssh_open,
@@ -367,5 +382,6 @@ const struct gdn_backend_ops gdn_backend_ssh_ops = {
     .wait = ssh_wait,
     .logs = ssh_logs,
     .stop = ssh_stop,
+    .copy_source = ssh_copy_source,
     .free_priv = ssh_free,
 };

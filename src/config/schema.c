@@ -45,6 +45,16 @@ static const struct gdn_enum devtpu_executes[] = {
     GDN_ENUM_END,
 };
 
+static const struct gdn_enum trace_sources[] = {
+    {"auto", 0, "local, then the backend's workdir, then GCS, then W&B"},
+    {"local", 1, "project.trace_glob in the working tree"},
+    {"backend", 2, "project.trace_glob in the backend's workdir, copied back"},
+    {"wandb", 3, "the jax_profile artifact of the W&B run the profile printed"},
+    {"gcs", 4, "the gs:// profile URI or hosted-XProf link the profile printed"},
+    {"none", 5, "no trace"},
+    GDN_ENUM_END,
+};
+
 const struct gdn_cfg_key gdn_cfg_schema[] = {
     {"backend", GDN_CFG_STRING, "local", "GDNCTL_BACKEND", NULL,
      "the backend run/wait/logs/stop use without --backend", false},
@@ -68,9 +78,10 @@ const struct gdn_cfg_key gdn_cfg_schema[] = {
      "dev-tpu: run commands with dev_tpu.py execute or ssh dev-tpu-NAME (default marin)", false},
     {"backends.*.fallback_clusters", GDN_CFG_LIST, NULL, NULL, NULL,
      "dev-tpu: clusters tried after cluster, in order", false},
-    {"backends.*.host", GDN_CFG_STRING, NULL, NULL, NULL, "ssh: the host to connect to", false},
-    {"backends.*.identity", GDN_CFG_STRING, NULL, NULL, NULL, "ssh: private key file (ssh -i)",
-     false},
+    {"backends.*.host", GDN_CFG_STRING, NULL, NULL, NULL,
+     "ssh: the host to connect to; slurm: the login host traces are copied back from", false},
+    {"backends.*.identity", GDN_CFG_STRING, NULL, NULL, NULL,
+     "ssh, slurm login host: private key file (ssh -i)", false},
     {"backends.*.job_name", GDN_CFG_STRING, NULL, NULL, NULL,
      "slurm: job name when run has no --name (default gdnctl)", false},
     {"backends.*.jobdir", GDN_CFG_STRING, "~/.cache/gdnctl/jobs", NULL, NULL,
@@ -82,7 +93,8 @@ const struct gdn_cfg_key gdn_cfg_schema[] = {
     {"backends.*.partition", GDN_CFG_STRING, NULL, NULL, NULL, "slurm: --partition", false},
     {"backends.*.poll", GDN_CFG_DURATION, NULL, NULL, NULL,
      "how often wait polls (default: local 1s, ssh 5s, slurm 10s)", false},
-    {"backends.*.port", GDN_CFG_INT, NULL, NULL, NULL, "ssh: port (ssh -p)", false},
+    {"backends.*.port", GDN_CFG_INT, NULL, NULL, NULL, "ssh, slurm login host: port (ssh -p)",
+     false},
     {"backends.*.ready_markers", GDN_CFG_LIST, NULL, NULL, NULL,
      "dev-tpu: output that means the allocation is active (default: dev_tpu.py's two lines)",
      false},
@@ -93,7 +105,7 @@ const struct gdn_cfg_key gdn_cfg_schema[] = {
     {"backends.*.sbatch_options", GDN_CFG_LIST, NULL, NULL, NULL,
      "slurm: extra #SBATCH lines (--gres=gpu:1, --account=x)", false},
     {"backends.*.ssh_options", GDN_CFG_LIST, NULL, NULL, NULL,
-     "ssh: extra ssh -o options (StrictHostKeyChecking=accept-new)", false},
+     "ssh, slurm login host: extra ssh -o options (StrictHostKeyChecking=accept-new)", false},
     {"backends.*.stop_timeout", GDN_CFG_DURATION, NULL, NULL, NULL,
      "dev-tpu: release sends SIGINT, then SIGTERM after this long (default 2m)", false},
     {"backends.*.sync", GDN_CFG_STRING, "none", NULL, sync_modes,
@@ -111,7 +123,8 @@ const struct gdn_cfg_key gdn_cfg_schema[] = {
     {"backends.*.tpu_type", GDN_CFG_STRING, NULL, NULL, NULL,
      "dev-tpu: the TPU type to allocate (dev_tpu.py --tpu-type)", false},
     {"backends.*.type", GDN_CFG_STRING, NULL, NULL, backend_types, "the kind of backend", false},
-    {"backends.*.user", GDN_CFG_STRING, NULL, NULL, NULL, "ssh: the remote user (ssh -l)", false},
+    {"backends.*.user", GDN_CFG_STRING, NULL, NULL, NULL,
+     "ssh, slurm login host: the remote user (ssh -l)", false},
     {"backends.*.verbose", GDN_CFG_BOOL, NULL, NULL, NULL,
      "dev-tpu: dev_tpu.py --verbose (default false)", false},
     {"backends.*.workdir", GDN_CFG_STRING, NULL, NULL, NULL,
@@ -163,6 +176,8 @@ const struct gdn_cfg_key gdn_cfg_schema[] = {
      "the test command (bash -lc); unset: the built-in Marin GDN tests", false},
     {"project.trace_glob", GDN_CFG_STRING, NULL, "GDNCTL_TRACE_GLOB", NULL,
      "where a profile run leaves its traces (glob, relative to the repository)", false},
+    {"project.trace_source", GDN_CFG_STRING, "auto", "GDNCTL_TRACE_SOURCE", trace_sources,
+     "where the loop gets each profile run's trace (auto: local, backend, gcs, then wandb)", false},
     {"secrets", GDN_CFG_LIST, NULL, "GDNCTL_SECRETS", NULL,
      "extra environment variable names whose values are masked in output", false},
 };

@@ -710,6 +710,29 @@ static int setup_measure(struct gdn_loop_setup *s)
 	return 0;
 }
 
+/* project.trace_source: where each profile run's trace comes from (trace_source.c). */
+static int setup_trace_source(struct gdn_loop_setup *s)
+{
+	struct gdn_trace_source *ts = &s->ts;
+	const char *mode = gdn_config_str(s->cfg, "project.trace_source");
+	int m = GDN_TRACE_SRC_AUTO;
+
+	if (nonempty(mode) && gdn_enum_parse(gdn_trace_source_enum, mode, &m))
+		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_ECONFIG,
+					   "project.trace_source '%s' is not one of auto, local, "
+					   "backend, wandb, gcs, none",
+					   mode);
+	ts->mode = (enum gdn_trace_source_mode)m;
+	ts->trace_glob = s->gate.trace_glob;
+	ts->workdir = s->workdir;
+	ts->log_dir = s->log_dir;
+	ts->wandb_base_url = s->mo.base_url ? s->mo.base_url : getenv("WANDB_BASE_URL");
+	ts->fetch_timeout_ms = s->mo.fetch_timeout_ms;
+	ts->expected = gdn_perf_is_trace_metric(s->pc.metric) || nonempty(ts->trace_glob);
+	s->gate.trace_source = ts;
+	return 0;
+}
+
 /* --perf-mode on: the policy's configuration, its state file and the metric source. */
 static int setup_policy(struct gdn_loop_setup *s)
 {
@@ -748,7 +771,7 @@ static int setup_policy(struct gdn_loop_setup *s)
 	s->gate.perf_state = &s->ps;
 	s->gate.perf_repeats = a->perf_repeats;
 	s->gate.trace_glob = gdn_config_str(s->cfg, "project.trace_glob");
-	if (setup_measure(s))
+	if (setup_measure(s) || setup_trace_source(s))
 		return -1;
 	s->gate.measure = &s->mo;
 	return 0;
@@ -878,6 +901,8 @@ int gdn_loop_setup_gate(struct gdn_loop_setup *s, const struct opt *opts)
 		return -1;
 	if (gdn_loop_where_open(s, opts))
 		return -1;
+	s->ts.backend = s->backend; /* where the profile ran: the trace source's backend */
+	s->ts.targets = s->gate.targets;
 	if ((s->w.mg.tests || s->w.mg.profile) && !s->gate.targets)
 		return gdn_loop_setup_fail(
 		    s, GDN_SETUP_ERROR, GDN_EUSAGE,

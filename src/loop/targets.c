@@ -159,7 +159,13 @@ struct gdn_targets {
 	long ray_tests_timeout_ms, ray_profile_timeout_ms, ray_log_tail;
 	gdn_phase_command_fn phase_command;
 	void *phase_payload;
+	struct gdn_backend *last; /* the backend of the last try (borrowed) */
 };
+
+struct gdn_backend *gdn_targets_last(const struct gdn_targets *t)
+{
+	return t ? t->last : NULL;
+}
 
 static void say(const struct gdn_targets_opts *o, const char *fmt, ...) GDN_PRINTF(2, 3);
 static void say(const struct gdn_targets_opts *o, const char *fmt, ...)
@@ -390,6 +396,7 @@ static int try_on(struct phase *p, struct gdn_backend *b, const char *label, con
 	int64_t start = gdn_now_ms();
 	int ret;
 
+	p->t->last = b;
 	if (p->t->phase_command) {
 		ret = p->t->phase_command(p->t->phase_payload, p->it, p->name, dev, cluster,
 					  &command, &env, err);

@@ -198,7 +198,8 @@ test_expect_success 'baseline before iteration 1, then a faster commit is promot
 	test_grep "^\[gdnctl\] performance baseline initialized: throughput/mfu=1 @ ${base:0:12}" out &&
 	test_grep "^\[gdnctl\] performance champion promoted: 1 -> 2 (+100.00%" out &&
 	events="$(sed -n "s/.*\"event\":\"\([a-z_]*\)\".*/\1/p" logs/loop.jsonl | tr "\n" " ")" &&
-	case "$events" in *"run_start validation perf_decision iteration_start"*) ;; *) echo "$events"; exit 1 ;; esac &&
+	case "$events" in *"run_start validation trace perf_decision iteration_start"*) ;; *) echo "$events"; exit 1 ;; esac &&
+	test_grep "\"event\":\"trace\",\"iteration\":0,\"attempt\":1,\"source\":\"local\",\"path\":\"$TRASH/repo/out/trace.json\",\"file\":null,\"origin\":null" logs/loop.jsonl &&
 	test_grep "\"event\":\"perf_decision\",\"iteration\":0,\"commit\":\"$base\",\"metric\":\"throughput/mfu\",\"decision\":\"baseline\"" logs/loop.jsonl &&
 	head=$(git -C repo rev-parse HEAD) &&
 	test "$(git -C repo log -1 --format=%s)" = "agent: speed 2.0 while same" &&
