@@ -266,6 +266,9 @@ struct plane {
 	uint64_t id;
 	uint32_t name; /* interned */
 	bool dup_id;
+	/* pass 2: event metadata id -> emetas index + 1, when the ids are dense */
+	uint32_t *dense;
+	size_t ndense;
 };
 
 struct xp_file {
@@ -1011,6 +1014,7 @@ struct line_ctx {
 	uint64_t id;
 	int64_t ts_ns;
 	bool has_ts, saw_events;
+	uint64_t end; /* of the XLine */
 	struct sbuf pid;
 	bool device_span;
 	struct sbuf name;
@@ -1051,6 +1055,110 @@ static int event_field(struct xp *x, const struct field *f, void *ctx, struct gd
 	return 0;
 }
 
+/*
+ * The common XEvent (metadata_id, offset_ps or num_occurrences, duration_ps;
+ * no stats) read straight from the buffer when it is all there. Anything
+ * else (stats, other fields, odd encodings) returns false with nothing
+ * consumed, and the general walk reads it (and says what is wrong).
+ */
+/*
+ * A varint from p when it ends within 8 bytes (8 bytes readable from p): its
+ * length, or 0 (longer: the byte loop reads it).
+ */
+static inline unsigned varint8(const unsigned char *p, uint64_t *v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint64_t w, stop;
+	unsigned n;
+
+	memcpy(&w, p, 8);
+	stop = ~w & 0x8080808080808080ULL;
+	if (!stop)
+		return 0;
+	n = (unsigned)__builtin_ctzll(stop) / 8 + 1;
+	if (n < 8)
+		w &= (1ULL << (8 * n)) - 1;
+	/* the 7-bit groups together: in pairs, then fours, then all eight */
+	w = ((w & 0x7f007f007f007f00ULL) >> 1) | (w & 0x007f007f007f007fULL);
+	w = ((w & 0x3fff00003fff0000ULL) >> 2) | (w & 0x00003fff00003fffULL);
+	w = ((w & 0x0fffffff00000000ULL) >> 4) | (w & 0x000000000fffffffULL);
+	*v = w;
+	return n;
+#else
+	uint64_t r = 0;
+
+	for (unsigned i = 0; i < 8; i++) {
+		r |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+		if (!(p[i] & 0x80)) {
+			*v = r;
+			return i + 1;
+		}
+	}
+	return 0;
+#endif
+}
+
+/*
+ * The common XEvent (metadata_id, offset_ps or num_occurrences, duration_ps;
+ * no stats) read straight from the buffer when it is all there. Anything
+ * else (stats, other fields, odd encodings) returns false with nothing
+ * consumed, and the general walk reads it (and says what is wrong).
+ */
+static bool event_fast(struct xp *x, uint64_t end, struct event_walk *w)
+{
+	size_t n = x->len - x->pos;
+	const unsigned char *p = x->buf + x->pos, *e, *bufend = x->buf + x->len;
+
+	if (end - xp_off(x) > n)
+		return false;
+	e = p + (size_t)(end - xp_off(x));
+	while (p < e) {
+		unsigned tag = *p++, k = 0;
+		uint64_t v = 0;
+
+		if (tag != 0x08 && tag != 0x10 && tag != 0x18 && tag != 0x28)
+			return false;
+		if (bufend - p >= 8)
+			k = varint8(p, &v);
+		if (k) {
+			p += k;
+			if (p > e)
+				return false;
+		} else {
+			unsigned i;
+
+			for (i = 0;; i++) {
+				if (p == e || i == 10)
+					return false;
+				v |= (uint64_t)(*p & 0x7f) << (7 * i);
+				if (!(*p++ & 0x80))
+					break;
+			}
+			if (i == 9 && p[-1] > 1)
+				return false;
+		}
+		if (tag == 0x08)
+			w->mid = v;
+		else if (tag == 0x10)
+			w->off = v;
+		else if (tag == 0x18)
+			w->dur = v;
+		else
+			w->aggregated = true;
+	}
+	x->pos = (size_t)(p - x->buf);
+	return true;
+}
+
+static uint32_t emeta_find(const struct xp *x, uint32_t plane, uint64_t id)
+{
+	const struct plane *p = &x->planes[plane];
+
+	if (p->dense)
+		return id < p->ndense ? p->dense[id] : 0;
+	return xmap_find(&x->emap, plane, id);
+}
+
 static int read_event(struct xp *x, struct line_ctx *lc, uint64_t end, struct gdn_err *err)
 {
 	struct event_walk w;
@@ -1066,26 +1174,32 @@ static int read_event(struct xp *x, struct line_ctx *lc, uint64_t end, struct gd
 	memset(&fa, 0, sizeof(fa));
 	w.plane = lc->plane;
 	w.fa = &fa;
-	ret = walk(x, end, false, "an XEvent", event_field, &w, err);
-	if (ret)
-		return ret;
+	if (!event_fast(x, end, &w)) {
+		memset(&w, 0, sizeof(w));
+		w.plane = lc->plane;
+		w.fa = &fa;
+		ret = walk(x, end, false, "an XEvent", event_field, &w, err);
+		if (ret)
+			return ret;
+	}
 	x->events++;
 	gdn_trace_agg_count_element(x->agg);
 	if (w.aggregated) {
 		x->aggregated++; /* an aggregate, not a timeline event */
 		return 0;
 	}
-	e = xmap_find(&x->emap, lc->plane, w.mid);
+	e = emeta_find(x, lc->plane, w.mid);
 	if (!e)
 		x->no_meta++;
 	else
 		em = &x->emetas[e - 1];
-	memset(&ev, 0, sizeof(ev));
-	ev.ph = 'X';
 	if (!lc->track) {
-		plane_pid(x, lc->plane, &ev.pid, &lc->pid);
-		ev.tid.num = (int64_t)lc->id;
-		lc->track = gdn_trace_agg_track(x->agg, &ev.pid, &ev.tid) + 1;
+		struct gdn_trace_id pid, tid;
+
+		plane_pid(x, lc->plane, &pid, &lc->pid);
+		memset(&tid, 0, sizeof(tid));
+		tid.num = (int64_t)lc->id;
+		lc->track = gdn_trace_agg_track(x->agg, &pid, &tid) + 1;
 	}
 	if (em) {
 		if (!fa.has_devoff && em->f.has_devoff) {
@@ -1110,6 +1224,8 @@ static int read_event(struct xp *x, struct line_ctx *lc, uint64_t end, struct gd
 				       dur_ps);
 		return 0;
 	}
+	memset(&ev, 0, sizeof(ev));
+	ev.ph = 'X';
 	if (em) {
 		set_str(x, em->name + 1, &ev.name, &ev.name_len);
 		/* the event's own stats win over its metadata's */
@@ -1164,6 +1280,24 @@ static int line_field(struct xp *x, const struct field *f, void *ctx, struct gdn
 	} else if (f->num == 4 && f->wt == 2) {
 		lc->saw_events = true;
 		ret = read_event(x, lc, f->start + f->v, err);
+		/* the events that follow, while their tag and length are at hand */
+		while (!ret && x->pos + 11 <= x->len && x->buf[x->pos] == 0x22 &&
+		       xp_off(x) < lc->end) {
+			const unsigned char *p = x->buf + x->pos + 1;
+			uint64_t v = *p & 0x7f, start;
+
+			if (*p & 0x80) {
+				if (p[1] & 0x80)
+					break; /* 3 bytes or more: the general way */
+				v |= (uint64_t)p[1] << 7;
+				p++;
+			}
+			start = xp_off(x) + (size_t)(p + 1 - (x->buf + x->pos));
+			if (start > lc->end || v > lc->end - start || v > x->limit - start)
+				break;
+			x->pos = (size_t)(p + 1 - x->buf);
+			ret = read_event(x, lc, start + v, err);
+		}
 	} else {
 		ret = FIELD_SKIP;
 	}
@@ -1178,6 +1312,7 @@ static int read_line(struct xp *x, uint32_t plane, uint64_t end, bool device_spa
 
 	memset(&lc, 0, sizeof(lc));
 	lc.plane = plane;
+	lc.end = end;
 	lc.device_span = device_span;
 	sbuf_init(&lc.pid, 0);
 	sbuf_init(&lc.name, 0);
@@ -1285,8 +1420,51 @@ static void mark_dup_ids(struct xp *x)
 	xmap_release(&seen);
 }
 
+/*
+ * Event metadata ids are small integers in practice: after pass 1, planes
+ * whose ids are dense enough get an array instead of the hash (all planes
+ * together at most XP_DENSE_MAX entries; the others keep the hash).
+ */
+#define XP_DENSE_MAX ((size_t)4 * XP_ENTRIES_MAX)
+
+static void build_dense(struct xp *x)
+{
+	size_t *count = xcalloc(x->nplanes ? x->nplanes : 1, sizeof(*count)), budget = XP_DENSE_MAX;
+	uint64_t *max = xcalloc(x->nplanes ? x->nplanes : 1, sizeof(*max));
+	const struct xmap *m = &x->emap;
+
+	for (size_t j = 0; m->e && j <= m->mask; j++) {
+		const struct xent *t = &m->e[j];
+
+		if (!t->val || t->plane >= x->nplanes)
+			continue;
+		count[t->plane]++;
+		if (t->id > max[t->plane])
+			max[t->plane] = t->id;
+	}
+	for (size_t i = 0; i < x->nplanes; i++) {
+		struct plane *p = &x->planes[i];
+
+		if (!count[i] || max[i] >= (uint64_t)count[i] * 4 + 64 || max[i] + 1 > budget)
+			continue;
+		p->ndense = (size_t)max[i] + 1;
+		p->dense = xcalloc(p->ndense, sizeof(*p->dense));
+		budget -= p->ndense;
+	}
+	for (size_t j = 0; m->e && j <= m->mask; j++) {
+		const struct xent *t = &m->e[j];
+
+		if (t->val && t->plane < x->nplanes && x->planes[t->plane].dense)
+			x->planes[t->plane].dense[t->id] = t->val;
+	}
+	free(count);
+	free(max);
+}
+
 static void xp_reset_model(struct xp *x)
 {
+	for (size_t i = 0; i < x->nplanes; i++)
+		free(x->planes[i].dense);
 	xstr_release(&x->strs);
 	free(x->planes);
 	free(x->smetas);
@@ -1323,6 +1501,8 @@ static int read_one(struct xp *x, bool device_span, struct gdn_err *err)
 		ret = read_space(x, device_span, err);
 		if (ret)
 			return ret;
+		if (x->pass == 1)
+			build_dense(x);
 		if (x->pass)
 			continue;
 		mark_dup_ids(x);
