@@ -53,13 +53,29 @@ struct xstr {
 	size_t mask;
 };
 
+/* Word at a time: metadata strings (long_name, source) are long. */
 static uint64_t xhash(const char *s, size_t n)
 {
-	uint64_t h = 1469598103934665603ULL;
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
 
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-	return h ^ (h >> 29);
+	while (n >= 8) {
+		uint64_t w;
+
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdULL;
+		h ^= h >> 32;
+		s += 8;
+		n -= 8;
+	}
+	if (n) {
+		uint64_t w = 0;
+
+		memcpy(&w, s, n);
+		h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+		h ^= h >> 29;
+	}
+	h *= 0xff51afd7ed558ccdULL;
+	return h ^ (h >> 33);
 }
 
 static const char *xstr_get(const struct xstr *t, uint32_t id)
