@@ -926,15 +926,42 @@ struct flat {
 	gdn_ps total, self;
 };
 
-static int cmp_key_attr(const void *x, const void *y)
+/*
+ * Sort by (key, attr): LSD radix, a byte at a time, passing over the bytes
+ * that are the same everywhere (ids are small: usually 4 passes of 8).
+ * The order among equal (key, attr) does not matter: group() sums them.
+ */
+static void sort_flat(struct flat *f, size_t n)
 {
-	const struct flat *a = x, *b = y;
+	struct flat *tmp, *src = f, *dst;
 
-	if (a->key != b->key)
-		return a->key < b->key ? -1 : 1;
-	if (a->attr != b->attr)
-		return a->attr < b->attr ? -1 : 1;
-	return 0;
+	if (n < 2)
+		return;
+	tmp = xmalloc(st_mult(n, sizeof(*tmp)));
+	dst = tmp;
+	for (int pass = 0; pass < 8; pass++) {
+		size_t count[256] = {0}, pos = 0;
+		int shift = (pass & 3) * 8;
+		bool attr = pass < 4;
+
+		for (size_t i = 0; i < n; i++)
+			count[((attr ? src[i].attr : src[i].key) >> shift) & 0xff]++;
+		if (count[((attr ? src[0].attr : src[0].key) >> shift) & 0xff] == n)
+			continue; /* this byte is the same in all */
+		for (int b = 0; b < 256; b++) {
+			size_t c = count[b];
+
+			count[b] = pos;
+			pos += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[count[((attr ? src[i].attr : src[i].key) >> shift) & 0xff]++] = src[i];
+		dst = src;
+		src = src == f ? tmp : f;
+	}
+	if (src != f)
+		memcpy(f, src, n * sizeof(*f));
+	free(tmp);
 }
 
 static int cmp_rows(const void *x, const void *y)
@@ -959,8 +986,7 @@ static void group(struct flat *f, size_t n, group_fn fn, void *ctx)
 {
 	size_t i = 0;
 
-	if (n)
-		qsort(f, n, sizeof(*f), cmp_key_attr);
+	sort_flat(f, n);
 	while (i < n) {
 		uint32_t key = f[i].key, best = f[i].attr;
 		uint64_t count = 0, bestc = 0;
