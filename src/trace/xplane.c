@@ -323,6 +323,15 @@ struct xp {
 	struct gdn_trace_agg *agg;
 	struct sbuf tmp, tmp2;
 	uint64_t events, aggregated, no_meta, dropped;
+	/*
+	 * long_name is never shown: unless keep_long, it is skipped, not interned.
+	 * long_bytes bounds what it would have taken of the pool; need_exact says
+	 * that the pool might have filled up with it (or that a skipped text was
+	 * wanted after all), and the files are read again with keep_long, so that
+	 * what is kept and dropped stays the same.
+	 */
+	bool keep_long, need_exact;
+	uint64_t long_bytes;
 	/* the message being read, for errors */
 	const char *in;
 };
@@ -761,11 +770,33 @@ static int too_much(struct xp *x, struct gdn_err *err)
 }
 
 /* A string beyond the cap reads as "" (counted). */
+/* The pool's length, as if the skipped long names were in it (an upper bound). */
+static bool pool_might_fill(const struct xp *x, uint64_t n)
+{
+	uint64_t len = x->strs.len ? x->strs.len : 1;
+
+	return !x->keep_long && len + x->long_bytes + n > XP_POOL_MAX;
+}
+
+/* A long_name not interned: at most n bytes of the pool. */
+static void skip_long(struct xp *x, uint64_t n)
+{
+	x->long_bytes += n;
+	if (pool_might_fill(x, 0))
+		x->need_exact = true;
+}
+
+/* The most a compressed_str_value takes of the pool, once inflated (inflate_str). */
+#define XP_INFLATED_MAX (GDN_TRACE_FIELD_MAX + 4096 + 1)
+
 static int intern(struct xp *x, const char *s, size_t n, uint32_t *id, struct gdn_err *err)
 {
-	int64_t r = xstr_intern(&x->strs, s, n);
+	int64_t r;
 
 	(void)err;
+	if (pool_might_fill(x, (uint64_t)n + 1))
+		x->need_exact = true;
+	r = xstr_intern(&x->strs, s, n);
 	if (r < 0) {
 		x->dropped++;
 		r = 0;
@@ -784,6 +815,7 @@ struct stat_walk {
 	bool has_ref;
 	enum stat_kind kind;
 	bool kind_known;
+	bool skipped; /* a text skipped as a long_name */
 };
 
 static int stat_field(struct xp *x, const struct field *f, void *ctx, struct gdn_err *err)
@@ -811,6 +843,13 @@ static int stat_field(struct xp *x, const struct field *f, void *ctx, struct gdn
 
 		s->has_ref = m != 0;
 		s->ref = m ? x->smetas[m - 1].name : 0;
+	} else if ((f->num == 5 || f->num == 8) && f->wt == 2 && s->kind_known && kind == SK_LONG &&
+		   !x->keep_long) {
+		skip_long(x, f->num == 8
+				 ? XP_INFLATED_MAX
+				 : (f->v < GDN_TRACE_FIELD_MAX ? f->v : GDN_TRACE_FIELD_MAX) + 1);
+		s->skipped = true;
+		return FIELD_SKIP;
 	} else if ((f->num == 5 || f->num == 8) && f->wt == 2 &&
 		   (!s->kind_known || (kind != SK_OTHER && kind != SK_DEVOFF && kind != SK_DEVDUR &&
 				       kind != SK_PROGRAM && kind != SK_SYMBOL &&
@@ -837,6 +876,13 @@ static int read_stat(struct xp *x, uint32_t plane, uint64_t end, struct facts *f
 	ret = walk(x, end, false, "an XStat", stat_field, &s, err);
 	if (ret)
 		return ret;
+	if (s.skipped && s.kind != SK_LONG)
+		x->need_exact = true; /* its kind changed after the text: odd, but read it */
+	if (s.kind == SK_LONG && !x->keep_long) {
+		if (s.has_str && !s.has_ref)
+			skip_long(x, s.compressed ? XP_INFLATED_MAX : (uint64_t)x->tmp.len + 1);
+		return 0;
+	}
 	switch (s.kind) {
 	case SK_DEVOFF:
 		fa->devoff = s.num;
@@ -1513,6 +1559,7 @@ static int read_one(struct xp *x, bool device_span, struct gdn_err *err)
 
 	xp_reset_model(x);
 	x->aggregated = x->no_meta = x->dropped = 0;
+	x->long_bytes = 0; /* the pool is per file */
 	for (x->pass = 0; x->pass < 3; x->pass++) {
 		ret = read_space(x, device_span, err);
 		if (ret)
@@ -1651,8 +1698,10 @@ static void add_xplane_info(struct xp *x, struct gdn_trace_summary *out)
 			     (unsigned long long)x->no_meta);
 }
 
-static int summarize(struct xp_file *files, size_t n, const struct gdn_trace_opts *opts,
-		     struct gdn_trace_summary *out, struct gdn_err *err)
+/* *again: read them again with keep_long (nothing was put in out) */
+static int summarize_once(struct xp_file *files, size_t n, const struct gdn_trace_opts *opts,
+			  bool keep_long, bool *again, struct gdn_trace_summary *out,
+			  struct gdn_err *err)
 {
 	struct xp x;
 	struct strvec hosts = STRVEC_INIT;
@@ -1665,6 +1714,7 @@ static int summarize(struct xp_file *files, size_t n, const struct gdn_trace_opt
 	sbuf_init(&x.tmp, 0);
 	sbuf_init(&x.tmp2, 0);
 	x.agg = gdn_trace_agg_new(opts);
+	x.keep_long = keep_long;
 	x.multi = n > 1;
 	gdn_trace_agg_set_xplane(x.agg, x.multi);
 	for (size_t i = 0; i < n && !ret; i++) {
@@ -1677,9 +1727,10 @@ static int summarize(struct xp_file *files, size_t n, const struct gdn_trace_opt
 		no_meta += x.no_meta;
 		dropped += x.dropped;
 	}
-	if (!ret)
+	*again = !ret && x.need_exact && !keep_long;
+	if (!ret && !*again)
 		ret = gdn_trace_agg_finish(x.agg, out, err);
-	if (!ret) {
+	if (!ret && !*again) {
 		x.aggregated = aggregated;
 		x.no_meta = no_meta;
 		x.dropped = dropped;
@@ -1692,6 +1743,17 @@ static int summarize(struct xp_file *files, size_t n, const struct gdn_trace_opt
 	strvec_clear(&x.hosts);
 	strvec_clear(&hosts);
 	xp_release(&x);
+	return ret;
+}
+
+static int summarize(struct xp_file *files, size_t n, const struct gdn_trace_opts *opts,
+		     struct gdn_trace_summary *out, struct gdn_err *err)
+{
+	bool again = false;
+	int ret = summarize_once(files, n, opts, false, &again, out, err);
+
+	if (again)
+		ret = summarize_once(files, n, opts, true, &again, out, err);
 	return ret;
 }
 
