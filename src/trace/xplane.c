@@ -282,6 +282,7 @@ struct plane {
 	uint64_t id;
 	uint32_t name; /* interned */
 	bool dup_id;
+	uint64_t lines_end; /* where its last XLine ends (pass 0) */
 	/* pass 2: event metadata id -> emetas index + 1, when the ids are dense */
 	uint32_t *dense;
 	size_t ndense;
@@ -1391,6 +1392,7 @@ static int read_line(struct xp *x, uint32_t plane, uint64_t end, bool device_spa
 struct space_walk {
 	uint32_t plane; /* the XPlane being read; in the XSpace, the next one */
 	bool device_span;
+	uint64_t end; /* of the XPlane */
 };
 
 static int plane_field(struct xp *x, const struct field *f, void *ctx, struct gdn_err *err)
@@ -1409,6 +1411,10 @@ static int plane_field(struct xp *x, const struct field *f, void *ctx, struct gd
 	}
 	if (x->pass == 0 && f->num == 5 && f->wt == 2)
 		return stat_md_entry(x, plane, f->start + f->v, err);
+	if (x->pass == 0 && f->num == 3 && f->wt == 2)
+		x->planes[plane].lines_end = f->start + f->v;
+	if (x->pass == 2 && f->off >= x->planes[plane].lines_end)
+		return skip(x, s->end - xp_off(x), err); /* no line after: the rest at once */
 	if (x->pass == 1 && f->num == 4 && f->wt == 2)
 		return event_md_entry(x, plane, f->start + f->v, err);
 	if (x->pass == 2 && f->num == 3 && f->wt == 2)
@@ -1419,7 +1425,7 @@ static int plane_field(struct xp *x, const struct field *f, void *ctx, struct gd
 static int read_plane(struct xp *x, uint32_t plane, uint64_t end, bool device_span,
 		      struct gdn_err *err)
 {
-	struct space_walk s = {plane, device_span};
+	struct space_walk s = {plane, device_span, end};
 
 	if (x->pass == 0) {
 		ALLOC_GROW(x->planes, x->nplanes + 1, x->planealloc);
@@ -1455,7 +1461,7 @@ static int space_field(struct xp *x, const struct field *f, void *ctx, struct gd
 
 static int read_space(struct xp *x, bool device_span, struct gdn_err *err)
 {
-	struct space_walk s = {0, device_span};
+	struct space_walk s = {0, device_span, 0};
 	int ret = xp_open(x, err);
 
 	if (!ret)
