@@ -396,6 +396,11 @@ void gdn_trace_agg_count_element(struct gdn_trace_agg *a)
 	a->elements++;
 }
 
+void gdn_trace_agg_count_elements(struct gdn_trace_agg *a, uint64_t n)
+{
+	a->elements += n;
+}
+
 static uint32_t intern(struct gdn_trace_agg *a, const char *s, size_t len)
 {
 	return s ? strtab_intern(&a->st, s, len) : 0;

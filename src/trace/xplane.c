@@ -1245,8 +1245,7 @@ static int read_event(struct xp *x, struct line_ctx *lc, uint64_t end, struct gd
 		if (ret)
 			return ret;
 	}
-	x->events++;
-	gdn_trace_agg_count_element(x->agg);
+	x->events++; /* handed to the aggregator as a count before finish */
 	if (w.aggregated) {
 		x->aggregated++; /* an aggregate, not a timeline event */
 		return 0;
@@ -1734,6 +1733,7 @@ static int summarize_once(struct xp_file *files, size_t n, const struct gdn_trac
 		dropped += x.dropped;
 	}
 	*again = !ret && x.need_exact && !keep_long;
+	gdn_trace_agg_count_elements(x.agg, x.events);
 	if (!ret && !*again)
 		ret = gdn_trace_agg_finish(x.agg, out, err);
 	if (!ret && !*again) {
