@@ -171,6 +171,59 @@ static void jw_string(struct jw *w, const char *str, size_t len)
 	jw_add(w, "\"", 1);
 }
 
+/*
+ * "%.15g" of v without printf when v is the double nearest to k / 1e9 (k an
+ * integer of at most 15 significant digits: what gdn_json_round_reals makes)
+ * and 1e-4 <= |v| < 9e6: those digits are k's, as the 15-digit rounding of v
+ * is k / 1e9 itself (v is within half an ulp of it, far less than half a unit
+ * of the 15th digit). 0 when v is not such a value.
+ */
+static size_t fmt_g15(double v, char *b)
+{
+	double a = fabs(v);
+	long long k, t, ip, fp;
+	int nd = 0, fd = 9;
+	size_t len = 0;
+	char tmp[24];
+
+	if (!(a >= 1e-4 && a < 9e6))
+		return 0;
+	k = llround(a * 1e9);
+	if ((double)k / 1e9 != a)
+		return 0;
+	for (t = k; t && t % 10 == 0; t /= 10)
+		;
+	for (; t; t /= 10)
+		nd++;
+	if (nd > 15)
+		return 0;
+	if (v < 0)
+		b[len++] = '-';
+	ip = k / 1000000000LL;
+	fp = k % 1000000000LL;
+	nd = 0;
+	do {
+		tmp[nd++] = (char)('0' + ip % 10);
+		ip /= 10;
+	} while (ip);
+	while (nd)
+		b[len++] = tmp[--nd];
+	if (fp) {
+		while (fp % 10 == 0) {
+			fp /= 10;
+			fd--;
+		}
+		b[len++] = '.';
+		for (int i = fd - 1; i >= 0; i--) {
+			b[len + (size_t)i] = (char)('0' + fp % 10);
+			fp /= 10;
+		}
+		len += (size_t)fd;
+	}
+	b[len] = '\0';
+	return len;
+}
+
 /* jansson's jsonp_dtostr: "%.*g", ".0" when it would read as an integer, a short exponent */
 static void jw_real(struct jw *w, double v)
 {
@@ -180,6 +233,15 @@ static void jw_real(struct jw *w, double v)
 
 	if (!isfinite(v)) {
 		w->ok = false;
+		return;
+	}
+	len = w->digits == 15 ? fmt_g15(v, b) : 0;
+	if (len) {
+		if (!strchr(b, '.')) {
+			b[len++] = '.';
+			b[len++] = '0';
+		}
+		jw_add(w, b, len);
 		return;
 	}
 	r = snprintf(b, sizeof(b), "%.*g", w->digits, v);

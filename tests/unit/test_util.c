@@ -3,6 +3,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include <dirent.h>
+#include <math.h>
 #include <sys/stat.h>
 #include "gdnctl/err.h"
 #include "gdnctl/exitcode.h"
@@ -482,6 +483,24 @@ static void json_dump_as_jansson(void **state)
 		json_dump_check(doc, 17, 0);
 		json_dump_check(doc, 0, 0);
 		json_dump_check(doc, 9, 40);
+		json_decref(doc);
+	}
+	/* reals as gdn_json_round_reals leaves them (9 decimals), all magnitudes */
+	for (int i = 0; i < 200; i++) {
+		json_t *doc = json_array();
+
+		for (int j = 0; j < 100; j++) {
+			double mag = pow(10.0, (double)jrand(1400) / 100.0 - 6.0);
+			double r =
+			    (double)jrand(1000000007) / 1000000007.0 * mag * (jrand(2) ? 1 : -1);
+
+			json_array_append_new(doc, json_real(r));
+			json_array_append_new(doc, json_real(round(r * 1e9) / 1e9));
+			json_array_append_new(doc, json_real(round(r * 1e3) / 1e3));
+			json_array_append_new(doc, json_real(round(r)));
+		}
+		json_dump_check(doc, 15, 0);
+		json_dump_check(doc, 17, 0);
 		json_decref(doc);
 	}
 	/* not UTF-8 (only a nocheck string can hold it), top-level scalars, NULL, deep nesting */
