@@ -24,6 +24,8 @@ struct gdn_git {
 	int retry_sleep_ms;  /* between them (the original: 2000) */
 	gdn_loop_say_fn say; /* echo and retry messages, or NULL */
 	void *payload;
+	bool quiet;		/* no "$ git ..." echo (bookkeeping commands) */
+	const char *const *env; /* the proc API's env changes, or NULL */
 };
 /*
  * Run `git ARGS...` (a NULL-terminated list) in g->workdir, capturing merged
@@ -31,6 +33,56 @@ struct gdn_git {
  * *rc), or a gdn_errcode when it could not be started.
  */
 int gdn_git_runl(const struct gdn_git *g, int *rc, struct sbuf *out, struct gdn_err *err, ...);
+/* The same with the arguments as a NULL-terminated array. */
+int gdn_git_run(const struct gdn_git *g, const char *const *args, int *rc, struct sbuf *out,
+		struct gdn_err *err);
+
+/*
+ * The isolation plumbing (src/loop/isolate.c). Each returns 0 or an error
+ * (GDN_EFAILED with git's message when git refused).
+ *
+ * gdn_git_rev: the commit `rev` names, or *sha NULL when it names none.
+ * gdn_git_set_ref: `update-ref ref sha [old]`; sha NULL deletes the ref.
+ * gdn_git_free_ref: `base`, or base-2, base-3, ... whichever names nothing yet.
+ * gdn_git_keep_ref: point such a free ref at `sha` (*ref: its name).
+ */
+int gdn_git_rev(const struct gdn_git *g, const char *rev, char **sha, struct gdn_err *err);
+int gdn_git_set_ref(const struct gdn_git *g, const char *ref, const char *sha, const char *old,
+		    struct gdn_err *err);
+int gdn_git_free_ref(const struct gdn_git *g, const char *base, char **ref, struct gdn_err *err);
+int gdn_git_keep_ref(const struct gdn_git *g, const char *base, const char *sha, char **ref,
+		     struct gdn_err *err);
+/* *yes: `anc` is `desc` or one of its ancestors. */
+int gdn_git_is_ancestor(const struct gdn_git *g, const char *anc, const char *desc, bool *yes,
+			struct gdn_err *err);
+/* A detached worktree at `commit` in `path` (a stale one there is removed first). */
+int gdn_git_worktree_add(const struct gdn_git *g, const char *path, const char *commit,
+			 struct gdn_err *err);
+/* Remove the worktree at `path` with whatever it holds, and prune stale registrations. */
+int gdn_git_worktree_remove(const struct gdn_git *g, const char *path, struct gdn_err *err);
+/*
+ * The working tree's changes against HEAD (tracked, staged and untracked,
+ * not ignored) as one commit on top of HEAD, built in the throw-away index
+ * `tmp_index`: *sha its id, or NULL when the tree is clean. Nothing in the
+ * tree or the real index changes.
+ */
+int gdn_git_snapshot(const struct gdn_git *g, const char *tmp_index, const char *msg, char **sha,
+		     struct gdn_err *err);
+/*
+ * Refresh the index, check out `commit` detached with -f (NULL: reset
+ * --hard, staying on the branch), remove untracked files (not ignored ones).
+ */
+int gdn_git_reset_clean(const struct gdn_git *g, const char *commit, struct gdn_err *err);
+/*
+ * Move refs/heads/<branch> from `from` to `to`. When a worktree other
+ * than `skip_dir` has it checked out, its index and files are updated
+ * with a two-way merge (as `git merge --ff-only` does), keeping the
+ * uncommitted edits there. Not moved (0 returned, the reason in *why)
+ * when the branch is not at `from` or those edits touch the same files.
+ */
+int gdn_git_move_branch(const struct gdn_git *g, const char *branch, const char *from,
+			const char *to, const char *skip_dir, struct sbuf *why,
+			struct gdn_err *err);
 
 /*
  * Merge <remote>/<branch> into the current branch after a fetch (the

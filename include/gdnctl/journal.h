@@ -63,6 +63,14 @@ struct gdn_loop_state {
 	char *leftover_msg, *leftover_sha;
 	/* Stashes reported kept (for manual recovery): "sha message" each. */
 	struct strvec kept;
+	/*
+	 * --isolation worktree: the agent's worktree (journaled before it is
+	 * made), the loop branch and the champion (run_start, then each
+	 * `promote`); all NULL in place.
+	 */
+	char *worktree, *loop_branch, *champion;
+	/* The run's effective decision options (run_start "options"), or NULL. */
+	json_t *options;
 };
 #define GDN_LOOP_STATE_INIT         \
 	{                           \

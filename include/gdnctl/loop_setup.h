@@ -43,6 +43,8 @@ struct gdn_loop_args {
 	int resilient, allow_dirty, allow_no_commit, resume, json, dry_run;
 	const char *log_dir, *hillclimb_log;
 	int dirty_policy, restore_policy, sync_policy, sync_conflict;
+	int isolation, agent_failure_commits; /* gdn_isolation, gdn_agent_failure_commits */
+	const char *loop_branch;
 	const char *sync_remote, *sync_branch;
 	int validation_mode, perf_on, validation_policy; /* gdn_gate_mode, perf mode, policy */
 	const char *backend;
@@ -106,6 +108,7 @@ struct gdn_loop_setup {
 	void *payload;
 	/* out: what the steps built */
 	char *workdir, *log_dir, *hlog, *prompt_path;
+	char *agent_dir; /* where the agent and the gate work: workdir, or the worktree */
 	struct sbuf tmpl;
 	struct strvec directives, warnings; /* warnings: the agent driver's, to print */
 	struct gdn_agent *agent;

@@ -126,6 +126,18 @@ static void print_summary(const struct gdn_loop_summary *s)
 		       (int)(sp ? sp - s->stashes_kept.v[i] : (long)strlen(s->stashes_kept.v[i])),
 		       s->stashes_kept.v[i], sp ? sp + 1 : "");
 	}
+	for (size_t i = 0; i < s->refs_kept.nr; i++) {
+		const char *sp = strchrnul(s->refs_kept.v[i], ' ');
+
+		printf("[gdnctl] set aside: %.*s (%s)\n", (int)(sp - s->refs_kept.v[i]),
+		       s->refs_kept.v[i], *sp ? sp + 1 : "");
+	}
+	if (s->champion && s->champion_parked)
+		printf("[gdnctl] the champion %.12s is at %s; bring it in with `git merge --ff-only "
+		       "%s`\n",
+		       s->champion, s->champion_ref, s->champion_ref);
+	else if (s->champion)
+		printf("[gdnctl] champion: %.12s\n", s->champion);
 	printf("[gdnctl] journal: %s\n", s->journal ? s->journal : "(none)");
 	sbuf_release(&kinds);
 }
@@ -245,9 +257,17 @@ static struct opt loop_opts[] = {
     OPT_LIST_(0, "directive-preset", &setup.a.presets, "NAME",
 	      "session_directives/NAME.md (the repository's, else the installed one)"),
     OPT_GROUP_("Working tree"),
-    OPT_BOOL_(0, "allow-dirty", &setup.a.allow_dirty, "skip the clean-tree requirement"),
+    OPT_ENUM_(0, "isolation", &setup.a.isolation, gdn_isolation_enum,
+	      "where the agent works", "worktree"),
+    OPT_STRING_(0, "branch", &setup.a.loop_branch, "B",
+		"the loop branch that promotions move (default: the checkout's branch)", NULL),
+    OPT_ENUM_(0, "agent-failure-commits", &setup.a.agent_failure_commits,
+	      gdn_agent_failure_commits_enum, "commits made by an agent attempt that failed",
+	      "discard"),
+    OPT_BOOL_(0, "allow-dirty", &setup.a.allow_dirty,
+	      "skip the clean-tree requirement (--isolation in-place)"),
     OPT_ENUM_(0, "dirty-policy", &setup.a.dirty_policy, gdn_dirty_policy_enum,
-	      "a dirty tree before an iteration", "fail"),
+	      "a dirty tree before an iteration (--isolation in-place)", "fail"),
     OPT_ENUM_(0, "stash-restore-policy", &setup.a.restore_policy, gdn_restore_policy_enum,
 	      "when the stash cannot be restored", "warn-keep"),
     OPT_BOOL_(0, "allow-no-commit", &setup.a.allow_no_commit, "do not require a new commit"),

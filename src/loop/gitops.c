@@ -45,8 +45,7 @@ static void say(const struct gdn_git *g, enum gdn_loop_level level, const char *
 		g->say(level, msg, g->payload);
 }
 
-/* Run `git ARGS...` (an argv) in g->workdir: see gdn_git_runl. */
-static int git_run(const struct gdn_git *g, const char *const *args, int *rc, struct sbuf *out,
+int gdn_git_run(const struct gdn_git *g, const char *const *args, int *rc, struct sbuf *out,
 		   struct gdn_err *err)
 {
 	struct strvec argv = STRVEC_INIT;
@@ -58,12 +57,14 @@ static int git_run(const struct gdn_git *g, const char *const *args, int *rc, st
 	strvec_pushv(&argv, args);
 	sbuf_adds(&line, "$ ");
 	gdn_argv_format(&line, argv.v);
-	say(g, GDN_LOOP_INFO, line.buf);
+	if (!g->quiet)
+		say(g, GDN_LOOP_INFO, line.buf);
 	for (int attempt = 1; attempt <= attempts; attempt++) {
 		gdn_proc_release(&p);
 		p = (struct gdn_proc)GDN_PROC_INIT;
 		p.argv = argv.v;
 		p.dir = g->workdir;
+		p.env = g->env;
 		p.capture = true;
 		p.out.limit = 4 * 1024 * 1024;
 		ret = gdn_proc_run(&p, err);
@@ -101,7 +102,7 @@ int gdn_git_runl(const struct gdn_git *g, int *rc, struct sbuf *out, struct gdn_
 	while ((a = va_arg(ap, const char *)))
 		strvec_push(&args, a);
 	va_end(ap);
-	ret = git_run(g, args.v, rc, out, err);
+	ret = gdn_git_run(g, args.v, rc, out, err);
 	strvec_clear(&args);
 	return ret;
 }
@@ -211,7 +212,7 @@ static int stash_preflight(struct gdn_stash *s, bool *conflict, struct sbuf *rep
 		goto out;
 	}
 	pg.workdir = probe;
-	ret = git_run(&pg, (const char *const[]){"stash", "apply", "--quiet", s->sha, NULL}, &rc,
+	ret = gdn_git_run(&pg, (const char *const[]){"stash", "apply", "--quiet", s->sha, NULL}, &rc,
 		      &out, err);
 	if (!ret && rc) {
 		*conflict = true;

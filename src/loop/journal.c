@@ -19,6 +19,7 @@ static const struct gdn_enum failure_enum[] = {
     {"no_commit", GDN_FAIL_NO_COMMIT, "the iteration made no commit"},
     {"hook", GDN_FAIL_HOOK, "the validation gate or the performance policy failed"},
     {"iteration_error", GDN_FAIL_ITERATION_ERROR, "the iteration could not run"},
+    {"history", GDN_FAIL_HISTORY, "the agent rewrote history or moved the loop branch"},
     GDN_ENUM_END,
 };
 
@@ -118,6 +119,10 @@ void gdn_loop_state_release(struct gdn_loop_state *st)
 	free(st->stash_sha);
 	free(st->leftover_msg);
 	free(st->leftover_sha);
+	free(st->worktree);
+	free(st->loop_branch);
+	free(st->champion);
+	json_decref(st->options);
 	strvec_clear(&st->kept);
 	memset(st, 0, sizeof(*st));
 	strvec_init(&st->kept);
@@ -161,6 +166,11 @@ static void new_run(struct gdn_loop_state *st, json_t *o)
 	gdn_loop_state_release(st);
 	set_str(&st->run_id, str_of(o, "run"));
 	st->iterations = (long)int_of(o, "iterations");
+	set_str(&st->worktree, str_of(o, "worktree"));
+	set_str(&st->loop_branch, str_of(o, "loop_branch"));
+	set_str(&st->champion, str_of(o, "champion"));
+	if (json_is_object(json_object_get(o, "options")))
+		st->options = json_incref(json_object_get(o, "options"));
 }
 
 static void apply_event(struct gdn_loop_state *st, const char *ev, json_t *o)
@@ -250,6 +260,10 @@ static void apply_event(struct gdn_loop_state *st, const char *ev, json_t *o)
 			FREE_AND_NULL(st->leftover_msg);
 			FREE_AND_NULL(st->leftover_sha);
 		}
+	} else if (!strcmp(ev, "promote")) {
+		set_str(&st->champion, str_of(o, "champion"));
+	} else if (!strcmp(ev, "worktree_add")) {
+		set_str(&st->worktree, str_of(o, "path"));
 	} else if (!strcmp(ev, "run_end")) {
 		st->ended = true;
 		set_str(&st->end_reason, str_of(o, "reason"));

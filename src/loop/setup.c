@@ -13,6 +13,7 @@
 #include "gdnctl/marin.h"
 #include "gdnctl/opt.h"
 #include "gdnctl/prompt.h"
+#include "gdnctl/repo.h"
 #include "gdnctl/xalloc.h"
 
 #define MARIN_TARGETS "--hold-dev-tpu, --validation-ray-cluster, --validation-ray-cluster-auto"
@@ -146,6 +147,7 @@ void gdn_loop_setup_release(struct gdn_loop_setup *s)
 	strvec_clear(&s->warnings);
 	sbuf_release(&s->tmpl);
 	free(s->workdir);
+	free(s->agent_dir);
 	free(s->log_dir);
 	free(s->hlog);
 	free(s->prompt_path);
@@ -338,6 +340,38 @@ static int make_log_dir(struct gdn_loop_setup *s)
 	return 0;
 }
 
+/*
+ * Where the agent and the gate work: the checkout in place; with
+ * --isolation worktree the engine's worktree under the log dir, the
+ * running log's path moved into it.
+ */
+static int agent_dir(struct gdn_loop_setup *s)
+{
+	size_t n = strlen(s->workdir);
+	char *p = NULL;
+
+	if (s->a.isolation != GDN_ISOLATION_WORKTREE) {
+		s->agent_dir = xstrdup(s->workdir);
+		return 0;
+	}
+	if (gdn_repo_discover(s->workdir, &p, NULL) || !p || strcmp(p, s->workdir)) {
+		free(p);
+		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+					   "--isolation worktree needs the top of a git "
+					   "repository as the working tree ('%s' is not); use "
+					   "--isolation in-place",
+					   s->workdir);
+	}
+	free(p);
+	s->agent_dir = xstrfmt("%s/worktree", s->log_dir);
+	if (s->hlog && !strncmp(s->hlog, s->workdir, n) && s->hlog[n] == '/') {
+		p = xstrfmt("%s%s", s->agent_dir, s->hlog + n);
+		free(s->hlog);
+		s->hlog = p;
+	}
+	return 0;
+}
+
 int gdn_loop_setup_paths(struct gdn_loop_setup *s)
 {
 	const struct gdn_loop_args *a = &s->a;
@@ -363,6 +397,8 @@ int gdn_loop_setup_paths(struct gdn_loop_setup *s)
 	if (sbuf_read_file(&s->tmpl, s->prompt_path, 16 * 1024 * 1024, &s->err) ||
 	    load_directives(a, s->cwd, s->workdir, &s->directives, &s->err))
 		return failed(s, GDN_SETUP_PLAIN);
+	if (agent_dir(s))
+		return -1;
 	if (!a->dry_run && make_log_dir(s))
 		return -1;
 	return 0;
@@ -416,7 +452,7 @@ static int marin_defaults(struct gdn_loop_setup *s)
 	w->mg.p.all_transformer = w->all_transformer;
 	w->mg.p.extra = (const char *const *)w->profile_env.v;
 	w->mg.dry_run = w->profile_dry_run;
-	w->mg.repo = s->workdir;
+	w->mg.repo = s->agent_dir;
 	w->mg.tests = marin && mode == GDN_GATE_REQUIRED &&
 		      !nonempty(gdn_config_str(s->cfg, "project.test_command"));
 	w->mg.profile = marin && (mode != GDN_GATE_OFF || s->a.perf_on) &&
@@ -560,7 +596,11 @@ void gdn_loop_setup_opts(struct gdn_loop_setup *s)
 	const struct gdn_loop_args *a = &s->a;
 	struct gdn_loop_opts *lo = &s->lo;
 
-	lo->workdir = s->workdir;
+	lo->workdir = s->agent_dir;
+	lo->user_workdir = s->workdir;
+	lo->isolation = (enum gdn_isolation)a->isolation;
+	lo->branch = a->loop_branch;
+	lo->agent_failure_commits = (enum gdn_agent_failure_commits)a->agent_failure_commits;
 	lo->log_dir = s->log_dir;
 	lo->prompt_template = s->tmpl.buf;
 	lo->directives = &s->directives;
@@ -606,8 +646,8 @@ static int open_backend(struct gdn_loop_setup *s)
 		bname = "local";
 	if (gdn_backend_open(s->cfg, bname, &s->backend, &s->err))
 		return failed(s, GDN_SETUP_ERROR);
-	s->backend->repo_root = s->workdir;
-	gate->workdir = s->workdir;
+	s->backend->repo_root = s->agent_dir;
+	gate->workdir = s->agent_dir;
 	gate->test_command = gdn_config_str(s->cfg, "project.test_command");
 	gate->profile_command = gdn_config_str(s->cfg, "project.profile_command");
 	if (s->w.mg.tests) {

@@ -727,7 +727,7 @@ static int open_dev(struct gdn_loop_setup *s, const struct opt *opts)
 					  w->dev->ops->type);
 		goto out;
 	}
-	w->dev->repo_root = s->workdir;
+	w->dev->repo_root = s->agent_dir;
 	w->dev->on_event = s->on_event;
 	w->dev->event_payload = s->payload;
 	c = gdn_backend_setting(w->dev, "cluster");
@@ -772,7 +772,7 @@ static int open_targets(struct gdn_loop_setup *s)
 	struct gdn_loop_where *w = &s->w;
 	struct gdn_targets_opts to = {0};
 
-	to.repo = s->workdir;
+	to.repo = s->agent_dir;
 	to.hold = w->h;
 	to.dev = w->dev;
 	to.clusters = &w->clusters;
