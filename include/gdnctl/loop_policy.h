@@ -40,8 +40,8 @@ extern const struct gdn_enum gdn_sync_policy_enum[], gdn_sync_conflict_enum[];
 
 /* --isolation: where the agent works. */
 enum gdn_isolation {
-	GDN_ISOLATION_WORKTREE = 0, /* a worktree of its own, at the champion (default) */
-	GDN_ISOLATION_IN_PLACE,	    /* the user's checkout (the original's model) */
+	GDN_ISOLATION_IN_PLACE = 0, /* the user's checkout (the original's model) */
+	GDN_ISOLATION_WORKTREE,	    /* a worktree of its own, at the champion (the default) */
 };
 /* --agent-failure-commits: the commits of an agent attempt that failed. */
 enum gdn_agent_failure_commits {

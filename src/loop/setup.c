@@ -65,6 +65,7 @@ void gdn_loop_setup_init(struct gdn_loop_setup *s, const char *cwd, const char *
 	    .no_commit_policy = GDN_POLICY_FAIL,
 	    .iteration_error_policy = GDN_POLICY_FAIL,
 	    .dirty_policy = GDN_DIRTY_FAIL,
+	    .isolation = GDN_ISOLATION_WORKTREE,
 	    .restore_policy = GDN_RESTORE_WARN_KEEP,
 	    .sync_policy = GDN_SYNC_OFF,
 	    .sync_remote = "origin",
