@@ -151,9 +151,15 @@ static int dry_run(struct gdn_agent *agent, const struct gdn_loop_opts *lo, stru
 	struct gdn_agent_request req = {0};
 	int ret;
 
-	ret = gdn_repo_head_at(lo->workdir, &head, &branch, err);
+	/* with --isolation worktree the agent's worktree does not exist yet: the checkout's HEAD */
+	ret = gdn_repo_head_at(lo->user_workdir ? lo->user_workdir : lo->workdir, &head, &branch,
+			       err);
 	if (ret)
 		goto out;
+	if (lo->isolation == GDN_ISOLATION_WORKTREE && lo->branch) {
+		free(branch);
+		branch = xstrdup(lo->branch);
+	}
 	v.head_sha = head;
 	v.branch = branch;
 	gdn_prompt_render(lo->prompt_template, &v, lo->directives, &prompt);

@@ -1628,6 +1628,8 @@ int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *age
 	}
 	sum->exit_code = exit;
 	sum->failures = l.failures;
+	if (isolated(&l))
+		retire_worktree(&l, l.sum->iterations_run + 1);
 	journal_event(&l, "run_end",
 		      json_pack("{sssi}", "reason", sum->stop_reason, "exit_code", exit));
 out:

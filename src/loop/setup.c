@@ -649,6 +649,8 @@ static int open_backend(struct gdn_loop_setup *s)
 		return failed(s, GDN_SETUP_ERROR);
 	s->backend->repo_root = s->agent_dir;
 	gate->workdir = s->agent_dir;
+	gate->revert_mode =
+	    a->isolation == GDN_ISOLATION_WORKTREE ? GDN_REVERT_RESET : GDN_REVERT_COMMIT;
 	gate->test_command = gdn_config_str(s->cfg, "project.test_command");
 	gate->profile_command = gdn_config_str(s->cfg, "project.profile_command");
 	if (s->w.mg.tests) {
