@@ -244,7 +244,7 @@ static bool isolated(const struct loop *l)
 static void keep_ref(struct loop *l, long it, const char *kind, const char *sha, const char *what)
 {
 	struct gdn_err err = GDN_ERR_INIT;
-	char *base = xstrfmt("refs/gdnctl/%s/%ld", kind, it), *ref = NULL;
+	char *base = xstrfmt("refs/gdnctl/%s%ld", kind, it), *ref = NULL;
 	json_t *ev;
 
 	if (gdn_git_keep_ref(&l->ugit, base, sha, &ref, &err)) {
@@ -278,7 +278,7 @@ static int set_leftovers_aside(struct loop *l, long it, struct gdn_err *err)
 	int ret = gdn_git_snapshot(&l->wgit, idx, msg, &sha, err);
 
 	if (!ret && sha) {
-		keep_ref(l, it, "leftovers", sha, "uncommitted changes the agent left");
+		keep_ref(l, it, "leftovers/", sha, "uncommitted changes the agent left");
 		ret = gdn_git_reset_clean(&l->wgit, NULL, err);
 	}
 	l->clean_known = !ret;
@@ -399,7 +399,7 @@ static int check_branch(struct loop *l, struct iter *c, bool *moved, struct gdn_
 	if (ret || !*moved)
 		goto out;
 	if (tip) {
-		keep_ref(l, c->it, "discarded", tip, "the loop branch, moved during the iteration");
+		keep_ref(l, c->it, "discarded/", tip, "the loop branch, moved during the iteration");
 		ret = gdn_git_move_branch(&l->ugit, l->branch, tip, l->btip, l->o->workdir, &why,
 					  err);
 	} else {
@@ -433,7 +433,7 @@ static void settle(struct loop *l, struct iter *c, bool accepted)
 			if (promote(l, c->it, head, &err))
 				goto fail;
 		} else {
-			keep_ref(l, c->it, "discarded", head, "the commits of a failed iteration");
+			keep_ref(l, c->it, "discarded/", head, "the commits of a failed iteration");
 			c->commits = 0;
 		}
 	}
@@ -464,8 +464,12 @@ static void retire_worktree(struct loop *l, long it)
 		say(l, GDN_LOOP_WARN, "%s", err.msg);
 	gdn_err_clear(&err);
 	if (!gdn_git_rev(&l->wgit, "HEAD", &head, &err) && head && l->champion &&
-	    strcmp(head, l->champion))
-		keep_ref(l, it, "interrupted", head, "the commits of an interrupted iteration");
+	    strcmp(head, l->champion)) {
+		char *kind = xstrfmt("loop/%s/iteration-", l->sum->run_id);
+
+		keep_ref(l, it, kind, head, "the commits of an interrupted iteration");
+		free(kind);
+	}
 	gdn_err_clear(&err);
 	if (gdn_git_worktree_remove(&l->ugit, l->o->workdir, &err))
 		say(l, GDN_LOOP_WARN, "%s", err.msg);
@@ -800,6 +804,7 @@ static void journal_set_aside(struct loop *l, struct iter *c, const char *why)
 	json_object_set_new(ev, "set_aside", json_string(c->head_after));
 	json_object_set_new(ev, "reason", json_string(why));
 	json_object_set_new(ev, "commits", json_integer(0));
+	json_object_set_new(ev, "ids", json_array());
 	journal_event(l, "head", ev);
 	c->commits = 0;
 	strvec_clear(&c->ids);
@@ -828,7 +833,7 @@ static enum step after_agent(struct loop *l, struct iter *c, const char *branch,
 	if (!c->descendant ||
 	    (!isolated(l) && branch && (!c->branch_after || strcmp(c->branch_after, branch)))) {
 		why = "history rewritten or branch switched by the agent";
-		keep_ref(l, c->it, "discarded", c->head_after, why);
+		keep_ref(l, c->it, "discarded/", c->head_after, why);
 		undo = rewritten = true;
 	} else if (step == STEP_FAIL && c->commits) {
 		if (l->o->agent_failure_commits == GDN_AFC_VALIDATE) {
@@ -840,7 +845,7 @@ static enum step after_agent(struct loop *l, struct iter *c, const char *branch,
 			step = STEP_OK;
 		} else {
 			why = "the commits of a failed agent attempt";
-			keep_ref(l, c->it, "discarded", c->head_after, why);
+			keep_ref(l, c->it, "discarded/", c->head_after, why);
 			undo = true;
 		}
 	}

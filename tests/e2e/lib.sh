@@ -52,6 +52,8 @@ trap _run_atexit EXIT
 # (the default, worktree) and with GDNCTL_TEST_ISOLATION=in-place, which
 # `gdnctl loop` then gets as its first option (a later one wins).
 ISOLATION=${GDNCTL_TEST_ISOLATION:-worktree}
+ISOLATION_ARGS=() # for scripts that run "$GDNCTL_BIN" loop themselves
+[ -z "${GDNCTL_TEST_ISOLATION:-}" ] || ISOLATION_ARGS=(--isolation "$GDNCTL_TEST_ISOLATION")
 gdnctl() {
 	if [ -n "${GDNCTL_TEST_ISOLATION:-}" ] && { [ "${1:-}" = loop ] || [ "${1:-}" = codex-loop ]; } &&
 		[ "${2:-}" != status ] && [ "${2:-}" != --help ]; then

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# ctest: isolation-both
 # gdnctl loop --resume after kill -9, and SIGINT/SIGTERM to gdnctl: no
 # finished iteration is redone, no uncommitted work is lost.
 . "$(dirname "$0")/lib.sh"
@@ -63,7 +64,7 @@ start_and_signal() {
 	shift 2
 	rm -f "$MARK"
 	loop_args "$a"
-	(cd "$TRASH/repo" && exec ${GDNCTL_TEST_EXEC_PREFIX:-} "$GDNCTL_BIN" loop "${ARGS[@]}" "$@" \
+	(cd "$TRASH/repo" && exec ${GDNCTL_TEST_EXEC_PREFIX:-} "$GDNCTL_BIN" loop "${ISOLATION_ARGS[@]}" "${ARGS[@]}" "$@" \
 		>"$TRASH/bg.out" 2>"$TRASH/bg.err") &
 	pid=$!
 	for i in $(seq 1 200); do [ -e "$MARK" ] && break; sleep 0.05; done
@@ -95,7 +96,32 @@ test_expect_success '--resume with no journal: nothing to resume' '
 	test_grep "nothing to resume" err
 '
 
-test_expect_success 'kill -9 during the agent, after it committed: resume sets the commit aside and redoes the iteration' '
+test_expect_isolation worktree 'kill -9 during the agent, after it committed: resume keeps the worktree'"'"'s work under refs, redoes the iteration' '
+	new_repo &&
+	base=$(git -C repo rev-parse HEAD) &&
+	start_and_signal KILL commit-then-hang --iterations 2 &&
+	test "$bg_rc" = 137 &&
+	test "$(git -C repo rev-parse HEAD)" = "$base" &&
+	crashed=$(git -C logs/worktree rev-parse HEAD) &&
+	test "$crashed" != "$base" &&
+	test -z "$(git -C repo stash list)" &&
+	run_loop commit-one --resume >out 2>err &&
+	test_grep "resuming run .* after iteration 0 of 2" out &&
+	run=$(sed -n "1s/.*\"run\":\"\([^\"]*\)\".*/\1/p" logs/loop.jsonl) &&
+	test "$(git -C repo rev-parse "refs/gdnctl/loop/$run/iteration-1")" = "$crashed" &&
+	test "$(git -C repo show "refs/gdnctl/leftovers/1:half.txt")" = "half-done work" &&
+	git -C repo log --format=%s "$base..HEAD" >subjects &&
+	printf "agent: one change\nagent: one change\n" >expect &&
+	test_cmp expect subjects &&
+	user_change_intact &&
+	test ! -e repo/half.txt &&
+	test -z "$(git -C repo stash list)" &&
+	test "$(git -C repo worktree list | wc -l)" = 1 &&
+	test "$(grep -c "\"event\":\"iteration_start\",\"iteration\":1," logs/loop.jsonl)" = 2 &&
+	test_grep "\"event\":\"run_end\",\"reason\":\"completed\"" logs/loop.jsonl
+'
+
+test_expect_isolation in-place 'kill -9 during the agent, after it committed: resume sets the commit aside and redoes the iteration' '
 	new_repo &&
 	base=$(git -C repo rev-parse HEAD) &&
 	start_and_signal KILL commit-then-hang --iterations 2 &&
@@ -122,7 +148,7 @@ test_expect_success 'kill -9 during the agent, after it committed: resume sets t
 	test_grep "\"event\":\"run_end\",\"reason\":\"completed\"" logs/loop.jsonl
 '
 
-test_expect_success 'kill -9 with a clean tree at the start: the agent'"'"'s half edit is stashed aside' '
+test_expect_isolation in-place 'kill -9 with a clean tree at the start: the agent'"'"'s half edit is stashed aside' '
 	new_repo && git -C repo checkout -q -- user.txt && rm repo/notes.txt &&
 	start_and_signal KILL edit-then-hang --iterations 1 &&
 	run_loop commit-one --resume >out 2>err &&

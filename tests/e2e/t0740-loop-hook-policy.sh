@@ -66,7 +66,7 @@ loop_args=(--agent command --agent-cmd "$AG/entry {prompt_file}" --prompt-file "
 run_loop_exec() {
 	cd "$TRASH/repo" && exec env GDNCTL_TEST_COMMAND=./check.sh \
 		GDNCTL_PROFILE_COMMAND=./bench.sh PIDS="$TRASH/pids" GO_FAST="$TRASH/go-fast" \
-		${GDNCTL_TEST_EXEC_PREFIX:-} "$GDNCTL_BIN" loop "${loop_args[@]}" "$@"
+		${GDNCTL_TEST_EXEC_PREFIX:-} "$GDNCTL_BIN" loop "${ISOLATION_ARGS[@]}" "${loop_args[@]}" "$@"
 }
 run_loop() {
 	(run_loop_exec "$@")
