@@ -86,12 +86,14 @@ int gdn_git_move_branch(const struct gdn_git *g, const char *branch, const char 
 
 /*
  * Merge <remote>/<branch> into the current branch after a fetch (the
- * original's --sync-main). A merge conflict is aborted and, under
+ * original's --sync-main); the fetch runs in `fetch_dir` when not NULL
+ * (the user's checkout, where a relative remote URL means what the user
+ * meant). A merge conflict is aborted and, under
  * GDN_SYNC_CONFLICT_SKIP, reported and skipped. Returns 0 (merged, or
  * skipped by policy) or an error.
  */
-int gdn_git_sync(const struct gdn_git *g, const char *remote, const char *branch,
-		 enum gdn_sync_conflict conflict, struct gdn_err *err);
+int gdn_git_sync(const struct gdn_git *g, const char *fetch_dir, const char *remote,
+		 const char *branch, enum gdn_sync_conflict conflict, struct gdn_err *err);
 
 struct gdn_repo;
 struct gdn_loop_state;

@@ -962,8 +962,8 @@ static enum step iteration_body(struct loop *l, struct iter *c, struct gdn_err *
 	    (l->o->sync_policy == GDN_SYNC_ONCE && c->it == l->first)) {
 		FREE_AND_NULL(synced_from);
 		if (gdn_repo_head(l->repo, &synced_from, NULL, err) ||
-		    gdn_git_sync(&l->git, l->o->sync_remote, l->o->sync_branch, l->o->sync_conflict,
-				 err)) {
+		    gdn_git_sync(&l->git, l->ugit.workdir, l->o->sync_remote, l->o->sync_branch,
+				 l->o->sync_conflict, err)) {
 			step = STEP_ERROR;
 			goto out;
 		}
@@ -1098,8 +1098,13 @@ static int iteration(struct loop *l, long it)
 	 */
 	if (step != STEP_INTR)
 		stamp_log(l, &c);
+	/*
+	 * With isolation, what lands: an accepted iteration, or one whose
+	 * gate or performance policy failed it without reverting (the policy
+	 * chose to keep the validated commits, as in place).
+	 */
 	if (step != STEP_INTR && isolated(l))
-		settle(l, &c, step == STEP_OK);
+		settle(l, &c, step == STEP_OK || (step == STEP_FAIL && c.kind == GDN_FAIL_HOOK));
 	if (step == STEP_ERROR) {
 		sbuf_reset(&c.msg);
 		sbuf_addf(&c.msg, "iteration %ld raised: %s", it, err.msg);

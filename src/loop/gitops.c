@@ -382,15 +382,18 @@ out:
 
 /* ---- sync with a remote branch ---- */
 
-int gdn_git_sync(const struct gdn_git *g, const char *remote, const char *branch,
-		 enum gdn_sync_conflict conflict, struct gdn_err *err)
+int gdn_git_sync(const struct gdn_git *g, const char *fetch_dir, const char *remote,
+		 const char *branch, enum gdn_sync_conflict conflict, struct gdn_err *err)
 {
+	struct gdn_git fg = *g;
 	struct sbuf out = SBUF_INIT, aout = SBUF_INIT;
 	char *target = xstrfmt("%s/%s", remote, branch);
 	int rc = 0, arc = 0, ret;
 
 	sayf(g, GDN_LOOP_INFO, "syncing branch with %s", target);
-	ret = gdn_git_runl(g, &rc, &out, err, "fetch", remote, branch, NULL);
+	if (fetch_dir)
+		fg.workdir = fetch_dir;
+	ret = gdn_git_runl(&fg, &rc, &out, err, "fetch", remote, branch, NULL);
 	if (ret)
 		goto out;
 	if (rc) {
