@@ -111,9 +111,11 @@ static void print_summary(const struct gdn_loop_summary *s)
 {
 	struct sbuf kinds = SBUF_INIT;
 
+	/* the original's five kinds always; those gdnctl added when they happened */
 	for (int k = 0; k < GDN_FAIL_NR; k++)
-		sbuf_addf(&kinds, "%s%s=%ld", k ? ", " : "", gdn_loop_failure_name(k),
-			  s->fail_kinds[k]);
+		if (k <= GDN_FAIL_ITERATION_ERROR || s->fail_kinds[k])
+			sbuf_addf(&kinds, "%s%s=%ld", k ? ", " : "", gdn_loop_failure_name(k),
+				  s->fail_kinds[k]);
 	printf("[gdnctl] loop summary: run %s: %ld iterations, %ld commits, %ld failures (%s), "
 	       "%.3fs in the agent; stopped: %s (exit %d)\n",
 	       s->run_id, s->iterations_run, s->commits, s->failures, kinds.buf,
