@@ -75,6 +75,9 @@ bool gdn_cmd_parse_opts(struct opt *opts, const struct opt_usage *u, int argc, c
 /* The global usage lines, and the whole global help (commands from the table). */
 void gdn_print_global_usage(FILE *f);
 void gdn_print_global_help(FILE *f);
+/* "[gdnctl] error: 'NAME' is not a gdnctl command; ...", with a "did you mean" when one is close.
+ */
+void gdn_error_unknown_command(const char *name);
 
 /* Commands */
 int cmd_completion(int argc, const char **argv, struct gdn_ctx *ctx);
