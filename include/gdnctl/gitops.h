@@ -109,11 +109,18 @@ struct gdn_stash {
 	struct gdn_repo *repo;	   /* the run's repository (borrowed) */
 	enum gdn_restore_policy restore_policy;
 	struct strvec *kept; /* stashes reported kept: "sha message" each (borrowed) */
+	struct strvec *refs; /* and their pins: "ref what" each (borrowed, may be NULL) */
 	void (*journal)(void *ctx, const char *event, json_t *ev);
 	void *ctx;
 	/* the stash saved by the current iteration (sha NULL: none) */
 	char *sha, *msg;
 	long iter;
+	/*
+	 * While a stash is not restored it is pinned at
+	 * refs/gdnctl/stash/<pin_run>/<iteration>: `git stash clear` and gc
+	 * cannot take it. NULL pin_run: no pin.
+	 */
+	const char *pin_run;
 };
 /* Where the restore preflight's throw-away worktrees live (a mkdtemp prefix). */
 #define GDN_STASH_PREFLIGHT_PREFIX "/tmp/gdnctl-stash-preflight-"
@@ -134,7 +141,10 @@ int gdn_stash_save(struct gdn_stash *s, long it, const char *msg, const char *ki
  * recovery failed). Nothing without a current stash.
  */
 int gdn_stash_restore(struct gdn_stash *s, struct gdn_err *err);
-/* Journal the current stash as kept (stash_kept, `reason`) and add it to s->kept. */
+/*
+ * Journal the current stash as kept (stash_kept, `reason`) and add it to
+ * s->kept ("sha message"), its pin to s->refs.
+ */
 void gdn_stash_report_kept(struct gdn_stash *s, const char *reason);
 /*
  * --resume: the stash the interrupted run saved and did not restore

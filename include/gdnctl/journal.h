@@ -69,6 +69,8 @@ struct gdn_loop_state {
 	 * `promote`); all NULL in place.
 	 */
 	char *worktree, *loop_branch, *champion;
+	/* The last stash preflight's throw-away worktree (removed on resume if still there). */
+	char *preflight;
 	/* The run's effective decision options (run_start "options"), or NULL. */
 	json_t *options;
 };

@@ -237,7 +237,8 @@ static bool isolated(const struct loop *l)
 }
 
 /*
- * Keep `sha` under refs/gdnctl/<kind>/<it> (or <it>-2, ...): said, journaled
+ * Keep `sha` under refs/gdnctl/<kind><it> (or <it>-2, ...; kind ends in '/'
+ * or '-'): said, journaled
  * (`ref_kept`) and listed in the summary. Never fails the iteration: a ref
  * that cannot be written is a warning naming the commit.
  */
@@ -254,7 +255,7 @@ static void keep_ref(struct loop *l, long it, const char *kind, const char *sha,
 	}
 	say(l, GDN_LOOP_WARN, "%s: kept at %s (%.12s)", what, ref, sha);
 	ev = gdn_journal_iteration(it);
-	json_object_set_new(ev, "kind", json_string(kind));
+	json_object_set_new(ev, "kind", json_stringn(kind, strcspn(kind, "/")));
 	json_object_set_new(ev, "ref", json_string(ref));
 	json_object_set_new(ev, "sha", json_string(sha));
 	json_object_set_new(ev, "what", json_string(what));
@@ -1241,7 +1242,11 @@ static int set_aside(struct loop *l, struct gdn_loop_state *st, struct gdn_err *
 		goto out;
 	ref = xstrfmt("refs/gdnctl/loop/%s/iteration-%ld", st->run_id, st->open_iter);
 	ret = gdn_git_runl(&l->git, &rc, &out, err, "update-ref", ref, head, NULL);
+	/* a stale stat cache (touch, rsync) makes reset refuse with "not uptodate" */
 	if (!ret && !rc)
+		ret = gdn_git_runl(&l->wgit, &rc, &out, err, "update-index", "-q", "--refresh",
+				   NULL);
+	if (!ret)
 		ret = gdn_git_runl(&l->git, &rc, &out, err, "reset", "-q", "--keep", st->open_head,
 				   NULL);
 	if (!ret && rc) {
@@ -1359,6 +1364,17 @@ static int recover(struct loop *l, struct gdn_loop_state *st, struct gdn_err *er
 	stop_orphan_agent(l, st);
 	wait_for_git(l);
 	clear_stale_locks(l);
+	/* a stash preflight's throw-away worktree left by a kill -9 */
+	if (st->preflight && !access(st->preflight, F_OK)) {
+		char *dir = xstrdup(st->preflight);
+
+		if (!gdn_git_worktree_remove(&l->ugit, st->preflight, err))
+			say(l, GDN_LOOP_WARN, "removed the stash preflight worktree '%s'", dir);
+		gdn_err_clear(err);
+		*strrchr(dir, '/') = '\0';
+		rmdir(dir);
+		free(dir);
+	}
 	/* A recovery that was itself killed while stashing an interrupted agent's work. */
 	if (st->leftover_msg) {
 		ret = gdn_repo_stash_find(l->repo, st->leftover_sha, st->leftover_msg, &index,
@@ -1498,6 +1514,7 @@ static int resume(struct loop *l, struct gdn_loop_state *st, struct gdn_err *err
 	l->sum->run_id = xstrdup(st->run_id);
 	free(l->j.run_id);
 	l->j.run_id = xstrdup(st->run_id);
+	l->stash.pin_run = l->sum->run_id;
 	if (isolated(l))
 		ret = iso_resume(l, st, err);
 	else if (st->worktree)
@@ -1558,10 +1575,12 @@ int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *age
 	l.stash.git = &l.git;
 	l.stash.restore_policy = o->restore_policy;
 	l.stash.kept = &sum->stashes_kept;
+	l.stash.refs = &sum->refs_kept;
 	l.stash.journal = hook_journal;
 	l.stash.ctx = &l;
 	ignore_log_dir(o->log_dir);
 	sum->run_id = o->run_id ? xstrdup(o->run_id) : new_run_id();
+	l.stash.pin_run = sum->run_id;
 	ret = gdn_journal_open(&l.j, o->log_dir, sum->run_id, err);
 	if (ret)
 		goto out;

@@ -137,6 +137,25 @@ static void say_output(const struct gdn_git *g, enum gdn_loop_level level, const
 
 /* ---- stash: saved by commit id, restored after a preflight ---- */
 
+static char *pin_ref(const struct gdn_stash *s)
+{
+	return s->pin_run ? xstrfmt("refs/gdnctl/stash/%s/%ld", s->pin_run, s->iter) : NULL;
+}
+
+/* Pin the current stash (sha set) or, sha NULL, drop the pin of iteration s->iter. */
+static void pin(struct gdn_stash *s, const char *sha)
+{
+	struct gdn_err ignored = GDN_ERR_INIT;
+	struct gdn_git q = *s->git;
+	char *ref = pin_ref(s);
+
+	q.quiet = true;
+	if (ref && gdn_git_set_ref(&q, ref, sha, NULL, &ignored) && sha)
+		sayf(s->git, GDN_LOOP_WARN, "could not pin stash %s at %s: %s", sha, ref,
+		     ignored.msg);
+	free(ref);
+}
+
 void gdn_stash_forget(struct gdn_stash *s)
 {
 	FREE_AND_NULL(s->sha);
@@ -179,6 +198,7 @@ int gdn_stash_save(struct gdn_stash *s, long it, const char *msg, const char *ki
 				  "Failed to resolve stash ref after stashing dirty tree.");
 		goto out;
 	}
+	pin(s, s->sha);
 	ev = gdn_journal_iteration(it);
 	json_object_set_new(ev, "sha", json_string(s->sha));
 	json_object_set_new(ev, "message", json_string(msg));
@@ -205,6 +225,8 @@ static int stash_preflight(struct gdn_stash *s, bool *conflict, struct sbuf *rep
 	if (!mkdtemp(tmpl))
 		goto out; /* fail open, as the original */
 	probe = xstrfmt("%s/probe", tmpl);
+	/* journaled first: a resume after a kill -9 here removes it */
+	journal_event(s, "preflight_worktree", json_pack("{ss}", "path", probe));
 	ret = gdn_git_runl(s->git, &rc, report, err, "worktree", "add", "--detach", probe, "HEAD",
 			   NULL);
 	if (ret || rc) {
@@ -241,8 +263,15 @@ void gdn_stash_report_kept(struct gdn_stash *s, const char *reason)
 	json_object_set_new(ev, "message", json_string(s->msg));
 	json_object_set_new(ev, "reason", json_string(reason));
 	journal_event(s, "stash_kept", ev);
-	if (!strvec_contains(s->kept, s->sha))
+	if (!strvec_contains(s->kept, s->sha)) {
+		char *ref = pin_ref(s);
+
 		strvec_pushf(s->kept, "%s %s", s->sha, s->msg);
+		if (ref && s->refs)
+			strvec_pushf(s->refs, "%s the stash of iteration %ld, not restored (%s)",
+				     ref, s->iter, s->msg);
+		free(ref);
+	}
 }
 
 static int drop_stash(struct gdn_stash *s, bool *dropped, struct gdn_err *err)
@@ -272,6 +301,7 @@ static void journal_restored(struct gdn_stash *s, bool dropped)
 	json_object_set_new(ev, "message", json_string(s->msg));
 	json_object_set_new(ev, "dropped", json_boolean(dropped));
 	journal_event(s, "stash_restored", ev);
+	pin(s, NULL);
 }
 
 /* After a failed restore: the original's unmerged-paths recovery. */

@@ -122,6 +122,7 @@ void gdn_loop_state_release(struct gdn_loop_state *st)
 	free(st->worktree);
 	free(st->loop_branch);
 	free(st->champion);
+	free(st->preflight);
 	json_decref(st->options);
 	strvec_clear(&st->kept);
 	memset(st, 0, sizeof(*st));
@@ -262,6 +263,8 @@ static void apply_event(struct gdn_loop_state *st, const char *ev, json_t *o)
 		}
 	} else if (!strcmp(ev, "promote")) {
 		set_str(&st->champion, str_of(o, "champion"));
+	} else if (!strcmp(ev, "preflight_worktree")) {
+		set_str(&st->preflight, str_of(o, "path"));
 	} else if (!strcmp(ev, "worktree_add")) {
 		set_str(&st->worktree, str_of(o, "path"));
 	} else if (!strcmp(ev, "run_end")) {
