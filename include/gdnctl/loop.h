@@ -155,8 +155,8 @@ struct gdn_loop_summary {
 	char *champion, *champion_ref;
 	bool champion_parked;
 };
-#define GDN_LOOP_SUMMARY_INIT                                       \
-	{                                                           \
+#define GDN_LOOP_SUMMARY_INIT                                         \
+	{                                                             \
 		.stashes_kept = STRVEC_INIT, .refs_kept = STRVEC_INIT \
 	}
 void gdn_loop_summary_release(struct gdn_loop_summary *s);

@@ -135,9 +135,10 @@ static void print_summary(const struct gdn_loop_summary *s)
 		       s->refs_kept.v[i], *sp ? sp + 1 : "");
 	}
 	if (s->champion && s->champion_parked)
-		printf("[gdnctl] the champion %.12s is at %s; bring it in with `git merge --ff-only "
-		       "%s`\n",
-		       s->champion, s->champion_ref, s->champion_ref);
+		printf(
+		    "[gdnctl] the champion %.12s is at %s; bring it in with `git merge --ff-only "
+		    "%s`\n",
+		    s->champion, s->champion_ref, s->champion_ref);
 	else if (s->champion)
 		printf("[gdnctl] champion: %.12s\n", s->champion);
 	printf("[gdnctl] journal: %s\n", s->journal ? s->journal : "(none)");
@@ -265,8 +266,8 @@ static struct opt loop_opts[] = {
     OPT_LIST_(0, "directive-preset", &setup.a.presets, "NAME",
 	      "session_directives/NAME.md (the repository's, else the installed one)"),
     OPT_GROUP_("Working tree"),
-    OPT_ENUM_(0, "isolation", &setup.a.isolation, gdn_isolation_enum,
-	      "where the agent works", "worktree"),
+    OPT_ENUM_(0, "isolation", &setup.a.isolation, gdn_isolation_enum, "where the agent works",
+	      "worktree"),
     OPT_STRING_(0, "branch", &setup.a.loop_branch, "B",
 		"the loop branch that promotions move (default: the checkout's branch)", NULL),
     OPT_ENUM_(0, "agent-failure-commits", &setup.a.agent_failure_commits,

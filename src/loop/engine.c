@@ -82,16 +82,16 @@ json_t *gdn_loop_summary_json(const struct gdn_loop_summary *s)
 	for (size_t i = 0; i < s->refs_kept.nr; i++) {
 		const char *sp = strchrnul(s->refs_kept.v[i], ' ');
 
-		json_array_append_new(
-		    kept, json_pack("{s:s%,s:s}", "ref", s->refs_kept.v[i],
-				    (size_t)(sp - s->refs_kept.v[i]), "what", *sp ? sp + 1 : ""));
+		json_array_append_new(kept, json_pack("{s:s%,s:s}", "ref", s->refs_kept.v[i],
+						      (size_t)(sp - s->refs_kept.v[i]), "what",
+						      *sp ? sp + 1 : ""));
 	}
 	json_object_set_new(doc, "refs_kept", kept);
 	if (s->champion) {
 		json_object_set_new(doc, "champion", json_string(s->champion));
-		json_object_set_new(doc, "champion_ref", s->champion_parked
-							     ? json_string(s->champion_ref)
-							     : json_null());
+		json_object_set_new(doc, "champion_ref",
+				    s->champion_parked ? json_string(s->champion_ref)
+						       : json_null());
 	}
 	json_object_set_new(doc, "journal", s->journal ? json_string(s->journal) : json_null());
 	return doc;
@@ -290,8 +290,7 @@ static int set_leftovers_aside(struct loop *l, long it, struct gdn_err *err)
 }
 
 /* Put the branch and HEAD of the user's checkout back at head_before (in place). */
-static int restore_in_place(struct loop *l, struct iter *c, const char *branch,
-			    struct gdn_err *err)
+static int restore_in_place(struct loop *l, struct iter *c, const char *branch, struct gdn_err *err)
 {
 	int rc = 0, ret;
 	struct sbuf out = SBUF_INIT;
@@ -300,8 +299,8 @@ static int restore_in_place(struct loop *l, struct iter *c, const char *branch,
 	if (!ret && branch && (!c->branch_after || strcmp(c->branch_after, branch)))
 		ret = gdn_git_runl(&l->git, &rc, &out, err, "checkout", "-q", branch, NULL);
 	if (!ret && !rc)
-		ret = gdn_git_runl(&l->git, &rc, &out, err, "reset", "-q", "--keep",
-				   c->head_before, NULL);
+		ret = gdn_git_runl(&l->git, &rc, &out, err, "reset", "-q", "--keep", c->head_before,
+				   NULL);
 	if (!ret && rc) {
 		sbuf_trim(&out);
 		ret = gdn_err_set(err, GDN_EFAILED, "cannot put %s back at %.12s: %s",
@@ -400,7 +399,8 @@ static int check_branch(struct loop *l, struct iter *c, bool *moved, struct gdn_
 	if (ret || !*moved)
 		goto out;
 	if (tip) {
-		keep_ref(l, c->it, "discarded/", tip, "the loop branch, moved during the iteration");
+		keep_ref(l, c->it, "discarded/", tip,
+			 "the loop branch, moved during the iteration");
 		ret = gdn_git_move_branch(&l->ugit, l->branch, tip, l->btip, l->o->workdir, &why,
 					  err);
 	} else {
@@ -475,8 +475,7 @@ static void retire_worktree(struct loop *l, long it)
 	if (gdn_git_worktree_remove(&l->ugit, l->o->workdir, &err))
 		say(l, GDN_LOOP_WARN, "%s", err.msg);
 	else
-		journal_event(l, "worktree_removed",
-			      json_pack("{ss}", "path", l->o->workdir));
+		journal_event(l, "worktree_removed", json_pack("{ss}", "path", l->o->workdir));
 	free(head);
 	return;
 prune:
@@ -1244,8 +1243,8 @@ static int set_aside(struct loop *l, struct gdn_loop_state *st, struct gdn_err *
 	ret = gdn_git_runl(&l->git, &rc, &out, err, "update-ref", ref, head, NULL);
 	/* a stale stat cache (touch, rsync) makes reset refuse with "not uptodate" */
 	if (!ret && !rc)
-		ret = gdn_git_runl(&l->wgit, &rc, &out, err, "update-index", "-q", "--refresh",
-				   NULL);
+		ret =
+		    gdn_git_runl(&l->wgit, &rc, &out, err, "update-index", "-q", "--refresh", NULL);
 	if (!ret)
 		ret = gdn_git_runl(&l->git, &rc, &out, err, "reset", "-q", "--keep", st->open_head,
 				   NULL);
@@ -1465,9 +1464,9 @@ static void ignore_log_dir(const char *log_dir)
 static json_t *run_start_event(struct loop *l)
 {
 	const struct gdn_loop_opts *o = l->o;
-	json_t *ev = json_pack("{sIssss}", "iterations", (json_int_t)l->total, "workdir",
-			       o->user_workdir ? o->user_workdir : o->workdir, "log_dir",
-			       o->log_dir);
+	json_t *ev =
+	    json_pack("{sIssss}", "iterations", (json_int_t)l->total, "workdir",
+		      o->user_workdir ? o->user_workdir : o->workdir, "log_dir", o->log_dir);
 
 	struct gdn_err ignored = GDN_ERR_INIT;
 	char *head = NULL, *branch = NULL;

@@ -46,7 +46,7 @@ static void say(const struct gdn_git *g, enum gdn_loop_level level, const char *
 }
 
 int gdn_git_run(const struct gdn_git *g, const char *const *args, int *rc, struct sbuf *out,
-		   struct gdn_err *err)
+		struct gdn_err *err)
 {
 	struct strvec argv = STRVEC_INIT;
 	struct sbuf line = SBUF_INIT;
@@ -148,11 +148,17 @@ static void pin(struct gdn_stash *s, const char *sha)
 	struct gdn_err ignored = GDN_ERR_INIT;
 	struct gdn_git q = *s->git;
 	char *ref = pin_ref(s);
+	int rc = 0;
 
 	q.quiet = true;
-	if (ref && gdn_git_set_ref(&q, ref, sha, NULL, &ignored) && sha)
-		sayf(s->git, GDN_LOOP_WARN, "could not pin stash %s at %s: %s", sha, ref,
-		     ignored.msg);
+	if (ref &&
+	    (gdn_git_run(&q,
+			 sha ? (const char *const[]){"update-ref", ref, sha, NULL}
+			     : (const char *const[]){"update-ref", "-d", ref, NULL},
+			 &rc, NULL, &ignored) ||
+	     rc) &&
+	    sha)
+		sayf(s->git, GDN_LOOP_WARN, "could not pin stash %s at %s", sha, ref);
 	free(ref);
 }
 
@@ -234,8 +240,8 @@ static int stash_preflight(struct gdn_stash *s, bool *conflict, struct sbuf *rep
 		goto out;
 	}
 	pg.workdir = probe;
-	ret = gdn_git_run(&pg, (const char *const[]){"stash", "apply", "--quiet", s->sha, NULL}, &rc,
-		      &out, err);
+	ret = gdn_git_run(&pg, (const char *const[]){"stash", "apply", "--quiet", s->sha, NULL},
+			  &rc, &out, err);
 	if (!ret && rc) {
 		*conflict = true;
 		sbuf_add(report, out.buf, out.len);

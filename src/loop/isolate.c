@@ -96,9 +96,9 @@ int gdn_git_worktree_remove(const struct gdn_git *g, const char *path, struct gd
 	struct sbuf out = SBUF_INIT;
 	int rc = 0, ret;
 
-	ret = gdn_git_run(g, (const char *const[]){"worktree", "remove", "--force", "--force", path,
-						   NULL},
-			  &rc, &out, err);
+	ret = gdn_git_run(
+	    g, (const char *const[]){"worktree", "remove", "--force", "--force", path, NULL}, &rc,
+	    &out, err);
 	if (!ret)
 		ret = gdn_git_run(g, (const char *const[]){"worktree", "prune", NULL}, &rc, &out,
 				  err);
@@ -118,9 +118,9 @@ int gdn_git_worktree_add(const struct gdn_git *g, const char *path, const char *
 	else
 		ret = git_ok(g, NULL, err, (const char *const[]){"worktree", "prune", NULL});
 	if (!ret)
-		ret = git_ok(g, NULL, err,
-			     (const char *const[]){"worktree", "add", "-q", "--detach", path,
-						   commit, NULL});
+		ret = git_ok(
+		    g, NULL, err,
+		    (const char *const[]){"worktree", "add", "-q", "--detach", path, commit, NULL});
 	return ret;
 }
 
@@ -171,9 +171,9 @@ int gdn_git_reset_clean(const struct gdn_git *g, const char *commit, struct gdn_
 	ret = gdn_git_run(g, (const char *const[]){"update-index", "-q", "--refresh", NULL}, &rc,
 			  &out, err);
 	if (!ret && commit)
-		ret = git_ok(g, NULL, err,
-			     (const char *const[]){"checkout", "-q", "-f", "--detach", commit,
-						   NULL});
+		ret =
+		    git_ok(g, NULL, err,
+			   (const char *const[]){"checkout", "-q", "-f", "--detach", commit, NULL});
 	else if (!ret)
 		ret = git_ok(g, NULL, err, (const char *const[]){"reset", "-q", "--hard", NULL});
 	if (!ret)
@@ -188,8 +188,8 @@ static int branch_worktree(const struct gdn_git *g, const char *branch, const ch
 {
 	struct sbuf out = SBUF_INIT;
 	char *want = xstrfmt("branch refs/heads/%s", branch), *wt = NULL;
-	int ret = git_ok(g, &out, err,
-			 (const char *const[]){"worktree", "list", "--porcelain", NULL});
+	int ret =
+	    git_ok(g, &out, err, (const char *const[]){"worktree", "list", "--porcelain", NULL});
 
 	*dir = NULL;
 	for (char *line = out.buf, *nl; !ret && *line; line = nl + (*nl != '\0')) {
@@ -234,14 +234,13 @@ int gdn_git_move_branch(const struct gdn_git *g, const char *branch, const char 
 	if (dir) {
 		/* update its tree as a fast-forward would, keeping uncommitted edits */
 		wg.workdir = dir;
-		ret = gdn_git_run(&wg,
-				  (const char *const[]){"update-index", "-q", "--refresh", NULL},
-				  &rc, &out, err);
+		ret =
+		    gdn_git_run(&wg, (const char *const[]){"update-index", "-q", "--refresh", NULL},
+				&rc, &out, err);
 		if (!ret)
-			ret = gdn_git_run(&wg,
-					  (const char *const[]){"read-tree", "-m", "-u", from, to,
-								NULL},
-					  &rc, &out, err);
+			ret = gdn_git_run(
+			    &wg, (const char *const[]){"read-tree", "-m", "-u", from, to, NULL},
+			    &rc, &out, err);
 		if (ret)
 			goto out;
 		if (rc) {
