@@ -418,35 +418,33 @@ out:
 
 /*
  * The end of an iteration with --isolation worktree: an accepted
- * iteration's HEAD becomes the champion; the commits of any other are
- * kept under refs/gdnctl/discarded/<it> (a hook that reverted them kept
- * them already). The worktree is back at the champion either way.
+ * iteration's HEAD is returned, to become the champion once the decision
+ * naming it is journaled (a crash in between: --resume promotes it); the
+ * commits of any other are kept under refs/gdnctl/discarded/<it> (a hook
+ * that reverted them kept them already) and the worktree goes back to the
+ * champion.
  */
-static void settle(struct loop *l, struct iter *c, bool accepted)
+static char *settle(struct loop *l, struct iter *c, bool accepted)
 {
 	struct gdn_err err = GDN_ERR_INIT;
 	char *head = NULL;
 
 	if (gdn_git_rev(&l->wgit, "HEAD", &head, &err) || !head)
 		goto fail;
-	if (strcmp(head, l->champion) && c->commits > 0) {
-		if (accepted) {
-			if (promote(l, c->it, head, &err))
-				goto fail;
-		} else {
-			keep_ref(l, c->it, "discarded/", head, "the commits of a failed iteration");
-			c->commits = 0;
-		}
-	}
+	if (strcmp(head, l->champion) && c->commits > 0 && accepted)
+		return head; /* promoted once the decision is journaled */
+	if (strcmp(head, l->champion) && c->commits > 0)
+		keep_ref(l, c->it, "discarded/", head, "the commits of a failed iteration");
+	c->commits = 0;
 	if (strcmp(head, l->champion) && gdn_git_reset_clean(&l->wgit, l->champion, &err))
 		goto fail;
 	free(head);
-	return;
+	return NULL;
 fail:
 	say(l, GDN_LOOP_WARN, "iteration %ld: %s", c->it, err.msg);
-	if (!accepted)
-		c->commits = 0;
+	c->commits = 0;
 	free(head);
+	return NULL;
 }
 
 /*
@@ -534,8 +532,18 @@ static int iso_resume(struct loop *l, struct gdn_loop_state *st, struct gdn_err 
 	l->branch = xstrdup(st->loop_branch);
 	l->champion_ref = xstrfmt("refs/gdnctl/champion/%s", st->run_id);
 	ret = gdn_git_rev(&l->ugit, l->champion_ref, &l->champion, err);
-	if (!ret && !l->champion && st->champion)
-		l->champion = xstrdup(st->champion);
+	if (!ret && st->champion && (!l->champion || strcmp(st->champion, l->champion))) {
+		bool ahead = !l->champion;
+
+		/* a decision journaled, its promotion cut short: finish it */
+		ret = ahead ? 0
+			    : gdn_git_is_ancestor(&l->ugit, l->champion, st->champion, &ahead, err);
+		if (!ret && ahead) {
+			free(l->champion);
+			l->champion = xstrdup(st->champion);
+			ret = gdn_git_set_ref(&l->ugit, l->champion_ref, l->champion, NULL, err);
+		}
+	}
 	if (!ret && !l->champion)
 		ret = gdn_err_set(err, GDN_ENOTFOUND, "run %s has no champion to resume from",
 				  st->run_id);
@@ -1057,7 +1065,8 @@ out:
 	return step;
 }
 
-static void journal_decision(struct loop *l, struct iter *c, bool failed, bool counted, int exit)
+static void journal_decision(struct loop *l, struct iter *c, bool failed, bool counted, int exit,
+			     const char *champion)
 {
 	json_t *ev = gdn_journal_iteration(c->it);
 
@@ -1069,6 +1078,8 @@ static void journal_decision(struct loop *l, struct iter *c, bool failed, bool c
 	json_object_set_new(ev, "failures", json_integer(l->failures));
 	json_object_set_new(ev, "consecutive", json_integer(l->consecutive));
 	json_object_set_new(ev, "exit", exit >= 0 ? json_integer(exit) : json_null());
+	if (champion)
+		json_object_set_new(ev, "champion", json_string(champion));
 	journal_event(l, "decision", ev);
 }
 
@@ -1080,6 +1091,7 @@ static int iteration(struct loop *l, long it)
 	struct gdn_err err = GDN_ERR_INIT, rerr = GDN_ERR_INIT;
 	struct iter c = {.it = it, .msg = SBUF_INIT, .ids = STRVEC_INIT};
 	enum step step = iteration_body(l, &c, &err);
+	char *candidate = NULL;
 	bool failed = false, counted = false;
 	int exit = -1;
 
@@ -1104,7 +1116,8 @@ static int iteration(struct loop *l, long it)
 	 * chose to keep the validated commits, as in place).
 	 */
 	if (step != STEP_INTR && isolated(l))
-		settle(l, &c, step == STEP_OK || (step == STEP_FAIL && c.kind == GDN_FAIL_HOOK));
+		candidate = settle(
+		    l, &c, step == STEP_OK || (step == STEP_FAIL && c.kind == GDN_FAIL_HOOK));
 	if (step == STEP_ERROR) {
 		sbuf_reset(&c.msg);
 		sbuf_addf(&c.msg, "iteration %ld raised: %s", it, err.msg);
@@ -1139,7 +1152,11 @@ static int iteration(struct loop *l, long it)
 		 */
 		l->sum->commits = (long)gdn_add_sat_i64(l->sum->commits, c.commits);
 		l->sum->iterations_run++;
-		journal_decision(l, &c, failed, counted, exit);
+		journal_decision(l, &c, failed, counted, exit, candidate);
+	}
+	if (candidate && promote(l, it, candidate, &rerr)) {
+		say(l, GDN_LOOP_WARN, "iteration %ld: %s", it, rerr.msg);
+		gdn_err_clear(&rerr);
 	}
 	if (l->stash.sha)
 		l->clean_known = false;
@@ -1185,6 +1202,7 @@ static int iteration(struct loop *l, long it)
 		l->sum->stop_reason = xstrdup("failure");
 	}
 out:
+	free(candidate);
 	free(c.head_before);
 	free(c.head_after);
 	free(c.branch_after);

@@ -220,6 +220,8 @@ static void apply_event(struct gdn_loop_state *st, const char *ev, json_t *o)
 		st->failures = (long)int_of(o, "failures");
 		st->consecutive = (long)int_of(o, "consecutive");
 		count_failure(st, str_of(o, "failure"));
+		if (str_of(o, "champion"))
+			set_str(&st->champion, str_of(o, "champion"));
 	} else if (!strcmp(ev, "failure")) {
 		st->failures = (long)int_of(o, "failures");
 		st->consecutive = (long)int_of(o, "consecutive");
