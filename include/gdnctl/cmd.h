@@ -93,6 +93,7 @@ int cmd_profile(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_test(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_logs(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx);
+int cmd_loop_status(int argc, const char **argv, struct gdn_ctx *ctx); /* `loop status` */
 int cmd_metrics(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_report(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_run(int argc, const char **argv, struct gdn_ctx *ctx);

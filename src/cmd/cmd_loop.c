@@ -32,7 +32,8 @@
 
 static const struct opt_usage loop_usage = {
     "gdnctl loop --iterations N [options]\n"
-    "gdnctl loop --resume [options]",
+    "gdnctl loop --resume [options]\n"
+    "gdnctl loop status [options]",
     "Run a coding agent in a loop, one iteration at a time, without losing work.",
     "Each iteration: stash a dirty tree (--dirty-policy stash), optionally merge a remote\n"
     "branch, run the agent with the prompt, detect its commits, run the post-checks and\n"
@@ -212,7 +213,7 @@ static struct opt loop_opts[] = {
 		"repository where the agent runs and git operations happen", "the repository root"),
     OPT_STRING_(0, "log-dir", &setup.a.log_dir, "PATH",
 		"prompts, transcripts, last messages and the journal loop.jsonl",
-		"<workdir>/.agents/logs/gdn_codex_loop"),
+		"<git common dir>/gdnctl/<branch>"),
     OPT_STRING_(0, "hillclimb-log-file", &setup.a.hillclimb_log, "PATH",
 		"running log: {{LOG_TAIL}} and commit stamping",
 		"config log_file, under --workdir"),
@@ -526,6 +527,8 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 	struct gdn_err err = GDN_ERR_INIT;
 	int code = GDN_EXIT_OK;
 
+	if (argc > 1 && !strcmp(argv[1], "status")) /* src/cmd/cmd_loop_status.c */
+		return cmd_loop_status(argc, argv, ctx);
 	gdn_loop_setup_init(s, ctx->cwd, ctx->repo_root, &ctx->config);
 	bind_agent_choices(opts);
 	if (!gdn_cmd_parse_opts(opts, &loop_usage, argc, argv, OPT_PARSE_NO_POSITIONAL, &rest,

@@ -650,6 +650,12 @@ static enum step run_agent(struct loop *l, struct iter *c, const char *prompt, s
 		if (res.reason[0])
 			json_object_set_new(ev, "reason", json_string(res.reason));
 		journal_event(l, "agent_end", ev);
+		if (res.leftovers.nr) {
+			say(l, GDN_LOOP_NOTE, "agent: stopped %zu process(es) it left running",
+			    res.leftovers.nr);
+			journal_event(l, "agent_leftovers",
+				      gdn_journal_leftovers(c->it, a, &res.leftovers));
+		}
 		if (res.reason[0] && rc)
 			say(l, GDN_LOOP_NOTE, "agent: %s", res.reason);
 		if (res.last_message && access(mfile, F_OK))
@@ -1499,6 +1505,8 @@ static json_t *run_start_event(struct loop *l)
 	json_object_set_new(ev, "branch", branch ? json_string(branch) : json_null());
 	free(head);
 	free(branch);
+	json_object_set_new(ev, "max_failures", json_integer(o->max_failures));
+	json_object_set_new(ev, "stop_after_failures", json_integer(o->stop_after_failures));
 	json_object_set_new(ev, "isolation",
 			    json_string(gdn_enum_name(gdn_isolation_enum, (int)o->isolation)));
 	if (isolated(l)) {
@@ -1565,8 +1573,10 @@ static int resume(struct loop *l, struct gdn_loop_state *st, struct gdn_err *err
 	say(l, GDN_LOOP_INFO, "resuming run %s after iteration %ld of %ld", st->run_id,
 	    st->last_done, l->total);
 	journal_event(l, "run_resume",
-		      json_pack("{sIsI}", "iterations", (json_int_t)l->total, "after",
-				(json_int_t)st->last_done));
+		      json_pack("{sIsIsIsI}", "iterations", (json_int_t)l->total, "after",
+				(json_int_t)st->last_done, "max_failures",
+				(json_int_t)l->o->max_failures, "stop_after_failures",
+				(json_int_t)l->o->stop_after_failures));
 	return recover(l, st, err);
 }
 
