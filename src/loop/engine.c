@@ -930,7 +930,9 @@ static enum step iteration_body(struct loop *l, struct iter *c, struct gdn_err *
 	json_t *ev;
 
 	say(l, GDN_LOOP_HEADING, "=== codex iteration %ld/%ld ===", c->it, l->total);
-	if (isolated(l) && gdn_git_reset_clean(&l->wgit, l->champion, err)) {
+	/* a worktree removed under the run (the agent deleted the log dir) is made again */
+	if (isolated(l) && ((access(l->o->workdir, F_OK) && iso_worktree(l, err)) ||
+			    gdn_git_reset_clean(&l->wgit, l->champion, err))) {
 		step = STEP_ERROR;
 		goto out;
 	}
