@@ -4,6 +4,7 @@
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/enumtab.h"
+#include "gdnctl/exitcode.h"
 #include "gdnctl/loop_policy.h"
 
 const struct gdn_enum gdn_loop_policy_enum[] = {
@@ -57,3 +58,17 @@ const struct gdn_enum gdn_agent_failure_commits_enum[] = {
     {"validate", GDN_AFC_VALIDATE, "validate them like the commits of a successful attempt"},
     GDN_ENUM_END,
 };
+
+int gdn_loop_exit_code(enum gdn_loop_failure kind, int rc, bool original)
+{
+	if (original)
+		return rc;
+	switch (kind) {
+	case GDN_FAIL_AGENT:
+		return rc == GDN_EXIT_TIMEOUT ? GDN_EXIT_TIMEOUT : GDN_EXIT_BACKEND;
+	case GDN_FAIL_HOOK:
+		return rc == GDN_EXIT_TIMEOUT ? GDN_EXIT_TIMEOUT : GDN_EXIT_FAILED;
+	default:
+		return GDN_EXIT_FAILED;
+	}
+}
