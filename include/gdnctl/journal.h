@@ -69,7 +69,8 @@ struct gdn_loop_state {
 	 * `promote`); all NULL in place.
 	 */
 	char *worktree, *loop_branch, *champion;
-	/* The run's effective decision options (run_start "options"), or NULL. */
+	/* The run's effective decision options (run_start "options", updated by each
+	 * resume_override "options"), or NULL. */
 	json_t *options;
 };
 #define GDN_LOOP_STATE_INIT         \
