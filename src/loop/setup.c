@@ -509,6 +509,26 @@ out:
 	return ret;
 }
 
+/*
+ * Drop a torn last line (a crash during a write) from the journal at path,
+ * so that the next event starts a line of its own. 0 or -1 (errno).
+ */
+static int drop_torn_line(const char *path)
+{
+	struct sbuf sb = SBUF_INIT;
+	struct gdn_err ignored = GDN_ERR_INIT;
+	const char *nl;
+	int ret = 0;
+
+	if (!sbuf_read_file(&sb, path, 256 * 1024 * 1024, &ignored) && sb.len &&
+	    sb.buf[sb.len - 1] != '\n') {
+		nl = memrchr(sb.buf, '\n', sb.len);
+		ret = truncate(path, nl ? (off_t)(nl - sb.buf) + 1 : 0);
+	}
+	sbuf_release(&sb);
+	return ret;
+}
+
 int gdn_loop_setup_journal_override(struct gdn_loop_setup *s)
 {
 	struct gdn_journal j = GDN_JOURNAL_INIT;
@@ -519,6 +539,8 @@ int gdn_loop_setup_journal_override(struct gdn_loop_setup *s)
 	if (!s->overridden || !s->resume_run)
 		return 0;
 	ret = gdn_journal_open(&j, s->log_dir, s->resume_run, &s->err);
+	if (!ret && drop_torn_line(j.path))
+		ret = gdn_err_errno(&s->err, GDN_EIO, "cannot truncate journal '%s'", j.path);
 	if (!ret) {
 		now = json_object();
 		json_object_foreach(was, name, v)
