@@ -78,7 +78,8 @@ struct gdn_loop_state {
 	char *worktree, *loop_branch, *champion;
 	/* The last stash preflight's throw-away worktree (removed on resume if still there). */
 	char *preflight;
-	/* The run's effective decision options (run_start "options"), or NULL. */
+	/* The run's effective decision options (run_start "options", updated by each
+	 * resume_override "options"), or NULL. */
 	json_t *options;
 };
 #define GDN_LOOP_STATE_INIT         \

@@ -243,7 +243,7 @@ static void new_run(struct gdn_loop_state *st, json_t *o)
 	set_str(&st->loop_branch, str_of(o, "loop_branch"));
 	set_str(&st->champion, str_of(o, "champion"));
 	if (json_is_object(json_object_get(o, "options")))
-		st->options = json_incref(json_object_get(o, "options"));
+		st->options = json_deep_copy(json_object_get(o, "options"));
 }
 
 static void apply_event(struct gdn_loop_state *st, const char *ev, json_t *o)
@@ -341,6 +341,13 @@ static void apply_event(struct gdn_loop_state *st, const char *ev, json_t *o)
 		set_str(&st->preflight, str_of(o, "path"));
 	} else if (!strcmp(ev, "worktree_add")) {
 		set_str(&st->worktree, str_of(o, "path"));
+	} else if (!strcmp(ev, "resume_override")) {
+		/* options a resume changed: the run's from then on */
+		if (json_is_object(json_object_get(o, "options"))) {
+			if (!st->options)
+				st->options = json_object();
+			json_object_update(st->options, json_object_get(o, "options"));
+		}
 	} else if (!strcmp(ev, "run_end")) {
 		st->ended = true;
 		set_str(&st->end_reason, str_of(o, "reason"));

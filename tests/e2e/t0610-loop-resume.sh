@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ctest: isolation-both
 # gdnctl loop --resume after kill -9, and SIGINT/SIGTERM to gdnctl: no
-# finished iteration is redone, no uncommitted work is lost.
+# finished iteration is redone, no uncommitted work is lost. A resume that
+# continues with another fake agent (--agent-cmd) passes --resume-override.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-loop.sh"
 
@@ -105,7 +106,7 @@ test_expect_isolation worktree 'kill -9 during the agent, after it committed: re
 	crashed=$(git -C logs/worktree rev-parse HEAD) &&
 	test "$crashed" != "$base" &&
 	test -z "$(git -C repo stash list)" &&
-	run_loop commit-one --resume >out 2>err &&
+	run_loop commit-one --resume --resume-override >out 2>err &&
 	test_grep "resuming run .* after iteration 0 of 2" out &&
 	run=$(sed -n "1s/.*\"run\":\"\([^\"]*\)\".*/\1/p" logs/loop.jsonl) &&
 	test "$(git -C repo rev-parse "refs/gdnctl/loop/$run/iteration-1")" = "$crashed" &&
@@ -129,7 +130,7 @@ test_expect_isolation in-place 'kill -9 during the agent, after it committed: re
 	crashed=$(git -C repo rev-parse HEAD) &&
 	test "$crashed" != "$base" &&
 	git -C repo stash list >stashes && test_line_count = 1 stashes &&
-	run_loop commit-one --resume >out 2>err &&
+	run_loop commit-one --resume --resume-override >out 2>err &&
 	test_grep "resuming run .* after iteration 0 of 2" out &&
 	run=$(sed -n "1s/.*\"run\":\"\([^\"]*\)\".*/\1/p" logs/loop.jsonl) &&
 	test "$(git -C repo rev-parse "refs/gdnctl/loop/$run/iteration-1")" = "$crashed" &&
@@ -151,7 +152,7 @@ test_expect_isolation in-place 'kill -9 during the agent, after it committed: re
 test_expect_isolation in-place 'kill -9 with a clean tree at the start: the agent'"'"'s half edit is stashed aside' '
 	new_repo && git -C repo checkout -q -- user.txt && rm repo/notes.txt &&
 	start_and_signal KILL edit-then-hang --iterations 1 &&
-	run_loop commit-one --resume >out 2>err &&
+	run_loop commit-one --resume --resume-override >out 2>err &&
 	run=$(sed -n "1s/.*\"run\":\"\([^\"]*\)\".*/\1/p" logs/loop.jsonl) &&
 	git -C repo stash list >stashes && test_line_count = 1 stashes &&
 	test_grep "gdnctl-loop: $run iteration 1 interrupted" stashes &&
@@ -167,7 +168,7 @@ test_expect_success 'kill -9 leaves its agent running: --resume stops that agent
 	apid=$(cat "$TRASH/agent.pid") &&
 	! ended "$apid" &&
 	grep -q "\"event\":\"agent_pid\",\"iteration\":1,.*\"pgid\":$apid" logs/loop.jsonl &&
-	run_loop commit-one --resume >out 2>err &&
+	run_loop commit-one --resume --resume-override >out 2>err &&
 	cat out err >all &&
 	test_grep "agent of interrupted iteration 1 is still running (process group $apid); stopping it" all &&
 	ended "$apid" &&
@@ -178,7 +179,7 @@ test_expect_success 'kill -9 leaves its agent running: --resume stops that agent
 test_expect_success 'kill -9 in iteration 2: iteration 1 is not redone' '
 	new_repo &&
 	start_and_signal KILL first-then-hang --iterations 3 &&
-	run_loop commit-one --resume >out 2>err &&
+	run_loop commit-one --resume --resume-override >out 2>err &&
 	test_grep "resuming run .* after iteration 1 of 3" out &&
 	test "$(grep -c "\"event\":\"iteration_start\",\"iteration\":1," logs/loop.jsonl)" = 1 &&
 	test "$(grep -c "\"event\":\"iteration_start\",\"iteration\":2," logs/loop.jsonl)" = 2 &&
@@ -192,7 +193,7 @@ test_expect_success 'a torn last journal line (kill during a write) is ignored' 
 	new_repo &&
 	start_and_signal KILL hang --iterations 1 &&
 	printf "{\"ts\":\"x\",\"run\":\"r\",\"event\":\"decis" >>logs/loop.jsonl &&
-	run_loop commit-one --resume >out 2>err &&
+	run_loop commit-one --resume --resume-override >out 2>err &&
 	user_change_intact &&
 	test -z "$(git -C repo stash list)"
 '
@@ -231,7 +232,7 @@ test_expect_success 'SIGTERM to gdnctl: exit 143; --resume then finishes the run
 	test "$bg_rc" = 143 &&
 	user_change_intact &&
 	test_grep "\"signal\":15" logs/loop.jsonl &&
-	run_loop commit-one --resume >out 2>err &&
+	run_loop commit-one --resume --resume-override >out 2>err &&
 	test_grep "1 iterations, 1 commits" out &&
 	user_change_intact
 '
