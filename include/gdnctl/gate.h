@@ -6,6 +6,7 @@
 #define GDNCTL_GATE_H
 
 #include "gdnctl/compat.h"
+#include "gdnctl/revert.h"
 #include "gdnctl/loop.h"
 
 struct gdn_backend;
@@ -24,6 +25,8 @@ extern const struct gdn_enum gdn_gate_mode_enum[];
 
 struct gdn_gate {
 	const char *workdir;
+	/* how a rejected iteration is undone: a revert commit, or reset (--isolation worktree) */
+	enum gdn_revert_mode revert_mode;
 	enum gdn_gate_mode mode;
 	const char *test_command, *profile_command; /* NULL or "": the phase is skipped */
 	long timeout_ms;			    /* per phase; 0: none */

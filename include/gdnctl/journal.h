@@ -70,6 +70,17 @@ struct gdn_loop_state {
 	char *leftover_msg, *leftover_sha;
 	/* Stashes reported kept (for manual recovery): "sha message" each. */
 	struct strvec kept;
+	/*
+	 * --isolation worktree: the agent's worktree (journaled before it is
+	 * made), the loop branch and the champion (run_start, then each
+	 * `promote`); all NULL in place.
+	 */
+	char *worktree, *loop_branch, *champion;
+	/* The last stash preflight's throw-away worktree (removed on resume if still there). */
+	char *preflight;
+	/* The run's effective decision options (run_start "options", updated by each
+	 * resume_override "options"), or NULL. */
+	json_t *options;
 };
 #define GDN_LOOP_STATE_INIT         \
 	{                           \

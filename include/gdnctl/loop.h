@@ -99,7 +99,17 @@ struct gdn_loop_hooks {
 };
 
 struct gdn_loop_opts {
+	/*
+	 * Where the agent and the gate work: the user's checkout in place, the
+	 * agent's worktree (made by the engine, under the log dir) with
+	 * --isolation worktree.
+	 */
 	const char *workdir;
+	const char *user_workdir; /* the user's checkout */
+	enum gdn_isolation isolation;
+	const char *branch; /* --branch: the loop branch (NULL: the checkout's) */
+	enum gdn_agent_failure_commits agent_failure_commits;
+	json_t *options; /* the effective decision options, journaled with run_start; or NULL */
 	const char *log_dir;
 	const char *prompt_template; /* the template's text */
 	const struct strvec *directives;
@@ -140,11 +150,15 @@ struct gdn_loop_summary {
 	char *stop_reason; /* "completed", "iterations", "failure-limit", "until-time", ... */
 	int exit_code;
 	struct strvec stashes_kept; /* "sha message" */
+	struct strvec refs_kept;    /* "ref what": work set aside under refs/gdnctl/ */
 	char *journal;		    /* path */
+	/* --isolation worktree: the champion, and its ref when the branch could not take it */
+	char *champion, *champion_ref;
+	bool champion_parked;
 };
-#define GDN_LOOP_SUMMARY_INIT               \
-	{                                   \
-		.stashes_kept = STRVEC_INIT \
+#define GDN_LOOP_SUMMARY_INIT                                         \
+	{                                                             \
+		.stashes_kept = STRVEC_INIT, .refs_kept = STRVEC_INIT \
 	}
 void gdn_loop_summary_release(struct gdn_loop_summary *s);
 /* New reference: {"schema": "gdnctl.loop_summary.v1", ...}. */

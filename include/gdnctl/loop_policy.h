@@ -38,6 +38,18 @@ enum gdn_sync_conflict { GDN_SYNC_CONFLICT_FAIL = 0, GDN_SYNC_CONFLICT_SKIP };
 extern const struct gdn_enum gdn_dirty_policy_enum[], gdn_restore_policy_enum[];
 extern const struct gdn_enum gdn_sync_policy_enum[], gdn_sync_conflict_enum[];
 
+/* --isolation: where the agent works. */
+enum gdn_isolation {
+	GDN_ISOLATION_IN_PLACE = 0, /* the user's checkout (the original's model) */
+	GDN_ISOLATION_WORKTREE,	    /* a worktree of its own, at the champion (the default) */
+};
+/* --agent-failure-commits: the commits of an agent attempt that failed. */
+enum gdn_agent_failure_commits {
+	GDN_AFC_DISCARD = 0, /* set aside under refs/gdnctl/discarded/<iteration> */
+	GDN_AFC_VALIDATE,    /* through the post-checks and the gate like any commit */
+};
+extern const struct gdn_enum gdn_isolation_enum[], gdn_agent_failure_commits_enum[];
+
 /* Failure kinds, counted in the summary. */
 enum gdn_loop_failure {
 	GDN_FAIL_AGENT = 0,
@@ -45,9 +57,12 @@ enum gdn_loop_failure {
 	GDN_FAIL_NO_COMMIT,
 	GDN_FAIL_HOOK,
 	GDN_FAIL_ITERATION_ERROR,
+	GDN_FAIL_HISTORY, /* the agent rewrote history or moved the loop branch */
 	GDN_FAIL_NR,
 };
-/* "agent", "post_check", "no_commit", "hook", "iteration_error" (journal.c: the journal's names).
+/*
+ * "agent", "post_check", "no_commit", "hook", "iteration_error", "history"
+ * (journal.c: the journal's names).
  */
 const char *gdn_loop_failure_name(enum gdn_loop_failure f);
 

@@ -43,8 +43,11 @@ struct gdn_loop_args {
 	int post_check_policy, no_commit_policy, iteration_error_policy; /* gdn_loop_policy */
 	long max_failures, codex_retries, post_check_retries;
 	int resilient, allow_dirty, allow_no_commit, resume, json, dry_run;
+	int resume_override; /* --resume-override */
 	const char *log_dir, *hillclimb_log;
 	int dirty_policy, restore_policy, sync_policy, sync_conflict;
+	int isolation, agent_failure_commits; /* gdn_isolation, gdn_agent_failure_commits */
+	const char *loop_branch;
 	const char *sync_remote, *sync_branch;
 	int validation_mode, perf_on, validation_policy; /* gdn_gate_mode, perf mode, policy */
 	const char *backend;
@@ -110,6 +113,7 @@ struct gdn_loop_setup {
 	void *payload;
 	/* out: what the steps built */
 	char *workdir, *log_dir, *hlog, *prompt_path;
+	char *agent_dir; /* where the agent and the gate work: workdir, or the worktree */
 	struct sbuf tmpl;
 	struct strvec directives, warnings; /* warnings: the agent driver's, to print */
 	struct gdn_agent *agent;
@@ -126,6 +130,17 @@ struct gdn_loop_setup {
 	/* one run per tree: <git common dir>/gdnctl.lock and <log dir>/loop.lock, held until
 	 * release */
 	struct gdn_lock repo_lock, dir_lock;
+	/*
+	 * The run's decision options (gdn_loop_options_json; the engine journals them with
+	 * run_start); with --resume, the argv the table was parsed from last (the run's
+	 * options, then the command line's: the option values borrow its strings), the
+	 * resumed run's id and, with --resume-override, what the command line changed
+	 * ({"options": {NAME: new}, "was": {NAME: old}}, or NULL).
+	 */
+	json_t *options;
+	struct strvec resume_argv;
+	char *resume_run;
+	json_t *overridden;
 	/* a failed step */
 	struct gdn_err err;
 	enum gdn_loop_setup_style style;
@@ -145,9 +160,18 @@ void gdn_loop_setup_release(struct gdn_loop_setup *s);
 
 /*
  * The steps, in this order; each returns 0 or -1 (s->err, s->style).
+ * resume: with --resume, restore the run's decision options: `opts` was
+ * parsed from argv (argc, argv); the journal of its log dir (--workdir,
+ * --log-dir) names the options of the run, and the table is parsed again
+ * from them and then argv over them, so that an option argv does not give
+ * takes the run's value. An option argv gives with a different value is a
+ * usage error naming it, unless --resume-override (then s->overridden).
+ * Without a journal, a run or its options, nothing changes (the engine
+ * reports a missing run). Before any other step: it starts the setup over.
  * check: the option combinations and the original's startup checks
  * (applies --resilient; `opts`: the parsed table, for what was given).
  */
+int gdn_loop_setup_resume(struct gdn_loop_setup *s, struct opt *opts, int argc, const char **argv);
 int gdn_loop_setup_check(struct gdn_loop_setup *s, const struct opt *opts);
 /*
  * The working tree, the log dir (default gdn_loop_default_log_dir()), the
@@ -166,6 +190,31 @@ int gdn_loop_setup_perf(struct gdn_loop_setup *s);
 void gdn_loop_setup_opts(struct gdn_loop_setup *s);
 /* The gate's backend, commands and hooks (when s->gate_on), then where validation runs. */
 int gdn_loop_setup_gate(struct gdn_loop_setup *s, const struct opt *opts);
+/* Journal `resume_override` (s->overridden) in the resumed run; nothing without it. */
+int gdn_loop_setup_journal_override(struct gdn_loop_setup *s);
+
+/*
+ * A run's decision options: the rows of an option table other than
+ * OPT_INVOCATION ones. Journaled as {"NAME": value}: a bool true or false
+ * (--no-NAME), an integer, a number (S and M options in their unit), a
+ * string (strings, choices, enum names, durations as "90s"), an array of
+ * strings (repeatable options); so that gdn_loop_options_argv() turns them
+ * back into the arguments that give the same values.
+ *
+ * The value of row `o` as journaled (new reference; null: no value, such as
+ * a string option not given).
+ */
+json_t *gdn_loop_option_value(const struct opt *o);
+/* New reference: the decision options given in the last opt_parse() of `opts`. */
+json_t *gdn_loop_options_json(const struct opt *opts);
+/*
+ * Append to argv "--NAME" [VALUE] for each of `options` (null values and
+ * false non-negatable bools add nothing). 0, or GDN_EPARSE naming an
+ * option that is no decision option of `opts` or whose value has the wrong
+ * JSON type.
+ */
+int gdn_loop_options_argv(const struct opt *opts, json_t *options, struct strvec *argv,
+			  struct gdn_err *err);
 
 /*
  * paths.c: where a loop keeps its files by default, outside the working

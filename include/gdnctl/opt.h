@@ -48,6 +48,8 @@ enum opt_flags {
 	OPT_NEGATABLE = 1 << 0, /* --no-NAME accepted for a bool */
 	OPT_HIDDEN = 1 << 1,	/* parsed, not shown in help */
 	OPT_REQUIRED = 1 << 2,	/* must be given */
+	/* this invocation's only, not one of the settings of what it starts (loop --resume) */
+	OPT_INVOCATION = 1 << 3,
 };
 
 struct opt {
@@ -68,7 +70,7 @@ struct opt {
 
 /*
  * Table rows. Each OPT_X_(...) has an OPT_X_F(..., flags) twin that also
- * sets enum opt_flags (OPT_HIDDEN, OPT_NEGATABLE, OPT_REQUIRED) in the row.
+ * sets enum opt_flags (OPT_HIDDEN, OPT_NEGATABLE, OPT_REQUIRED, OPT_INVOCATION) in the row.
  */
 #define OPT_ROW_(t, s, l, v, a, h, c, e, d, f, lo, hi)                                       \
 	{                                                                                    \

@@ -42,12 +42,13 @@ typedef int (*gdn_phase_command_fn)(void *payload, const struct gdn_loop_iter *i
  * Ray fallback clusters (a ray backend each), or the one backend.
  */
 struct gdn_targets_opts {
-	const char *repo;	       /* the working tree: infra/ and the backends' repo_root */
-	struct gdn_hold *hold;	       /* NULL: no held dev TPU */
-	struct gdn_backend *dev;       /* the hold's dev-tpu backend (borrowed) */
-	const struct strvec *clusters; /* --validation-ray-cluster */
-	bool auto_discover;	       /* --validation-ray-cluster-auto */
-	const struct strvec *excludes; /* added to the defaults vllm, big-run */
+	const char *repo;		   /* the working tree: the backends' repo_root */
+	const char *infra_repo;		   /* where infra/ is read at setup (NULL: repo) */
+	struct gdn_hold *hold;		   /* NULL: no held dev TPU */
+	struct gdn_backend *dev;	   /* the hold's dev-tpu backend (borrowed) */
+	const struct strvec *clusters;	   /* --validation-ray-cluster */
+	bool auto_discover;		   /* --validation-ray-cluster-auto */
+	const struct strvec *excludes;	   /* added to the defaults vllm, big-run */
 	const struct strvec *dev_clusters; /* the dev TPU's, first in the auto list */
 	const char *test_tpu;		   /* --tpu of Ray test jobs (NULL: backend default) */
 	const char *profile_tpu;	   /* of Ray profile jobs, and the discovery filter */

@@ -38,7 +38,10 @@ static const struct opt_usage loop_usage = {
     "Each iteration: stash a dirty tree (--dirty-policy stash), optionally merge a remote\n"
     "branch, run the agent with the prompt, detect its commits, run the post-checks and\n"
     "apply the policies, then restore the stash by its commit id. Every transition is\n"
-    "journaled in <log dir>/loop.jsonl; --resume continues the last run after a crash.\n"
+    "journaled in <log dir>/loop.jsonl; --resume continues the last run after a crash,\n"
+    "with the run's options: one given with another value is refused unless\n"
+    "--resume-override (the per-invocation ones excepted: --iterations, --workdir,\n"
+    "--log-dir, --json, --dry-run, --show-file-updates, --dev-tpu-verbose).\n"
     "Exit status (gdnctl --help): 0; 1 when a failed iteration stopped the run; 2 usage\n"
     "(also a dirty tree without --allow-dirty); 3 configuration; 4 when the agent failed or\n"
     "is missing; 124 on a timeout; 128+N when interrupted. codex-loop keeps the original's:\n"
@@ -114,9 +117,11 @@ static void print_summary(const struct gdn_loop_summary *s)
 {
 	struct sbuf kinds = SBUF_INIT;
 
+	/* the original's five kinds always; those gdnctl added when they happened */
 	for (int k = 0; k < GDN_FAIL_NR; k++)
-		sbuf_addf(&kinds, "%s%s=%ld", k ? ", " : "", gdn_loop_failure_name(k),
-			  s->fail_kinds[k]);
+		if (k <= GDN_FAIL_ITERATION_ERROR || s->fail_kinds[k])
+			sbuf_addf(&kinds, "%s%s=%ld", k ? ", " : "", gdn_loop_failure_name(k),
+				  s->fail_kinds[k]);
 	printf("[gdnctl] loop summary: run %s: %ld iterations, %ld commits, %ld failures (%s), "
 	       "%.3fs in the agent; stopped: %s (exit %d)\n",
 	       s->run_id, s->iterations_run, s->commits, s->failures, kinds.buf,
@@ -129,6 +134,19 @@ static void print_summary(const struct gdn_loop_summary *s)
 		       (int)(sp ? sp - s->stashes_kept.v[i] : (long)strlen(s->stashes_kept.v[i])),
 		       s->stashes_kept.v[i], sp ? sp + 1 : "");
 	}
+	for (size_t i = 0; i < s->refs_kept.nr; i++) {
+		const char *sp = strchrnul(s->refs_kept.v[i], ' ');
+
+		printf("[gdnctl] set aside: %.*s (%s)\n", (int)(sp - s->refs_kept.v[i]),
+		       s->refs_kept.v[i], *sp ? sp + 1 : "");
+	}
+	if (s->champion && s->champion_parked)
+		printf(
+		    "[gdnctl] the champion %.12s is at %s; bring it in with `git merge --ff-only "
+		    "%s`\n",
+		    s->champion, s->champion_ref, s->champion_ref);
+	else if (s->champion)
+		printf("[gdnctl] champion: %.12s\n", s->champion);
 	printf("[gdnctl] journal: %s\n", s->journal ? s->journal : "(none)");
 	sbuf_release(&kinds);
 }
@@ -142,9 +160,15 @@ static int dry_run(struct gdn_agent *agent, const struct gdn_loop_opts *lo, stru
 	struct gdn_agent_request req = {0};
 	int ret;
 
-	ret = gdn_repo_head_at(lo->workdir, &head, &branch, err);
+	/* with --isolation worktree the agent's worktree does not exist yet: the checkout's HEAD */
+	ret = gdn_repo_head_at(lo->user_workdir ? lo->user_workdir : lo->workdir, &head, &branch,
+			       err);
 	if (ret)
 		goto out;
+	if (lo->isolation == GDN_ISOLATION_WORKTREE && lo->branch) {
+		free(branch);
+		branch = xstrdup(lo->branch);
+	}
 	v.head_sha = head;
 	v.branch = branch;
 	gdn_prompt_render(lo->prompt_template, &v, lo->directives, &prompt);
@@ -184,29 +208,37 @@ out:
 static struct gdn_loop_setup setup;
 static struct opt loop_opts[] = {
     OPT_GROUP_("Loop"),
-    OPT_INT_(0, "iterations", &setup.a.iterations, "N",
-	     "number of iterations (required unless --resume)", NULL, 0, 0),
+    OPT_INT_F(0, "iterations", &setup.a.iterations, "N",
+	      "number of iterations (required unless --resume)", NULL, 0, 0, OPT_INVOCATION),
     OPT_STRING_(0, "prompt-file", &setup.a.prompt_file, "PATH",
 		"prompt template ({{ITERATION}}, {{TOTAL_ITERATIONS}}, {{HEAD_SHA}}, "
 		"{{BRANCH}}, {{LOG_TAIL}})",
 		"project.prompt_file, else <repo>/scripts/gdn/codex_iteration_prompt.md, else "
 		"<repo>/prompts/iteration.md, else the installed one"),
-    OPT_STRING_(0, "workdir", &setup.a.workdir, "PATH",
-		"repository where the agent runs and git operations happen", "the repository root"),
-    OPT_STRING_(0, "log-dir", &setup.a.log_dir, "PATH",
-		"prompts, transcripts, last messages and the journal loop.jsonl",
-		"<git common dir>/gdnctl/<branch>"),
+    OPT_STRING_F(0, "workdir", &setup.a.workdir, "PATH",
+		 "repository where the agent runs and git operations happen", "the repository root",
+		 OPT_INVOCATION),
+    OPT_STRING_F(0, "log-dir", &setup.a.log_dir, "PATH",
+		 "prompts, transcripts, last messages and the journal loop.jsonl",
+		 "<git common dir>/gdnctl/<branch>", OPT_INVOCATION),
     OPT_STRING_(0, "hillclimb-log-file", &setup.a.hillclimb_log, "PATH",
 		"running log: {{LOG_TAIL}} and commit stamping",
 		"config log_file, under --workdir"),
     OPT_SECONDS_(0, "sleep-seconds", &setup.a.sleep_seconds, "S",
 		 "sleep after a successful iteration (not after the last)", "5.0"),
-    OPT_BOOL_(0, "resume", &setup.a.resume,
-	      "continue the last run journaled in the log dir after a crash or kill"),
-    OPT_BOOL_(0, "dry-run", &setup.a.dry_run,
-	      "print the prompt and the agent command of iteration 1, run nothing"),
-    OPT_BOOL_(0, "json", &setup.a.json,
-	      "print the summary as JSON (gdnctl.loop_summary.v1); progress goes to stderr"),
+    OPT_BOOL_F(0, "resume", &setup.a.resume,
+	       "continue the last run journaled in the log dir after a crash or kill, with "
+	       "the run's options (those not given take the run's values)",
+	       OPT_INVOCATION),
+    OPT_BOOL_F(0, "resume-override", &setup.a.resume_override,
+	       "with --resume: accept options that differ from the run's (journaled)",
+	       OPT_INVOCATION),
+    OPT_BOOL_F(0, "dry-run", &setup.a.dry_run,
+	       "print the prompt and the agent command of iteration 1, run nothing",
+	       OPT_INVOCATION),
+    OPT_BOOL_F(0, "json", &setup.a.json,
+	       "print the summary as JSON (gdnctl.loop_summary.v1); progress goes to stderr",
+	       OPT_INVOCATION),
     OPT_GROUP_("Stop conditions"),
     OPT_STRING_(0, "until-time", &setup.a.until_time, "TIME",
 		"start no iteration after TIME (2026-11-21T18:00:00Z, UTC) or +DURATION", NULL),
@@ -229,8 +261,8 @@ static struct opt loop_opts[] = {
     OPT_STRING_(0, "codex-profile", &setup.a.codex_profile, "NAME", "codex profile (-p)", NULL),
     OPT_NEGBOOL_(0, "codex-ephemeral", &setup.a.ephemeral, "codex --ephemeral", "on"),
     OPT_BOOL_(0, "search", &setup.a.search, "codex --search (when the binary supports it)"),
-    OPT_BOOL_(0, "show-file-updates", &setup.a.show_file_updates,
-	      "show the agent's file-update and diff blocks on the terminal"),
+    OPT_BOOL_F(0, "show-file-updates", &setup.a.show_file_updates,
+	       "show the agent's file-update and diff blocks on the terminal", OPT_INVOCATION),
     OPT_INT_(0, "codex-retries", &setup.a.codex_retries, "N", "extra agent attempts per iteration",
 	     "0", 0, 0),
     OPT_SECONDS_(0, "codex-timeout-seconds", &setup.a.codex_timeout, "S",
@@ -253,9 +285,17 @@ static struct opt loop_opts[] = {
 	      "NAME.md in project.directives_dir, scripts/gdn/session_directives, "
 	      "session_directives or the installed ones (the first that has it)"),
     OPT_GROUP_("Working tree"),
-    OPT_BOOL_(0, "allow-dirty", &setup.a.allow_dirty, "skip the clean-tree requirement"),
+    OPT_ENUM_(0, "isolation", &setup.a.isolation, gdn_isolation_enum, "where the agent works",
+	      "worktree"),
+    OPT_STRING_(0, "branch", &setup.a.loop_branch, "B",
+		"the loop branch that promotions move (default: the checkout's branch)", NULL),
+    OPT_ENUM_(0, "agent-failure-commits", &setup.a.agent_failure_commits,
+	      gdn_agent_failure_commits_enum, "commits made by an agent attempt that failed",
+	      "discard"),
+    OPT_BOOL_(0, "allow-dirty", &setup.a.allow_dirty,
+	      "skip the clean-tree requirement (--isolation in-place)"),
     OPT_ENUM_(0, "dirty-policy", &setup.a.dirty_policy, gdn_dirty_policy_enum,
-	      "a dirty tree before an iteration", "fail"),
+	      "a dirty tree before an iteration (--isolation in-place)", "fail"),
     OPT_ENUM_(0, "stash-restore-policy", &setup.a.restore_policy, gdn_restore_policy_enum,
 	      "when the stash cannot be restored", "warn-keep"),
     OPT_BOOL_(0, "allow-no-commit", &setup.a.allow_no_commit, "do not require a new commit"),
@@ -345,7 +385,7 @@ static struct opt loop_opts[] = {
 		 "release: SIGINT, then SIGTERM after S seconds", "120.0"),
     OPT_STRING_(0, "dev-tpu-allocate-log", &setup.w.alloc_log, "PATH", "the allocation's output",
 		"<log-dir>/dev_tpu_allocate.log"),
-    OPT_BOOL_(0, "dev-tpu-verbose", &setup.w.verbose, "verbose dev_tpu.py output"),
+    OPT_BOOL_F(0, "dev-tpu-verbose", &setup.w.verbose, "verbose dev_tpu.py output", OPT_INVOCATION),
     OPT_DURATION_(0, "dev-tpu-reacquire-interval", &setup.w.reacquire_ms,
 		  "at most one re-acquire of a lost or failing dev TPU this often", "5m"),
     OPT_GROUP_("Marin validation defaults: without project.test_command/profile_command"),
@@ -518,6 +558,8 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 	if (!gdn_cmd_parse_opts(opts, &loop_usage, argc, argv, OPT_PARSE_NO_POSITIONAL, &rest,
 				&code))
 		goto out;
+	if (gdn_loop_setup_resume(s, opts, argc, argv))
+		goto failed;
 	pr.json = s->a.json;
 	s->say = on_say;
 	s->on_line = on_agent_line;
@@ -548,7 +590,7 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 			code = gdn_die_err(&err);
 		goto out;
 	}
-	if (gdn_loop_setup_gate(s, opts))
+	if (gdn_loop_setup_gate(s, opts) || gdn_loop_setup_journal_override(s))
 		goto failed;
 	code = run(s, &pr);
 	goto out;

@@ -40,9 +40,13 @@ void gdn_loop_summary_release(struct gdn_loop_summary *s)
 	free(s->run_id);
 	free(s->stop_reason);
 	free(s->journal);
+	free(s->champion);
+	free(s->champion_ref);
 	strvec_clear(&s->stashes_kept);
+	strvec_clear(&s->refs_kept);
 	memset(s, 0, sizeof(*s));
 	strvec_init(&s->stashes_kept);
+	strvec_init(&s->refs_kept);
 }
 
 json_t *gdn_loop_summary_json(const struct gdn_loop_summary *s)
@@ -74,6 +78,21 @@ json_t *gdn_loop_summary_json(const struct gdn_loop_summary *s)
 		json_array_append_new(kept, o);
 	}
 	json_object_set_new(doc, "stashes_kept", kept);
+	kept = json_array();
+	for (size_t i = 0; i < s->refs_kept.nr; i++) {
+		const char *sp = strchrnul(s->refs_kept.v[i], ' ');
+
+		json_array_append_new(kept, json_pack("{s:s%,s:s}", "ref", s->refs_kept.v[i],
+						      (size_t)(sp - s->refs_kept.v[i]), "what",
+						      *sp ? sp + 1 : ""));
+	}
+	json_object_set_new(doc, "refs_kept", kept);
+	if (s->champion) {
+		json_object_set_new(doc, "champion", json_string(s->champion));
+		json_object_set_new(doc, "champion_ref",
+				    s->champion_parked ? json_string(s->champion_ref)
+						       : json_null());
+	}
 	json_object_set_new(doc, "journal", s->journal ? json_string(s->journal) : json_null());
 	return doc;
 }
@@ -100,6 +119,14 @@ struct loop {
 	 * so it uses this instead (one tree scan per iteration, not two).
 	 */
 	bool clean_known;
+	/*
+	 * --isolation worktree: git in the user's checkout (refs, the branch)
+	 * and in the agent's worktree, both quiet; the loop branch, the
+	 * champion (the last promoted commit) and where the loop last left
+	 * the branch (btip: behind the champion while parked).
+	 */
+	struct gdn_git ugit, wgit;
+	char *branch, *champion, *btip, *champion_ref;
 };
 
 static void say(struct loop *l, enum gdn_loop_level level, const char *fmt, ...) GDN_PRINTF(3, 4);
@@ -164,6 +191,8 @@ static int interrupted(void)
 }
 
 static void clear_stale_locks(struct loop *l);
+static void stop_orphan_agent(struct loop *l, const struct gdn_loop_state *st);
+static void wait_for_git(struct loop *l);
 
 /* ---- one iteration ---- */
 
@@ -177,6 +206,9 @@ enum step {
 struct iter {
 	long it;
 	char *head_before, *head_after;
+	char *branch_after; /* the branch checked out after the agent (NULL: detached) */
+	bool descendant;    /* head_after descends from head_before (or is it) */
+	bool dirty_after;   /* the agent left uncommitted changes */
 	long commits;
 	enum gdn_loop_failure kind;
 	int rc;
@@ -195,6 +227,340 @@ static enum step fail(struct iter *c, enum gdn_loop_failure kind, int rc,
 	sbuf_reset(&c->msg);
 	sbuf_adds(&c->msg, msg);
 	return STEP_FAIL;
+}
+
+/* ---- work set aside under refs/gdnctl/, and --isolation worktree ---- */
+
+static bool isolated(const struct loop *l)
+{
+	return l->o->isolation == GDN_ISOLATION_WORKTREE;
+}
+
+/*
+ * Keep `sha` under refs/gdnctl/<kind><it> (or <it>-2, ...; kind ends in '/'
+ * or '-'): said, journaled
+ * (`ref_kept`) and listed in the summary. Never fails the iteration: a ref
+ * that cannot be written is a warning naming the commit.
+ */
+static void keep_ref(struct loop *l, long it, const char *kind, const char *sha, const char *what)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+	char *base = xstrfmt("refs/gdnctl/%s%ld", kind, it), *ref = NULL;
+	json_t *ev;
+
+	if (gdn_git_keep_ref(&l->ugit, base, sha, &ref, &err)) {
+		say(l, GDN_LOOP_WARN, "%s (%.12s) could not be kept under %s: %s", what, sha, base,
+		    err.msg);
+		goto out;
+	}
+	say(l, GDN_LOOP_WARN, "%s: kept at %s (%.12s)", what, ref, sha);
+	ev = gdn_journal_iteration(it);
+	json_object_set_new(ev, "kind", json_stringn(kind, strcspn(kind, "/")));
+	json_object_set_new(ev, "ref", json_string(ref));
+	json_object_set_new(ev, "sha", json_string(sha));
+	json_object_set_new(ev, "what", json_string(what));
+	journal_event(l, "ref_kept", ev);
+	strvec_pushf(&l->sum->refs_kept, "%s %s", ref, what);
+out:
+	free(base);
+	free(ref);
+}
+
+/*
+ * Uncommitted changes in the agent's tree (`wgit`): kept as a commit under
+ * refs/gdnctl/leftovers/<it>, then removed, so that validation tests exactly
+ * the commits and nothing leaks into the next iteration or a user stash.
+ */
+static int set_leftovers_aside(struct loop *l, long it, struct gdn_err *err)
+{
+	char *idx = xstrfmt("%s/leftovers.index", l->o->log_dir), *sha = NULL;
+	char *msg = xstrfmt("gdnctl: changes left by the agent in iteration %ld (run %s)", it,
+			    l->sum->run_id);
+	int ret = gdn_git_snapshot(&l->wgit, idx, msg, &sha, err);
+
+	if (!ret && sha) {
+		keep_ref(l, it, "leftovers/", sha, "uncommitted changes the agent left");
+		ret = gdn_git_reset_clean(&l->wgit, NULL, err);
+	}
+	l->clean_known = !ret;
+	free(idx);
+	free(msg);
+	free(sha);
+	return ret;
+}
+
+/* Put the branch and HEAD of the user's checkout back at head_before (in place). */
+static int restore_in_place(struct loop *l, struct iter *c, const char *branch, struct gdn_err *err)
+{
+	int rc = 0, ret;
+	struct sbuf out = SBUF_INIT;
+
+	ret = gdn_git_runl(&l->wgit, &rc, &out, err, "update-index", "-q", "--refresh", NULL);
+	if (!ret && branch && (!c->branch_after || strcmp(c->branch_after, branch)))
+		ret = gdn_git_runl(&l->git, &rc, &out, err, "checkout", "-q", branch, NULL);
+	if (!ret && !rc)
+		ret = gdn_git_runl(&l->git, &rc, &out, err, "reset", "-q", "--keep", c->head_before,
+				   NULL);
+	if (!ret && rc) {
+		sbuf_trim(&out);
+		ret = gdn_err_set(err, GDN_EFAILED, "cannot put %s back at %.12s: %s",
+				  branch ? branch : "HEAD", c->head_before, out.buf);
+	}
+	sbuf_release(&out);
+	return ret;
+}
+
+/* Where the loop branch is now (NULL: deleted). */
+static int branch_tip(struct loop *l, char **tip, struct gdn_err *err)
+{
+	char *ref = xstrfmt("refs/heads/%s", l->branch);
+	int ret = gdn_git_rev(&l->ugit, ref, tip, err);
+
+	free(ref);
+	return ret;
+}
+
+/*
+ * Bring the loop branch to the champion when it is behind it: a
+ * fast-forward that keeps the uncommitted edits of the checkout that has
+ * it. When those edits touch the same files, or the branch moved
+ * elsewhere, the champion stays at its ref (parked) and the summary says
+ * how to bring it in; each later promotion tries again.
+ */
+static void advance_branch(struct loop *l, long it)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+	struct sbuf why = SBUF_INIT;
+	bool ff = false;
+
+	if (!strcmp(l->btip, l->champion))
+		goto out;
+	if (gdn_git_is_ancestor(&l->ugit, l->btip, l->champion, &ff, &err) ||
+	    (ff && gdn_git_move_branch(&l->ugit, l->branch, l->btip, l->champion, l->o->workdir,
+				       &why, &err))) {
+		sbuf_reset(&why);
+		sbuf_adds(&why, err.msg);
+	} else if (!ff) {
+		sbuf_addf(&why, "%s no longer leads to it", l->branch);
+	}
+	if (!why.len) {
+		journal_event(l, "branch_moved",
+			      json_pack("{sIssssss}", "iteration", (json_int_t)it, "branch",
+					l->branch, "from", l->btip, "to", l->champion));
+		if (l->sum->champion_parked)
+			say(l, GDN_LOOP_INFO, "%s caught up with the champion %.12s", l->branch,
+			    l->champion);
+		free(l->btip);
+		l->btip = xstrdup(l->champion);
+		l->sum->champion_parked = false;
+		goto out;
+	}
+	if (!l->sum->champion_parked)
+		say(l, GDN_LOOP_WARN,
+		    "%s stays at %.12s (%s); the champion %.12s is kept at %s: bring it in with "
+		    "`git merge --ff-only %s`",
+		    l->branch, l->btip, why.buf, l->champion, l->champion_ref, l->champion_ref);
+	journal_event(l, "champion_parked",
+		      json_pack("{sIssss}", "iteration", (json_int_t)it, "ref", l->champion_ref,
+				"reason", why.buf));
+	l->sum->champion_parked = true;
+out:
+	sbuf_release(&why);
+}
+
+/* A new champion: its ref first (the truth for --resume), then the journal, then the branch. */
+static int promote(struct loop *l, long it, const char *sha, struct gdn_err *err)
+{
+	int ret = gdn_git_set_ref(&l->ugit, l->champion_ref, sha, NULL, err);
+
+	if (ret)
+		return ret;
+	free(l->champion);
+	l->champion = xstrdup(sha);
+	journal_event(l, "promote",
+		      json_pack("{sIssss}", "iteration", (json_int_t)it, "champion", sha, "branch",
+				l->branch));
+	advance_branch(l, it);
+	return 0;
+}
+
+/*
+ * After the agent: the loop branch must be where the loop left it. A
+ * branch moved meanwhile is kept under refs/gdnctl/discarded/<it> and put
+ * back (*moved).
+ */
+static int check_branch(struct loop *l, struct iter *c, bool *moved, struct gdn_err *err)
+{
+	char *tip = NULL, *ref = xstrfmt("refs/heads/%s", l->branch);
+	struct sbuf why = SBUF_INIT;
+	int ret = branch_tip(l, &tip, err);
+
+	*moved = !ret && (!tip || strcmp(tip, l->btip));
+	if (ret || !*moved)
+		goto out;
+	if (tip) {
+		keep_ref(l, c->it, "discarded/", tip,
+			 "the loop branch, moved during the iteration");
+		ret = gdn_git_move_branch(&l->ugit, l->branch, tip, l->btip, l->o->workdir, &why,
+					  err);
+	} else {
+		ret = gdn_git_set_ref(&l->ugit, ref, l->btip, NULL, err);
+	}
+	if (!ret && why.len)
+		say(l, GDN_LOOP_WARN, "%s could not be put back at %.12s: %s", l->branch, l->btip,
+		    why.buf);
+out:
+	free(tip);
+	free(ref);
+	sbuf_release(&why);
+	return ret;
+}
+
+/*
+ * The end of an iteration with --isolation worktree: an accepted
+ * iteration's HEAD is returned, to become the champion once the decision
+ * naming it is journaled (a crash in between: --resume promotes it); the
+ * commits of any other are kept under refs/gdnctl/discarded/<it> (a hook
+ * that reverted them kept them already) and the worktree goes back to the
+ * champion.
+ */
+static char *settle(struct loop *l, struct iter *c, bool accepted)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+	char *head = NULL;
+
+	if (gdn_git_rev(&l->wgit, "HEAD", &head, &err) || !head)
+		goto fail;
+	if (strcmp(head, l->champion) && c->commits > 0 && accepted)
+		return head; /* promoted once the decision is journaled */
+	if (strcmp(head, l->champion) && c->commits > 0)
+		keep_ref(l, c->it, "discarded/", head, "the commits of a failed iteration");
+	c->commits = 0;
+	if (strcmp(head, l->champion) && gdn_git_reset_clean(&l->wgit, l->champion, &err))
+		goto fail;
+	free(head);
+	return NULL;
+fail:
+	say(l, GDN_LOOP_WARN, "iteration %ld: %s", c->it, err.msg);
+	c->commits = 0;
+	free(head);
+	return NULL;
+}
+
+/*
+ * Retire the agent's worktree (the end of a run, or what a crashed run
+ * left): its uncommitted changes and any commit past the champion (an
+ * interrupted iteration `it`) are kept under refs, then it is removed.
+ */
+static void retire_worktree(struct loop *l, long it)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+	char *head = NULL;
+
+	if (access(l->o->workdir, F_OK))
+		goto prune;
+	if (set_leftovers_aside(l, it, &err))
+		say(l, GDN_LOOP_WARN, "%s", err.msg);
+	gdn_err_clear(&err);
+	if (!gdn_git_rev(&l->wgit, "HEAD", &head, &err) && head && l->champion &&
+	    strcmp(head, l->champion)) {
+		char *kind = xstrfmt("loop/%s/iteration-", l->sum->run_id);
+
+		keep_ref(l, it, kind, head, "the commits of an interrupted iteration");
+		free(kind);
+	}
+	gdn_err_clear(&err);
+	if (gdn_git_worktree_remove(&l->ugit, l->o->workdir, &err))
+		say(l, GDN_LOOP_WARN, "%s", err.msg);
+	else
+		journal_event(l, "worktree_removed", json_pack("{ss}", "path", l->o->workdir));
+	free(head);
+	return;
+prune:
+	gdn_git_runl(&l->ugit, &(int){0}, NULL, &err, "worktree", "prune", NULL);
+}
+
+/* A new run's loop branch and champion (its tip), then the agent's worktree there. */
+static int iso_begin(struct loop *l, struct gdn_err *err)
+{
+	int ret = 0;
+
+	if (l->o->branch) {
+		l->branch = xstrdup(l->o->branch);
+	} else {
+		ret = gdn_repo_head_at(l->o->user_workdir, NULL, &l->branch, err);
+		if (!ret && !l->branch)
+			ret = gdn_err_set(err, GDN_EUSAGE,
+					  "'%s' is on a detached HEAD: name the loop branch with "
+					  "--branch B, or use --isolation in-place",
+					  l->o->user_workdir);
+	}
+	if (!ret)
+		ret = branch_tip(l, &l->champion, err);
+	if (!ret && !l->champion)
+		ret = gdn_err_set(err, GDN_EUSAGE, "no branch '%s' with a commit to start from",
+				  l->branch);
+	if (ret)
+		return ret;
+	l->btip = xstrdup(l->champion);
+	l->champion_ref = xstrfmt("refs/gdnctl/champion/%s", l->sum->run_id);
+	return gdn_git_set_ref(&l->ugit, l->champion_ref, l->champion, NULL, err);
+}
+
+/* Make the agent's worktree at the champion (journaled first, so a resume can remove it). */
+static int iso_worktree(struct loop *l, struct gdn_err *err)
+{
+	journal_event(l, "worktree_add",
+		      json_pack("{ssss}", "path", l->o->workdir, "commit", l->champion));
+	return gdn_git_worktree_add(&l->ugit, l->o->workdir, l->champion, err);
+}
+
+/*
+ * --resume of a run with --isolation worktree: the champion (its ref, else
+ * the journal's), the branch caught up if a promotion was cut short, what
+ * the crashed run left in the worktree kept, and a fresh worktree.
+ */
+static int iso_resume(struct loop *l, struct gdn_loop_state *st, struct gdn_err *err)
+{
+	int ret = 0;
+
+	if (!st->worktree || !st->loop_branch)
+		return gdn_err_set(err, GDN_EUSAGE,
+				   "run %s was started with --isolation in-place: resume it with "
+				   "--isolation in-place",
+				   st->run_id);
+	l->branch = xstrdup(st->loop_branch);
+	l->champion_ref = xstrfmt("refs/gdnctl/champion/%s", st->run_id);
+	ret = gdn_git_rev(&l->ugit, l->champion_ref, &l->champion, err);
+	if (!ret && st->champion && (!l->champion || strcmp(st->champion, l->champion))) {
+		bool ahead = !l->champion;
+
+		/* a decision journaled, its promotion cut short: finish it */
+		ret = ahead ? 0
+			    : gdn_git_is_ancestor(&l->ugit, l->champion, st->champion, &ahead, err);
+		if (!ret && ahead) {
+			free(l->champion);
+			l->champion = xstrdup(st->champion);
+			ret = gdn_git_set_ref(&l->ugit, l->champion_ref, l->champion, NULL, err);
+		}
+	}
+	if (!ret && !l->champion)
+		ret = gdn_err_set(err, GDN_ENOTFOUND, "run %s has no champion to resume from",
+				  st->run_id);
+	if (!ret)
+		ret = branch_tip(l, &l->btip, err);
+	if (ret)
+		return ret;
+	if (!l->btip)
+		l->btip = xstrdup(l->champion);
+	stop_orphan_agent(l, st);
+	wait_for_git(l);
+	if (strcmp(st->worktree, l->o->workdir) && !access(st->worktree, F_OK))
+		gdn_git_worktree_remove(&l->ugit, st->worktree, err);
+	gdn_err_clear(err);
+	retire_worktree(l, st->open_iter ? st->open_iter : st->last_done + 1);
+	advance_branch(l, st->last_done);
+	return iso_worktree(l, err);
 }
 
 static char *iter_path(struct loop *l, long it, const char *what)
@@ -395,12 +761,17 @@ static int detect_commits(struct loop *l, struct iter *c, struct gdn_err *err)
 	json_t *ev, *ids;
 	int ret;
 
-	ret = gdn_repo_head(l->repo, &c->head_after, NULL, err);
+	FREE_AND_NULL(c->head_after);
+	FREE_AND_NULL(c->branch_after);
+	c->commits = 0;
+	strvec_clear(&c->ids);
+	ret = gdn_repo_head(l->repo, &c->head_after, &c->branch_after, err);
 	if (ret)
 		return ret;
 	if (!c->head_after)
 		return gdn_err_set(err, GDN_EFAILED, "HEAD has no commit after the agent ran");
-	if (strcmp(c->head_after, c->head_before)) {
+	desc = !strcmp(c->head_after, c->head_before);
+	if (!desc) {
 		ret = gdn_repo_descendant(l->repo, c->head_after, c->head_before, &desc, err);
 		if (ret)
 			return ret;
@@ -412,11 +783,11 @@ static int detect_commits(struct loop *l, struct iter *c, struct gdn_err *err)
 		} else {
 			say(l, GDN_LOOP_WARN,
 			    "HEAD moved from %.12s to %.12s, which does not descend from it (a "
-			    "reset "
-			    "or checkout by the agent?); not counted as progress",
+			    "reset or checkout by the agent?); not counted as progress",
 			    c->head_before, c->head_after);
 		}
 	}
+	c->descendant = desc;
 	ev = gdn_journal_iteration(c->it);
 	json_object_set_new(ev, "before", json_string(c->head_before));
 	json_object_set_new(ev, "after", json_string(c->head_after));
@@ -429,11 +800,80 @@ static int detect_commits(struct loop *l, struct iter *c, struct gdn_err *err)
 	journal_event(l, "head", ev);
 	ret = gdn_repo_dirty(l->repo, &dirty, err);
 	l->clean_known = !ret && !dirty;
+	c->dirty_after = !ret && dirty;
 	if (!ret && dirty) {
 		say(l, GDN_LOOP_WARN, "the agent left uncommitted changes in the working tree");
 		journal_event(l, "dirty_after", gdn_journal_iteration(c->it));
 	}
 	return 0;
+}
+
+/* The commits after a rewrite or a failed attempt are set aside: a `head` event says so. */
+static void journal_set_aside(struct loop *l, struct iter *c, const char *why)
+{
+	json_t *ev = gdn_journal_iteration(c->it);
+
+	json_object_set_new(ev, "before", json_string(c->head_before));
+	json_object_set_new(ev, "after", json_string(c->head_before));
+	json_object_set_new(ev, "set_aside", json_string(c->head_after));
+	json_object_set_new(ev, "reason", json_string(why));
+	json_object_set_new(ev, "commits", json_integer(0));
+	json_object_set_new(ev, "ids", json_array());
+	journal_event(l, "head", ev);
+	c->commits = 0;
+	strvec_clear(&c->ids);
+}
+
+/*
+ * What the agent left, whatever its exit: the loop branch where the loop
+ * left it (worktree), the commits (a `head` event), uncommitted changes
+ * set aside, a rewritten history or switched branch set aside and undone
+ * (a "history" failure), and the commits of a failed attempt set aside
+ * or, with --agent-failure-commits validate, passed on to validation.
+ */
+static enum step after_agent(struct loop *l, struct iter *c, const char *branch, enum step step,
+			     struct gdn_err *err)
+{
+	bool rewritten = false, undo = false;
+	const char *why = NULL;
+
+	if (isolated(l) && check_branch(l, c, &rewritten, err))
+		return STEP_ERROR;
+	if (detect_commits(l, c, err))
+		return STEP_ERROR;
+	if (c->dirty_after && (isolated(l) || !l->o->allow_dirty) &&
+	    set_leftovers_aside(l, c->it, err))
+		return STEP_ERROR;
+	if (!c->descendant ||
+	    (!isolated(l) && branch && (!c->branch_after || strcmp(c->branch_after, branch)))) {
+		why = "history rewritten or branch switched by the agent";
+		keep_ref(l, c->it, "discarded/", c->head_after, why);
+		undo = rewritten = true;
+	} else if (step == STEP_FAIL && c->commits) {
+		if (l->o->agent_failure_commits == GDN_AFC_VALIDATE) {
+			say(l, GDN_LOOP_NOTE,
+			    "%s; its %ld commit(s) are validated (--agent-failure-commits "
+			    "validate)",
+			    c->msg.buf, c->commits);
+			c->agent_note = false;
+			step = STEP_OK;
+		} else {
+			why = "the commits of a failed agent attempt";
+			keep_ref(l, c->it, "discarded/", c->head_after, why);
+			undo = true;
+		}
+	}
+	if (undo) {
+		journal_set_aside(l, c, why);
+		if (isolated(l) ? gdn_git_reset_clean(&l->wgit, c->head_before, err)
+				: restore_in_place(l, c, branch, err))
+			return STEP_ERROR;
+	}
+	if (rewritten && step != STEP_FAIL)
+		step = fail(c, GDN_FAIL_HISTORY, 1, GDN_POLICY_COUNT_FAILURE,
+			    "The agent rewrote history or moved the branch; its work was set aside "
+			    "under refs/gdnctl/.");
+	return step;
 }
 
 /*
@@ -490,9 +930,19 @@ static enum step iteration_body(struct loop *l, struct iter *c, struct gdn_err *
 	json_t *ev;
 
 	say(l, GDN_LOOP_HEADING, "=== codex iteration %ld/%ld ===", c->it, l->total);
+	/* a worktree removed under the run (the agent deleted the log dir) is made again */
+	if (isolated(l) && ((access(l->o->workdir, F_OK) && iso_worktree(l, err)) ||
+			    gdn_git_reset_clean(&l->wgit, l->champion, err))) {
+		step = STEP_ERROR;
+		goto out;
+	}
 	if (gdn_repo_head(l->repo, &c->head_before, &branch, err)) {
 		step = STEP_ERROR;
 		goto out;
+	}
+	if (isolated(l)) {
+		free(branch);
+		branch = xstrdup(l->branch);
 	}
 	ev = gdn_journal_iteration(c->it);
 	json_object_set_new(ev, "head", c->head_before ? json_string(c->head_before) : json_null());
@@ -500,7 +950,7 @@ static enum step iteration_body(struct loop *l, struct iter *c, struct gdn_err *
 	journal_event(l, "iteration_start", ev);
 	clean_known = l->clean_known;
 	l->clean_known = false;
-	if (!l->o->allow_dirty && !clean_known) {
+	if (!l->o->allow_dirty && !clean_known && !isolated(l)) {
 		if (gdn_repo_dirty(l->repo, &dirty, err)) {
 			step = STEP_ERROR;
 			goto out;
@@ -528,8 +978,8 @@ static enum step iteration_body(struct loop *l, struct iter *c, struct gdn_err *
 	    (l->o->sync_policy == GDN_SYNC_ONCE && c->it == l->first)) {
 		FREE_AND_NULL(synced_from);
 		if (gdn_repo_head(l->repo, &synced_from, NULL, err) ||
-		    gdn_git_sync(&l->git, l->o->sync_remote, l->o->sync_branch, l->o->sync_conflict,
-				 err)) {
+		    gdn_git_sync(&l->git, l->ugit.workdir, l->o->sync_remote, l->o->sync_branch,
+				 l->o->sync_conflict, err)) {
 			step = STEP_ERROR;
 			goto out;
 		}
@@ -548,6 +998,11 @@ static enum step iteration_body(struct loop *l, struct iter *c, struct gdn_err *
 		step = STEP_ERROR;
 		goto out;
 	}
+	if (synced_from && strcmp(synced_from, c->head_before) && isolated(l) &&
+	    promote(l, c->it, c->head_before, err)) {
+		step = STEP_ERROR;
+		goto out;
+	}
 	if (synced_from && strcmp(synced_from, c->head_before) && l->hooks && l->hooks->synced) {
 		/* the branch moved under the champion: the hook re-measures it */
 		struct gdn_loop_iter gi = {
@@ -563,12 +1018,10 @@ static enum step iteration_body(struct loop *l, struct iter *c, struct gdn_err *
 		goto out;
 	}
 	step = run_agent(l, c, prompt.buf, err);
+	if (step == STEP_OK || step == STEP_FAIL)
+		step = after_agent(l, c, branch, step, err);
 	if (step != STEP_OK)
 		goto out;
-	if (detect_commits(l, c, err)) {
-		step = STEP_ERROR;
-		goto out;
-	}
 	if (interrupted()) {
 		step = STEP_INTR;
 		goto out;
@@ -621,7 +1074,8 @@ out:
 	return step;
 }
 
-static void journal_decision(struct loop *l, struct iter *c, bool failed, bool counted, int exit)
+static void journal_decision(struct loop *l, struct iter *c, bool failed, bool counted, int exit,
+			     const char *champion)
 {
 	json_t *ev = gdn_journal_iteration(c->it);
 
@@ -633,6 +1087,8 @@ static void journal_decision(struct loop *l, struct iter *c, bool failed, bool c
 	json_object_set_new(ev, "failures", json_integer(l->failures));
 	json_object_set_new(ev, "consecutive", json_integer(l->consecutive));
 	json_object_set_new(ev, "exit", exit >= 0 ? json_integer(exit) : json_null());
+	if (champion)
+		json_object_set_new(ev, "champion", json_string(champion));
 	journal_event(l, "decision", ev);
 }
 
@@ -644,6 +1100,7 @@ static int iteration(struct loop *l, long it)
 	struct gdn_err err = GDN_ERR_INIT, rerr = GDN_ERR_INIT;
 	struct iter c = {.it = it, .msg = SBUF_INIT, .ids = STRVEC_INIT};
 	enum step step = iteration_body(l, &c, &err);
+	char *candidate = NULL;
 	bool failed = false, counted = false;
 	int exit = -1;
 
@@ -662,6 +1119,14 @@ static int iteration(struct loop *l, long it)
 	 */
 	if (step != STEP_INTR)
 		stamp_log(l, &c);
+	/*
+	 * With isolation, what lands: an accepted iteration, or one whose
+	 * gate or performance policy failed it without reverting (the policy
+	 * chose to keep the validated commits, as in place).
+	 */
+	if (step != STEP_INTR && isolated(l))
+		candidate = settle(
+		    l, &c, step == STEP_OK || (step == STEP_FAIL && c.kind == GDN_FAIL_HOOK));
 	if (step == STEP_ERROR) {
 		sbuf_reset(&c.msg);
 		sbuf_addf(&c.msg, "iteration %ld raised: %s", it, err.msg);
@@ -696,7 +1161,11 @@ static int iteration(struct loop *l, long it)
 		 */
 		l->sum->commits = (long)gdn_add_sat_i64(l->sum->commits, c.commits);
 		l->sum->iterations_run++;
-		journal_decision(l, &c, failed, counted, exit);
+		journal_decision(l, &c, failed, counted, exit, candidate);
+	}
+	if (candidate && promote(l, it, candidate, &rerr)) {
+		say(l, GDN_LOOP_WARN, "iteration %ld: %s", it, rerr.msg);
+		gdn_err_clear(&rerr);
 	}
 	if (l->stash.sha)
 		l->clean_known = false;
@@ -744,8 +1213,10 @@ static int iteration(struct loop *l, long it)
 		l->sum->stop_reason = xstrdup("failure");
 	}
 out:
+	free(candidate);
 	free(c.head_before);
 	free(c.head_after);
+	free(c.branch_after);
 	sbuf_release(&c.msg);
 	strvec_clear(&c.ids);
 	return exit;
@@ -799,7 +1270,11 @@ static int set_aside(struct loop *l, struct gdn_loop_state *st, struct gdn_err *
 		goto out;
 	ref = xstrfmt("refs/gdnctl/loop/%s/iteration-%ld", st->run_id, st->open_iter);
 	ret = gdn_git_runl(&l->git, &rc, &out, err, "update-ref", ref, head, NULL);
+	/* a stale stat cache (touch, rsync) makes reset refuse with "not uptodate" */
 	if (!ret && !rc)
+		ret =
+		    gdn_git_runl(&l->wgit, &rc, &out, err, "update-index", "-q", "--refresh", NULL);
+	if (!ret)
 		ret = gdn_git_runl(&l->git, &rc, &out, err, "reset", "-q", "--keep", st->open_head,
 				   NULL);
 	if (!ret && rc) {
@@ -917,6 +1392,17 @@ static int recover(struct loop *l, struct gdn_loop_state *st, struct gdn_err *er
 	stop_orphan_agent(l, st);
 	wait_for_git(l);
 	clear_stale_locks(l);
+	/* a stash preflight's throw-away worktree left by a kill -9 */
+	if (st->preflight && !access(st->preflight, F_OK)) {
+		char *dir = xstrdup(st->preflight);
+
+		if (!gdn_git_worktree_remove(&l->ugit, st->preflight, err))
+			say(l, GDN_LOOP_WARN, "removed the stash preflight worktree '%s'", dir);
+		gdn_err_clear(err);
+		*strrchr(dir, '/') = '\0';
+		rmdir(dir);
+		free(dir);
+	}
 	/* A recovery that was itself killed while stashing an interrupted agent's work. */
 	if (st->leftover_msg) {
 		ret = gdn_repo_stash_find(l->repo, st->leftover_sha, st->leftover_msg, &index,
@@ -1003,6 +1489,41 @@ static void ignore_log_dir(const char *log_dir)
 	free(path);
 }
 
+/* run_start: the run's plan, where it works and, with isolation, its branch and champion. */
+static json_t *run_start_event(struct loop *l)
+{
+	const struct gdn_loop_opts *o = l->o;
+	json_t *ev =
+	    json_pack("{sIssss}", "iterations", (json_int_t)l->total, "workdir",
+		      o->user_workdir ? o->user_workdir : o->workdir, "log_dir", o->log_dir);
+
+	struct gdn_err ignored = GDN_ERR_INIT;
+	char *head = NULL, *branch = NULL;
+
+	if (isolated(l)) {
+		head = xstrdup(l->champion);
+		branch = xstrdup(l->branch);
+	} else {
+		gdn_repo_head_at(o->workdir, &head, &branch, &ignored);
+	}
+	json_object_set_new(ev, "head", head ? json_string(head) : json_null());
+	json_object_set_new(ev, "branch", branch ? json_string(branch) : json_null());
+	free(head);
+	free(branch);
+	json_object_set_new(ev, "max_failures", json_integer(o->max_failures));
+	json_object_set_new(ev, "stop_after_failures", json_integer(o->stop_after_failures));
+	json_object_set_new(ev, "isolation",
+			    json_string(gdn_enum_name(gdn_isolation_enum, (int)o->isolation)));
+	if (isolated(l)) {
+		json_object_set_new(ev, "worktree", json_string(o->workdir));
+		json_object_set_new(ev, "loop_branch", json_string(l->branch));
+		json_object_set_new(ev, "champion", json_string(l->champion));
+	}
+	if (o->options)
+		json_object_set(ev, "options", o->options);
+	return ev;
+}
+
 /* The run's repository handle, for the engine and its stash operations. */
 static int open_repo(struct loop *l, struct gdn_err *err)
 {
@@ -1017,14 +1538,24 @@ static int resume(struct loop *l, struct gdn_loop_state *st, struct gdn_err *err
 {
 	int ret = load_state(l, st, err);
 
-	if (!ret)
-		ret = open_repo(l, err);
 	if (ret)
 		return ret;
 	free(l->sum->run_id);
 	l->sum->run_id = xstrdup(st->run_id);
 	free(l->j.run_id);
 	l->j.run_id = xstrdup(st->run_id);
+	l->stash.pin_run = l->sum->run_id;
+	if (isolated(l))
+		ret = iso_resume(l, st, err);
+	else if (st->worktree)
+		ret = gdn_err_set(err, GDN_EUSAGE,
+				  "run %s was started with --isolation worktree: resume it with "
+				  "--isolation worktree",
+				  st->run_id);
+	if (!ret)
+		ret = open_repo(l, err);
+	if (ret)
+		return ret;
 	if (l->total <= 0)
 		l->total = st->iterations;
 	l->failures = st->failures;
@@ -1069,13 +1600,19 @@ int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *age
 	l.git.retry_sleep_ms = o->git_retry_sleep_ms;
 	l.git.say = o->say;
 	l.git.payload = o->payload;
+	l.wgit = l.git;
+	l.wgit.quiet = true;
+	l.ugit = l.wgit;
+	l.ugit.workdir = o->user_workdir ? o->user_workdir : o->workdir;
 	l.stash.git = &l.git;
 	l.stash.restore_policy = o->restore_policy;
 	l.stash.kept = &sum->stashes_kept;
+	l.stash.refs = &sum->refs_kept;
 	l.stash.journal = hook_journal;
 	l.stash.ctx = &l;
 	ignore_log_dir(o->log_dir);
 	sum->run_id = o->run_id ? xstrdup(o->run_id) : new_run_id();
+	l.stash.pin_run = sum->run_id;
 	ret = gdn_journal_open(&l.j, o->log_dir, sum->run_id, err);
 	if (ret)
 		goto out;
@@ -1087,18 +1624,19 @@ int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *age
 		if (ret)
 			goto out;
 	} else {
-		ret = open_repo(&l, err);
+		if (isolated(&l))
+			ret = iso_begin(&l, err);
+		if (ret)
+			goto out;
+		journal_event(&l, "run_start", run_start_event(&l));
+		if (isolated(&l))
+			ret = iso_worktree(&l, err);
+		if (!ret)
+			ret = open_repo(&l, err);
 		if (!ret)
 			ret = gdn_repo_head(l.repo, &head, &branch, err);
 		if (ret)
 			goto out;
-		journal_event(&l, "run_start",
-			      json_pack("{sIssssso*so*sIsI}", "iterations", (json_int_t)l.total,
-					"workdir", o->workdir, "log_dir", o->log_dir, "head",
-					head ? json_string(head) : NULL, "branch",
-					branch ? json_string(branch) : NULL, "max_failures",
-					(json_int_t)o->max_failures, "stop_after_failures",
-					(json_int_t)o->stop_after_failures));
 		if (hooks && hooks->start && head && l.total >= 1) {
 			struct gdn_loop_iter gi = {0, head, head, 0, hook_report, hook_journal, &l};
 			int rc = hooks->start(hooks->payload, &gi, err);
@@ -1152,6 +1690,8 @@ int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *age
 	}
 	sum->exit_code = exit;
 	sum->failures = l.failures;
+	if (isolated(&l))
+		retire_worktree(&l, l.sum->iterations_run + 1);
 	journal_event(&l, "run_end",
 		      json_pack("{sssi}", "reason", sum->stop_reason, "exit_code", exit));
 out:
@@ -1160,6 +1700,15 @@ out:
 
 		gdn_stash_restore(&l.stash, &ignored);
 	}
+	if (isolated(&l) && l.champion) {
+		retire_worktree(&l, l.sum->iterations_run + 1);
+		sum->champion = xstrdup(l.champion);
+		sum->champion_ref = xstrdup(l.champion_ref);
+	}
+	free(l.branch);
+	free(l.champion);
+	free(l.btip);
+	free(l.champion_ref);
 	gdn_stash_forget(&l.stash);
 	gdn_repo_free(l.repo);
 	gdn_loop_state_release(&st);

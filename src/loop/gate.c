@@ -182,6 +182,7 @@ static int revert(const struct gdn_gate *g, const struct gdn_loop_iter *it, cons
 	ro.old_head = it->head_before;
 	ro.new_head = it->head_after;
 	ro.reason = reason;
+	ro.mode = g->revert_mode;
 	ret = gdn_revert_iteration(&ro, &res, err);
 	if (ret) {
 		it->journal(it->ctx, "revert",

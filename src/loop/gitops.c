@@ -45,9 +45,8 @@ static void say(const struct gdn_git *g, enum gdn_loop_level level, const char *
 		g->say(level, msg, g->payload);
 }
 
-/* Run `git ARGS...` (an argv) in g->workdir: see gdn_git_runl. */
-static int git_run(const struct gdn_git *g, const char *const *args, int *rc, struct sbuf *out,
-		   struct gdn_err *err)
+int gdn_git_run(const struct gdn_git *g, const char *const *args, int *rc, struct sbuf *out,
+		struct gdn_err *err)
 {
 	struct strvec argv = STRVEC_INIT;
 	struct sbuf line = SBUF_INIT;
@@ -58,12 +57,14 @@ static int git_run(const struct gdn_git *g, const char *const *args, int *rc, st
 	strvec_pushv(&argv, args);
 	sbuf_adds(&line, "$ ");
 	gdn_argv_format(&line, argv.v);
-	say(g, GDN_LOOP_INFO, line.buf);
+	if (!g->quiet)
+		say(g, GDN_LOOP_INFO, line.buf);
 	for (int attempt = 1; attempt <= attempts; attempt++) {
 		gdn_proc_release(&p);
 		p = (struct gdn_proc)GDN_PROC_INIT;
 		p.argv = argv.v;
 		p.dir = g->workdir;
+		p.env = g->env;
 		p.capture = true;
 		p.out.limit = 4 * 1024 * 1024;
 		ret = gdn_proc_run(&p, err);
@@ -101,7 +102,7 @@ int gdn_git_runl(const struct gdn_git *g, int *rc, struct sbuf *out, struct gdn_
 	while ((a = va_arg(ap, const char *)))
 		strvec_push(&args, a);
 	va_end(ap);
-	ret = git_run(g, args.v, rc, out, err);
+	ret = gdn_git_run(g, args.v, rc, out, err);
 	strvec_clear(&args);
 	return ret;
 }
@@ -135,6 +136,31 @@ static void say_output(const struct gdn_git *g, enum gdn_loop_level level, const
 }
 
 /* ---- stash: saved by commit id, restored after a preflight ---- */
+
+static char *pin_ref(const struct gdn_stash *s)
+{
+	return s->pin_run ? xstrfmt("refs/gdnctl/stash/%s/%ld", s->pin_run, s->iter) : NULL;
+}
+
+/* Pin the current stash (sha set) or, sha NULL, drop the pin of iteration s->iter. */
+static void pin(struct gdn_stash *s, const char *sha)
+{
+	struct gdn_err ignored = GDN_ERR_INIT;
+	struct gdn_git q = *s->git;
+	char *ref = pin_ref(s);
+	int rc = 0;
+
+	q.quiet = true;
+	if (ref &&
+	    (gdn_git_run(&q,
+			 sha ? (const char *const[]){"update-ref", ref, sha, NULL}
+			     : (const char *const[]){"update-ref", "-d", ref, NULL},
+			 &rc, NULL, &ignored) ||
+	     rc) &&
+	    sha)
+		sayf(s->git, GDN_LOOP_WARN, "could not pin stash %s at %s", sha, ref);
+	free(ref);
+}
 
 void gdn_stash_forget(struct gdn_stash *s)
 {
@@ -178,6 +204,7 @@ int gdn_stash_save(struct gdn_stash *s, long it, const char *msg, const char *ki
 				  "Failed to resolve stash ref after stashing dirty tree.");
 		goto out;
 	}
+	pin(s, s->sha);
 	ev = gdn_journal_iteration(it);
 	json_object_set_new(ev, "sha", json_string(s->sha));
 	json_object_set_new(ev, "message", json_string(msg));
@@ -204,6 +231,8 @@ static int stash_preflight(struct gdn_stash *s, bool *conflict, struct sbuf *rep
 	if (!mkdtemp(tmpl))
 		goto out; /* fail open, as the original */
 	probe = xstrfmt("%s/probe", tmpl);
+	/* journaled first: a resume after a kill -9 here removes it */
+	journal_event(s, "preflight_worktree", json_pack("{ss}", "path", probe));
 	ret = gdn_git_runl(s->git, &rc, report, err, "worktree", "add", "--detach", probe, "HEAD",
 			   NULL);
 	if (ret || rc) {
@@ -211,8 +240,8 @@ static int stash_preflight(struct gdn_stash *s, bool *conflict, struct sbuf *rep
 		goto out;
 	}
 	pg.workdir = probe;
-	ret = git_run(&pg, (const char *const[]){"stash", "apply", "--quiet", s->sha, NULL}, &rc,
-		      &out, err);
+	ret = gdn_git_run(&pg, (const char *const[]){"stash", "apply", "--quiet", s->sha, NULL},
+			  &rc, &out, err);
 	if (!ret && rc) {
 		*conflict = true;
 		sbuf_add(report, out.buf, out.len);
@@ -240,8 +269,15 @@ void gdn_stash_report_kept(struct gdn_stash *s, const char *reason)
 	json_object_set_new(ev, "message", json_string(s->msg));
 	json_object_set_new(ev, "reason", json_string(reason));
 	journal_event(s, "stash_kept", ev);
-	if (!strvec_contains(s->kept, s->sha))
+	if (!strvec_contains(s->kept, s->sha)) {
+		char *ref = pin_ref(s);
+
 		strvec_pushf(s->kept, "%s %s", s->sha, s->msg);
+		if (ref && s->refs)
+			strvec_pushf(s->refs, "%s the stash of iteration %ld, not restored (%s)",
+				     ref, s->iter, s->msg);
+		free(ref);
+	}
 }
 
 static int drop_stash(struct gdn_stash *s, bool *dropped, struct gdn_err *err)
@@ -271,6 +307,7 @@ static void journal_restored(struct gdn_stash *s, bool dropped)
 	json_object_set_new(ev, "message", json_string(s->msg));
 	json_object_set_new(ev, "dropped", json_boolean(dropped));
 	journal_event(s, "stash_restored", ev);
+	pin(s, NULL);
 }
 
 /* After a failed restore: the original's unmerged-paths recovery. */
@@ -381,15 +418,18 @@ out:
 
 /* ---- sync with a remote branch ---- */
 
-int gdn_git_sync(const struct gdn_git *g, const char *remote, const char *branch,
-		 enum gdn_sync_conflict conflict, struct gdn_err *err)
+int gdn_git_sync(const struct gdn_git *g, const char *fetch_dir, const char *remote,
+		 const char *branch, enum gdn_sync_conflict conflict, struct gdn_err *err)
 {
+	struct gdn_git fg = *g;
 	struct sbuf out = SBUF_INIT, aout = SBUF_INIT;
 	char *target = xstrfmt("%s/%s", remote, branch);
 	int rc = 0, arc = 0, ret;
 
 	sayf(g, GDN_LOOP_INFO, "syncing branch with %s", target);
-	ret = gdn_git_runl(g, &rc, &out, err, "fetch", remote, branch, NULL);
+	if (fetch_dir)
+		fg.workdir = fetch_dir;
+	ret = gdn_git_runl(&fg, &rc, &out, err, "fetch", remote, branch, NULL);
 	if (ret)
 		goto out;
 	if (rc) {

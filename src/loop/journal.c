@@ -21,6 +21,7 @@ static const struct gdn_enum failure_enum[] = {
     {"no_commit", GDN_FAIL_NO_COMMIT, "the iteration made no commit"},
     {"hook", GDN_FAIL_HOOK, "the validation gate or the performance policy failed"},
     {"iteration_error", GDN_FAIL_ITERATION_ERROR, "the iteration could not run"},
+    {"history", GDN_FAIL_HISTORY, "the agent rewrote history or moved the loop branch"},
     GDN_ENUM_END,
 };
 
@@ -190,6 +191,11 @@ void gdn_loop_state_release(struct gdn_loop_state *st)
 	free(st->stash_sha);
 	free(st->leftover_msg);
 	free(st->leftover_sha);
+	free(st->worktree);
+	free(st->loop_branch);
+	free(st->champion);
+	free(st->preflight);
+	json_decref(st->options);
 	strvec_clear(&st->kept);
 	memset(st, 0, sizeof(*st));
 	strvec_init(&st->kept);
@@ -233,6 +239,11 @@ static void new_run(struct gdn_loop_state *st, json_t *o)
 	gdn_loop_state_release(st);
 	set_str(&st->run_id, str_of(o, "run"));
 	st->iterations = (long)int_of(o, "iterations");
+	set_str(&st->worktree, str_of(o, "worktree"));
+	set_str(&st->loop_branch, str_of(o, "loop_branch"));
+	set_str(&st->champion, str_of(o, "champion"));
+	if (json_is_object(json_object_get(o, "options")))
+		st->options = json_deep_copy(json_object_get(o, "options"));
 }
 
 static void apply_event(struct gdn_loop_state *st, const char *ev, json_t *o)
@@ -281,6 +292,8 @@ static void apply_event(struct gdn_loop_state *st, const char *ev, json_t *o)
 		st->failures = (long)int_of(o, "failures");
 		st->consecutive = (long)int_of(o, "consecutive");
 		count_failure(st, str_of(o, "failure"));
+		if (str_of(o, "champion"))
+			set_str(&st->champion, str_of(o, "champion"));
 	} else if (!strcmp(ev, "failure")) {
 		st->failures = (long)int_of(o, "failures");
 		st->consecutive = (long)int_of(o, "consecutive");
@@ -321,6 +334,19 @@ static void apply_event(struct gdn_loop_state *st, const char *ev, json_t *o)
 		    !strcmp(st->leftover_msg, str_of(o, "message"))) {
 			FREE_AND_NULL(st->leftover_msg);
 			FREE_AND_NULL(st->leftover_sha);
+		}
+	} else if (!strcmp(ev, "promote")) {
+		set_str(&st->champion, str_of(o, "champion"));
+	} else if (!strcmp(ev, "preflight_worktree")) {
+		set_str(&st->preflight, str_of(o, "path"));
+	} else if (!strcmp(ev, "worktree_add")) {
+		set_str(&st->worktree, str_of(o, "path"));
+	} else if (!strcmp(ev, "resume_override")) {
+		/* options a resume changed: the run's from then on */
+		if (json_is_object(json_object_get(o, "options"))) {
+			if (!st->options)
+				st->options = json_object();
+			json_object_update(st->options, json_object_get(o, "options"));
 		}
 	} else if (!strcmp(ev, "run_end")) {
 		st->ended = true;

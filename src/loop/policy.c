@@ -45,6 +45,20 @@ const struct gdn_enum gdn_sync_conflict_enum[] = {
     GDN_ENUM_END,
 };
 
+const struct gdn_enum gdn_isolation_enum[] = {
+    {"worktree", GDN_ISOLATION_WORKTREE,
+     "the agent works in a worktree of its own; only validated commits move the branch"},
+    {"in-place", GDN_ISOLATION_IN_PLACE,
+     "the agent works in this checkout; uncommitted work is stashed and pinned under a ref"},
+    GDN_ENUM_END,
+};
+
+const struct gdn_enum gdn_agent_failure_commits_enum[] = {
+    {"discard", GDN_AFC_DISCARD, "set them aside under refs/gdnctl/discarded/<iteration>"},
+    {"validate", GDN_AFC_VALIDATE, "validate them like the commits of a successful attempt"},
+    GDN_ENUM_END,
+};
+
 int gdn_loop_exit_code(enum gdn_loop_failure kind, int rc, bool original)
 {
 	if (original)

@@ -10,6 +10,7 @@
 #include "gdnctl/config.h"
 #include "gdnctl/enumtab.h"
 #include "gdnctl/file.h"
+#include "gdnctl/journal.h"
 #include "gdnctl/marin.h"
 #include "gdnctl/opt.h"
 #include "gdnctl/proc.h"
@@ -82,6 +83,7 @@ void gdn_loop_setup_init(struct gdn_loop_setup *s, const char *cwd, const char *
 	    .no_commit_policy = GDN_POLICY_FAIL,
 	    .iteration_error_policy = GDN_POLICY_FAIL,
 	    .dirty_policy = GDN_DIRTY_FAIL,
+	    .isolation = GDN_ISOLATION_WORKTREE,
 	    .restore_policy = GDN_RESTORE_WARN_KEEP,
 	    .sync_policy = GDN_SYNC_OFF,
 	    .sync_remote = "origin",
@@ -139,6 +141,7 @@ void gdn_loop_setup_init(struct gdn_loop_setup *s, const char *cwd, const char *
 	sbuf_init(&s->tmpl, 0);
 	strvec_init(&s->directives);
 	strvec_init(&s->warnings);
+	strvec_init(&s->resume_argv);
 	s->hooks = (struct gdn_loop_hooks){gdn_gate_validate,	     NULL, &s->gate,
 					   GDN_POLICY_COUNT_FAILURE, NULL, NULL};
 	gdn_perf_config_init(&s->pc);
@@ -168,12 +171,414 @@ void gdn_loop_setup_release(struct gdn_loop_setup *s)
 	strvec_clear(&s->warnings);
 	sbuf_release(&s->tmpl);
 	free(s->workdir);
+	free(s->agent_dir);
 	free(s->log_dir);
 	free(s->hlog);
 	free(s->prompt_path);
 	free(s->marin_tests);
 	free(s->marin_profile);
 	free(s->wandb_prefix);
+	json_decref(s->options);
+	strvec_clear(&s->resume_argv);
+	free(s->resume_run);
+	json_decref(s->overridden);
+}
+
+/* ---- the run's decision options, and --resume ---- */
+
+/* A duration in its largest exact unit ("90s", "30m", "1500ms"), as the parser reads it. */
+static char *duration_str(long ms)
+{
+	static const struct {
+		long ms;
+		const char *unit;
+	} units[] = {{86400000, "d"}, {3600000, "h"}, {60000, "m"}, {1000, "s"}};
+
+	if (!ms)
+		return xstrdup("0s");
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++)
+		if (ms % units[i].ms == 0)
+			return xstrfmt("%ld%s", ms / units[i].ms, units[i].unit);
+	return xstrfmt("%ldms", ms);
+}
+
+static bool decision_row(const struct opt *o)
+{
+	return o->long_name && o->type != OPT_GROUP && !(o->flags & OPT_INVOCATION);
+}
+
+static const struct opt *find_row(const struct opt *opts, const char *name)
+{
+	for (const struct opt *o = opts; o->type != OPT_END; o++)
+		if (o->long_name && !strcmp(o->long_name, name))
+			return o;
+	return NULL;
+}
+
+json_t *gdn_loop_option_value(const struct opt *o)
+{
+	switch (o->type) {
+	case OPT_BOOL:
+		return json_boolean(*(const int *)o->value);
+	case OPT_INT:
+		return json_integer(*(const long *)o->value);
+	case OPT_FLOAT:
+	case OPT_SECONDS:
+		return json_real(*(const double *)o->value);
+	case OPT_DURATION: {
+		long ms = *(const long *)o->value;
+		char *d;
+		json_t *v;
+
+		if (ms < 0)
+			return json_null(); /* a "not given" sentinel */
+		d = duration_str(ms);
+		v = json_string(d);
+		free(d);
+		return v;
+	}
+	case OPT_STRING:
+	case OPT_CHOICE: {
+		const char *v = *(const char *const *)o->value;
+
+		return v ? json_string(v) : json_null();
+	}
+	case OPT_ENUM: {
+		const char *n = gdn_enum_name(o->enums, *(const int *)o->value);
+
+		return n ? json_string(n) : json_null();
+	}
+	case OPT_LIST:
+	case OPT_KV: {
+		const struct strvec *sv = o->value;
+		json_t *a = json_array();
+
+		for (size_t i = 0; i < sv->nr; i++)
+			json_array_append_new(a, json_string(sv->v[i]));
+		return a;
+	}
+	default:
+		return json_null();
+	}
+}
+
+json_t *gdn_loop_options_json(const struct opt *opts)
+{
+	json_t *all = json_object();
+
+	for (const struct opt *o = opts; o->type != OPT_END; o++) {
+		json_t *v;
+
+		if (!decision_row(o) || !o->seen)
+			continue;
+		v = gdn_loop_option_value(o);
+		if (v && !json_is_null(v))
+			json_object_set_new(all, o->long_name, v);
+		else
+			json_decref(v); /* NULL: a string that is not UTF-8 */
+	}
+	return all;
+}
+
+static int bad_option(const char *name, const char *why, struct gdn_err *err)
+{
+	return gdn_err_set(err, GDN_EPARSE, "option '--%s' of the run %s", name, why);
+}
+
+int gdn_loop_options_argv(const struct opt *opts, json_t *options, struct strvec *argv,
+			  struct gdn_err *err)
+{
+	const char *name;
+	json_t *v, *item;
+	size_t i;
+
+	json_object_foreach(options, name, v)
+	{
+		const struct opt *o = find_row(opts, name);
+
+		if (!o || !decision_row(o))
+			return bad_option(name, "is not an option a run keeps", err);
+		if (json_is_null(v))
+			continue;
+		if (o->type == OPT_BOOL) {
+			if (!json_is_boolean(v))
+				return bad_option(name, "is not true or false", err);
+			if (json_is_true(v))
+				strvec_pushf(argv, "--%s", name);
+			else if (o->flags & OPT_NEGATABLE)
+				strvec_pushf(argv, "--no-%s", name);
+			continue;
+		}
+		if (o->type == OPT_LIST || o->type == OPT_KV) {
+			if (!json_is_array(v))
+				return bad_option(name, "is not a list", err);
+			json_array_foreach(v, i, item)
+			{
+				if (!json_is_string(item))
+					return bad_option(name, "is not a list of strings", err);
+				strvec_pushf(argv, "--%s", name);
+				strvec_push(argv, json_string_value(item));
+			}
+			continue;
+		}
+		if (json_is_string(v)) {
+			strvec_pushf(argv, "--%s", name);
+			strvec_push(argv, json_string_value(v));
+		} else if (json_is_integer(v)) {
+			strvec_pushf(argv, "--%s", name);
+			strvec_pushf(argv, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		} else if (json_is_real(v)) {
+			strvec_pushf(argv, "--%s", name);
+			strvec_pushf(argv, "%.17g", json_real_value(v));
+		} else {
+			return bad_option(name, "is not a value", err);
+		}
+	}
+	return 0;
+}
+
+/* The log dir of the options (its default: gdn_loop_default_log_dir), or NULL. */
+static char *log_dir_path(const struct gdn_loop_setup *s)
+{
+	struct gdn_err ignored = GDN_ERR_INIT;
+
+	return s->a.log_dir ? abspath(s->cwd, s->a.log_dir)
+			    : gdn_loop_default_log_dir(s->workdir, NULL, &ignored);
+}
+
+static int find_workdir(struct gdn_loop_setup *s);
+
+/*
+ * The run --resume continues, from the journal of the log dir: 1 with st
+ * filled, 0 when there is none to read (the engine says why), -1 on an
+ * error (s->err).
+ */
+static int read_run(struct gdn_loop_setup *s, struct gdn_loop_state *st)
+{
+	struct sbuf sb = SBUF_INIT;
+	struct gdn_err ignored = GDN_ERR_INIT;
+	char *dir, *path;
+	int ret = 0;
+
+	if (!s->workdir && find_workdir(s))
+		return -1;
+	dir = log_dir_path(s);
+	if (!dir)
+		return 0;
+	path = xstrfmt("%s/loop.jsonl", dir);
+	if (!sbuf_read_file(&sb, path, 256 * 1024 * 1024, &ignored) &&
+	    !gdn_journal_parse(sb.buf, sb.len, st, &ignored) && st->run_id)
+		ret = 1;
+	free(dir);
+	free(path);
+	sbuf_release(&sb);
+	return ret;
+}
+
+/* The setup from its defaults again, before the table is parsed again. */
+static void restart(struct gdn_loop_setup *s)
+{
+	const char *cwd = s->cwd, *root = s->repo_root;
+	struct gdn_config *cfg = s->cfg;
+
+	gdn_loop_setup_release(s);
+	gdn_loop_setup_init(s, cwd, root, cfg);
+}
+
+/* Parse the table from argv (after restart). */
+static int parse_again(struct gdn_loop_setup *s, struct opt *opts, const struct strvec *argv)
+{
+	static const struct opt_usage none = {"gdnctl loop", NULL, NULL};
+	struct strvec rest = STRVEC_INIT;
+	struct sbuf help = SBUF_INIT;
+	int ret;
+
+	restart(s);
+	ret = opt_parse(opts, &none, (int)argv->nr, argv->v, OPT_PARSE_NO_POSITIONAL, &rest, &help,
+			&s->err);
+	if (ret == OPT_HELP_REQUESTED)
+		ret = gdn_err_set(&s->err, GDN_EUSAGE, "the run's options ask for help");
+	strvec_clear(&rest);
+	sbuf_release(&help);
+	return ret;
+}
+
+/* "--NAME VALUE" as the command line would give the value v of row o; "" for none. */
+static void option_text(struct sbuf *out, const struct opt *o, json_t *v)
+{
+	json_t *item;
+	size_t i;
+
+	if (json_is_boolean(v)) {
+		if (json_is_true(v) || (o->flags & OPT_NEGATABLE))
+			sbuf_addf(out, "--%s%s", json_is_true(v) ? "" : "no-", o->long_name);
+		return;
+	}
+	if (json_is_array(v)) {
+		json_array_foreach(v, i, item)
+		{
+			sbuf_addf(out, "%s--%s ", i ? " " : "", o->long_name);
+			sbuf_add_shell_quoted(out, json_string_value(item));
+		}
+		return;
+	}
+	if (json_is_null(v))
+		return;
+	sbuf_addf(out, "--%s ", o->long_name);
+	if (json_is_string(v))
+		sbuf_add_shell_quoted(out, json_string_value(v));
+	else if (json_is_integer(v))
+		sbuf_addf(out, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+	else
+		sbuf_addf(out, "%.17g", json_real_value(v));
+}
+
+/* "--X a contradicts the run's --X b" (or "..., which had no --X") to msg. */
+static void contradiction(struct sbuf *msg, const struct opt *o, json_t *mine, json_t *theirs)
+{
+	struct sbuf t = SBUF_INIT;
+
+	if (msg->len)
+		sbuf_adds(msg, "; ");
+	option_text(msg, o, mine);
+	option_text(&t, o, theirs);
+	if (t.len)
+		sbuf_addf(msg, " contradicts the run's %s", t.buf);
+	else
+		sbuf_addf(msg, " contradicts the run, which had no --%s", o->long_name);
+	sbuf_release(&t);
+}
+
+int gdn_loop_setup_resume(struct gdn_loop_setup *s, struct opt *opts, int argc, const char **argv)
+{
+	struct gdn_loop_state st = GDN_LOOP_STATE_INIT;
+	struct strvec jargv = STRVEC_INIT, merged = STRVEC_INIT;
+	struct sbuf msg = SBUF_INIT;
+	json_t *mine = json_object(), *was = json_object(), *keep = NULL, *v;
+	const char *name;
+	bool override = s->a.resume_override;
+	int ret = 0;
+
+	if (!s->a.resume)
+		goto out;
+	ret = read_run(s, &st);
+	if (ret <= 0)
+		goto out;
+	ret = 0;
+	if (!st.options) {
+		strvec_pushf(&s->warnings,
+			     "run %s journaled no options (an older gdnctl): it resumes with the "
+			     "options of this command line",
+			     st.run_id);
+		goto out;
+	}
+	/* what this command line gives, then what the run had for the same options */
+	for (const struct opt *o = opts; o->type != OPT_END; o++)
+		if (decision_row(o) && o->seen)
+			json_object_set_new(mine, o->long_name, gdn_loop_option_value(o));
+	strvec_push(&jargv, argv[0]);
+	ret = gdn_loop_options_argv(opts, st.options, &jargv, &s->err);
+	if (!ret)
+		ret = parse_again(s, opts, &jargv);
+	if (ret) {
+		char *why = xstrdup(s->err.msg);
+
+		gdn_err_set(&s->err, GDN_EUSAGE, "cannot resume run %s: %s", st.run_id, why);
+		free(why);
+		ret = failed_usage(s);
+		goto out;
+	}
+	json_object_foreach(mine, name, v)
+	{
+		const struct opt *o = find_row(opts, name);
+		json_t *theirs = gdn_loop_option_value(o);
+
+		if (!json_equal(v, theirs)) {
+			contradiction(&msg, o, v, theirs);
+			json_object_set(was, name, theirs);
+		}
+		json_decref(theirs);
+	}
+	if (msg.len && !override) {
+		ret = gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+					  "%s (use --resume-override to change it)", msg.buf);
+		goto out;
+	}
+	/* the run's options but those given, then the command line */
+	keep = json_deep_copy(st.options);
+	json_object_foreach(mine, name, v) json_object_del(keep, name);
+	strvec_push(&merged, argv[0]);
+	ret = gdn_loop_options_argv(opts, keep, &merged, &s->err);
+	for (int i = 1; i < argc; i++)
+		strvec_push(&merged, argv[i]);
+	if (!ret)
+		ret = parse_again(s, opts, &merged);
+	if (ret) {
+		ret = failed_usage(s);
+		goto out;
+	}
+	s->resume_argv = merged;
+	strvec_init(&merged);
+	s->resume_run = xstrdup(st.run_id);
+	if (json_object_size(was)) {
+		s->overridden = json_pack("{sO}", "was", was);
+	}
+out:
+	gdn_loop_state_release(&st);
+	strvec_clear(&jargv);
+	strvec_clear(&merged);
+	sbuf_release(&msg);
+	json_decref(mine);
+	json_decref(was);
+	json_decref(keep);
+	return ret;
+}
+
+/*
+ * Drop a torn last line (a crash during a write) from the journal at path,
+ * so that the next event starts a line of its own. 0 or -1 (errno).
+ */
+static int drop_torn_line(const char *path)
+{
+	struct sbuf sb = SBUF_INIT;
+	struct gdn_err ignored = GDN_ERR_INIT;
+	const char *nl;
+	int ret = 0;
+
+	if (!sbuf_read_file(&sb, path, 256 * 1024 * 1024, &ignored) && sb.len &&
+	    sb.buf[sb.len - 1] != '\n') {
+		nl = memrchr(sb.buf, '\n', sb.len);
+		ret = truncate(path, nl ? (off_t)(nl - sb.buf) + 1 : 0);
+	}
+	sbuf_release(&sb);
+	return ret;
+}
+
+int gdn_loop_setup_journal_override(struct gdn_loop_setup *s)
+{
+	struct gdn_journal j = GDN_JOURNAL_INIT;
+	json_t *was = json_object_get(s->overridden, "was"), *now, *v;
+	const char *name;
+	int ret;
+
+	if (!s->overridden || !s->resume_run)
+		return 0;
+	ret = gdn_journal_open(&j, s->log_dir, s->resume_run, &s->err);
+	if (!ret && drop_torn_line(j.path))
+		ret = gdn_err_errno(&s->err, GDN_EIO, "cannot truncate journal '%s'", j.path);
+	if (!ret) {
+		now = json_object();
+		json_object_foreach(was, name, v)
+		{
+			json_t *n = json_object_get(s->options, name);
+
+			json_object_set(now, name, n ? n : json_null());
+		}
+		ret = gdn_journal_write(&j, "resume_override",
+					json_pack("{sosO}", "options", now, "was", was), &s->err);
+	}
+	gdn_journal_close(&j);
+	return ret ? failed(s, GDN_SETUP_ERROR) : 0;
 }
 
 /* ---- check ---- */
@@ -253,6 +658,11 @@ int gdn_loop_setup_check(struct gdn_loop_setup *s, const struct opt *opts)
 	struct gdn_loop_args *a = &s->a;
 	const char *msg;
 
+	json_decref(s->options);
+	s->options = gdn_loop_options_json(opts);
+	if (a->resume_override && !a->resume)
+		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+					   "--resume-override needs --resume");
 	if (a->iterations <= 0 && !a->resume && !opt_seen(opts, "iterations"))
 		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
 					   "option '--iterations' is required (or --resume)");
@@ -284,6 +694,15 @@ int gdn_loop_setup_check(struct gdn_loop_setup *s, const struct opt *opts)
 		    s, GDN_SETUP_ERROR, GDN_EUSAGE,
 		    "--until-time: expected YYYY-MM-DDTHH:MM[:SS]Z or +DURATION, got '%s'",
 		    a->until_time);
+	if (a->until_time && a->until_time[0] == '+') {
+		/* the run keeps the time it stops at, not a time from when it resumes */
+		char when[32];
+		struct tm tm;
+
+		gmtime_r(&s->lo.until_time, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		json_object_set_new(s->options, "until-time", json_string(when));
+	}
 	return 0;
 }
 
@@ -467,6 +886,38 @@ static int make_log_dir(struct gdn_loop_setup *s)
 }
 
 /*
+ * Where the agent and the gate work: the checkout in place; with
+ * --isolation worktree the engine's worktree under the log dir, the
+ * running log's path moved into it.
+ */
+static int agent_dir(struct gdn_loop_setup *s)
+{
+	size_t n = strlen(s->workdir);
+	char *p = NULL;
+
+	if (s->a.isolation != GDN_ISOLATION_WORKTREE) {
+		s->agent_dir = xstrdup(s->workdir);
+		return 0;
+	}
+	if (gdn_repo_discover(s->workdir, &p, NULL) || !p || strcmp(p, s->workdir)) {
+		free(p);
+		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+					   "--isolation worktree needs the top of a git "
+					   "repository as the working tree ('%s' is not); use "
+					   "--isolation in-place",
+					   s->workdir);
+	}
+	free(p);
+	s->agent_dir = xstrfmt("%s/worktree", s->log_dir);
+	if (s->hlog && !strncmp(s->hlog, s->workdir, n) && s->hlog[n] == '/') {
+		p = xstrfmt("%s%s", s->agent_dir, s->hlog + n);
+		free(s->hlog);
+		s->hlog = p;
+	}
+	return 0;
+}
+
+/*
  * A dirty tree that the iterations would refuse (no --allow-dirty, --dirty-policy
  * fail) is refused before the run starts (codex-loop: in iteration 1, an
  * iteration error, as the original). Not on --resume: the engine knows
@@ -477,7 +928,8 @@ static int check_clean(struct gdn_loop_setup *s)
 	struct gdn_err ignored = GDN_ERR_INIT;
 	bool dirty = false;
 
-	if (s->original || s->a.allow_dirty || s->a.resume || s->a.dirty_policy != GDN_DIRTY_FAIL)
+	if (s->original || s->a.isolation == GDN_ISOLATION_WORKTREE || s->a.allow_dirty ||
+	    s->a.resume || s->a.dirty_policy != GDN_DIRTY_FAIL)
 		return 0;
 	if (gdn_repo_dirty_at(s->workdir, &dirty, &ignored) || !dirty)
 		return 0;
@@ -562,6 +1014,8 @@ int gdn_loop_setup_paths(struct gdn_loop_setup *s)
 	const struct gdn_loop_args *a = &s->a;
 
 	/* the working tree, then everything in it (docs/compatibility.md: one tree for all) */
+	free(s->workdir);
+	s->workdir = NULL;
 	if (find_workdir(s))
 		return -1;
 	s->log_dir = a->log_dir ? abspath(s->cwd, a->log_dir)
@@ -585,7 +1039,7 @@ int gdn_loop_setup_paths(struct gdn_loop_setup *s)
 	}
 	if (load_directives(s))
 		return -1;
-	if (check_clean(s))
+	if (agent_dir(s) || check_clean(s))
 		return -1;
 	if (a->dry_run)
 		return 0;
@@ -646,7 +1100,7 @@ static int marin_defaults(struct gdn_loop_setup *s)
 	w->mg.p.all_transformer = w->all_transformer;
 	w->mg.p.extra = (const char *const *)w->profile_env.v;
 	w->mg.dry_run = w->profile_dry_run;
-	w->mg.repo = s->workdir;
+	w->mg.repo = s->agent_dir;
 	w->mg.tests = marin && mode == GDN_GATE_REQUIRED &&
 		      !nonempty(gdn_config_str(s->cfg, "project.test_command"));
 	w->mg.profile = marin && (mode != GDN_GATE_OFF || s->a.perf_on) &&
@@ -724,7 +1178,8 @@ static int setup_trace_source(struct gdn_loop_setup *s)
 					   mode);
 	ts->mode = (enum gdn_trace_source_mode)m;
 	ts->trace_glob = s->gate.trace_glob;
-	ts->workdir = s->workdir;
+	ts->workdir = s->agent_dir;
+	ts->keep_local = s->a.isolation == GDN_ISOLATION_WORKTREE;
 	ts->log_dir = s->log_dir;
 	ts->wandb_base_url = s->mo.base_url ? s->mo.base_url : getenv("WANDB_BASE_URL");
 	ts->fetch_timeout_ms = s->mo.fetch_timeout_ms;
@@ -821,7 +1276,12 @@ void gdn_loop_setup_opts(struct gdn_loop_setup *s)
 	const struct gdn_loop_args *a = &s->a;
 	struct gdn_loop_opts *lo = &s->lo;
 
-	lo->workdir = s->workdir;
+	lo->workdir = s->agent_dir;
+	lo->user_workdir = s->workdir;
+	lo->isolation = (enum gdn_isolation)a->isolation;
+	lo->branch = a->loop_branch;
+	lo->agent_failure_commits = (enum gdn_agent_failure_commits)a->agent_failure_commits;
+	lo->options = s->options;
 	lo->log_dir = s->log_dir;
 	lo->prompt_template = s->tmpl.buf;
 	lo->directives = &s->directives;
@@ -868,8 +1328,10 @@ static int open_backend(struct gdn_loop_setup *s)
 		bname = "local";
 	if (gdn_backend_open(s->cfg, bname, &s->backend, &s->err))
 		return failed_backend(s);
-	s->backend->repo_root = s->workdir;
-	gate->workdir = s->workdir;
+	s->backend->repo_root = s->agent_dir;
+	gate->workdir = s->agent_dir;
+	gate->revert_mode =
+	    a->isolation == GDN_ISOLATION_WORKTREE ? GDN_REVERT_RESET : GDN_REVERT_COMMIT;
 	gate->test_command = gdn_config_str(s->cfg, "project.test_command");
 	gate->profile_command = gdn_config_str(s->cfg, "project.profile_command");
 	if (s->w.mg.tests) {

@@ -261,13 +261,15 @@ int gdn_targets_new(struct gdn_config *cfg, const struct gdn_targets_opts *o,
 			gdn_strvec_add_unique(&tests, o->dev_clusters);
 			gdn_strvec_add_unique(&profile, o->dev_clusters);
 		}
-		ret = gdn_clusters_discover(o->repo, &pf, &found, err);
+		ret = gdn_clusters_discover(o->infra_repo ? o->infra_repo : o->repo, &pf, &found,
+					    err);
 		if (ret)
 			goto out;
 		report_list(o, "profile", &found);
 		gdn_strvec_add_unique(&profile, &found);
 		strvec_clear(&found);
-		ret = gdn_clusters_discover(o->repo, &tf, &found, err);
+		ret = gdn_clusters_discover(o->infra_repo ? o->infra_repo : o->repo, &tf, &found,
+					    err);
 		if (ret)
 			goto out;
 		report_list(o, o->cross_tpu_tests ? "test-modern" : "test", &found);
@@ -734,7 +736,7 @@ static int open_dev(struct gdn_loop_setup *s, const struct opt *opts)
 					  w->dev->ops->type);
 		goto out;
 	}
-	w->dev->repo_root = s->workdir;
+	w->dev->repo_root = s->agent_dir;
 	w->dev->on_event = s->on_event;
 	w->dev->event_payload = s->payload;
 	c = gdn_backend_setting(w->dev, "cluster");
@@ -764,12 +766,15 @@ static int acquire_dev(struct gdn_loop_setup *s, const struct opt *opts)
 	ho.say = s->say;
 	ho.payload = s->payload;
 	w->h = gdn_hold_new(&ho);
+	/* the agent's worktree is made when the run starts: the allocation syncs the checkout */
+	w->dev->repo_root = s->workdir;
 	if (gdn_hold_acquire(w->h, &s->err)) {
 		s->style = gdn_proc_interrupted() ? GDN_SETUP_SIGNAL : GDN_SETUP_PLAIN;
 		if (!s->err.code || s->err.code == GDN_EFAILED)
 			s->err.code = GDN_EBACKEND; /* the allocation failed */
 		return -1;
 	}
+	w->dev->repo_root = s->agent_dir;
 	return 0;
 }
 
@@ -779,7 +784,8 @@ static int open_targets(struct gdn_loop_setup *s)
 	struct gdn_loop_where *w = &s->w;
 	struct gdn_targets_opts to = {0};
 
-	to.repo = s->workdir;
+	to.repo = s->agent_dir;
+	to.infra_repo = s->workdir; /* the agent's worktree does not exist yet */
 	to.hold = w->h;
 	to.dev = w->dev;
 	to.clusters = &w->clusters;

@@ -47,9 +47,33 @@ _run_atexit() {
 }
 trap _run_atexit EXIT
 
+# The loop's --isolation under test. A script with the line
+# "# ctest: isolation-both" runs twice (tests/CMakeLists.txt): as it is
+# (the default, worktree) and with GDNCTL_TEST_ISOLATION=in-place, which
+# `gdnctl loop` then gets as its first option (a later one wins).
+ISOLATION=${GDNCTL_TEST_ISOLATION:-worktree}
+ISOLATION_ARGS=() # for scripts that run "$GDNCTL_BIN" loop themselves
+[ -z "${GDNCTL_TEST_ISOLATION:-}" ] || ISOLATION_ARGS=(--isolation "$GDNCTL_TEST_ISOLATION")
 gdnctl() {
+	if [ -n "${GDNCTL_TEST_ISOLATION:-}" ] && { [ "${1:-}" = loop ] || [ "${1:-}" = codex-loop ]; } &&
+		[ "${2:-}" != status ] && [ "${2:-}" != --help ]; then
+		local sub=$1
+		shift
+		set -- "$sub" --isolation "$GDNCTL_TEST_ISOLATION" "$@"
+	fi
 	# shellcheck disable=SC2086
 	${GDNCTL_TEST_EXEC_PREFIX:-} "$GDNCTL_BIN" "$@"
+}
+
+# test_expect_isolation MODE DESC BODY: a test of one isolation mode's own
+# behaviour (the in-place stash, the worktree's promotions); reported
+# skipped under the other.
+test_expect_isolation() {
+	if [ "$ISOLATION" = "$1" ]; then
+		test_expect_success "$2" "$3"
+	else
+		test_skip "$2" "--isolation $1 only"
+	fi
 }
 
 say() { echo "# $*"; }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # gdnctl loop with fake agents (shell scripts run by the command driver):
 # for each, the repository, the stash list, the journal and the exit code.
+# ctest: isolation-both
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-loop.sh"
 
@@ -49,6 +50,9 @@ EOF2
 agent edit-uncommitted <<'EOF2'
 echo "agent edit" >user.txt
 EOF2
+agent ignored-clash <<'EOF2'
+echo notes.txt >>"$(git rev-parse --git-path info/exclude)" && echo "agent note" >notes.txt
+EOF2
 agent prompt-copy <<'EOF2'
 cp "$1" "$PROMPT_COPY"
 echo c >>work.txt && git add work.txt && git commit -qm "agent: copy"
@@ -88,7 +92,7 @@ alive() {
 
 events() { sed -n 's/.*"event":"\([a-z_]*\)".*/\1/p' "$TRASH/logs/loop.jsonl"; }
 
-test_expect_success 'commit one change: exit 0, one commit, user change restored, journal' '
+test_expect_isolation in-place 'commit one change: exit 0, one commit, user change restored, journal' '
 	new_repo dirty &&
 	run_loop commit-one --iterations 1 --dirty-policy stash >out 2>err &&
 	test "$(git -C repo rev-list --count HEAD)" = 3 &&
@@ -104,6 +108,28 @@ test_expect_success 'commit one change: exit 0, one commit, user change restored
 	test_grep "\"commits\":1,\"ids\":\\[\"$(git -C repo rev-parse HEAD)\"\\]" logs/loop.jsonl &&
 	test_grep "committed one change" logs/iteration-001-transcript.log &&
 	test -s logs/iteration-001-prompt.txt
+'
+
+test_expect_isolation worktree 'commit one change: the branch fast-forwards, the user change stays, journal' '
+	new_repo dirty &&
+	git -C repo add notes.txt && mkdir repo/udir && echo u >repo/udir/f &&
+	run_loop commit-one --iterations 1 >out 2>err &&
+	test "$(git -C repo rev-list --count HEAD)" = 3 &&
+	test "$(git -C repo log -1 --format=%s)" = "agent: one change" &&
+	user_change_intact && test "$(cat repo/udir/f)" = u &&
+	test "$(git -C repo diff --cached --name-only)" = notes.txt &&
+	test_grep "^one " repo/work.txt &&
+	test -z "$(git -C repo stash list)" &&
+	test_grep "loop summary: run .*: 1 iterations, 1 commits, 0 failures" out &&
+	test_grep "champion: $(git -C repo rev-parse --short=12 HEAD)" out &&
+	events >ev &&
+	for e in run_start worktree_add iteration_start agent_start agent_end head promote \
+		branch_moved decision iteration_end worktree_removed run_end; do
+		test_grep -x "$e" ev || exit 1
+	done &&
+	test_grep ! stash_saving ev &&
+	test "$(git -C repo worktree list | wc -l)" = 1 &&
+	test "$(git -C repo for-each-ref --format=%\(objectname\) "refs/gdnctl/champion/")" = "$(git -C repo rev-parse HEAD)"
 '
 
 test_expect_success 'two commits in one iteration are both recognised' '
@@ -145,7 +171,7 @@ test_expect_success '--allow-no-commit accepts an iteration without a commit' '
 	run_loop no-change --iterations 1 --allow-no-commit >out 2>err
 '
 
-test_expect_success 'dirty tree with the default --dirty-policy fail: refused before the run (exit 2)' '
+test_expect_isolation in-place 'dirty tree with the default --dirty-policy fail: refused before the run (exit 2)' '
 	new_repo dirty &&
 	test_must_fail =2 run_loop commit-one --iterations 1 >out 2>err &&
 	echo "[gdnctl] error: the working tree '"'"'$TRASH/repo'"'"' is dirty: commit or stash the changes, or rerun with --allow-dirty or --dirty-policy stash" >expect &&
@@ -157,7 +183,7 @@ test_expect_success 'dirty tree with the default --dirty-policy fail: refused be
 	test "$(git -C repo rev-list --count HEAD)" = 2
 '
 
-test_expect_success 'codex-loop: a dirty tree is the original iteration error, exit 2' '
+test_expect_isolation in-place 'codex-loop: a dirty tree is the original iteration error, exit 2' '
 	new_repo dirty &&
 	LOOP=codex-loop test_must_fail =2 run_loop commit-one --iterations 1 >out 2>err &&
 	test_grep "iteration 1 raised: Working tree is dirty before starting the iteration. Commit/stash or rerun with --allow-dirty or --dirty-policy stash." err &&
@@ -165,14 +191,27 @@ test_expect_success 'codex-loop: a dirty tree is the original iteration error, e
 	test "$(git -C repo rev-list --count HEAD)" = 2
 '
 
-test_expect_success 'agent leaves a dirty tree: warned, next iteration stashes and restores it' '
+test_expect_isolation worktree 'a dirty user tree is no obstacle: the agent works elsewhere' '
+	new_repo dirty &&
+	run_loop commit-one --iterations 1 >out 2>err &&
+	user_change_intact &&
+	test "$(git -C repo rev-list --count HEAD)" = 3
+'
+
+test_expect_success 'agent leaves a dirty tree: warned, set aside under refs/gdnctl/leftovers' '
 	new_repo dirty &&
 	run_loop dirty --iterations 2 --dirty-policy stash --allow-no-commit >out 2>err &&
 	test_grep "WARNING: the agent left uncommitted changes" err &&
 	user_change_intact &&
-	test "$(cat repo/leftover-*.txt)" = "$(printf "leftover\nleftover")" &&
+	! ls repo/leftover-*.txt &&
+	git -C repo for-each-ref --format="%(refname)" refs/gdnctl/leftovers/ >refs &&
+	test_line_count = 2 refs &&
+	git -C repo ls-tree --name-only refs/gdnctl/leftovers/1 >files &&
+	test_grep "^leftover-" files &&
+	test_grep "set aside: refs/gdnctl/leftovers/1 (uncommitted changes the agent left)" out &&
 	test -z "$(git -C repo stash list)" &&
-	test_grep "\"event\":\"dirty_after\"" logs/loop.jsonl
+	test_grep "\"event\":\"dirty_after\"" logs/loop.jsonl &&
+	test_grep "\"event\":\"ref_kept\".*\"kind\":\"leftovers\"" logs/loop.jsonl
 '
 
 test_expect_success 'agent exits non-zero: exit 4 (codex-loop: its exit code), the original message, stash restored' '
@@ -232,19 +271,19 @@ test_expect_success 'grandchildren that ignore SIGINT/SIGTERM die with the agent
 	! alive "$(cat gc.pid.2)"
 '
 
-test_expect_success 'agent resets HEAD backwards: reported, not progress, exit 1 (codex-loop: 3)' '
+test_expect_success 'agent resets HEAD backwards: set aside, the branch put back, a history failure' '
 	new_repo &&
 	before=$(git -C repo rev-parse HEAD) &&
-	LOOP=codex-loop test_must_fail =3 run_loop reset-back --iterations 1 >out 2>err &&
-	new_repo &&
-	before=$(git -C repo rev-parse HEAD) &&
-	test_must_fail =1 run_loop reset-back --iterations 1 >out 2>err &&
+	test_must_fail =1 run_loop reset-back --iterations 1 --max-failures 0 >out 2>err &&
 	test_grep "WARNING: HEAD moved from ${before:0:12} to .* which does not descend from it" err &&
 	test_grep "\"descendant\":false,\"commits\":0" logs/loop.jsonl &&
-	test "$(git -C repo rev-parse HEAD)" = "$(git -C repo rev-parse HEAD)"
+	test_grep "\"failure\":\"history\"" logs/loop.jsonl &&
+	test "$(git -C repo rev-parse HEAD)" = "$before" &&
+	test "$(git -C repo rev-parse refs/gdnctl/discarded/1)" = "$(git -C repo rev-parse HEAD~1)" &&
+	test -z "$(git -C repo status --porcelain)"
 '
 
-test_expect_success 'agent pushes its own stash: ours is restored by id, theirs is left' '
+test_expect_isolation in-place 'agent pushes its own stash: ours is restored by id, theirs is left' '
 	new_repo dirty &&
 	run_loop own-stash --iterations 1 --dirty-policy stash >out 2>err &&
 	user_change_intact &&
@@ -253,7 +292,19 @@ test_expect_success 'agent pushes its own stash: ours is restored by id, theirs 
 	test_grep "agent-own-stash" stashes
 '
 
-test_expect_success 'agent edits the file the user changed: preflight conflict, stash kept' '
+test_expect_isolation worktree 'agent edits the file the user changed: the champion waits at its ref' '
+	new_repo dirty &&
+	before=$(git -C repo rev-parse HEAD) &&
+	run_loop conflict --iterations 1 >out 2>err &&
+	user_change_intact &&
+	test "$(git -C repo rev-parse HEAD)" = "$before" &&
+	ref=$(git -C repo for-each-ref --format="%(refname)" refs/gdnctl/champion/) &&
+	test "$(git -C repo show "$ref:user.txt")" = "agent version" &&
+	test_grep "bring it in with .git merge --ff-only $ref." out &&
+	test_grep "\"event\":\"champion_parked\"" logs/loop.jsonl
+'
+
+test_expect_isolation in-place 'agent edits the file the user changed: preflight conflict, stash kept' '
 	new_repo dirty &&
 	run_loop conflict --iterations 1 --dirty-policy stash >out 2>err &&
 	test "$(cat repo/user.txt)" = "agent version" &&
@@ -269,7 +320,7 @@ test_expect_success 'agent edits the file the user changed: preflight conflict, 
 	test -z "$(git -C repo status --porcelain)"
 '
 
-test_expect_success 'conflict with --stash-restore-policy fail: iteration error, exit 1 (codex-loop: 2)' '
+test_expect_isolation in-place 'conflict with --stash-restore-policy fail: iteration error, exit 1 (codex-loop: 2)' '
 	new_repo dirty &&
 	LOOP=codex-loop test_must_fail =2 run_loop conflict --iterations 2 --dirty-policy stash \
 		--stash-restore-policy fail >out 2>err &&
@@ -281,9 +332,9 @@ test_expect_success 'conflict with --stash-restore-policy fail: iteration error,
 	test_grep ! "codex iteration 2/2" out
 '
 
-test_expect_success 'a failing restore does not turn an exit into "continue" (a bug of the original)' '
+test_expect_isolation in-place 'a failing restore does not turn an exit into "continue" (a bug of the original)' '
 	new_repo dirty &&
-	LOOP=codex-loop test_must_fail =3 run_loop edit-uncommitted --iterations 3 \
+	LOOP=codex-loop test_must_fail =3 run_loop ignored-clash --iterations 3 \
 		--dirty-policy stash --stash-restore-policy fail --iteration-error-policy continue \
 		>out 2>err &&
 	test_grep "stash restore failed; stash was kept for manual recovery" err &&
@@ -324,12 +375,13 @@ test_expect_success 'post-check failure: exit 1 (codex-loop: its exit code) and 
 test_expect_success 'post-check retries, then continue; a passing post-check runs in the workdir' '
 	new_repo &&
 	run_loop commit-one --iterations 1 --post-check "false" --post-check-retries 1 \
-		--post-check-policy continue --post-check "pwd >../pc-dir" >out 2>err &&
+		--post-check-policy continue --post-check "pwd >\"$TRASH/pc-dir\"" >out 2>err &&
 	test_grep "post-check failed (attempt 1/2) for command: false" err &&
 	test_grep "Continuing due to policy=continue." err &&
 	test ! -e pc-dir &&
-	run_loop commit-one --iterations 1 --post-check "pwd >../pc-dir" >out 2>err &&
-	test "$(cat pc-dir)" = "$TRASH/repo"
+	run_loop commit-one --iterations 1 --post-check "pwd >\"$TRASH/pc-dir\"" >out 2>err &&
+	if test "$ISOLATION" = worktree; then where=$TRASH/logs/worktree; else where=$TRASH/repo; fi &&
+	test "$(cat pc-dir)" = "$where"
 '
 
 test_expect_success 'a missing agent program: iteration error policy' '

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
+# ctest: isolation-both
 # gdnctl loop --resume after kill -9, and SIGINT/SIGTERM to gdnctl: no
-# finished iteration is redone, no uncommitted work is lost.
+# finished iteration is redone, no uncommitted work is lost. A resume that
+# continues with another fake agent (--agent-cmd) passes --resume-override.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-loop.sh"
 
@@ -63,7 +65,7 @@ start_and_signal() {
 	shift 2
 	rm -f "$MARK"
 	loop_args "$a"
-	(cd "$TRASH/repo" && exec ${GDNCTL_TEST_EXEC_PREFIX:-} "$GDNCTL_BIN" loop "${ARGS[@]}" "$@" \
+	(cd "$TRASH/repo" && exec ${GDNCTL_TEST_EXEC_PREFIX:-} "$GDNCTL_BIN" loop "${ISOLATION_ARGS[@]}" "${ARGS[@]}" "$@" \
 		>"$TRASH/bg.out" 2>"$TRASH/bg.err") &
 	pid=$!
 	for i in $(seq 1 200); do [ -e "$MARK" ] && break; sleep 0.05; done
@@ -95,7 +97,32 @@ test_expect_success '--resume with no journal: nothing to resume' '
 	test_grep "nothing to resume" err
 '
 
-test_expect_success 'kill -9 during the agent, after it committed: resume sets the commit aside and redoes the iteration' '
+test_expect_isolation worktree 'kill -9 during the agent, after it committed: resume keeps the worktree'"'"'s work under refs, redoes the iteration' '
+	new_repo &&
+	base=$(git -C repo rev-parse HEAD) &&
+	start_and_signal KILL commit-then-hang --iterations 2 &&
+	test "$bg_rc" = 137 &&
+	test "$(git -C repo rev-parse HEAD)" = "$base" &&
+	crashed=$(git -C logs/worktree rev-parse HEAD) &&
+	test "$crashed" != "$base" &&
+	test -z "$(git -C repo stash list)" &&
+	run_loop commit-one --resume --resume-override >out 2>err &&
+	test_grep "resuming run .* after iteration 0 of 2" out &&
+	run=$(sed -n "1s/.*\"run\":\"\([^\"]*\)\".*/\1/p" logs/loop.jsonl) &&
+	test "$(git -C repo rev-parse "refs/gdnctl/loop/$run/iteration-1")" = "$crashed" &&
+	test "$(git -C repo show "refs/gdnctl/leftovers/1:half.txt")" = "half-done work" &&
+	git -C repo log --format=%s "$base..HEAD" >subjects &&
+	printf "agent: one change\nagent: one change\n" >expect &&
+	test_cmp expect subjects &&
+	user_change_intact &&
+	test ! -e repo/half.txt &&
+	test -z "$(git -C repo stash list)" &&
+	test "$(git -C repo worktree list | wc -l)" = 1 &&
+	test "$(grep -c "\"event\":\"iteration_start\",\"iteration\":1," logs/loop.jsonl)" = 2 &&
+	test_grep "\"event\":\"run_end\",\"reason\":\"completed\"" logs/loop.jsonl
+'
+
+test_expect_isolation in-place 'kill -9 during the agent, after it committed: resume sets the commit aside and redoes the iteration' '
 	new_repo &&
 	base=$(git -C repo rev-parse HEAD) &&
 	start_and_signal KILL commit-then-hang --iterations 2 &&
@@ -103,7 +130,7 @@ test_expect_success 'kill -9 during the agent, after it committed: resume sets t
 	crashed=$(git -C repo rev-parse HEAD) &&
 	test "$crashed" != "$base" &&
 	git -C repo stash list >stashes && test_line_count = 1 stashes &&
-	run_loop commit-one --resume >out 2>err &&
+	run_loop commit-one --resume --resume-override >out 2>err &&
 	test_grep "resuming run .* after iteration 0 of 2" out &&
 	run=$(sed -n "1s/.*\"run\":\"\([^\"]*\)\".*/\1/p" logs/loop.jsonl) &&
 	test "$(git -C repo rev-parse "refs/gdnctl/loop/$run/iteration-1")" = "$crashed" &&
@@ -122,10 +149,10 @@ test_expect_success 'kill -9 during the agent, after it committed: resume sets t
 	test_grep "\"event\":\"run_end\",\"reason\":\"completed\"" logs/loop.jsonl
 '
 
-test_expect_success 'kill -9 with a clean tree at the start: the agent'"'"'s half edit is stashed aside' '
+test_expect_isolation in-place 'kill -9 with a clean tree at the start: the agent'"'"'s half edit is stashed aside' '
 	new_repo && git -C repo checkout -q -- user.txt && rm repo/notes.txt &&
 	start_and_signal KILL edit-then-hang --iterations 1 &&
-	run_loop commit-one --resume >out 2>err &&
+	run_loop commit-one --resume --resume-override >out 2>err &&
 	run=$(sed -n "1s/.*\"run\":\"\([^\"]*\)\".*/\1/p" logs/loop.jsonl) &&
 	git -C repo stash list >stashes && test_line_count = 1 stashes &&
 	test_grep "gdnctl-loop: $run iteration 1 interrupted" stashes &&
@@ -141,7 +168,7 @@ test_expect_success 'kill -9 leaves its agent running: --resume stops that agent
 	apid=$(cat "$TRASH/agent.pid") &&
 	! ended "$apid" &&
 	grep -q "\"event\":\"agent_pid\",\"iteration\":1,.*\"pgid\":$apid" logs/loop.jsonl &&
-	run_loop commit-one --resume >out 2>err &&
+	run_loop commit-one --resume --resume-override >out 2>err &&
 	cat out err >all &&
 	test_grep "agent of interrupted iteration 1 is still running (process group $apid); stopping it" all &&
 	ended "$apid" &&
@@ -152,7 +179,7 @@ test_expect_success 'kill -9 leaves its agent running: --resume stops that agent
 test_expect_success 'kill -9 in iteration 2: iteration 1 is not redone' '
 	new_repo &&
 	start_and_signal KILL first-then-hang --iterations 3 &&
-	run_loop commit-one --resume >out 2>err &&
+	run_loop commit-one --resume --resume-override >out 2>err &&
 	test_grep "resuming run .* after iteration 1 of 3" out &&
 	test "$(grep -c "\"event\":\"iteration_start\",\"iteration\":1," logs/loop.jsonl)" = 1 &&
 	test "$(grep -c "\"event\":\"iteration_start\",\"iteration\":2," logs/loop.jsonl)" = 2 &&
@@ -166,7 +193,7 @@ test_expect_success 'a torn last journal line (kill during a write) is ignored' 
 	new_repo &&
 	start_and_signal KILL hang --iterations 1 &&
 	printf "{\"ts\":\"x\",\"run\":\"r\",\"event\":\"decis" >>logs/loop.jsonl &&
-	run_loop commit-one --resume >out 2>err &&
+	run_loop commit-one --resume --resume-override >out 2>err &&
 	user_change_intact &&
 	test -z "$(git -C repo stash list)"
 '
@@ -205,7 +232,7 @@ test_expect_success 'SIGTERM to gdnctl: exit 143; --resume then finishes the run
 	test "$bg_rc" = 143 &&
 	user_change_intact &&
 	test_grep "\"signal\":15" logs/loop.jsonl &&
-	run_loop commit-one --resume >out 2>err &&
+	run_loop commit-one --resume --resume-override >out 2>err &&
 	test_grep "1 iterations, 1 commits" out &&
 	user_change_intact
 '

@@ -145,7 +145,8 @@ test_expect_success 'a log dir removed under the run is made again, journal and 
 		rm -rf "$TRASH/logs" &&
 		echo "one \$(date +%s%N)" >>work.txt && git add work.txt && git commit -qm "agent: rm"
 	EOF2
-	loop rm-log-dir --iterations 2 --log-dir "$TRASH/logs" >out 2>err &&
+	: in place: with a worktree, the agent would be removing its own working tree &&
+	loop rm-log-dir --iterations 2 --log-dir "$TRASH/logs" --isolation in-place >out 2>err &&
 	test_grep "2 iterations, 2 commits" out &&
 	test_grep "\"event\":\"run_start\"" "$TRASH/logs/loop.jsonl" &&
 	test "$(grep -c "\"event\":\"decision\"" "$TRASH/logs/loop.jsonl")" = 2

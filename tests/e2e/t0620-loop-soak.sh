@@ -62,7 +62,7 @@ final_rc=
 while :; do
 	sessions=$((sessions + 1))
 	if [ -e logs/loop.jsonl ]; then more=(--resume); else more=(--iterations "$ITER"); fi
-	(cd repo && exec ${GDNCTL_TEST_EXEC_PREFIX:-} "$GDNCTL_BIN" loop "${ARGS[@]}" "${more[@]}" \
+	(cd repo && exec ${GDNCTL_TEST_EXEC_PREFIX:-} "$GDNCTL_BIN" loop "${ISOLATION_ARGS[@]}" "${ARGS[@]}" "${more[@]}" \
 		>>"$TRASH/out" 2>>"$TRASH/err") &
 	pid=$!
 	if [ "$kills" -lt "$KILLS" ]; then
@@ -88,7 +88,7 @@ test_expect_success 'the last session finished the run' '
 '
 
 test_expect_success 'the summary (resuming a finished run) counts every iteration once' '
-	(cd repo && "$GDNCTL_BIN" loop "${ARGS[@]}" --resume --json >"$TRASH/summary.json" 2>"$TRASH/summary.err") &&
+	(cd repo && "$GDNCTL_BIN" loop "${ISOLATION_ARGS[@]}" "${ARGS[@]}" --resume --json >"$TRASH/summary.json" 2>"$TRASH/summary.err") &&
 	python3 - "$ITER" <<-\EOF2
 	import json, sys
 	s = json.load(open("summary.json"))

@@ -2,6 +2,7 @@
 # gdnctl loop / codex-loop: options, startup checks, --dry-run, --json,
 # stop conditions, default prompt and presets, sync with a remote branch,
 # hill-climb log stamping, stale git locks.
+# ctest: isolation-both
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-loop.sh"
 
@@ -15,7 +16,7 @@ mkdir -p notes && printf '### Iteration 1 - try\n- Result: ok\n- Commit: (pendin
 git add notes/log.md && git commit -qm "agent: log entry"
 EOF2
 agent lock-and-hang <<'EOF2'
-touch .git/index.lock
+touch "$(git rev-parse --git-path index.lock)"
 exec sleep 60
 EOF2
 agent edit-shared <<'EOF2'
@@ -88,7 +89,7 @@ test_expect_success 'startup checks: codex-loop keeps the original messages (exi
 	test_grep -x "\[gdnctl\] error: --sync-main-remote must be non-empty." err
 '
 
-test_expect_success '--resilient announces itself and stashes a dirty tree' '
+test_expect_isolation in-place '--resilient announces itself and stashes a dirty tree' '
 	new_repo && echo change >repo/README &&
 	run_loop commit-one --iterations 1 --prompt-file "$TRASH/prompt.md" --resilient >out 2>err &&
 	test_grep "resilient mode active: unlimited failures, stash dirty handling" out &&
@@ -267,7 +268,7 @@ test_expect_success 'a lock left by the killed agent is removed, the loop goes o
 	test_must_fail =124 run_loop lock-and-hang --iterations 1 --prompt-file "$TRASH/prompt.md" \
 		--agent-idle-timeout 1s --agent-kill-grace 200ms --dirty-policy stash >out 2>err &&
 	test_grep "WARNING: removed stale .*index.lock.* left by a killed git process" err &&
-	test ! -e repo/.git/index.lock &&
+	test ! -e repo/.git/index.lock && test ! -e repo/.git/worktrees/worktree/index.lock &&
 	test "$(cat repo/README)" = change &&
 	test -z "$(git -C repo stash list)"
 '

@@ -41,7 +41,7 @@ alive() {
 run_loop_exec() {
 	cd "$TRASH/repo" && exec env GDNCTL_TEST_COMMAND=./check.sh PIDS="$TRASH/pids" \
 		GO_FAST="$TRASH/go-fast" \
-		"$GDNCTL_BIN" loop --agent command --agent-cmd "$AG/agent {prompt_file}" \
+		"$GDNCTL_BIN" loop "${ISOLATION_ARGS[@]}" --agent command --agent-cmd "$AG/agent {prompt_file}" \
 		--prompt-file "$TRASH/prompt.md" --log-dir "$TRASH/logs" --sleep-seconds 0 \
 		--validation-mode required "$@"
 }

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# ctest: isolation-both
 # gdnctl loop: how the engine applies the policies to what the hooks (the
 # validation gate, the performance policy) report. The fake agents append a
 # running-log entry with `- Commit: (pending)` (--hillclimb-log-file) and
@@ -66,7 +67,7 @@ loop_args=(--agent command --agent-cmd "$AG/entry {prompt_file}" --prompt-file "
 run_loop_exec() {
 	cd "$TRASH/repo" && exec env GDNCTL_TEST_COMMAND=./check.sh \
 		GDNCTL_PROFILE_COMMAND=./bench.sh PIDS="$TRASH/pids" GO_FAST="$TRASH/go-fast" \
-		${GDNCTL_TEST_EXEC_PREFIX:-} "$GDNCTL_BIN" "${LOOP:-loop}" "${loop_args[@]}" "$@"
+		${GDNCTL_TEST_EXEC_PREFIX:-} "$GDNCTL_BIN" "${LOOP:-loop}" "${ISOLATION_ARGS[@]}" "${loop_args[@]}" "$@"
 }
 run_loop() {
 	(run_loop_exec "$@")
@@ -162,7 +163,18 @@ test_expect_success 'a failed validation (count-failure) reverts: not stamped, 0
 	lint
 '
 
-test_expect_success 'a failed post-check (count-failure) keeps the commit: counted and stamped' '
+test_expect_isolation worktree 'a failed post-check (count-failure): counted, the commit set aside, not on the branch' '
+	new_repo &&
+	base=$(git -C repo rev-parse HEAD) &&
+	run_loop --iterations 1 --post-check false --post-check-policy count-failure >out 2>err &&
+	test "$(git -C repo rev-parse HEAD)" = "$base" &&
+	test "$(git -C repo log -1 --format=%s refs/gdnctl/discarded/1~1)" = "agent: entry 1 speed same" &&
+	test_grep "\"event\":\"decision\",\"iteration\":1,\"outcome\":\"failed\",\"failure\":\"post_check\",\"counted\":true,\"commits\":0," logs/loop.jsonl &&
+	test_grep "1 iterations, 0 commits, 1 failures" out &&
+	test -z "$(git -C repo status --porcelain)"
+'
+
+test_expect_isolation in-place 'a failed post-check (count-failure) keeps the commit: counted and stamped' '
 	new_repo &&
 	run_loop --iterations 1 --post-check false --post-check-policy count-failure >out 2>err &&
 	cand=$(git -C repo rev-parse HEAD~1) &&
@@ -199,14 +211,16 @@ test_expect_success 'SIGINT during the validation tests: no policy continuation,
 '
 
 test_expect_success '--resume after it redoes the interrupted iteration' '
-	base=$(git -C repo rev-parse HEAD~2) &&
+	: in place the branch holds the commit and its revert, a worktree leaves it alone &&
+	if test "$ISOLATION" = worktree; then base=$(git -C repo rev-parse HEAD); else base=$(git -C repo rev-parse HEAD~2); fi &&
 	test "$(git -C repo log -1 --format=%s "$base")" = bench &&
 	touch go-fast &&
 	run_loop --resume --validation-mode required >out 2>err &&
 	test_grep "resuming run .* after iteration 0 of 2" out &&
 	test_grep "codex iteration 1/2" out &&
 	test_grep "codex iteration 2/2" out &&
-	test_grep "^\[gdnctl\] WARNING: iteration 1 was interrupted; its commits are kept at refs/gdnctl/loop/.*/iteration-1 and the branch is back at ${base:0:12}$" err &&
+	{ test "$ISOLATION" = worktree ||
+		test_grep "^\[gdnctl\] WARNING: iteration 1 was interrupted; its commits are kept at refs/gdnctl/loop/.*/iteration-1 and the branch is back at ${base:0:12}$" err; } &&
 	test_grep "2 iterations, 2 commits, 0 failures" out &&
 	test "$(grep -c "^- Commit: [0-9a-f]\{40\}$" repo/log.md)" = 2 &&
 	test -z "$(git -C repo status --porcelain)" &&
@@ -227,9 +241,13 @@ test_expect_success 'SIGINT during the performance profile: commits not kept, no
 	test_grep ! "\"event\":\"stamp\"" logs/loop.jsonl &&
 	test_grep "stopped: interrupted (exit 130)" out &&
 	test_grep "0 failures" out &&
+	{ test "$ISOLATION" = in-place || {
+		test_grep "the commits of an interrupted iteration: kept at refs/gdnctl/loop/.*/iteration-1" err &&
+		test "$(git -C repo rev-parse HEAD)" = "$base"; }; } &&
 	touch go-fast &&
 	run_loop --resume --iterations 1 --perf-mode on >out 2>err &&
-	test_grep "iteration 1 was interrupted; its commits are kept at refs/gdnctl/loop/.*/iteration-1 and the branch is back at ${base:0:12}" err &&
+	{ test "$ISOLATION" = worktree ||
+		test_grep "iteration 1 was interrupted; its commits are kept at refs/gdnctl/loop/.*/iteration-1 and the branch is back at ${base:0:12}" err; } &&
 	test_grep "codex iteration 1/1" out &&
 	test_grep "1 iterations, 1 commits, 0 failures" out &&
 	test "$(grep -c "^### Iteration " repo/log.md)" = 1 &&

@@ -280,6 +280,32 @@ static void test_huge_figures(void **unused)
 	gdn_loop_state_release(&st);
 }
 
+/* The run's options: run_start's, then each resume_override's of the same run over them. */
+static void test_options_and_overrides(void **unused)
+{
+	struct gdn_loop_state st = GDN_LOOP_STATE_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	const char *j =
+	    R("run_start", ",\"options\":{\"validation-mode\":\"required\",\"max-failures\":5}")
+		R("resume_override",
+		  ",\"options\":{\"validation-mode\":\"off\"},\"was\":{"
+		  "\"validation-mode\":\"required\"}") "{\"run\":\"other\",\"event\":\"resume_"
+						       "override\",\"options\":{\"max-"
+						       "failures\":1}}\n";
+	char *text;
+
+	(void)unused;
+	assert_int_equal(parse(j, &st, &err), 0);
+	text = json_dumps(st.options, JSON_COMPACT | JSON_SORT_KEYS);
+	assert_string_equal(text, "{\"max-failures\":5,\"validation-mode\":\"off\"}");
+	free(text);
+	gdn_loop_state_release(&st);
+	/* a journal of an older gdnctl: no options */
+	assert_int_equal(parse(R("run_start", ",\"iterations\":2"), &st, &err), 0);
+	assert_null(st.options);
+	gdn_loop_state_release(&st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -290,6 +316,7 @@ int main(void)
 	    cmocka_unit_test(test_last_run_wins_and_resume),
 	    cmocka_unit_test(test_huge_figures),
 	    cmocka_unit_test(test_vanished_dir_is_recreated),
+	    cmocka_unit_test(test_options_and_overrides),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

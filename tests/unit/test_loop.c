@@ -220,9 +220,9 @@ static void test_summary_json(void **unused)
 	    text,
 	    "{\"schema\":\"gdnctl.loop_summary.v1\",\"run\":\"r\",\"iterations\":4,\"commits\":3,"
 	    "\"failures\":1,\"failures_by_kind\":{\"agent\":0,\"post_check\":1,\"no_commit\":0,"
-	    "\"hook\":0,\"iteration_error\":0},\"agent_seconds\":1.5,\"stop_reason\":"
+	    "\"hook\":0,\"iteration_error\":0,\"history\":0},\"agent_seconds\":1.5,\"stop_reason\":"
 	    "\"completed\",\"exit_code\":0,\"stashes_kept\":[{\"sha\":\"abc\",\"message\":"
-	    "\"gdnctl-loop: r iteration 2\"}],\"journal\":null}");
+	    "\"gdnctl-loop: r iteration 2\"}],\"refs_kept\":[],\"journal\":null}");
 	free(text);
 	json_decref(doc);
 	gdn_loop_summary_release(&s);

@@ -1,0 +1,229 @@
+/*
+ * Unit tests for the loop's run options (loop_setup.h): the decision
+ * options of an option table journaled as JSON, and turned back into the
+ * arguments that give the same values (what --resume parses).
+ */
+#include "gdnctl/compat.h"
+#include <setjmp.h>
+#include <cmocka.h>
+#include "gdnctl/err.h"
+#include "gdnctl/loop_policy.h"
+#include "gdnctl/loop_setup.h"
+#include "gdnctl/opt.h"
+#include "gdnctl/sbuf.h"
+#include "gdnctl/strvec.h"
+
+static const char *const colours[] = {"red", "green", NULL};
+
+struct vals {
+	int flag, neg, isolation, resume;
+	long n, ms, grace_ms;
+	double x, secs, mins;
+	const char *s, *colour, *log_dir;
+	struct strvec list, kv;
+};
+
+static void vals_init(struct vals *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->neg = 1;
+	v->n = 7;
+	v->ms = -1; /* not given */
+	v->grace_ms = 10000;
+	v->secs = 5.0;
+	v->isolation = GDN_ISOLATION_WORKTREE;
+	strvec_init(&v->list);
+	strvec_init(&v->kv);
+}
+
+static void vals_release(struct vals *v)
+{
+	strvec_clear(&v->list);
+	strvec_clear(&v->kv);
+}
+
+/* One row of each type, and two per-invocation rows. */
+static void table(struct opt *o, struct vals *v)
+{
+	struct opt rows[] = {
+	    OPT_GROUP_("Group"),
+	    OPT_BOOL_(0, "flag", &v->flag, "a flag"),
+	    OPT_NEGBOOL_(0, "neg", &v->neg, "a negatable flag", "on"),
+	    OPT_INT_(0, "n", &v->n, "N", "an int", "7", 0, 0),
+	    OPT_FLOAT_(0, "x", &v->x, "X", "a float", NULL),
+	    OPT_SECONDS_(0, "secs", &v->secs, "S", "seconds", "5.0"),
+	    OPT_MINUTES_(0, "mins", &v->mins, "M", "minutes", "0"),
+	    OPT_DURATION_(0, "timeout", &v->ms, "a duration", NULL),
+	    OPT_DURATION_(0, "grace", &v->grace_ms, "a duration", "10s"),
+	    OPT_STRING_(0, "s", &v->s, "S", "a string", NULL),
+	    OPT_CHOICE_(0, "colour", &v->colour, colours, "a choice", NULL),
+	    OPT_ENUM_(0, "isolation", &v->isolation, gdn_isolation_enum, "an enum", "worktree"),
+	    OPT_LIST_(0, "item", &v->list, "T", "a list"),
+	    OPT_KV_(0, "env", &v->kv, "an env"),
+	    OPT_BOOL_F(0, "resume", &v->resume, "per invocation", OPT_INVOCATION),
+	    OPT_STRING_F(0, "log-dir", &v->log_dir, "P", "per invocation", NULL, OPT_INVOCATION),
+	    OPT_END_(),
+	};
+
+	memcpy(o, rows, sizeof(rows));
+}
+#define ROWS 17
+
+static const struct opt_usage usage = {"test", NULL, NULL};
+
+static void parse(struct opt *o, int argc, const char **argv)
+{
+	struct strvec rest = STRVEC_INIT;
+	struct sbuf help = SBUF_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+
+	assert_int_equal(
+	    opt_parse(o, &usage, argc, argv, OPT_PARSE_NO_POSITIONAL, &rest, &help, &err), 0);
+	strvec_clear(&rest);
+	sbuf_release(&help);
+}
+
+static char *dump(json_t *j)
+{
+	return json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
+}
+
+static void test_round_trip(void **unused)
+{
+	const char *argv[] = {
+	    "test",	 "--flag", "--no-neg", "--n",	   "-3",	"--x",	       "0.1",
+	    "--secs",	 "1.5m",   "--mins",   "1h",	   "--timeout", "90",	       "--grace",
+	    "1500ms",	 "--s",	   "a 'b' c",  "--colour", "green",	"--isolation", "in-place",
+	    "--item",	 "one",	   "--item",   "-two",	   "--env",	"K=V",	       "--resume",
+	    "--log-dir", "/tmp/x", "--s",      "é last"};
+	struct opt o1[ROWS], o2[ROWS];
+	struct vals v1, v2;
+	struct strvec back = STRVEC_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	json_t *j;
+	char *text;
+
+	(void)unused;
+	vals_init(&v1);
+	vals_init(&v2);
+	table(o1, &v1);
+	table(o2, &v2);
+	parse(o1, (int)ARRAY_SIZE(argv), argv);
+	j = gdn_loop_options_json(o1);
+	text = dump(j);
+	assert_string_equal(text, "{\"flag\":true,\"neg\":false,\"n\":-3,\"x\":0.10000000000000001,"
+				  "\"secs\":90.0,\"mins\":60.0,\"timeout\":\"90s\",\"grace\":"
+				  "\"1500ms\",\"s\":\"\\u00E9 last\",\"colour\":\"green\","
+				  "\"isolation\":\"in-place\",\"item\":[\"one\",\"-two\"],\"env\":"
+				  "[\"K=V\"]}");
+	free(text);
+	/* back to arguments, parsed into a fresh table: the same values */
+	strvec_push(&back, "test");
+	assert_int_equal(gdn_loop_options_argv(o2, j, &back, &err), 0);
+	parse(o2, (int)back.nr, back.v);
+	for (int i = 0; o1[i].type != OPT_END; i++) {
+		json_t *a, *b;
+
+		if (o1[i].type == OPT_GROUP || (o1[i].flags & OPT_INVOCATION))
+			continue;
+		a = gdn_loop_option_value(&o1[i]);
+		b = gdn_loop_option_value(&o2[i]);
+		assert_true(json_equal(a, b));
+		json_decref(a);
+		json_decref(b);
+	}
+	assert_int_equal(v2.resume, 0);
+	assert_null(v2.log_dir);
+	assert_float_equal(v2.x, 0.1, 0);
+	assert_int_equal(v2.ms, 90000);
+	assert_int_equal(v2.grace_ms, 1500);
+	assert_string_equal(v2.s, "é last");
+	json_decref(j);
+	strvec_clear(&back);
+	vals_release(&v1);
+	vals_release(&v2);
+}
+
+static void test_only_given_decision_options(void **unused)
+{
+	const char *argv[] = {"test", "--resume", "--log-dir", "d", "--n", "7"};
+	struct opt o[ROWS];
+	struct vals v;
+	json_t *j, *dv;
+	char *text;
+
+	(void)unused;
+	vals_init(&v);
+	table(o, &v);
+	parse(o, (int)ARRAY_SIZE(argv), argv);
+	j = gdn_loop_options_json(o);
+	text = dump(j);
+	assert_string_equal(text, "{\"n\":7}"); /* given, even with the default value */
+	free(text);
+	json_decref(j);
+	/* a row's value whether given or not: defaults, and null for none */
+	dv = gdn_loop_option_value(&o[7]); /* --timeout, not given: the -1 sentinel */
+	assert_true(json_is_null(dv));
+	json_decref(dv);
+	dv = gdn_loop_option_value(&o[8]); /* --grace 10s */
+	assert_string_equal(json_string_value(dv), "10s");
+	json_decref(dv);
+	dv = gdn_loop_option_value(&o[9]); /* --s */
+	assert_true(json_is_null(dv));
+	json_decref(dv);
+	vals_release(&v);
+}
+
+static void test_argv_errors(void **unused)
+{
+	static const char *const bad[] = {
+	    "{\"nope\":1}",	  /* no such option */
+	    "{\"resume\":true}",  /* per invocation */
+	    "{\"flag\":\"yes\"}", /* a bool that is not one */
+	    "{\"item\":\"one\"}", /* a list that is not one */
+	    "{\"item\":[1]}",	  /* a list of non-strings */
+	    "{\"n\":{}}",	  /* no value */
+	};
+	struct opt o[ROWS];
+	struct vals v;
+
+	(void)unused;
+	vals_init(&v);
+	table(o, &v);
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		struct strvec argv = STRVEC_INIT;
+		struct gdn_err err = GDN_ERR_INIT;
+		json_t *j = json_loads(bad[i], 0, NULL);
+
+		assert_non_null(j);
+		assert_int_equal(gdn_loop_options_argv(o, j, &argv, &err), GDN_EPARSE);
+		assert_non_null(strstr(err.msg, "option '--"));
+		json_decref(j);
+		strvec_clear(&argv);
+	}
+	{
+		/* null values, and false for a bool without --no-: nothing */
+		struct strvec argv = STRVEC_INIT;
+		struct gdn_err err = GDN_ERR_INIT;
+		json_t *j = json_loads("{\"s\":null,\"flag\":false,\"neg\":true,\"n\":2}", 0, NULL);
+
+		assert_int_equal(gdn_loop_options_argv(o, j, &argv, &err), 0);
+		assert_int_equal(argv.nr, 3);
+		assert_string_equal(argv.v[0], "--neg");
+		assert_string_equal(argv.v[1], "--n");
+		assert_string_equal(argv.v[2], "2");
+		json_decref(j);
+		strvec_clear(&argv);
+	}
+	vals_release(&v);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_round_trip),
+	    cmocka_unit_test(test_only_given_decision_options),
+	    cmocka_unit_test(test_argv_errors),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
