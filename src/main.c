@@ -130,6 +130,9 @@ int main(int argc, char **argv)
 		code = prepare(c, &ctx);
 	if (!code)
 		code = c->fn(argc - i, (const char **)argv + i, &ctx);
+	/* SIGINT/SIGTERM: 130/143 whatever the command made of it (unless killed by a signal) */
+	if (gdn_proc_interrupted() && code < GDN_EXIT_SIGNAL)
+		code = GDN_EXIT_SIGNAL + gdn_proc_interrupted();
 out:
 	gdn_config_release(&ctx.config);
 	free(ctx.repo_root);

@@ -5,6 +5,7 @@
 #include "gdnctl/exitcode.h"
 #include "gdnctl/json.h"
 #include "gdnctl/opt.h"
+#include "gdnctl/proc.h"
 #include "gdnctl/sbuf.h"
 
 static void vsay(FILE *f, const char *tag, const char *fmt, va_list ap)
@@ -85,6 +86,12 @@ int gdn_json_print_rounded(json_t *doc, int decimals)
 
 int gdn_die_err(const struct gdn_err *err)
 {
+	int sig = gdn_proc_interrupted();
+
+	if (err->code == GDN_EINTR || sig) {
+		gdn_error("%s", err->msg[0] ? err->msg : "interrupted");
+		return GDN_EXIT_SIGNAL + (sig ? sig : SIGINT);
+	}
 	gdn_error("%s", err->msg[0] ? err->msg : "unknown error");
 	return gdn_exit_for_error(err->code ? err->code : GDN_EFAILED);
 }
