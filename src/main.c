@@ -79,6 +79,8 @@ int main(int argc, char **argv)
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			gdn_print_global_help(stdout);
 			return finish_stdout(0);
+		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+			gdn_set_quiet(true);
 		} else if (!strcmp(a, "--version")) {
 			printf("gdnctl version %s\n", GDNCTL_VERSION);
 			return finish_stdout(0);

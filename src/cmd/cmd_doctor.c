@@ -106,8 +106,8 @@ int cmd_doctor(int argc, const char **argv, struct gdn_ctx *ctx)
 	o.timeout_ms = timeout_ms;
 	o.skip_agent = no_agent;
 	if (!json)
-		fprintf(stderr, "[gdnctl] checking the environment (each external check stops "
-				"after its timeout)\n");
+		gdn_status("checking the environment (each external check stops after its "
+			   "timeout)");
 	gdn_doctor_run(&o, &r);
 	fails = gdn_doctor_count(&r, GDN_DOCTOR_FAIL);
 	if (json) {

@@ -26,6 +26,7 @@ static const struct {
 } global_opts[] = {
     {"-C", "DIR", "run as if started in DIR"},
     {"-c", "KEY=VALUE", "set a configuration value (highest precedence)"},
+    {"-q, --quiet", NULL, "no echoed commands or status lines (stderr); data and errors stay"},
     {"--version", NULL, "print the version"},
     {"-h, --help", NULL, "show this help"},
 };
@@ -47,7 +48,7 @@ static const struct {
 
 void gdn_print_global_usage(FILE *f)
 {
-	fputs("usage: gdnctl [-C DIR] [-c KEY=VALUE]... COMMAND [ARGS]\n"
+	fputs("usage: gdnctl [-C DIR] [-c KEY=VALUE]... [-q] COMMAND [ARGS]\n"
 	      "       gdnctl --version | --help | help COMMAND\n",
 	      f);
 }

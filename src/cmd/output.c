@@ -21,6 +21,36 @@ static void vsay(FILE *f, const char *tag, const char *fmt, va_list ap)
 	sbuf_release(&sb);
 }
 
+static bool quiet;
+
+void gdn_set_quiet(bool q)
+{
+	quiet = q;
+}
+
+FILE *gdn_status_file(void)
+{
+	return quiet ? NULL : stderr;
+}
+
+void gdn_status(const char *fmt, ...)
+{
+	struct sbuf sb = SBUF_INIT;
+	va_list ap;
+
+	if (quiet)
+		return;
+	sbuf_adds(&sb, "[gdnctl] ");
+	va_start(ap, fmt);
+	sbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	gdn_secret_mask(&sb);
+	sbuf_addch(&sb, '\n');
+	fwrite(sb.buf, 1, sb.len, stderr);
+	fflush(stderr);
+	sbuf_release(&sb);
+}
+
 void gdn_say(const char *fmt, ...)
 {
 	va_list ap;
