@@ -327,7 +327,7 @@ static int download(struct gdn_hf *hf, struct gdn_hf_files *files, const struct 
 	int ret, code = 0;
 
 	if (!a->json)
-		gdn_status("downloading %zu files to %s", files->nr, outdir);
+		gdn_say("downloading %zu files to %s", files->nr, outdir);
 	dopts.type = (enum gdn_hf_repo_type)a->repo_type;
 	dopts.repo_id = a->repo_id;
 	dopts.revision = a->revision;
@@ -464,7 +464,7 @@ int cmd_download_trace(int argc, const char **argv, struct gdn_ctx *ctx)
 	select_files(&files, &a, &re);
 	if (!files.nr) {
 		if (!a.json)
-			gdn_status("No matching files found.");
+			gdn_say("No matching files found.");
 		goto out;
 	}
 	if (a.dry_run) {

@@ -136,7 +136,7 @@ int cmd_report(int argc, const char **argv, struct gdn_ctx *ctx)
 	sbuf_reset(&out);
 	gdn_report_render_text(&r, &out);
 	fwrite(out.buf, 1, out.len, stdout);
-	gdn_status("report written to %s", output);
+	gdn_say("report written to %s", output);
 out:
 	json_decref(doc);
 	gdn_report_release(&r);
