@@ -294,7 +294,7 @@ static int run_on_backend(struct gdn_backend *b, struct gdn_run_spec *spec, bool
 		gdn_error("stopped: the command on %s", b->name);
 	else if (code && st.job_id[0])
 		say_status("job %s on %s finished: %s", st.job_id, b->name,
-		       st.native[0] ? st.native : "FAILED");
+			   st.native[0] ? st.native : "FAILED");
 out:
 	free(job_id);
 	return code;
