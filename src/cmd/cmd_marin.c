@@ -1247,8 +1247,8 @@ static int alias_ray_job(int argc, const char **argv, struct gdn_ctx *ctx, bool 
 	};
 	struct opt wait_opts[] = {
 	    OPT_STRING_(0, "cluster", &cluster, "C", "cluster of the job", GDN_MARIN_CLUSTER),
-	    OPT_FLOAT_(0, "poll", &poll_s, "S", "polling interval in seconds", "5.0"),
-	    OPT_FLOAT_(0, "timeout", &timeout_s, "S", "give up after this many seconds", NULL),
+	    OPT_SECONDS_(0, "poll", &poll_s, "S", "polling interval in seconds", "5.0"),
+	    OPT_SECONDS_(0, "timeout", &timeout_s, "S", "give up after this many seconds", NULL),
 	    OPT_BOOL_(0, "show-logs", &show_logs, "print the job's logs when it ends"),
 	    OPT_INT_(0, "tail", &tail, "N", "log lines to show", "200", 0, 0),
 	    OPT_STRING_(0, "grep", &grep, "G", "only log lines containing G", NULL),

@@ -13,6 +13,7 @@
 #include "gdnctl/hf.h"
 #include "gdnctl/wandb.h"
 #include "gdnctl/json.h"
+#include "gdnctl/loop_setup.h"
 #include "gdnctl/proc.h"
 #include "gdnctl/repo.h"
 #include "gdnctl/sbuf.h"
@@ -23,7 +24,7 @@
 #define DEFAULT_MIN_FREE    (1ULL << 30)
 #define KILL_GRACE_MS	    1000
 #define OUTPUT_LIMIT	    (64 * 1024)
-#define DEFAULT_LOOP_LOGDIR ".agents/logs/gdn_codex_loop"
+#define DEFAULT_LOOP_LOGDIR GDN_LOOP_LEGACY_LOG_DIR /* outside a repository */
 #define DETAIL_MAX	    400
 
 /* ---- the result list ---- */
@@ -1117,12 +1118,10 @@ void gdn_doctor_run(const struct gdn_doctor_opts *opts, struct gdn_doctor_report
 	gdn_doctor_check_tokens(r);
 	if (o.log_dir)
 		log_dir = xstrdup(o.log_dir);
-	else
-		log_dir = xstrfmt("%s/%s",
-				  repo_root ? repo_root
-				  : o.cwd   ? o.cwd
-					    : ".",
-				  DEFAULT_LOOP_LOGDIR);
+	else if (repo_root)
+		log_dir = gdn_loop_default_log_dir(repo_root, NULL, NULL);
+	if (!log_dir)
+		log_dir = xstrfmt("%s/%s", o.cwd ? o.cwd : ".", DEFAULT_LOOP_LOGDIR);
 	gdn_doctor_check_disk(r, "log dir", log_dir, o.min_free);
 	gdn_doctor_check_disk(r, "tmp", tmp && *tmp ? tmp : "/tmp", o.min_free);
 	check_cc(r, o.timeout_ms);

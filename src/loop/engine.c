@@ -284,6 +284,12 @@ static enum step run_agent(struct loop *l, struct iter *c, const char *prompt, s
 		if (res.reason[0])
 			json_object_set_new(ev, "reason", json_string(res.reason));
 		journal_event(l, "agent_end", ev);
+		if (res.leftovers.nr) {
+			say(l, GDN_LOOP_NOTE, "agent: stopped %zu process(es) it left running",
+			    res.leftovers.nr);
+			journal_event(l, "agent_leftovers",
+				      gdn_journal_leftovers(c->it, a, &res.leftovers));
+		}
 		if (res.reason[0] && rc)
 			say(l, GDN_LOOP_NOTE, "agent: %s", res.reason);
 		if (res.last_message && access(mfile, F_OK))
@@ -1038,8 +1044,10 @@ static int resume(struct loop *l, struct gdn_loop_state *st, struct gdn_err *err
 	say(l, GDN_LOOP_INFO, "resuming run %s after iteration %ld of %ld", st->run_id,
 	    st->last_done, l->total);
 	journal_event(l, "run_resume",
-		      json_pack("{sIsI}", "iterations", (json_int_t)l->total, "after",
-				(json_int_t)st->last_done));
+		      json_pack("{sIsIsIsI}", "iterations", (json_int_t)l->total, "after",
+				(json_int_t)st->last_done, "max_failures",
+				(json_int_t)l->o->max_failures, "stop_after_failures",
+				(json_int_t)l->o->stop_after_failures));
 	return recover(l, st, err);
 }
 
@@ -1082,10 +1090,12 @@ int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *age
 		if (ret)
 			goto out;
 		journal_event(&l, "run_start",
-			      json_pack("{sIssssso*so*}", "iterations", (json_int_t)l.total,
+			      json_pack("{sIssssso*so*sIsI}", "iterations", (json_int_t)l.total,
 					"workdir", o->workdir, "log_dir", o->log_dir, "head",
 					head ? json_string(head) : NULL, "branch",
-					branch ? json_string(branch) : NULL));
+					branch ? json_string(branch) : NULL, "max_failures",
+					(json_int_t)o->max_failures, "stop_after_failures",
+					(json_int_t)o->stop_after_failures));
 		if (hooks && hooks->start && head && l.total >= 1) {
 			struct gdn_loop_iter gi = {0, head, head, 0, hook_report, hook_journal, &l};
 			int rc = hooks->start(hooks->payload, &gi, err);

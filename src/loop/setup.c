@@ -12,6 +12,7 @@
 #include "gdnctl/file.h"
 #include "gdnctl/marin.h"
 #include "gdnctl/opt.h"
+#include "gdnctl/proc.h"
 #include "gdnctl/prompt.h"
 #include "gdnctl/xalloc.h"
 
@@ -125,12 +126,16 @@ void gdn_loop_setup_init(struct gdn_loop_setup *s, const char *cwd, const char *
 					   GDN_POLICY_COUNT_FAILURE, NULL, NULL};
 	gdn_perf_config_init(&s->pc);
 	s->ps = (struct gdn_perf_state)GDN_PERF_STATE_INIT;
+	s->repo_lock = (struct gdn_lock)GDN_LOCK_INIT;
+	s->dir_lock = (struct gdn_lock)GDN_LOCK_INIT;
 	gdn_measure_opts_init(&s->mo);
 	s->err = e;
 }
 
 void gdn_loop_setup_release(struct gdn_loop_setup *s)
 {
+	gdn_lock_release(&s->dir_lock);
+	gdn_lock_release(&s->repo_lock);
 	gdn_loop_where_release(&s->w);
 	gdn_gate_release(&s->gate);
 	gdn_perf_state_release(&s->ps);
@@ -338,6 +343,75 @@ static int make_log_dir(struct gdn_loop_setup *s)
 	return 0;
 }
 
+/*
+ * --resume with the default log dir, which holds no journal, while the
+ * old default inside the tree does (a run of an earlier gdnctl): say where
+ * it is rather than "nothing to resume".
+ */
+static int legacy_journal(struct gdn_loop_setup *s)
+{
+	char *now = xstrfmt("%s/loop.jsonl", s->log_dir);
+	char *old = xstrfmt("%s/" GDN_LOOP_LEGACY_LOG_DIR "/loop.jsonl", s->workdir);
+	int ret = 0;
+
+	if (access(now, F_OK) && !access(old, F_OK))
+		ret = gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_ENOTFOUND,
+					  "nothing to resume: no journal at '%s' (the journal of "
+					  "a run of an earlier gdnctl is at '%s': pass --log-dir "
+					  "'%s/" GDN_LOOP_LEGACY_LOG_DIR "')",
+					  now, old, s->workdir);
+	free(now);
+	free(old);
+	return ret;
+}
+
+/* Take one of the run's locks; refused: "another gdnctl loop (pid N) ...". */
+static int take_lock(struct gdn_loop_setup *s, struct gdn_lock *l, const char *path)
+{
+	struct gdn_err e = GDN_ERR_INIT;
+	pid_t holder = 0;
+	int ret = gdn_lock_take(l, path, &holder, &e);
+
+	if (ret == GDN_EFAILED && holder > 0)
+		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EFAILED,
+					   "another gdnctl loop (pid %ld) is running on this tree",
+					   (long)holder);
+	if (ret == GDN_EFAILED)
+		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EFAILED,
+					   "another gdnctl loop is running on this tree (%s)",
+					   e.msg);
+	if (ret) {
+		s->err = e;
+		return failed(s, GDN_SETUP_ERROR);
+	}
+	return 0;
+}
+
+/*
+ * One run per tree, for the whole run: the repository's lock (any log
+ * dir, any worktree), then the log dir's (any repository using it).
+ */
+static int lock_run(struct gdn_loop_setup *s)
+{
+	struct gdn_err e = GDN_ERR_INIT;
+	char *common = gdn_loop_common_dir(s->workdir, &e), *path = NULL;
+	int ret = 0;
+
+	/* not a repository: the engine says so when it opens it */
+	if (common) {
+		path = xstrfmt("%s/gdnctl.lock", common);
+		ret = take_lock(s, &s->repo_lock, path);
+		free(path);
+	}
+	if (!ret) {
+		path = xstrfmt("%s/loop.lock", s->log_dir);
+		ret = take_lock(s, &s->dir_lock, path);
+		free(path);
+	}
+	free(common);
+	return ret;
+}
+
 int gdn_loop_setup_paths(struct gdn_loop_setup *s)
 {
 	const struct gdn_loop_args *a = &s->a;
@@ -347,7 +421,11 @@ int gdn_loop_setup_paths(struct gdn_loop_setup *s)
 	if (find_workdir(s))
 		return -1;
 	s->log_dir = a->log_dir ? abspath(s->cwd, a->log_dir)
-				: xstrfmt("%s/.agents/logs/gdn_codex_loop", s->workdir);
+				: gdn_loop_default_log_dir(s->workdir, NULL, &s->err);
+	if (!s->log_dir)
+		return failed(s, GDN_SETUP_ERROR);
+	if (a->resume && !a->log_dir && legacy_journal(s))
+		return -1;
 	if (a->hillclimb_log)
 		s->hlog = abspath(s->cwd, a->hillclimb_log);
 	else
@@ -363,9 +441,12 @@ int gdn_loop_setup_paths(struct gdn_loop_setup *s)
 	if (sbuf_read_file(&s->tmpl, s->prompt_path, 16 * 1024 * 1024, &s->err) ||
 	    load_directives(a, s->cwd, s->workdir, &s->directives, &s->err))
 		return failed(s, GDN_SETUP_PLAIN);
-	if (!a->dry_run && make_log_dir(s))
+	if (a->dry_run)
+		return 0;
+	if (make_log_dir(s))
 		return -1;
-	return 0;
+	gdn_proc_set_subreaper();
+	return lock_run(s);
 }
 
 /* ---- agent ---- */

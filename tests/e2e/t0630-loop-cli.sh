@@ -218,11 +218,14 @@ test_expect_success 'codex-loop runs the same engine' '
 	test_grep "1 iterations, 1 commits" out
 '
 
-test_expect_success 'the default log dir lies inside the tree and does not make it dirty' '
+test_expect_success 'the default log dir lies in the git directory and does not make the tree dirty' '
 	new_repo &&
 	(cd repo && gdnctl loop --agent command --agent-cmd "$AG/commit-one {prompt_file}" \
 		--sleep-seconds 0 --prompt-file "$TRASH/prompt.md" --iterations 2 >"$TRASH/out" 2>"$TRASH/err") &&
-	test -s repo/.agents/logs/gdn_codex_loop/loop.jsonl &&
+	br=$(git -C repo symbolic-ref --short HEAD) &&
+	test -s "repo/.git/gdnctl/$br/loop.jsonl" &&
+	test_grep "journal: $TRASH/repo/.git/gdnctl/$br/loop.jsonl" out &&
+	test ! -e repo/.agents &&
 	test -z "$(git -C repo status --porcelain)"
 '
 
