@@ -126,6 +126,8 @@ int gdn_proc_wait_input(int fd)
 {
 	struct pollfd pf[2] = {{fd, POLLIN, 0}, {sig_pipe[0], POLLIN, 0}};
 
+	if (fd < 0)
+		return 1; /* poll() would ignore it: let the read report EBADF */
 	for (;;) {
 		int n;
 
