@@ -95,6 +95,12 @@ int cmd_config(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_demo(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_doctor(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_download_trace(int argc, const char **argv, struct gdn_ctx *ctx);
+/*
+ * download-trace BACKEND:PATH (src/cmd/download_backend.c): true when an
+ * argument names a configured backend that way; then it ran, with the
+ * exit code in *code. False: not that spelling, nothing done.
+ */
+bool gdn_download_backend_source(int argc, const char **argv, struct gdn_ctx *ctx, int *code);
 int cmd_help(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_lint_log(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_allocate(int argc, const char **argv, struct gdn_ctx *ctx);

@@ -27,6 +27,7 @@
 #include "gdnctl/perf.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
+#include "gdnctl/trace_source.h"
 
 struct gdn_config;
 struct opt;
@@ -91,8 +92,9 @@ struct gdn_loop_where {
 /* How the command shows a failed step's err. */
 enum gdn_loop_setup_style {
 	GDN_SETUP_ERROR = 0, /* "[gdnctl] error: MSG", the exit code of err.code */
-	GDN_SETUP_PLAIN,     /* "[gdnctl] MSG" (the original's startup messages), exit 1 */
-	GDN_SETUP_SIGNAL,    /* "[gdnctl] error: MSG", exit 128 + the signal that interrupted */
+	GDN_SETUP_PLAIN,  /* codex-loop: "[gdnctl] MSG" (the original's startup messages), exit 1;
+			     loop: as GDN_SETUP_ERROR */
+	GDN_SETUP_SIGNAL, /* "[gdnctl] error: MSG", exit 128 + the signal that interrupted */
 };
 
 struct gdn_loop_setup {
@@ -101,6 +103,7 @@ struct gdn_loop_setup {
 	struct gdn_loop_where w;
 	const char *cwd, *repo_root;
 	struct gdn_config *cfg;
+	bool original; /* invoked as codex-loop: the original's exit codes and messages */
 	gdn_loop_say_fn say;
 	gdn_line_fn on_line;	       /* the agent's and the validation's output */
 	gdn_backend_event_fn on_event; /* the dev TPU's and the Ray fallbacks' commands */
@@ -118,6 +121,7 @@ struct gdn_loop_setup {
 	struct gdn_perf_config pc;
 	struct gdn_perf_state ps;
 	struct gdn_measure_opts mo;
+	struct gdn_trace_source ts; /* project.trace_source: the gate's trace_source */
 	char *marin_tests, *marin_profile, *wandb_prefix;
 	/* one run per tree: <git common dir>/gdnctl.lock and <log dir>/loop.lock, held until
 	 * release */

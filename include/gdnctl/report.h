@@ -79,6 +79,13 @@ struct gdn_report_iter {
 	size_t nr_deltas;
 	bool seen_decision, seen_error, validation_failed;
 	char *failure; /* the decision's failure kind (owned), or NULL */
+	/*
+	 * The trace of the iteration's last profile run with one (`trace`
+	 * events): where it came from ("local", "backend", "gcs", "wandb"),
+	 * its path, its path under the log dir (a link), the source it was
+	 * fetched from; or why there was none. All owned, or NULL.
+	 */
+	char *trace_source, *trace_path, *trace_file, *trace_origin, *trace_reason;
 };
 
 struct gdn_report_totals {

@@ -423,6 +423,8 @@ int cmd_download_trace(int argc, const char **argv, struct gdn_ctx *ctx)
 	bool have_re = false, alias = ctx->name && !strcmp(ctx->name, "hf-download-trace");
 	int code = 0;
 
+	if (gdn_download_backend_source(argc, argv, ctx, &code))
+		return code; /* BACKEND:PATH (src/cmd/download_backend.c) */
 	a.repo_type = GDN_HF_DATASET;
 	a.revision = "main";
 	a.output_dir = DEFAULT_OUTPUT_DIR;

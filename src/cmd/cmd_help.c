@@ -32,19 +32,24 @@ static const struct {
     {"-h, --help", NULL, "show this help"},
 };
 
-/* include/gdnctl/exitcode.h, for the man page. */
+/*
+ * The exit codes of every command (include/gdnctl/exitcode.h), for --help
+ * and the man page; docs/gdnctl.md has the same table (tests/e2e/t0007).
+ */
 static const struct {
-	const char *code, *meaning;
+	const char *code, *word, *meaning;
 } exit_codes[] = {
-    {"0", "success"},
-    {"1", "the command ran and the answer is \"failed\" (tests, lint, a job), or unreadable "
-	  "input"},
-    {"2", "usage error (bad command line)"},
-    {"3", "configuration error"},
-    {"4", "backend or agent error"},
-    {"5", "network failure after retries"},
-    {"124", "a deadline passed"},
-    {"128+N", "killed by (or stopped on) signal N"},
+    {"0", "ok", "success"},
+    {"1", "failed",
+     "the command ran and the answer is \"failed\" (tests, lint, a job, a loop iteration), "
+     "or unreadable input"},
+    {"2", "usage",
+     "usage error: a bad command line, or a state it cannot run in (loop: a dirty tree)"},
+    {"3", "configuration", "configuration error, or a setting the command needs is not set"},
+    {"4", "backend or agent", "backend or agent error: a program gdnctl runs failed or is missing"},
+    {"5", "network", "network failure after retries"},
+    {"124", "timed out", "a deadline passed"},
+    {"128+N", "killed by signal N", "killed by (or stopped on) signal N"},
 };
 
 void gdn_print_global_usage(FILE *f)
@@ -92,9 +97,16 @@ void gdn_print_global_help(FILE *f)
 		fputs("\nAliases:\n", f);
 		list_commands(f, true);
 	}
-	fputs("\nSee 'gdnctl help COMMAND' for the options of one command.\n"
-	      "Exit status: 0 ok, 1 failed, 2 usage, 3 configuration, 4 backend or agent,\n"
-	      "5 network, 124 timed out, 128+N killed by signal N.\n",
+	fputs("\nSee 'gdnctl help COMMAND' for the options of one command.\nExit status:", f);
+	for (size_t i = 0; i < ARRAY_SIZE(exit_codes); i++)
+		fprintf(f, "%s%s %s",
+			i == 0	 ? " "
+			: i == 5 ? ",\n"
+				 : ", ",
+			exit_codes[i].code, exit_codes[i].word);
+	fputs(".\n", f);
+	fputs("The original tool's names (Aliases) keep its codes where they differ; see\n"
+	      "docs/compatibility.md.\n",
 	      f);
 }
 

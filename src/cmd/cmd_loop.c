@@ -39,8 +39,10 @@ static const struct opt_usage loop_usage = {
     "branch, run the agent with the prompt, detect its commits, run the post-checks and\n"
     "apply the policies, then restore the stash by its commit id. Every transition is\n"
     "journaled in <log dir>/loop.jsonl; --resume continues the last run after a crash.\n"
-    "Exit status: 0; the agent's exit code (124 on a timeout) when it fails; 1; 2 for an\n"
-    "iteration error; 3 when an iteration made no commit; 128+N when interrupted.\n"
+    "Exit status (gdnctl --help): 0; 1 when a failed iteration stopped the run; 2 usage\n"
+    "(also a dirty tree without --allow-dirty); 3 configuration; 4 when the agent failed or\n"
+    "is missing; 124 on a timeout; 128+N when interrupted. codex-loop keeps the original's:\n"
+    "the agent's or a check's exit code, 2 for an iteration error, 3 for no commit.\n"
     "See docs/gdnctl-loop.md.",
 };
 
@@ -187,6 +189,7 @@ static struct opt loop_opts[] = {
     OPT_STRING_(0, "prompt-file", &setup.a.prompt_file, "PATH",
 		"prompt template ({{ITERATION}}, {{TOTAL_ITERATIONS}}, {{HEAD_SHA}}, "
 		"{{BRANCH}}, {{LOG_TAIL}})",
+		"project.prompt_file, else <repo>/scripts/gdn/codex_iteration_prompt.md, else "
 		"<repo>/prompts/iteration.md, else the installed one"),
     OPT_STRING_(0, "workdir", &setup.a.workdir, "PATH",
 		"repository where the agent runs and git operations happen", "the repository root"),
@@ -215,8 +218,10 @@ static struct opt loop_opts[] = {
 	     "abort when counted failures exceed N; -1 unlimited", "0", 0, 0),
     OPT_GROUP_("Agent"),
     OPT_CHOICE_(0, "agent", &setup.a.agent, NULL, "the agent driver", GDN_AGENT_DEFAULT),
-    OPT_STRING_(0, "agent-cmd", &setup.a.agent_cmd, "CMD",
-		"command driver: 'prog arg {prompt_file}' (prompt also on stdin)", NULL),
+    OPT_STRING_(
+	0, "agent-cmd", &setup.a.agent_cmd, "CMD",
+	"your agent: 'prog arg {prompt_file}' (prompt also on stdin); implies --agent command",
+	NULL),
     OPT_STRING_(0, "codex-bin", &setup.a.codex_bin, "PATH", "explicit agent binary", NULL),
     OPT_STRING_(0, "model", &setup.a.model, "NAME", "model (-m)", "gpt-5.4 for codex"),
     OPT_STRING_(0, "reasoning-effort", &setup.a.reasoning_effort, "LEVEL",
@@ -242,9 +247,11 @@ static struct opt loop_opts[] = {
 		 "sleep between agent and post-check retries", "20.0"),
     OPT_GROUP_("Prompt and session directives"),
     OPT_LIST_(0, "directive", &setup.a.directives, "TEXT", "an inline session directive"),
-    OPT_LIST_(0, "directive-file", &setup.a.directive_files, "PATH", "a directive from a file"),
+    OPT_LIST_(0, "directive-file", &setup.a.directive_files, "PATH",
+	      "a directive from a file (relative to the repository)"),
     OPT_LIST_(0, "directive-preset", &setup.a.presets, "NAME",
-	      "session_directives/NAME.md (the repository's, else the installed one)"),
+	      "NAME.md in project.directives_dir, scripts/gdn/session_directives, "
+	      "session_directives or the installed ones (the first that has it)"),
     OPT_GROUP_("Working tree"),
     OPT_BOOL_(0, "allow-dirty", &setup.a.allow_dirty, "skip the clean-tree requirement"),
     OPT_ENUM_(0, "dirty-policy", &setup.a.dirty_policy, gdn_dirty_policy_enum,
@@ -444,11 +451,16 @@ static struct opt loop_opts[] = {
     OPT_END_(),
 };
 
-/* Print a failed setup step; the exit code. */
+/*
+ * Print a failed setup step; the exit code (exitcode.h). codex-loop prints
+ * the original's startup messages as the original did, exit 1.
+ */
 static int setup_failed(const struct gdn_loop_setup *s)
 {
 	switch (s->style) {
 	case GDN_SETUP_PLAIN:
+		if (!s->original)
+			return gdn_die_err(&s->err);
 		fprintf(stderr, "[gdnctl] %s\n", s->err.msg);
 		return GDN_EXIT_FAILED;
 	case GDN_SETUP_SIGNAL:
@@ -501,6 +513,7 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 	if (argc > 1 && !strcmp(argv[1], "status")) /* src/cmd/cmd_loop_status.c */
 		return cmd_loop_status(argc, argv, ctx);
 	gdn_loop_setup_init(s, ctx->cwd, ctx->repo_root, &ctx->config);
+	s->original = ctx->name && !strcmp(ctx->name, "codex-loop");
 	bind_agent_choices(opts);
 	if (!gdn_cmd_parse_opts(opts, &loop_usage, argc, argv, OPT_PARSE_NO_POSITIONAL, &rest,
 				&code))

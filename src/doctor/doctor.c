@@ -549,8 +549,14 @@ static void check_ssh_reachable(struct gdn_doctor_report *r, const struct gdn_co
 		strvec_pushl(&argv, "-i", identity, NULL);
 	if (user)
 		strvec_pushl(&argv, "-l", user, NULL);
-	for (size_t i = 0; i < options->nr; i++)
-		strvec_pushl(&argv, "-o", options->v[i], NULL);
+	{
+		struct strvec ov = STRVEC_INIT;
+
+		gdn_ssh_options(options, &ov); /* a refused item: ssh_open says why */
+		for (size_t i = 0; i < ov.nr; i++)
+			strvec_pushl(&argv, "-o", ov.v[i], NULL);
+		strvec_clear(&ov);
+	}
 	strvec_pushl(&argv, host, "--", "true", NULL);
 	gdn_argv_format(&cmd, argv.v);
 

@@ -577,9 +577,10 @@ static enum step iteration_body(struct loop *l, struct iter *c, struct gdn_err *
 	if (step != STEP_OK)
 		goto out;
 	if (!l->o->allow_no_commit && !c->commits) {
-		step = fail(c, GDN_FAIL_NO_COMMIT, 3, l->o->no_commit_policy,
-			    "Iteration did not produce a new commit. Use --allow-no-commit or set "
-			    "--no-commit-policy count-failure/continue.");
+		step =
+		    fail(c, GDN_FAIL_NO_COMMIT, GDN_LOOP_ORIGINAL_NO_COMMIT, l->o->no_commit_policy,
+			 "Iteration did not produce a new commit. Use --allow-no-commit or set "
+			 "--no-commit-policy count-failure/continue.");
 		goto out;
 	}
 	if (l->hooks) {
@@ -665,7 +666,7 @@ static int iteration(struct loop *l, long it)
 		sbuf_reset(&c.msg);
 		sbuf_addf(&c.msg, "iteration %ld raised: %s", it, err.msg);
 		c.kind = GDN_FAIL_ITERATION_ERROR;
-		c.rc = 2;
+		c.rc = GDN_LOOP_ORIGINAL_ITERATION_ERROR;
 		c.policy = l->o->iteration_error_policy;
 		journal_event(l, "error",
 			      json_pack("{sIss}", "iteration", (json_int_t)it, "message", err.msg));
@@ -681,7 +682,7 @@ static int iteration(struct loop *l, long it)
 			    step == STEP_ERROR ? "." : "", gdn_loop_policy_name(c.policy));
 		if (gdn_loop_policy_apply(c.policy, &l->failures, l->o->max_failures, &counted) ==
 		    GDN_VERDICT_EXIT)
-			exit = c.rc;
+			exit = gdn_loop_exit_code(c.kind, c.rc, l->o->original_exit_codes);
 		l->sum->fail_kinds[c.kind]++;
 		l->consecutive++;
 	} else if (step == STEP_OK) {
@@ -711,7 +712,9 @@ static int iteration(struct loop *l, long it)
 		if (exit < 0 && step != STEP_INTR) {
 			if (gdn_loop_policy_apply(l->o->iteration_error_policy, &l->failures,
 						  l->o->max_failures, &counted) == GDN_VERDICT_EXIT)
-				exit = 2;
+				exit = gdn_loop_exit_code(GDN_FAIL_ITERATION_ERROR,
+							  GDN_LOOP_ORIGINAL_ITERATION_ERROR,
+							  l->o->original_exit_codes);
 			l->sum->fail_kinds[GDN_FAIL_ITERATION_ERROR]++;
 			journal_event(l, "failure",
 				      json_pack("{sIsssIsI}", "iteration", (json_int_t)it,
@@ -1113,7 +1116,8 @@ int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *age
 				goto out;
 			} else if (rc > 0) {
 				say(&l, GDN_LOOP_NOTE, "%s", err->msg);
-				exit = rc;
+				exit =
+				    gdn_loop_exit_code(GDN_FAIL_HOOK, rc, o->original_exit_codes);
 				sum->stop_reason = xstrdup("start");
 			}
 		}

@@ -53,6 +53,11 @@ static void iter_release(struct gdn_report_iter *it)
 	free(it->hypothesis);
 	free(it->perf_decision);
 	free(it->failure);
+	free(it->trace_source);
+	free(it->trace_path);
+	free(it->trace_file);
+	free(it->trace_origin);
+	free(it->trace_reason);
 	for (size_t i = 0; i < it->nr_deltas; i++)
 		free(it->deltas[i].name);
 }
@@ -192,6 +197,51 @@ static void apply_head(struct gdn_report_iter *it, json_t *o)
 	}
 }
 
+/* A path under the log dir fit for a relative link: no scheme, no "..", no control characters. */
+static bool link_safe(const char *s)
+{
+	const char *p = s;
+
+	if (!*s || *s == '/' || strlen(s) > 1024)
+		return false;
+	for (; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f || *p == ':' || *p == '\\')
+			return false;
+	for (p = s; *p;) {
+		const char *slash = strchr(p, '/');
+		size_t len = slash ? (size_t)(slash - p) : strlen(p);
+
+		if (!len || (len == 2 && !strncmp(p, "..", 2)))
+			return false;
+		p = slash ? slash + 1 : p + len;
+	}
+	return true;
+}
+
+/* A `trace` event: the run's trace (the last one found wins), or why there was none. */
+static void apply_trace(struct gdn_report_iter *it, json_t *o)
+{
+	const char *path = str_of(o, "path"), *s;
+
+	if (!path) {
+		if (!it->trace_path && (s = str_of(o, "reason"))) {
+			free(it->trace_reason);
+			it->trace_reason = clean_text(s, 400);
+		}
+		return;
+	}
+	FREE_AND_NULL(it->trace_reason);
+	free(it->trace_path);
+	it->trace_path = clean_text(path, 1024);
+	free(it->trace_source);
+	it->trace_source = clean_text((s = str_of(o, "source")) ? s : "?", 16);
+	free(it->trace_origin);
+	it->trace_origin = (s = str_of(o, "origin")) ? clean_text(s, 400) : NULL;
+	free(it->trace_file);
+	s = str_of(o, "file");
+	it->trace_file = s && link_safe(s) ? xstrdup(s) : NULL;
+}
+
 /* Apply one event of the selected run. */
 static void apply_event(struct gdn_report *r, const char *ev, json_t *o)
 {
@@ -269,6 +319,8 @@ static void apply_event(struct gdn_report *r, const char *ev, json_t *o)
 		set_str(&it->failure, s);
 		if (s && !it->reason)
 			it->reason = clean_text(s, 64);
+	} else if (!strcmp(ev, "trace")) {
+		apply_trace(it, o);
 	} else if (!strcmp(ev, "error") || !strcmp(ev, "failure")) {
 		it->seen_error = true;
 		if ((s = str_of(o, "message"))) {

@@ -207,6 +207,13 @@ void gdn_report_render_text(const struct gdn_report *r, struct sbuf *out)
 			}
 			sbuf_addch(out, '\n');
 		}
+		if (it->trace_path)
+			sbuf_addf(out, "       trace file: %s (%s%s%s)\n",
+				  it->trace_file ? it->trace_file : it->trace_path,
+				  it->trace_source, it->trace_origin ? " " : "",
+				  it->trace_origin ? it->trace_origin : "");
+		else if (it->trace_reason)
+			sbuf_addf(out, "       no trace: %s\n", it->trace_reason);
 		sbuf_release(&m);
 		sbuf_release(&d);
 		sbuf_release(&c);
@@ -260,6 +267,16 @@ static json_t *iter_json(const struct gdn_report_iter *it)
 						"delta_ms", d->delta_ms));
 	}
 	json_object_set_new(o, "trace_deltas", deltas);
+	if (it->trace_path || it->trace_reason)
+		json_object_set_new(o, "trace",
+				    json_pack("{s:o, s:o, s:o, s:o, s:o}", "source",
+					      gdn_json_string_lossy(it->trace_source), "path",
+					      gdn_json_string_lossy(it->trace_path), "file",
+					      gdn_json_string_lossy(it->trace_file), "origin",
+					      gdn_json_string_lossy(it->trace_origin), "reason",
+					      gdn_json_string_lossy(it->trace_reason)));
+	else
+		json_object_set_new(o, "trace", json_null());
 	return o;
 }
 
@@ -659,6 +676,35 @@ static void html_td_ms(struct sbuf *out, long long ms)
 	sbuf_adds(out, "</td>");
 }
 
+/* The iteration's trace file (a link relative to the log dir) or why there is none. */
+static void html_trace_link(struct sbuf *out, const struct gdn_report_iter *it)
+{
+	if (it->trace_file) {
+		sbuf_adds(out, "<div class=\"trace-file\"><a href=\"");
+		for (const char *p = it->trace_file; *p; p++) {
+			unsigned char c = (unsigned char)*p;
+
+			if (isalnum(c) || strchr("/._-~", c))
+				sbuf_addch(out, (char)c);
+			else
+				sbuf_addf(out, "%%%02X", c);
+		}
+		sbuf_adds(out, "\">trace</a> (");
+		gdn_report_html_escape(out, it->trace_source);
+		sbuf_adds(out, ")</div>");
+	} else if (it->trace_path) {
+		sbuf_adds(out, "<div class=\"trace-file\">trace: ");
+		gdn_report_html_escape(out, it->trace_path);
+		sbuf_adds(out, " (");
+		gdn_report_html_escape(out, it->trace_source);
+		sbuf_adds(out, ")</div>");
+	} else if (it->trace_reason) {
+		sbuf_adds(out, "<div class=\"trace-none\">no trace: ");
+		gdn_report_html_escape(out, it->trace_reason);
+		sbuf_adds(out, "</div>");
+	}
+}
+
 static void html_table(struct sbuf *out, const struct gdn_report *r)
 {
 	struct sbuf t = SBUF_INIT;
@@ -701,6 +747,7 @@ static void html_table(struct sbuf *out, const struct gdn_report *r)
 			gdn_report_html_escape(out, t.buf);
 			sbuf_adds(out, "</div>");
 		}
+		html_trace_link(out, it);
 		sbuf_adds(out, "</td>");
 		html_td_ms(out, it->agent_ms);
 		html_td_ms(out, it->validation_ms);
