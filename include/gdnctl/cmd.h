@@ -41,8 +41,18 @@ struct gdn_cmd {
 extern const struct gdn_cmd gdn_commands[];
 const struct gdn_cmd *gdn_cmd_find(const char *name);
 
-/* Output helpers for commands: "[gdnctl] " prefix, stdout for info, stderr for the rest. */
-void gdn_say(const char *fmt, ...) GDN_PRINTF(1, 2);
+/*
+ * Output helpers for commands, "[gdnctl] " prefix. Standard output carries
+ * data only: a command's answer, a job's output, a --dry-run plan
+ * (gdn_say). Echoed commands ("[gdnctl] $ ARGV") and status lines go to
+ * stderr through gdn_status, and not at all under the global -q/--quiet;
+ * warnings and errors always go to stderr.
+ */
+void gdn_say(const char *fmt, ...) GDN_PRINTF(1, 2);	/* stdout: a line of the answer */
+void gdn_status(const char *fmt, ...) GDN_PRINTF(1, 2); /* stderr unless -q; secrets masked */
+/* The stream for status written piecewise (progress lines): stderr, or NULL under -q. */
+FILE *gdn_status_file(void);
+void gdn_set_quiet(bool quiet);			       /* main: -q/--quiet */
 void gdn_warn(const char *fmt, ...) GDN_PRINTF(1, 2);  /* "[gdnctl] WARNING: ..." */
 void gdn_error(const char *fmt, ...) GDN_PRINTF(1, 2); /* "[gdnctl] error: ..." */
 /* "[gdnctl] error: MESSAGE" and "[gdnctl] see 'gdnctl CMD -h'" on stderr; returns GDN_EXIT_USAGE.
