@@ -38,6 +38,7 @@ printf 'Iteration {{ITERATION}} of {{TOTAL_ITERATIONS}}\n' >"$TRASH/prompt.md"
 # A repository whose tests are check.sh, and the user's four uncommitted
 # edits: a tracked edit, a staged new file, an untracked file and an
 # untracked directory.
+# shellcheck disable=SC2034 # base is read by the test bodies
 new_repo() {
 	rm -rf "$TRASH/repo" "$TRASH/logs" "$MARK" "$CALLS" &&
 		printf '%s\n' "$@" >"$PLAN" &&
