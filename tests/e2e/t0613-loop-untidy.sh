@@ -249,7 +249,7 @@ test_expect_success '9: kill -9 mid-agent, every file touched: --resume finishes
 
 # ---- 10. kill -9 while a throw-away worktree exists ----
 
-# A git first in PATH that, for `worktree add` of a path containing $1,
+# A git first in PATH that, when " ARGS " matches the case pattern $1,
 # runs the real git, writes its pid to $MARK, then sleeps.
 slow_git() {
 	real=$(command -v git) &&
@@ -257,7 +257,7 @@ slow_git() {
 		cat >"$TRASH/slowbin/git" <<-EOF2 &&
 			#!/bin/sh
 			case " \$* " in
-			*" worktree add "*"$1"*)
+			$1)
 				"$real" "\$@" || exit
 				echo \$\$ >"$MARK.tmp" && mv "$MARK.tmp" "$MARK"
 				exec sleep 60 ;;
@@ -269,10 +269,10 @@ slow_git() {
 
 test_expect_isolation in-place '10: kill -9 during the stash preflight: --resume removes its worktree' '
 	new_repo good good &&
-	slow_git gdnctl-stash-preflight &&
+	slow_git "*\" worktree add \"*gdnctl-stash-preflight*" &&
 	rm -f "$MARK" && loop_args &&
 	{ (cd repo && PATH=$TRASH/slowbin:$PATH GDNCTL_TEST_COMMAND=./check.sh \
-		exec "$GDNCTL_BIN" loop "${ISOLATION_ARGS[@]}" "${ARGS[@]}" --iterations 2 >../bg.out 2>../bg.err) & } &&
+		exec ${GDNCTL_TEST_EXEC_PREFIX:-} "$GDNCTL_BIN" loop "${ISOLATION_ARGS[@]}" "${ARGS[@]}" --iterations 2 >../bg.out 2>../bg.err) & } &&
 	pid=$! &&
 	test_wait_until 20 test -s "$MARK" &&
 	kill -KILL "$pid" && { wait "$pid"; :; } &&
@@ -287,10 +287,10 @@ test_expect_isolation in-place '10: kill -9 during the stash preflight: --resume
 
 test_expect_isolation worktree '10: kill -9 while the agent'"'"'s worktree is made: --resume removes it, the run ends with one worktree' '
 	new_repo good good &&
-	slow_git logs/worktree &&
+	slow_git "*\" worktree add \"*logs/worktree*" &&
 	rm -f "$MARK" && loop_args &&
 	{ (cd repo && PATH=$TRASH/slowbin:$PATH GDNCTL_TEST_COMMAND=./check.sh \
-		exec "$GDNCTL_BIN" loop "${ISOLATION_ARGS[@]}" "${ARGS[@]}" --iterations 2 >../bg.out 2>../bg.err) & } &&
+		exec ${GDNCTL_TEST_EXEC_PREFIX:-} "$GDNCTL_BIN" loop "${ISOLATION_ARGS[@]}" "${ARGS[@]}" --iterations 2 >../bg.out 2>../bg.err) & } &&
 	pid=$! &&
 	test_wait_until 20 test -s "$MARK" &&
 	kill -KILL "$pid" && { wait "$pid"; :; } &&
@@ -302,6 +302,46 @@ test_expect_isolation worktree '10: kill -9 while the agent'"'"'s worktree is ma
 	test_grep ! "^locked" after && test_grep ! "^prunable" after &&
 	user_work_intact &&
 	test "$(git -C repo rev-list --count "$base..main")" = 2
+'
+
+# ---- found by the chaos test (t0625) ----
+
+# kill_in_promotion PATTERN: kill -9 gdnctl (and its git) while git runs
+# with arguments matching PATTERN during the promotion of iteration 1,
+# then resume.
+kill_in_promotion() {
+	new_repo good good good &&
+		slow_git "$1" &&
+		rm -f "$MARK" && loop_args &&
+		{ (cd repo && PATH=$TRASH/slowbin:$PATH GDNCTL_TEST_COMMAND=./check.sh \
+			exec ${GDNCTL_TEST_EXEC_PREFIX:-} "$GDNCTL_BIN" loop "${ISOLATION_ARGS[@]}" "${ARGS[@]}" \
+			--iterations 2 >../bg.out 2>../bg.err) & } &&
+		pid=$! &&
+		test_wait_until 20 test -s "$MARK" &&
+		kill -KILL "$pid" && { wait "$pid"; :; } &&
+		kill -KILL "$(cat "$MARK")" &&
+		test_grep ! "\"event\":\"decision\"" logs/loop.jsonl &&
+		run_loop --resume >out 2>err
+}
+
+# Iteration 1 was redone: its first attempt's commit is kept under refs, not on the branch.
+undecided_commit_aside() {
+	run=$(run_id) &&
+		test "$(git -C repo log -1 --format=%s "refs/gdnctl/loop/$run/iteration-1")" = "agent: good 1" &&
+		git -C repo log --format=%s "$base..main" >subjects &&
+		printf "agent: good 3\nagent: good 2\n" >expect && test_cmp expect subjects &&
+		test_grep ! "good 1" repo/work.txt &&
+		user_work_intact
+}
+
+test_expect_isolation worktree 'kill -9 in a promotion, between the tree and the ref: --resume keeps the undecided commit off the branch' '
+	kill_in_promotion "*\" read-tree -m -u \"*" &&
+	undecided_commit_aside
+'
+
+test_expect_isolation worktree 'kill -9 after a promotion moved the branch, before its decision: --resume moves it back' '
+	kill_in_promotion "*\" update-ref refs/heads/main \"*" &&
+	undecided_commit_aside
 '
 
 test_done
