@@ -235,7 +235,8 @@ while budget_left; do
 			if kill -KILL "$pid" 2>/dev/null; then
 				wait "$pid" 2>/dev/null
 				kills=$((kills + 1)) cycles=$((cycles + 1))
-				more=(--resume)
+				# killed before the journal's first line: nothing to resume
+				[ -s "$logs/loop.jsonl" ] && more=(--resume)
 				continue
 			fi
 		fi
