@@ -34,6 +34,7 @@ RANDOM=$SEED
 say "chaos seed $SEED (GDNCTL_CHAOS_SEED=$SEED replays it), --isolation $ISOLATION, ${SECONDS_BUDGET}s, $ITER iterations a run"
 
 export MARKER=gdnctl-chaos-${TRASH##*/} CALLS=$TRASH/calls PLAN=$TRASH/plan
+test_atexit "pkill -KILL -f '$MARKER'"
 
 # The plan: one action per agent call, weighted (a hang costs the idle
 # timeout, 50 MB of output a second or so: they are rarer).
