@@ -201,6 +201,14 @@ check_worktrees() {
 	return 0
 }
 
+# After a kill -9: no worktree but the user's, the run's and a stash preflight's.
+check_worktrees_killed() {
+	git -C repo worktree list --porcelain | sed -n 's/^worktree //p' |
+		grep -v -x -F -e "$(cd repo && pwd -P)" -e "$(cd "$logs" && pwd -P)/worktree" | grep -v '^/tmp/gdnctl-stash-preflight-' >wt.txt
+	[ -s wt.txt ] && violation "after a kill, a worktree of no run: $(tr '\n' ' ' <wt.txt)"
+	return 0
+}
+
 check_journals() {
 	python3 -c '
 import json, sys
@@ -236,6 +244,7 @@ while budget_left; do
 			if kill -KILL "$pid" 2>/dev/null; then
 				wait "$pid" 2>/dev/null
 				kills=$((kills + 1)) cycles=$((cycles + 1))
+				check_worktrees_killed
 				# killed before the journal's first line: nothing to resume
 				[ -s "$logs/loop.jsonl" ] && more=(--resume)
 				continue
