@@ -516,6 +516,52 @@ static int iso_worktree(struct loop *l, struct gdn_err *err)
 }
 
 /*
+ * --resume: the interrupted iteration was promoted, but its decision was
+ * never journaled. It is redone, so the champion and the loop branch go
+ * back to where it began (its commits are kept with the worktree's), and
+ * so does the user's checkout when a kill -9 cut the fast-forward between
+ * its tree and its ref (the index has the undone champion's version of
+ * every path the promotion changed).
+ */
+static int undo_undecided_promotion(struct loop *l, const char *from, struct gdn_err *err)
+{
+	char *undone = l->champion;
+	struct strvec argv = STRVEC_INIT;
+	struct sbuf why = SBUF_INIT, out = SBUF_INIT;
+	int rc = 0, ret;
+
+	l->champion = xstrdup(from);
+	ret = gdn_git_set_ref(&l->ugit, l->champion_ref, l->champion, undone, err);
+	if (!ret && !strcmp(l->btip, undone)) {
+		ret = gdn_git_move_branch(&l->ugit, l->branch, undone, from, l->o->workdir, &why,
+					  err);
+		if (!ret && !why.len) {
+			free(l->btip);
+			l->btip = xstrdup(from);
+		}
+		goto out;
+	}
+	if (ret || strcmp(l->btip, from))
+		goto out;
+	ret = gdn_git_runl(&l->ugit, &rc, &out, err, "diff", "--name-only", from, undone, NULL);
+	if (ret || rc || !out.len)
+		goto out;
+	strvec_pushl(&argv, "diff-index", "--cached", "--quiet", undone, "--", NULL);
+	sbuf_trim(&out);
+	strvec_split(&argv, out.buf, '\n');
+	ret = gdn_git_run(&l->ugit, argv.v, &rc, NULL, err);
+	if (!ret && !rc)
+		ret = gdn_git_runl(&l->ugit, &rc, NULL, err, "read-tree", "-m", "-u", undone, from,
+				   NULL);
+out:
+	free(undone);
+	strvec_clear(&argv);
+	sbuf_release(&why);
+	sbuf_release(&out);
+	return ret;
+}
+
+/*
  * --resume of a run with --isolation worktree: the champion (its ref, else
  * the journal's), the branch caught up if a promotion was cut short, what
  * the crashed run left in the worktree kept, and a fresh worktree.
@@ -555,6 +601,12 @@ static int iso_resume(struct loop *l, struct gdn_loop_state *st, struct gdn_err 
 		l->btip = xstrdup(l->champion);
 	stop_orphan_agent(l, st);
 	wait_for_git(l);
+	if (st->open_iter && !st->open_decided && st->open_head &&
+	    strcmp(l->champion, st->open_head)) {
+		ret = undo_undecided_promotion(l, st->open_head, err);
+		if (ret)
+			return ret;
+	}
 	if (strcmp(st->worktree, l->o->workdir) && !access(st->worktree, F_OK))
 		gdn_git_worktree_remove(&l->ugit, st->worktree, err);
 	gdn_err_clear(err);
