@@ -118,6 +118,8 @@ static void on_file(void *ctx, const struct gdn_hf_file *f)
 	struct dt_state *st = ctx;
 
 	clear_bar(st);
+	if (f->state == GDN_HF_FAILED && f->result == GDN_EINTR)
+		return; /* the summary line says it once */
 	if (f->state == GDN_HF_FAILED)
 		gdn_error("%s", f->error ? f->error : "download failed");
 	else if (!st->quiet)
@@ -133,6 +135,8 @@ static const char *state_name(enum gdn_hf_state s)
 		return "present";
 	case GDN_HF_FAILED:
 		return "failed";
+	case GDN_HF_CANCELLED:
+		return "not-started";
 	default:
 		return "pending";
 	}
@@ -318,6 +322,35 @@ static int doc_finish(json_t *doc, const struct dt_args *a, const struct gdn_hf_
 	return code;
 }
 
+/*
+ * One line for the whole queue: how many files failed, or, when an
+ * interruption or the deadline stopped it, how far it got.
+ */
+static void summary_line(const struct gdn_hf_files *files, int ret)
+{
+	size_t failed = 0, done = 0, stopped = 0, cancelled = 0;
+
+	for (size_t i = 0; i < files->nr; i++) {
+		const struct gdn_hf_file *f = &files->v[i];
+
+		if (f->state == GDN_HF_CANCELLED)
+			cancelled++;
+		else if (f->state == GDN_HF_FAILED &&
+			 (f->result == GDN_EINTR || f->result == GDN_ETIMEOUT))
+			stopped++;
+		else if (f->state == GDN_HF_FAILED)
+			failed++;
+		else if (f->state != GDN_HF_PENDING)
+			done++;
+	}
+	if (ret == GDN_EINTR || ret == GDN_ETIMEOUT)
+		gdn_error("%s: %zu of %zu files done, %zu failed, %zu stopped, %zu not started",
+			  ret == GDN_EINTR ? "interrupted" : "the deadline passed", done, files->nr,
+			  failed, stopped, cancelled);
+	else
+		gdn_error("%zu of %zu files failed", failed, files->nr);
+}
+
 /* Download the selected files (and summarise them with --summarize). The exit code. */
 static int download(struct gdn_hf *hf, struct gdn_hf_files *files, const struct dt_args *a,
 		    const char *outdir, struct dt_state *st, json_t **jsummaries,
@@ -338,12 +371,9 @@ static int download(struct gdn_hf *hf, struct gdn_hf_files *files, const struct 
 	dopts.ctx = st;
 	ret = gdn_hf_download(hf, files, &dopts, err);
 	clear_bar(st);
+	if (ret)
+		summary_line(files, ret);
 	if (ret) {
-		size_t failed = 0;
-
-		for (size_t i = 0; i < files->nr; i++)
-			failed += files->v[i].state == GDN_HF_FAILED;
-		gdn_error("%zu of %zu files failed", failed, files->nr);
 		code = ret == GDN_EINTR && gdn_proc_interrupted()
 			   ? GDN_EXIT_SIGNAL + gdn_proc_interrupted()
 			   : gdn_exit_for_error(ret);
