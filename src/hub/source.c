@@ -275,15 +275,16 @@ out:
 
 /* The artifact's files, downloaded with the W&B key for same-host URLs only. */
 static int wandb_download(struct gdn_wandb *c, const struct gdn_wandb_artifact *a,
-			  const char *dest_dir, const struct gdn_fetch_opts *o,
-			  struct gdn_fetch_result *res, struct gdn_err *err)
+			  const char *entity, const char *project, const char *dest_dir,
+			  const struct gdn_fetch_opts *o, struct gdn_fetch_result *res,
+			  struct gdn_err *err)
 {
 	struct gdn_hf client = {0};
 	struct gdn_hf_files files = {0};
 	int ret;
 
 	free(res->resolved);
-	res->resolved = xstrfmt("%s:%s", a->name ? a->name : a->id,
+	res->resolved = xstrfmt("%s/%s/%s:%s", entity, project, a->name ? a->name : a->id,
 				a->version ? a->version : (a->aliases.nr ? a->aliases.v[0] : "?"));
 	ret = gdn_wandb_artifact_files(c, a, &files, err);
 	if (!ret)
@@ -319,13 +320,7 @@ int gdn_source_fetch_wandb_run(const char *spec, const char *dest_dir,
 				     o->wandb_type ? o->wandb_type : GDN_WANDB_PROFILE_TYPE,
 				     alias ? alias : o->wandb_alias, &a, err);
 	if (!ret)
-		ret = wandb_download(&c, &a, dest_dir, o, res, err);
-	if (!ret || res->resolved) {
-		char *full = xstrfmt("%s/%s/%s", e, p, res->resolved ? res->resolved : "?");
-
-		free(res->resolved);
-		res->resolved = full;
-	}
+		ret = wandb_download(&c, &a, e, p, dest_dir, o, res, err);
 out:
 	gdn_wandb_artifact_release(&a);
 	gdn_wandb_release(&c);
@@ -361,13 +356,7 @@ int gdn_source_fetch_wandb_artifact(const char *spec, const char *dest_dir,
 					      : "latest");
 	ret = gdn_wandb_artifact_by_name(&c, e, p, name_alias, &a, err);
 	if (!ret)
-		ret = wandb_download(&c, &a, dest_dir, o, res, err);
-	if (res->resolved) {
-		char *full = xstrfmt("%s/%s/%s", e, p, res->resolved);
-
-		free(res->resolved);
-		res->resolved = full;
-	}
+		ret = wandb_download(&c, &a, e, p, dest_dir, o, res, err);
 out:
 	gdn_wandb_artifact_release(&a);
 	gdn_wandb_release(&c);

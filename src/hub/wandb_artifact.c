@@ -66,6 +66,27 @@ static const char *text(const json_t *v)
 	return json_string_value(v);
 }
 
+/*
+ * A count >= 0: an integer, or an integral real (GraphQL answers are read
+ * with integers as reals, see gdn_graphql_parse).
+ */
+static bool count_value(const json_t *v, uint64_t *out)
+{
+	double d;
+
+	if (json_is_integer(v) && json_integer_value(v) >= 0) {
+		*out = (uint64_t)json_integer_value(v);
+		return true;
+	}
+	if (!json_is_real(v))
+		return false;
+	d = json_real_value(v);
+	if (!(d >= 0 && d < 9.007199254740992e15 && d == floor(d)))
+		return false;
+	*out = (uint64_t)d;
+	return true;
+}
+
 static char *dup_text(const json_t *v)
 {
 	const char *s = text(v);
@@ -90,7 +111,7 @@ static bool has_alias(const json_t *node, const char *alias)
 
 static void fill(const json_t *node, struct gdn_wandb_artifact *out)
 {
-	const json_t *vi = json_object_get(node, "versionIndex"); /* borrowed */
+	uint64_t vi;
 	size_t i;
 	json_t *a; /* borrowed */
 
@@ -103,8 +124,8 @@ static void fill(const json_t *node, struct gdn_wandb_artifact *out)
 		out->updated_at = dup_text(json_object_get(node, "createdAt"));
 	out->manifest_url = dup_text(json_object_get(
 	    json_object_get(json_object_get(node, "currentManifest"), "file"), "directUrl"));
-	if (json_is_integer(vi) && json_integer_value(vi) >= 0)
-		out->version = xstrfmt("v%lld", (long long)json_integer_value(vi));
+	if (count_value(json_object_get(node, "versionIndex"), &vi))
+		out->version = xstrfmt("v%" PRIu64, vi);
 	json_array_foreach(json_object_get(node, "aliases"), i, a)
 	{
 		const char *s = text(json_object_get(a, "alias"));
@@ -181,11 +202,11 @@ int gdn_wandb_parse_manifest(const char *json, size_t len, struct gdn_hf_files *
 	{
 		struct gdn_hf_file f = {0};
 		const char *digest = text(json_object_get(e, "digest"));
-		const json_t *size = json_object_get(e, "size"); /* borrowed */
+		uint64_t size;
 		char *q;
 
 		if (!*path || strlen(path) > 4096 || !digest || !gdn_md5_b64_valid(digest) ||
-		    !json_is_integer(size) || json_integer_value(size) < 0) {
+		    !count_value(json_object_get(e, "size"), &size)) {
 			q = gdn_one_line(path, 200);
 			ret = gdn_err_set(
 			    err, GDN_EPARSE,
@@ -194,7 +215,7 @@ int gdn_wandb_parse_manifest(const char *json, size_t len, struct gdn_hf_files *
 			goto out;
 		}
 		f.path = xstrdup(path);
-		f.size = (uint64_t)json_integer_value(size);
+		f.size = size;
 		memcpy(f.md5, digest, GDN_MD5_B64_SIZE);
 		f.has_md5 = true;
 		ALLOC_GROW(out->v, out->nr + 1, out->alloc);
@@ -417,7 +438,7 @@ int gdn_wandb_artifact_files(struct gdn_wandb *c, const struct gdn_wandb_artifac
 			const char *name = text(json_object_get(node, "name"));
 			const char *url = text(json_object_get(node, "directUrl"));
 			const char *md5 = text(json_object_get(node, "md5"));
-			const json_t *size = json_object_get(node, "sizeBytes"); /* borrowed */
+			uint64_t size;
 			struct gdn_hf_file f = {0}, key = {0}, *m = NULL;
 
 			if (!name || !*name || !url ||
@@ -437,8 +458,8 @@ int gdn_wandb_artifact_files(struct gdn_wandb *c, const struct gdn_wandb_artifac
 				f.size = m->size;
 				memcpy(f.md5, m->md5, GDN_MD5_B64_SIZE);
 				f.has_md5 = true;
-			} else if (json_is_integer(size) && json_integer_value(size) >= 0) {
-				f.size = (uint64_t)json_integer_value(size);
+			} else if (count_value(json_object_get(node, "sizeBytes"), &size)) {
+				f.size = size;
 				if (md5 && gdn_md5_b64_valid(md5)) {
 					memcpy(f.md5, md5, GDN_MD5_B64_SIZE);
 					f.has_md5 = true;
