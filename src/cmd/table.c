@@ -56,6 +56,9 @@ const struct gdn_cmd gdn_commands[] = {
     {"xprof-compare", cmd_xprof_compare,
      "the original gdnctl.py xprof-compare, run locally (payload of trace diff --json)", CMD_ALIAS,
      "trace"},
+    {"xprof-compare-runs", cmd_xprof_compare_runs,
+     "the original gdnctl.py xprof-compare-runs: trace diff of two W&B runs' profiles", CMD_ALIAS,
+     "trace"},
     {NULL, NULL, NULL, 0, NULL},
 };
 

@@ -420,6 +420,7 @@ int gdn_wandb_artifact_files(struct gdn_wandb *c, const struct gdn_wandb_artifac
 		json_t *data = NULL, *conn, *e, *info; /* new, borrowed */
 		json_t *vars = json_pack("{s:s, s:i}", "id", a->id, "per", PAGE);
 		size_t i;
+		bool more;
 
 		json_object_set_new(vars, "cursor", cursor ? json_string(cursor) : json_null());
 		ret = gdn_wandb_graphql(c, files_query, vars, &data, err);
@@ -483,9 +484,9 @@ int gdn_wandb_artifact_files(struct gdn_wandb *c, const struct gdn_wandb_artifac
 		free(cursor);
 		cursor = dup_text(json_object_get(info, "endCursor"));
 		out->pages++;
+		more = json_is_true(json_object_get(info, "hasNextPage"));
 		json_decref(data);
-		if (!json_is_true(json_object_get(info, "hasNextPage")) || !cursor ||
-		    out->pages >= MAX_PAGES)
+		if (!more || !cursor || out->pages >= MAX_PAGES)
 			break;
 	}
 out:
