@@ -5,6 +5,7 @@
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/err.h"
+#include "gdnctl/hub_text.h"
 #include "gdnctl/sha256.h"
 #include "gdnctl/source.h"
 #include "gdnctl/strvec.h"
@@ -98,8 +99,10 @@ int gdn_trace_fetch(const char *spec, const char *dest_dir, const struct gdn_fet
 
 		for (const struct gdn_trace_source *s = gdn_trace_sources; s->kind; s++)
 			sbuf_addf(&kinds, "%s%s", kinds.len ? ", " : "", s->spelling);
-		ret = gdn_err_set(err, GDN_EUSAGE, "'%s' is not a trace source (%s)", spec,
-				  kinds.buf);
+		char *q = gdn_one_line(spec, 200);
+
+		ret = gdn_err_set(err, GDN_EUSAGE, "'%s' is not a trace source (%s)", q, kinds.buf);
+		free(q);
 		sbuf_release(&kinds);
 		return ret;
 	}

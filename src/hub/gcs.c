@@ -24,6 +24,16 @@
 #define MAX_PAGES     100000
 #define GCLOUD_OUTPUT 65536
 
+/* A one-line message about a URI (quoted through gdn_one_line). */
+static int bad_uri(struct gdn_err *err, const char *uri, const char *why)
+{
+	char *q = gdn_one_line(uri, 200);
+	int ret = gdn_err_set(err, GDN_EUSAGE, "'%s' %s", q, why);
+
+	free(q);
+	return ret;
+}
+
 int gdn_gcs_parse_uri(const char *uri, char **bucket, char **prefix, struct gdn_err *err)
 {
 	const char *b, *slash;
@@ -31,22 +41,20 @@ int gdn_gcs_parse_uri(const char *uri, char **bucket, char **prefix, struct gdn_
 
 	*bucket = *prefix = NULL;
 	if (strncmp(uri, "gs://", 5))
-		return gdn_err_set(err, GDN_EUSAGE, "'%s' is not a gs://BUCKET/PREFIX URI", uri);
+		return bad_uri(err, uri, "is not a gs://BUCKET/PREFIX URI");
 	b = uri + 5;
 	slash = strchr(b, '/');
 	blen = slash ? (size_t)(slash - b) : strlen(b);
 	if (!blen || blen > 222)
-		return gdn_err_set(err, GDN_EUSAGE, "'%s' names no bucket (gs://BUCKET/PREFIX)",
-				   uri);
+		return bad_uri(err, uri, "names no bucket (gs://BUCKET/PREFIX)");
 	for (size_t i = 0; i < blen; i++)
 		if (!islower((unsigned char)b[i]) && !isdigit((unsigned char)b[i]) &&
 		    !strchr("-_.", b[i]))
-			return gdn_err_set(
-			    err, GDN_EUSAGE,
-			    "'%s': a bucket name has only a-z, 0-9, '-', '_' and '.'", uri);
+			return bad_uri(err, uri,
+				       "has a bad bucket name (only a-z, 0-9, '-', '_' and '.')");
 	for (const char *p = uri; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			return gdn_err_set(err, GDN_EUSAGE, "the URI has a control character");
+			return bad_uri(err, uri, "has a control character");
 	*bucket = xstrndup(b, blen);
 	*prefix = xstrdup(slash ? slash + 1 : "");
 	return 0;

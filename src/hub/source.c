@@ -80,15 +80,27 @@ int gdn_source_parse_hf(const char *spec, char **repo_id, char **path, struct gd
 	const char *s1 = strchr(s, '/'), *s2 = s1 ? strchr(s1 + 1, '/') : NULL;
 	size_t rlen = s2 ? (size_t)(s2 - s) : strlen(s);
 
+	char *q = NULL;
+	int ret = 0;
+
 	*repo_id = *path = NULL;
-	if (!s1 || s1 == s || s1[1] == '/' || !s1[1] || rlen <= (size_t)(s1 - s) + 1)
-		return gdn_err_set(err, GDN_EUSAGE, "'%s' is not hf:ORG/REPO[/PATH]", spec);
-	for (size_t i = 0; i < rlen; i++)
-		if (!isalnum((unsigned char)s[i]) && !strchr("-_./", s[i]))
-			return gdn_err_set(err, GDN_EUSAGE,
-					   "'%s': a repository name has only letters, digits, "
-					   "'-', '_' and '.'",
-					   spec);
+	if (!s1 || s1 == s || s1[1] == '/' || !s1[1] || rlen <= (size_t)(s1 - s) + 1) {
+		q = gdn_one_line(spec, 200);
+		ret = gdn_err_set(err, GDN_EUSAGE, "'%s' is not hf:ORG/REPO[/PATH]", q);
+		free(q);
+		return ret;
+	}
+	for (size_t i = 0; i < rlen; i++) {
+		if (!isalnum((unsigned char)s[i]) && !strchr("-_./", s[i])) {
+			q = gdn_one_line(spec, 200);
+			ret = gdn_err_set(err, GDN_EUSAGE,
+					  "'%s': a repository name has only letters, digits, "
+					  "'-', '_' and '.'",
+					  q);
+			free(q);
+			return ret;
+		}
+	}
 	*repo_id = xstrndup(s, rlen);
 	if (s2 && s2[1])
 		*path = xstrdup(s2 + 1);
@@ -121,8 +133,11 @@ int gdn_source_parse_wandb_run(const char *spec, const char *entity, const char 
 	}
 	ret = gdn_wandb_parse_run_ref(ref, e, p, r, err);
 	if (ret) {
+		char *q = gdn_one_line(spec, 200);
+
 		FREE_AND_NULL(*alias);
-		gdn_err_prefix(err, "'%s'", spec);
+		gdn_err_prefix(err, "'%s'", q);
+		free(q);
 	}
 	free(ref);
 	return ret;

@@ -255,10 +255,15 @@ int gdn_wandb_parse_artifact_ref(const char *ref, char **entity, char **project,
 	if (!s1 || !s2 || !ref_part_ok(ref, (size_t)(s1 - ref)) ||
 	    !ref_part_ok(s1 + 1, (size_t)(s2 - s1 - 1)) ||
 	    !ref_part_ok(s2 + 1, (size_t)(nend - s2 - 1)) ||
-	    (colon && !ref_part_ok(colon + 1, strlen(colon + 1))))
-		return gdn_err_set(err, GDN_EUSAGE,
-				   "'%s' is not an artifact reference ENTITY/PROJECT/NAME:ALIAS",
-				   ref);
+	    (colon && !ref_part_ok(colon + 1, strlen(colon + 1)))) {
+		char *q = gdn_one_line(ref, 200);
+		int ret =
+		    gdn_err_set(err, GDN_EUSAGE,
+				"'%s' is not an artifact reference ENTITY/PROJECT/NAME:ALIAS", q);
+
+		free(q);
+		return ret;
+	}
 	*entity = xstrndup(ref, (size_t)(s1 - ref));
 	*project = xstrndup(s1 + 1, (size_t)(s2 - s1 - 1));
 	*name = xstrndup(s2 + 1, (size_t)(nend - s2 - 1));
