@@ -30,6 +30,10 @@ trace("local/before.trace.json.gz", 10, 40)
 trace("local/after.trace.json.gz", 14, 40)
 trace("local/old.trace.json.gz", 99, 5)
 import shutil
+os.makedirs("datasets/org/traces/main/run1/plugins/profile/2025_01_01_00_00_00")
+shutil.copy("local/after.trace.json.gz", "datasets/org/traces/main/run1/plugins/profile/2025_01_01_00_00_00/host.trace.json.gz")
+os.makedirs("datasets/org/traces/main/run2")
+shutil.copy("local/old.trace.json.gz", "datasets/org/traces/main/run2/host.trace.json.gz")
 shutil.copy("local/old.trace.json.gz", "gcs/bkt/xprof/runA/plugins/profile/steps-1-to-5/host.trace.json.gz")
 shutil.copy("local/before.trace.json.gz", "gcs/bkt/xprof/runA/plugins/profile/steps-6-to-9/host.trace.json.gz")
 ab = os.path.abspath
@@ -50,6 +54,8 @@ test_start_hubserver --root "$TRASH" --wandb "$TRASH/wandb.json" --wandb-key "$K
 export WANDB_BASE_URL=http://127.0.0.1:$HUB_PORT WANDB_API_KEY=$KEY
 export STORAGE_EMULATOR_HOST=127.0.0.1:$HUB_PORT GOOGLE_OAUTH_ACCESS_TOKEN=$TOKEN
 export XDG_CACHE_HOME=$TRASH/cache
+export HF_ENDPOINT=http://127.0.0.1:$HUB_PORT
+unset HF_TOKEN HUGGING_FACE_HUB_TOKEN HF_HOME HF_TOKEN_PATH
 secrets_nowhere() {
 	! grep -rlF -e "$KEY" -e "$TOKEN" "$TRASH" --exclude=requests.log --exclude=.test-out
 }
@@ -105,6 +111,18 @@ test_expect_success 'without XDG_CACHE_HOME the cache is ~/.cache/gdnctl/traces'
 	test_must_fail =1 env -u XDG_CACHE_HOME HOME=$TRASH/home "$GDNCTL_BIN" trace summary \
 		wandb:e/p/nosuch 2>stderr &&
 	test_grep "no W&B run .e/p/nosuch." stderr
+'
+
+test_expect_success 'hf:ORG/REPO/PATH is --repo-id with --path-prefix, for download-trace and trace' '
+	gdnctl download-trace hf:org/traces/run1 --output-dir hfout >stdout &&
+	gdnctl download-trace --repo-id org/traces --path-prefix run1 --output-dir hfout2 >stdout2 &&
+	(cd hfout && find . -type f | sort) >a && (cd hfout2 && find . -type f | sort) >b &&
+	test_cmp a b && test_line_count = 1 a &&
+	test_must_fail =2 gdnctl download-trace hf:org/traces/run1 --path-prefix x 2>stderr &&
+	test_grep "not both" stderr &&
+	gdnctl trace summary hf:org/traces/run2 >remote &&
+	gdnctl trace summary local/old.trace.json.gz >here &&
+	body remote >r && body here >h && test_cmp h r
 '
 
 test_expect_success 'local paths still win: a file, a missing file' '
