@@ -181,6 +181,16 @@ static int fetch_failed(int ret, const struct gdn_err *err)
 	return gdn_die_err(err);
 }
 
+/* Before a fetch downloads: say what it waits for. */
+static void fetch_listed(void *ctx, const struct gdn_fetch_result *r)
+{
+	(void)ctx;
+	if (r->files.nr)
+		fprintf(stderr,
+			"[gdnctl] %s: fetching %zu file%s (or finding them verified) in %s\n",
+			r->source, r->files.nr, r->files.nr == 1 ? "" : "s", r->dest_dir);
+}
+
 /*
  * A source spelling: fetch it (into dest_dir, NULL: the cache) and choose
  * what to read: *path, and xplanes when the traces are XPlane files.
@@ -197,6 +207,7 @@ static int fetch_input(const char *spec, const struct gdn_fetch_opts *base, cons
 
 	gdn_fetch_result_init(&res);
 	o.include_xplane = true;
+	o.on_listed = fetch_listed;
 	ret = gdn_trace_fetch(spec, dest_dir, &o, &res, NULL, &err);
 	if (ret) {
 		code = fetch_failed(ret, &err);
