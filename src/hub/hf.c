@@ -1069,7 +1069,6 @@ static void dl_finished(struct gdn_http_req *r)
 		/* Stopped before it began: one summary for all of them, no event each. */
 		f->state = GDN_HF_CANCELLED;
 		f->result = r->result;
-		f->error = xstrdup(r->err.msg);
 		return;
 	}
 	if (!r->result) {
@@ -1110,11 +1109,13 @@ static int severity(int code)
 	}
 }
 
-/* Files not started because the queue stopped (code: GDN_EINTR or GDN_ETIMEOUT). */
+/*
+ * Files not started because the queue stopped (code: GDN_EINTR or
+ * GDN_ETIMEOUT). No message each: there may be hundreds of thousands, and
+ * the caller says it once.
+ */
 static void cancel_rest(struct gdn_hf_files *files, size_t from, int code)
 {
-	const char *why = code == GDN_EINTR ? "interrupted" : "the deadline passed";
-
 	for (size_t i = from; i < files->nr; i++) {
 		struct gdn_hf_file *f = &files->v[i];
 
@@ -1122,8 +1123,6 @@ static void cancel_rest(struct gdn_hf_files *files, size_t from, int code)
 			continue;
 		f->state = GDN_HF_CANCELLED;
 		f->result = code;
-		free(f->error);
-		f->error = xstrfmt("'%s': not started: %s", f->path, why);
 	}
 }
 
@@ -1241,7 +1240,14 @@ int gdn_hf_download(struct gdn_hf *hf, struct gdn_hf_files *files,
 
 		if (severity(code) > severity(worst)) {
 			worst = code;
-			ret = gdn_err_set(err, code, "%s", f->error ? f->error : "download failed");
+			if (f->error)
+				ret = gdn_err_set(err, code, "%s", f->error);
+			else if (f->state == GDN_HF_CANCELLED)
+				ret = gdn_err_set(err, code, "'%s': not started: %s", f->path,
+						  code == GDN_EINTR ? "interrupted"
+								    : "the deadline passed");
+			else
+				ret = gdn_err_set(err, code, "download failed");
 		}
 	}
 	free(reqs);
