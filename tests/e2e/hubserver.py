@@ -40,6 +40,8 @@ KIND (COUNT times, default 1; -1 = always):
   norange    ignore Range and send the whole file with 200
   offhost    (PATH "tree") link the next listing page to the cdn host
   503        (GCS: PATH an object name, or "gcs-list") answer with 503
+  404        (GCS: PATH an object name) answer its media download with 404,
+             as if it was deleted after the listing
 
 GCS (--gcs-root DIR): each directory of DIR is a bucket, its files the
 objects. A bucket named "forbidden" answers 403. --gcs-synthetic
@@ -493,6 +495,8 @@ class Handler(BaseHTTPRequestHandler):
             return
         if take_fault(name, "503"):
             return self.gcs_error(503, "Backend Error")
+        if take_fault(name, "404"):
+            return self.gcs_error(404, "No such object: %s/%s" % (bucket, name))
         m = re.fullmatch(r".*/f(\d{7})\.trace\.json\.gz", name)
         if m and not os.path.isfile(os.path.join(ARGS.gcs_root or "/nonexistent", bucket, name)):
             data = synthetic(int(m.group(1)))

@@ -156,6 +156,15 @@ test_expect_success '401, 403 and 404: one clear line each, exit 1' '
 	token_nowhere
 '
 
+test_expect_success 'an object gone after the listing (404): that file fails, exit 1, others done' '
+	reset && ctl fault $BIG 404 -1 &&
+	test_must_fail =1 dl >stdout 2>stderr &&
+	test_grep "cannot fetch .*/download/storage/v1/b/bkt/o/xprof%2Frun1%2Fplugins%2Fprofile%2Fsteps-1-to-5%2Fhost2.trace.json.gz.: HTTP 404: No such object: bkt/$BIG" stderr &&
+	test_grep "1 of 3 files failed" stderr &&
+	cmp "gcs/bkt/xprof/run1/other dir/a b.trace.json.gz" "out/xprof/run1/other dir/a b.trace.json.gz" &&
+	test ! -e out/$BIG
+'
+
 test_expect_success 'bad spellings are usage errors' '
 	test_must_fail =2 gdnctl download-trace gs:///x 2>stderr &&
 	test_grep "names no bucket" stderr &&
