@@ -125,6 +125,12 @@ test_expect_success 'hf:ORG/REPO/PATH is --repo-id with --path-prefix, for downl
 	body remote >r && body here >h && test_cmp h r
 '
 
+test_expect_success 'download-trace SOURCE --summarize summarises what came' '
+	gdnctl download-trace gs://bkt/xprof/runA --output-dir sumout --summarize >stdout &&
+	test_grep "summary of xprof/runA/plugins/profile/steps-6-to-9/host.trace.json.gz:" stdout &&
+	test_grep "summary of xprof/runA/plugins/profile/steps-1-to-5/host.trace.json.gz:" stdout
+'
+
 test_expect_success 'local paths still win: a file, a missing file' '
 	gdnctl trace summary local/old.trace.json.gz >out &&
 	test_must_fail =1 gdnctl trace summary local/missing.trace.json.gz 2>stderr
