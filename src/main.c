@@ -10,15 +10,35 @@
 #include "gdnctl/proc.h"
 #include "gdnctl/repo.h"
 #include "gdnctl/sbuf.h"
+#include "gdnctl/suggest.h"
 #include "gdnctl/xalloc.h"
 
-/* Whether the command's arguments ask for help (then nothing needs loading). */
+/*
+ * Whether the command's arguments ask for help (then nothing needs loading):
+ * -h, --help or an abbreviation of it ("--he"; opt_parse decides whether it
+ * is one, and at worst the command then loads nothing and reports the error).
+ */
 static bool wants_help(int argc, const char **argv)
 {
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+		if (!strcmp(argv[i], "-h") ||
+		    (strlen(argv[i]) >= 3 && !strncmp("--help", argv[i], strlen(argv[i]))))
 			return true;
 	return false;
+}
+
+/* A global long option abbreviated as argparse would ("--vers"): the full name, else `a`. */
+static const char *global_long(const char *a)
+{
+	static const char *const names[] = {"--help", "--version"};
+	size_t len = strlen(a);
+
+	if (len < 3 || strncmp(a, "--", 2) || strchr(a, '='))
+		return a;
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strncmp(names[i], a, len))
+			return names[i];
+	return a;
 }
 
 static int prepare(const struct gdn_cmd *c, struct gdn_ctx *ctx)
@@ -68,7 +88,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
+		const char *a = global_long(argv[i]);
 
 		if (!strcmp(a, "--")) {
 			i++;
@@ -102,7 +122,15 @@ int main(int argc, char **argv)
 				strvec_push(&ctx.cfg_overrides, argv[i]);
 			}
 		} else {
-			gdn_error("unknown global option '%s'", a);
+			struct gdn_suggest sg = GDN_SUGGEST_INIT(a);
+			struct sbuf hint = SBUF_INIT;
+
+			gdn_suggest_add(&sg, "--help");
+			gdn_suggest_add(&sg, "--version");
+			gdn_suggest_format(&sg, NULL, &hint);
+			gdn_error("unknown global option '%s'%s", a, hint.buf);
+			gdn_suggest_release(&sg);
+			sbuf_release(&hint);
 			gdn_print_global_usage(stderr);
 			return GDN_EXIT_USAGE;
 		}
@@ -114,7 +142,7 @@ int main(int argc, char **argv)
 	}
 	c = gdn_cmd_find(argv[i]);
 	if (!c) {
-		gdn_error("'%s' is not a gdnctl command; see 'gdnctl --help'", argv[i]);
+		gdn_error_unknown_command(argv[i]);
 		code = GDN_EXIT_USAGE;
 		goto out;
 	}

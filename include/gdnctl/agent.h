@@ -89,6 +89,11 @@ struct gdn_agent_result {
 	char *last_message; /* owned; NULL when none */
 	char reason[256];   /* why not ok, one line */
 	int64_t duration_ms;
+	/*
+	 * Processes the agent left running when it ended (its group's, and
+	 * those that left it with setsid), stopped by gdn_agent_run; owned.
+	 */
+	struct gdn_proc_leftovers leftovers;
 };
 
 struct gdn_agent;
@@ -124,6 +129,11 @@ void gdn_agent_argv(const struct gdn_agent *a, const struct gdn_agent_request *r
  * text; a non-zero return from it stops the agent (status STOPPED).
  * res->last_message: the -o file (codex), the result text (claude; also
  * written to last_message_file), or what the command wrote there.
+ * When the agent has ended (by itself or killed), whatever it left
+ * running is stopped: SIGTERM, then SIGKILL after the kill grace, to the
+ * rest of its process group and to every process that inherited the
+ * run's mark (GDNCTL_AGENT_RUN in the environment), setsid or not; those
+ * are listed in res->leftovers.
  * Returns 0 when the process ran (see res; res->reason says why not ok),
  * or a gdn_errcode (the program vanished, the transcript cannot be
  * opened); res is filled and must be released either way.

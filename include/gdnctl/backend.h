@@ -87,6 +87,7 @@ struct gdn_wait_spec {
 };
 
 struct gdn_backend;
+struct gdn_copy_where;
 
 /*
  * Return values of the ops: 0, or a negative gdn_errcode with err filled:
@@ -120,6 +121,12 @@ struct gdn_backend_ops {
 	/* Hold an allocation (dev TPU) until release; NULL for backends without one. */
 	int (*hold)(struct gdn_backend *b, struct gdn_err *err);
 	int (*release)(struct gdn_backend *b, struct gdn_err *err);
+	/*
+	 * Where the files `path` names can be read (backend_impl.h); NULL
+	 * for a type that cannot copy files back (gdn_backend_copy_back).
+	 */
+	int (*copy_source)(struct gdn_backend *b, const char *path, struct gdn_copy_where *w,
+			   struct gdn_err *err);
 	void (*free_priv)(struct gdn_backend *b);
 };
 
@@ -194,6 +201,77 @@ const struct strvec *gdn_backend_setting_list(const struct gdn_backend *b, const
  */
 const char *gdn_devtpu_cluster(const struct gdn_backend *b);
 
+/*
+ * Copying files back from where the work ran (src/backend/copyback.c):
+ * `path` names a file, a directory (every file under it) or a glob
+ * (`*.trace.json.gz` under `traces`; `**` crosses directories) on the backend,
+ * relative to its workdir unless absolute or "~/...":
+ * - ssh, dev-tpu: listed with `ssh HOST -- 'cd -- WORKDIR && find ...'`
+ *   (every value quoted for the remote shell), copied with
+ *   `rsync -s -t --partial --files-from=LIST -e 'ssh OPTIONS' HOST:DIR/ STAGE/`
+ *   over the backend's own ssh options;
+ * - slurm: read where it is on this machine (the shared file system,
+ *   workdir relative to the repository); else from the login host
+ *   backends.<name>.host over ssh as above (user, port, identity,
+ *   ssh_options);
+ * - local: read in place (workdir relative to the repository).
+ * Each file goes to LOCAL_DIR/<its path under the directory or the glob's
+ * fixed part> through a staging file (rsync: LOCAL_DIR/.gdnctl-part/,
+ * resumed by a later call; local: FILE.part), renamed into place; its
+ * modification time is kept. A file already there with the same size and
+ * time is not copied again. Remote names that are not safe local paths
+ * (absolute, "..", control characters) are skipped.
+ */
+struct gdn_copy_opts {
+	const char *pattern;  /* POSIX ERE searched in the path under the source; NULL: all */
+	int64_t deadline_ms;  /* absolute gdn_now_ms() time; 0: none */
+	int64_t newer_than_s; /* only files modified at or after (s since the epoch); 0: any */
+	bool newest_only;     /* only the most recently modified file */
+};
+
+/* One file the source holds: its path under the source, size and time. */
+struct gdn_copy_file {
+	char *name; /* relative, '/'-separated (owned) */
+	int64_t size;
+	int64_t mtime_s;
+};
+struct gdn_copy_files {
+	struct gdn_copy_file *v;
+	size_t nr, alloc;
+};
+void gdn_copy_files_release(struct gdn_copy_files *files);
+
+/* Whether backend b can copy files back (ssh, dev-tpu, slurm, local; not ray). */
+bool gdn_backend_can_copy(const struct gdn_backend *b);
+
+/*
+ * List what `path` selects with o's filters, sorted by name. Returns 0,
+ * GDN_ENOTFOUND (no such file or directory: nothing matched is 0 and an
+ * empty list), GDN_EUSAGE (a bad path or pattern; the backend cannot
+ * copy), GDN_ECONFIG, GDN_EBACKEND (ssh failed: its first line),
+ * GDN_ETIMEOUT (the deadline) or GDN_EINTR.
+ */
+int gdn_backend_copy_list(struct gdn_backend *b, const char *path, const struct gdn_copy_opts *o,
+			  struct gdn_copy_files *out, struct gdn_err *err);
+/*
+ * Copy what `path` selects into local_dir (created). files_out (may be
+ * NULL) gets the local path of each file, copied or already there, in
+ * name order. Returns what gdn_backend_copy_list does, or GDN_EIO for a
+ * local file that cannot be written, GDN_EBACKEND for a failed rsync.
+ * With b->dry_run: echoes the commands, copies nothing.
+ */
+int gdn_backend_copy_back(struct gdn_backend *b, const char *path, const char *local_dir,
+			  const struct gdn_copy_opts *o, struct strvec *files_out,
+			  struct gdn_err *err);
+/*
+ * The remote listing command (pure, for the tests): list the files under
+ * `base` (relative to root, which may be NULL: the login directory), at
+ * most `depth` levels down (0: any), one "gdnctl-file MTIME SIZE NAME"
+ * line each; a single file prints "gdnctl-one MTIME SIZE PATH"; a missing
+ * base prints "gdnctl-missing".
+ */
+void gdn_copy_remote_list_command(struct sbuf *out, const char *root, const char *base, int depth);
+
 /* "unknown", "pending", "running", "succeeded", "failed", "stopped", "timeout". */
 const char *gdn_job_state_name(enum gdn_job_state s);
 /* The types in the registry, in order (for messages and docs); NULL-terminated, static. */
@@ -231,6 +309,15 @@ int gdn_check_job_id(const char *value, int code, struct gdn_err *err);
  * a lone "~") becomes "$HOME"/ so the remote home is used.
  */
 void gdn_sh_add_path(struct sbuf *out, const char *path);
+
+/*
+ * backends.NAME.ssh_options as the values of `ssh -o`, appended to out:
+ * "Key=value" as documented, and the forms copied from ssh command lines,
+ * "-o", "Key=value" as two items, "-oKey=value" and "-o Key=value".
+ * Returns NULL, or the first item that is not an -o option (another
+ * flag, an empty value, a final "-o"; borrowed) and out is incomplete.
+ */
+const char *gdn_ssh_options(const struct strvec *items, struct strvec *out);
 
 /*
  * The remote command string of the ssh backend:

@@ -75,6 +75,9 @@ bool gdn_cmd_parse_opts(struct opt *opts, const struct opt_usage *u, int argc, c
 /* The global usage lines, and the whole global help (commands from the table). */
 void gdn_print_global_usage(FILE *f);
 void gdn_print_global_help(FILE *f);
+/* "[gdnctl] error: 'NAME' is not a gdnctl command; ...", with a "did you mean" when one is close.
+ */
+void gdn_error_unknown_command(const char *name);
 
 /* Commands */
 int cmd_completion(int argc, const char **argv, struct gdn_ctx *ctx);
@@ -82,6 +85,12 @@ int cmd_config(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_demo(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_doctor(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_download_trace(int argc, const char **argv, struct gdn_ctx *ctx);
+/*
+ * download-trace BACKEND:PATH (src/cmd/download_backend.c): true when an
+ * argument names a configured backend that way; then it ran, with the
+ * exit code in *code. False: not that spelling, nothing done.
+ */
+bool gdn_download_backend_source(int argc, const char **argv, struct gdn_ctx *ctx, int *code);
 int cmd_help(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_lint_log(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_allocate(int argc, const char **argv, struct gdn_ctx *ctx);
@@ -90,6 +99,7 @@ int cmd_profile(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_test(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_logs(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx);
+int cmd_loop_status(int argc, const char **argv, struct gdn_ctx *ctx); /* `loop status` */
 int cmd_metrics(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_report(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_run(int argc, const char **argv, struct gdn_ctx *ctx);

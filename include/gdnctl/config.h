@@ -147,6 +147,8 @@ char *gdn_config_path(const struct gdn_config *cfg, const char *key, const char 
 const struct gdn_cfg_key *gdn_config_schema(const struct gdn_config *cfg, size_t *nr);
 /* The schema entry for a concrete leaf key ("backends.box.host"), or NULL. */
 const struct gdn_cfg_key *gdn_config_schema_find(const struct gdn_config *cfg, const char *key);
+/* Append "; did you mean 'KEY'?" to out when a key of the schema is close to unknown `key`. */
+void gdn_config_suggest_key(const struct gdn_config *cfg, const char *key, struct sbuf *out);
 /* Check a schema: every default parses, every "*" sits under a MAP. For tests. */
 int gdn_cfg_schema_check(const struct gdn_cfg_key *schema, size_t nr, struct gdn_err *err);
 

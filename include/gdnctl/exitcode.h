@@ -1,8 +1,9 @@
 /*
- * The process exit codes of gdnctl, in one place (documented in
- * docs/gdnctl.1.md "EXIT STATUS"). Aliases of the original tool's commands
- * keep the codes the original used where they differ (codex-loop: 3 for
- * "no commit").
+ * The process exit codes of every gdnctl command, in one place (printed by
+ * `gdnctl --help` and the man page from src/cmd/cmd_help.c, documented in
+ * docs/gdnctl.md "EXIT STATUS", checked by tests/e2e/t0007-exit-codes.sh).
+ * Aliases of the original tool's commands keep the codes the original used
+ * where docs/compatibility.md says so (codex-loop: gdn_loop_exit_code()).
  */
 #ifndef GDNCTL_EXITCODE_H
 #define GDNCTL_EXITCODE_H

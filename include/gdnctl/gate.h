@@ -12,6 +12,7 @@ struct gdn_backend;
 struct gdn_perf_config;
 struct gdn_perf_state;
 struct gdn_measure_opts;
+struct gdn_trace_source;
 
 enum gdn_gate_mode {
 	GDN_GATE_OFF = 0,
@@ -34,6 +35,8 @@ struct gdn_gate {
 	struct gdn_perf_state *perf_state; /* loaded; saved after each decision */
 	long perf_repeats;		   /* profile runs per commit (>= 1) */
 	const char *trace_glob;		   /* relative to workdir, or NULL */
+	/* Where the trace comes from (trace_source.h); NULL: trace_glob in workdir only. */
+	const struct gdn_trace_source *trace_source;
 	/* The W&B source and --log-measurements (measure.h); NULL: neither. */
 	const struct gdn_measure_opts *measure;
 	/*

@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include "gdnctl/compat.h"
 #include "gdnctl/loop_policy.h"
+#include "gdnctl/proc.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
 
@@ -31,6 +32,12 @@ int gdn_journal_open(struct gdn_journal *j, const char *log_dir, const char *run
 int gdn_journal_write(struct gdn_journal *j, const char *event, json_t *ev, struct gdn_err *err);
 /* New reference: {"iteration": it}, the start of most events. */
 json_t *gdn_journal_iteration(long it);
+/*
+ * New reference: the "agent_leftovers" event of an agent attempt: {"iteration",
+ * "attempt", "processes": [{"pid", "argv0"}...]}, the processes the agent
+ * left running and that were stopped.
+ */
+json_t *gdn_journal_leftovers(long it, long attempt, const struct gdn_proc_leftovers *l);
 void gdn_journal_close(struct gdn_journal *j);
 
 /* What --resume needs to know, rebuilt from the journal of the last run. */

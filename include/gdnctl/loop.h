@@ -112,6 +112,7 @@ struct gdn_loop_opts {
 	long agent_retries, post_check_retries;
 	long retry_sleep_ms;
 	bool allow_dirty, allow_no_commit;
+	bool original_exit_codes; /* codex-loop: the original's (gdn_loop_exit_code) */
 	enum gdn_dirty_policy dirty_policy;
 	enum gdn_restore_policy restore_policy;
 	enum gdn_sync_policy sync_policy;
@@ -150,11 +151,11 @@ void gdn_loop_summary_release(struct gdn_loop_summary *s);
 json_t *gdn_loop_summary_json(const struct gdn_loop_summary *s);
 
 /*
- * Run the loop. Returns 0 when it ran (the verdict, with the original's
- * exit codes, is sum->exit_code: 0; the agent's code, 124 on a timeout;
- * 1; 2 for an iteration error; 3 for a missing commit; 128+N when
- * interrupted by signal N), or a negative gdn_errcode when it could not
- * start (journal, repository, nothing to resume).
+ * Run the loop. Returns 0 when it ran (the verdict is sum->exit_code: 0;
+ * a failure's code from gdn_loop_exit_code(), which keeps the original's
+ * codes with o->original_exit_codes; 1 after --stop-after-failures; 128+N
+ * when interrupted by signal N), or a negative gdn_errcode when it could
+ * not start (journal, repository, nothing to resume).
  */
 int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *agent,
 		 const struct gdn_loop_hooks *hooks, struct gdn_loop_summary *sum,

@@ -51,6 +51,19 @@ enum gdn_loop_failure {
  */
 const char *gdn_loop_failure_name(enum gdn_loop_failure f);
 
+/* The original codex-loop's exit codes of two failures (kept by the codex-loop alias). */
+#define GDN_LOOP_ORIGINAL_ITERATION_ERROR 2
+#define GDN_LOOP_ORIGINAL_NO_COMMIT	  3
+/*
+ * The exit code of a run stopped by a failure of `kind` whose own code is
+ * `rc` (the agent's or a check's exit code; for a missing commit and an
+ * iteration error the original's 3 and 2). `original` (codex-loop): rc as
+ * it is, the original's codes. Else gdnctl's table (exitcode.h): the
+ * agent's failure 4 (124 when it timed out), a validation timeout 124,
+ * every other failure 1.
+ */
+int gdn_loop_exit_code(enum gdn_loop_failure kind, int rc, bool original);
+
 enum gdn_loop_level {
 	GDN_LOOP_INFO = 0, /* stdout: "[gdnctl] msg" */
 	GDN_LOOP_HEADING,  /* stdout: "\n[gdnctl] msg" */

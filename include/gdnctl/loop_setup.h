@@ -21,11 +21,13 @@
 #include "gdnctl/loop.h"
 #include "gdnctl/gate.h"
 #include "gdnctl/hold.h"
+#include "gdnctl/lock.h"
 #include "gdnctl/marin_gate.h"
 #include "gdnctl/measure.h"
 #include "gdnctl/perf.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
+#include "gdnctl/trace_source.h"
 
 struct gdn_config;
 struct opt;
@@ -90,8 +92,9 @@ struct gdn_loop_where {
 /* How the command shows a failed step's err. */
 enum gdn_loop_setup_style {
 	GDN_SETUP_ERROR = 0, /* "[gdnctl] error: MSG", the exit code of err.code */
-	GDN_SETUP_PLAIN,     /* "[gdnctl] MSG" (the original's startup messages), exit 1 */
-	GDN_SETUP_SIGNAL,    /* "[gdnctl] error: MSG", exit 128 + the signal that interrupted */
+	GDN_SETUP_PLAIN,  /* codex-loop: "[gdnctl] MSG" (the original's startup messages), exit 1;
+			     loop: as GDN_SETUP_ERROR */
+	GDN_SETUP_SIGNAL, /* "[gdnctl] error: MSG", exit 128 + the signal that interrupted */
 };
 
 struct gdn_loop_setup {
@@ -100,6 +103,7 @@ struct gdn_loop_setup {
 	struct gdn_loop_where w;
 	const char *cwd, *repo_root;
 	struct gdn_config *cfg;
+	bool original; /* invoked as codex-loop: the original's exit codes and messages */
 	gdn_loop_say_fn say;
 	gdn_line_fn on_line;	       /* the agent's and the validation's output */
 	gdn_backend_event_fn on_event; /* the dev TPU's and the Ray fallbacks' commands */
@@ -117,7 +121,11 @@ struct gdn_loop_setup {
 	struct gdn_perf_config pc;
 	struct gdn_perf_state ps;
 	struct gdn_measure_opts mo;
+	struct gdn_trace_source ts; /* project.trace_source: the gate's trace_source */
 	char *marin_tests, *marin_profile, *wandb_prefix;
+	/* one run per tree: <git common dir>/gdnctl.lock and <log dir>/loop.lock, held until
+	 * release */
+	struct gdn_lock repo_lock, dir_lock;
 	/* a failed step */
 	struct gdn_err err;
 	enum gdn_loop_setup_style style;
@@ -141,7 +149,14 @@ void gdn_loop_setup_release(struct gdn_loop_setup *s);
  * (applies --resilient; `opts`: the parsed table, for what was given).
  */
 int gdn_loop_setup_check(struct gdn_loop_setup *s, const struct opt *opts);
-/* The working tree, the log dir (created unless --dry-run), the prompt and the directives. */
+/*
+ * The working tree, the log dir (default gdn_loop_default_log_dir()), the
+ * prompt and the directives. Unless --dry-run: the log dir is created,
+ * gdnctl becomes a child subreaper (the agent's setsid children are
+ * re-parented to it) and the run's locks are taken: another loop holding
+ * either fails the step with "another gdnctl loop (pid N) is running on
+ * this tree" (GDN_EFAILED).
+ */
 int gdn_loop_setup_paths(struct gdn_loop_setup *s);
 /* Open the agent driver; its warnings in s->warnings. */
 int gdn_loop_setup_agent(struct gdn_loop_setup *s);
@@ -151,6 +166,26 @@ int gdn_loop_setup_perf(struct gdn_loop_setup *s);
 void gdn_loop_setup_opts(struct gdn_loop_setup *s);
 /* The gate's backend, commands and hooks (when s->gate_on), then where validation runs. */
 int gdn_loop_setup_gate(struct gdn_loop_setup *s, const struct opt *opts);
+
+/*
+ * paths.c: where a loop keeps its files by default, outside the working
+ * tree (`git clean -fdx` never reaches it). `repo` is the working tree's
+ * root. Both return a new string, or NULL with err filled (the repository
+ * cannot be opened).
+ *
+ * The repository's common git directory (shared by all its worktrees),
+ * without a trailing slash.
+ */
+char *gdn_loop_common_dir(const char *repo, struct gdn_err *err);
+/*
+ * The default log directory: <common git dir>/gdnctl/<branch>, for
+ * `branch` or, when NULL, the branch HEAD is on ("HEAD" when detached);
+ * '/' and '%' in the name are percent-encoded ("feature/x" is
+ * "feature%2Fx"). `gdnctl loop` and `gdnctl report` use it.
+ */
+char *gdn_loop_default_log_dir(const char *repo, const char *branch, struct gdn_err *err);
+/* The default log dir of earlier versions, under the working tree (--resume points at it). */
+#define GDN_LOOP_LEGACY_LOG_DIR ".agents/logs/gdn_codex_loop"
 
 /*
  * targets.c: the original's checks of the dev TPU and validation retry

@@ -29,6 +29,19 @@ struct gdn_err;
 #define GDN_MARIN_RAY_RUN     "lib/marin/src/marin/run/ray_run.py"
 #define GDN_MARIN_CLUSTER_CLI "scripts/ray/cluster.py"
 #define GDN_MARIN_DEV_TPU     "scripts/ray/dev_tpu.py"
+/* The Marin GDN files gdnctl uses by default in a Marin checkout, relative to its root. */
+#define GDN_MARIN_LEVANTER	 "lib/levanter"
+#define GDN_MARIN_PROMPT	 "scripts/gdn/codex_iteration_prompt.md"
+#define GDN_MARIN_DIRECTIVES_DIR "scripts/gdn/session_directives"
+
+/*
+ * Whether `root` (a repository root; NULL: no) is a Marin checkout: it
+ * has GDN_MARIN_RAY_RUN (a file) and GDN_MARIN_LEVANTER (a directory),
+ * what the built-in Marin commands need. The Marin defaults (the GDN
+ * tests and profile, the running log's path) apply only there. The one
+ * place that decides it; reads the file system, nothing else.
+ */
+bool gdn_marin_checkout(const char *root);
 
 /* Defaults of the original tool. */
 #define GDN_MARIN_CLUSTER	   "us-central1"

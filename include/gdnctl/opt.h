@@ -7,7 +7,9 @@
  *   OPT_BOOL      int *         (1 when given; "--no-NAME" sets 0 with OPT_NEGATABLE)
  *   OPT_INT       long *        (range checked against min..max when max > min)
  *   OPT_FLOAT     double *      (finite)
- *   OPT_DURATION  long *        milliseconds; "90", "90s", "1500ms", "15m", "2h", "1h30m"
+ *   OPT_DURATION  long *        milliseconds; "90", "90s", "1500ms", "15m", "1.5h", "1h30m"
+ *   OPT_SECONDS   double *      a time in seconds (OPT_MINUTES_: in minutes): a plain number
+ *                               ("5", "0.5") in that unit, or a duration ("90s", "5m", "1.5h")
  *   OPT_STRING    const char ** (borrowed from argv)
  *   OPT_CHOICE    const char ** one of `choices` (borrowed from the table): a string
  *                               passed on as is, with no enum behind it
@@ -39,6 +41,7 @@ enum opt_type {
 	OPT_LIST,
 	OPT_KV,
 	OPT_ENUM,
+	OPT_SECONDS,
 };
 
 enum opt_flags {
@@ -60,6 +63,7 @@ struct opt {
 	long min, max;		      /* OPT_INT range when max > min */
 	int seen;		      /* set by the parser: times given */
 	const struct gdn_enum *enums; /* OPT_ENUM: the owning module's table */
+	long unit_s;		      /* OPT_SECONDS: seconds per unit of the value (1, 60) */
 };
 
 /*
@@ -88,6 +92,15 @@ struct opt {
 #define OPT_DURATION_F(s, l, v, h, d, f) \
 	OPT_ROW_(OPT_DURATION, s, l, v, "DURATION", h, NULL, NULL, d, f, 0, 0)
 #define OPT_DURATION_(s, l, v, h, d) OPT_DURATION_F(s, l, v, h, d, 0)
+/* A time as a double, in seconds (OPT_MINUTES_: minutes); durations accepted too. */
+#define OPT_TIME_ROW_(s, l, v, a, h, d, f, unit)                                        \
+	{                                                                               \
+		.type = OPT_SECONDS, .short_name = (s), .long_name = (l), .value = (v), \
+		.argh = (a), .help = (h), .defval = (d), .flags = (f), .unit_s = (unit) \
+	}
+#define OPT_SECONDS_F(s, l, v, a, h, d, f) OPT_TIME_ROW_(s, l, v, a, h, d, f, 1)
+#define OPT_SECONDS_(s, l, v, a, h, d)	   OPT_SECONDS_F(s, l, v, a, h, d, 0)
+#define OPT_MINUTES_(s, l, v, a, h, d)	   OPT_TIME_ROW_(s, l, v, a, h, d, 0, 60)
 #define OPT_STRING_F(s, l, v, a, h, d, f) \
 	OPT_ROW_(OPT_STRING, s, l, v, a, h, NULL, NULL, d, f, 0, 0)
 #define OPT_STRING_(s, l, v, a, h, d) OPT_STRING_F(s, l, v, a, h, d, 0)
@@ -119,6 +132,11 @@ enum opt_parse_flags {
 
 /*
  * Parse argv[0..argc) (argv[0] is the command name and is skipped).
+ * A long option may be abbreviated to any unique prefix of its name, of its
+ * "--no-NAME" form or of "--help", as argparse does ("--allow-p",
+ * "--no-w", "--log=x"); an exact name always wins, and an ambiguous prefix
+ * is an error that lists the candidates. An unknown name gets a "did you
+ * mean" when one is close (gdnctl/suggest.h).
  * Positional arguments (and everything after "--") are appended to `rest`.
  * Returns 0, OPT_HELP_REQUESTED (the help text is appended to `help`), or
  * GDN_EUSAGE with a one-line message in err.
@@ -164,6 +182,8 @@ bool opt_describe_take(const struct opt *opts, const struct opt_usage *u, int pa
 int opt_parse_long(const char *s, long *out);
 int opt_parse_double(const char *s, double *out);
 int opt_parse_duration_ms(const char *s, long *out_ms);
+/* A time for OPT_SECONDS: a plain number in units of `unit_s` seconds, or a duration. */
+int opt_parse_seconds(const char *s, long unit_s, double *out);
 int opt_parse_kv(const char *s, size_t *key_len);
 /* Whether `s` is a valid environment variable name ([A-Za-z_][A-Za-z0-9_]*). */
 bool opt_is_env_name(const char *s, size_t len);

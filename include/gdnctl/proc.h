@@ -21,7 +21,8 @@
  *   kill_grace_ms after the SIGKILL it gives up (a process stuck in the
  *   kernel, or a zombie whose new parent does not reap it). When the
  *   child exits by itself, leftover members of its group are left alone
- *   (output they write afterwards is not read).
+ *   (output they write afterwards is not read): gdn_proc_stop_leftovers()
+ *   is there to stop them.
  * - stdout and stderr are merged into one pipe, captured into `out`
  *   (capped by out.limit) and streamed per line to on_line.
  * - stdin_text is written by the poll loop while output is read (no pipe
@@ -161,6 +162,61 @@ void gdn_proc_stop_group(pid_t pgid, long long started, int grace_ms);
  * working directory is `dir` or starts with `dir_prefix` (may be NULL).
  */
 bool gdn_proc_running_in(const char *const *names, const char *dir, const char *dir_prefix);
+/* One process as /proc/PID/stat shows it. */
+struct gdn_proc_info {
+	pid_t pid, ppid, pgid;
+	long long started; /* as gdn_proc_started(), -1 when unknown */
+	bool zombie;
+};
+typedef void (*gdn_proc_each_fn)(const struct gdn_proc_info *pi, void *payload);
+/* Call fn for every process but this one (nothing without /proc). */
+void gdn_proc_each(gdn_proc_each_fn fn, void *payload);
+/* Whether process pid's initial environment (/proc/PID/environ) holds `entry` ("K=V") exactly. */
+bool gdn_proc_env_has(pid_t pid, const char *entry);
+/* Process pid's argv[0] (else its command name): a new string, or NULL when gone. */
+char *gdn_proc_argv0(pid_t pid);
+
+/*
+ * What a child leaves behind (src/util/proc.c). A program that started
+ * `sleep 1000 &` and exited leaves the sleep running in its process
+ * group; one that ran `setsid sleep 1000 &` leaves it in a session of its
+ * own, re-parented to the nearest child subreaper (gdnctl, after
+ * gdn_proc_set_subreaper()) or to init.
+ */
+struct gdn_proc_leftover {
+	pid_t pid;
+	char *argv0; /* owned; "?" when it could not be read */
+};
+struct gdn_proc_leftovers {
+	struct gdn_proc_leftover *v;
+	size_t nr, alloc;
+};
+#define GDN_PROC_LEFTOVERS_INIT \
+	{                       \
+		NULL, 0, 0      \
+	}
+void gdn_proc_leftovers_release(struct gdn_proc_leftovers *l);
+/*
+ * Make gdnctl a child subreaper (Linux PR_SET_CHILD_SUBREAPER): the
+ * descendants of its children whose parent died are re-parented to it,
+ * not to init, so they can be found (their PPid is ours) and reaped.
+ * Returns whether it is one (false where the system has no such thing).
+ */
+bool gdn_proc_set_subreaper(void);
+/*
+ * Stop what a finished child left behind: the processes still in its
+ * process group `pgid` (its pid; unless a live child of ours is that
+ * group again), and, when `mark` is non-NULL, every process whose
+ * environment holds the entry `mark` ("K=V": put it in the child's env,
+ * its descendants inherit it), wherever it went (setsid, re-parented to
+ * us or to init). Each gets SIGTERM, then SIGKILL after grace_ms (0:
+ * 2000), until none is left (the wait after SIGKILL is at most 1 s);
+ * processes they start meanwhile are found too. Those that were signalled
+ * are appended to `killed` (may be NULL). Zombies among our children that
+ * no run of ours waits for (re-parented orphans) are reaped.
+ */
+void gdn_proc_stop_leftovers(pid_t pgid, const char *mark, int grace_ms,
+			     struct gdn_proc_leftovers *killed);
 
 /*
  * Install SIGINT/SIGTERM handlers (SA_RESTART; every loop here handles

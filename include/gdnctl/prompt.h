@@ -36,10 +36,17 @@ int gdn_prompt_add_directive_file(struct strvec *directives, const char *path, c
 				  struct gdn_err *err);
 /*
  * The first existing file `rel` (e.g. "prompts/iteration.md") under each
- * of `dirs` (NULL-terminated; NULL entries skipped). Returns a new string
+ * of `dirs` (NULL-terminated; "" entries skipped). Returns a new string
  * or NULL.
  */
 char *gdn_prompt_find(const char *const *dirs, const char *rel);
+/*
+ * The presets in `dirs` (NULL-terminated; "" entries skipped): the names
+ * of their *.md files without ".md", each once, sorted, appended to out.
+ */
+void gdn_prompt_list_presets(const char *const *dirs, struct strvec *out);
+/* A preset name is letters, digits, '.', '_' and '-', not starting with '.'. */
+bool gdn_prompt_preset_name_ok(const char *name);
 /* The last entry of a running log ("### Iteration " heading to EOF), appended to out. */
 void gdn_prompt_log_tail(const char *log, size_t len, struct sbuf *out);
 /*

@@ -85,5 +85,11 @@ int gdn_repo_stash_find(struct gdn_repo *r, const char *sha, const char *msg, lo
 int gdn_repo_stash_in_tree(struct gdn_repo *r, const char *sha, bool *in_tree, struct gdn_err *err);
 /* The git directory, with a trailing slash (a worktree's own under .git/worktrees/); borrowed. */
 const char *gdn_repo_gitdir(const struct gdn_repo *r);
+/*
+ * The common git directory, with a trailing slash: the same for the main
+ * working tree and every linked worktree (git_repository_commondir);
+ * borrowed.
+ */
+const char *gdn_repo_commondir(const struct gdn_repo *r);
 
 #endif

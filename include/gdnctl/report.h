@@ -22,6 +22,11 @@ struct sbuf;
 
 #define GDN_REPORT_SCHEMA     "gdnctl.report.v1"
 #define GDN_REPORT_TOP_DELTAS 3 /* trace deltas kept per iteration */
+/* Trace deltas under the noise are not shown: |delta| < 0.01 ms or < 0.1 % of the champion's. */
+#define GDN_REPORT_NOISE_MS  0.01
+#define GDN_REPORT_NOISE_PCT 0.1
+/* The chart's y axis turns logarithmic when its values span more than this factor. */
+#define GDN_REPORT_LOG_RATIO 5.0
 
 /* How an iteration ended, as the report colours it. */
 enum gdn_report_outcome {
@@ -61,6 +66,7 @@ struct gdn_report_iter {
 	bool reverted;
 	char *discarded_ref; /* owned, or NULL */
 	char *reason;	     /* why: revert reason, failure kind or perf reason (owned), or NULL */
+	char *reason_text;   /* the same in words (gdn_loop_reason_words; owned), or NULL */
 	char *hypothesis;    /* commit subjects or the agent's last message (owned), or NULL */
 	char *perf_decision; /* the policy's decision name (owned), or NULL */
 	bool has_metric;
@@ -73,12 +79,23 @@ struct gdn_report_iter {
 	size_t nr_deltas;
 	bool seen_decision, seen_error, validation_failed;
 	char *failure; /* the decision's failure kind (owned), or NULL */
+	/*
+	 * The trace of the iteration's last profile run with one (`trace`
+	 * events): where it came from ("local", "backend", "gcs", "wandb"),
+	 * its path, its path under the log dir (a link), the source it was
+	 * fetched from; or why there was none. All owned, or NULL.
+	 */
+	char *trace_source, *trace_path, *trace_file, *trace_origin, *trace_reason;
 };
 
 struct gdn_report_totals {
 	long iterations; /* iterations with a decision (iteration 0 not counted) */
 	long long agent_ms, validation_ms, wall_ms;
+	long long active_ms, idle_ms; /* wall_ms without / only the idle gaps before resumes */
+	long resumes;
 	long commits_kept, commits_reverted, failures, promoted;
+	/* iterations (> 0, with a decision) by what became of them */
+	long iters_kept, iters_reverted, iters_no_commit, iters_failed;
 };
 
 struct gdn_report {
@@ -95,13 +112,15 @@ struct gdn_report {
 	/* the state's champion, used when the run made no performance decision */
 	char *state_champion; /* commit (owned), or NULL */
 	double state_champion_value;
+	double baseline;      /* the first champion of the run (iteration 0's metric), or NAN */
+	long long last_ts_ms; /* internal: the selected run's last event time while loading */
 	struct gdn_report_iter *v;
 	size_t nr, alloc;
 	struct gdn_report_totals totals;
 };
-#define GDN_REPORT_INIT             \
-	{                           \
-		.runs = STRVEC_INIT \
+#define GDN_REPORT_INIT                                                \
+	{                                                              \
+		.runs = STRVEC_INIT, .baseline = NAN, .last_ts_ms = -1 \
 	}
 void gdn_report_init(struct gdn_report *r);
 void gdn_report_release(struct gdn_report *r);
@@ -130,6 +149,14 @@ int gdn_report_add_state(struct gdn_report *r, const char *buf, size_t len, cons
  * <log_dir>/iteration-NNN-last-message.txt. Never fails.
  */
 void gdn_report_add_hypotheses(struct gdn_report *r, const char *repo, const char *log_dir);
+
+/*
+ * The story in one line: "baseline 1.02 -> 14.35 (x14.1) in 5 iterations:
+ * 2 kept, 3 reverted, 13 s" (without a metric, from "5 iterations").
+ */
+void gdn_report_headline(const struct gdn_report *r, struct sbuf *out);
+/* The round ticks of an axis over [lo, hi] (log: 1-2-5 per decade); returns how many (<= max). */
+size_t gdn_report_ticks(double lo, double hi, bool log, double *ticks, size_t max);
 
 /* Renderers: append to out. */
 void gdn_report_render_text(const struct gdn_report *r, struct sbuf *out);

@@ -89,5 +89,7 @@ void gdn_targets_free(struct gdn_targets *t);
 int gdn_targets_run(struct gdn_targets *t, const struct gdn_loop_iter *it, const char *phase,
 		    long attempt, const char *command, const char *workdir,
 		    const struct gdn_run_spec *spec, int *rc, struct gdn_err *err);
+/* The backend the last try of gdn_targets_run ran on (borrowed), or NULL. */
+struct gdn_backend *gdn_targets_last(const struct gdn_targets *t);
 
 #endif

@@ -1,11 +1,15 @@
 /*
- * Traces from where remote runs leave them, src/backend/trace_fetch.c:
- * one table of sources keyed by spelling, the library entry the loop and
+ * Traces from where remote runs leave them (issue 18), src/backend/trace_fetch.c:
+ * one table of sources keyed by spelling (`gs://BUCKET/PREFIX`,
+ * `wandb:ENTITY/PROJECT/RUN[@ALIAS]` or a W&B run URL,
+ * `wandb-artifact:ENTITY/PROJECT/NAME:ALIAS`, `hf:ORG/REPO[/PATH]`), the
+ * library entries the loop's trace source (src/loop/trace_source.c) and
  * `gdnctl trace` call, and the cache they download to.
  *
- * The table lives at the backend layer so that the BACKEND:PATH source
- * (copy back through a configured backend) is one more entry beside the
- * HTTP ones of include/gdnctl/source.h.
+ * The table lives at the backend layer so that a source that copies back
+ * through a configured backend can be one more entry beside the HTTP ones
+ * of include/gdnctl/source.h. (download-trace BACKEND:PATH is dispatched
+ * before it, in src/cmd/download_backend.c.)
  */
 #ifndef GDNCTL_TRACE_FETCH_H
 #define GDNCTL_TRACE_FETCH_H
@@ -15,8 +19,27 @@
 #include "gdnctl/source.h"
 #include "gdnctl/strvec.h"
 
-struct gdn_trace_source {
-	const char *kind;     /* "gcs" (journals, --json) */
+struct gdn_trace_fetch_opts {
+	int64_t deadline_ms; /* absolute gdn_now_ms() time; 0: none */
+	const char
+	    *pattern; /* POSIX ERE over the source's paths; NULL: the traces download-trace keeps */
+	bool include_xplane; /* also *.xplane.pb */
+};
+
+/*
+ * Download what `spec` names into dest_dir (created; NULL: the cache
+ * directory), with download-trace's guarantees (.part then rename,
+ * verification, retries, the queue stopped at once by an interruption or
+ * the deadline, tokens never shown). files_out gets the local path of
+ * every file fetched or already there. Returns 0 or a negative
+ * gdn_errcode with err filled (never a token in it); GDN_EUSAGE when spec
+ * is no source spelling.
+ */
+int gdn_trace_fetch(const char *spec, const char *dest_dir, const struct gdn_trace_fetch_opts *opts,
+		    struct strvec *files_out, struct gdn_err *err);
+
+struct gdn_fetch_source {
+	const char *kind;     /* "gcs" (journals, --json, the cache) */
 	const char *spelling; /* "gs://BUCKET/PREFIX" (help, messages) */
 	/* Whether spec is this source's spelling (o: the configuration, for backends). */
 	bool (*match)(const char *spec, const struct gdn_fetch_opts *o);
@@ -25,10 +48,10 @@ struct gdn_trace_source {
 		     struct gdn_fetch_result *res, struct gdn_err *err);
 };
 /* The table, ended by an entry with kind NULL. */
-extern const struct gdn_trace_source gdn_trace_sources[];
+extern const struct gdn_fetch_source gdn_fetch_sources[];
 
 /* The source whose spelling spec is, or NULL (a local path). */
-const struct gdn_trace_source *gdn_trace_source_find(const char *spec,
+const struct gdn_fetch_source *gdn_fetch_source_find(const char *spec,
 						     const struct gdn_fetch_opts *o);
 
 /*
@@ -39,15 +62,12 @@ const struct gdn_trace_source *gdn_trace_source_find(const char *spec,
 char *gdn_trace_cache_dir(const char *spec, const char *kind);
 
 /*
- * Fetch the traces of `spec` (any spelling of the table) into dest_dir
- * (NULL: the cache directory). res (initialised by the caller with
- * gdn_fetch_result_init) says what each file became; files_out, when not
- * NULL, gets the local path of every file on disk afterwards. Returns 0 or
- * a negative gdn_errcode with one line in err; GDN_EUSAGE when spec is no
- * source spelling.
+ * gdn_trace_fetch with every option (jobs, limit, dry run, W&B defaults,
+ * callbacks) and the whole result: res (initialised by the caller with
+ * gdn_fetch_result_init) says what each file became.
  */
-int gdn_trace_fetch(const char *spec, const char *dest_dir, const struct gdn_fetch_opts *o,
-		    struct gdn_fetch_result *res, struct strvec *files_out, struct gdn_err *err);
+int gdn_trace_fetch_ex(const char *spec, const char *dest_dir, const struct gdn_fetch_opts *o,
+		       struct gdn_fetch_result *res, struct strvec *files_out, struct gdn_err *err);
 
 /*
  * What `gdnctl trace` reads among fetched files: the best trace-event

@@ -150,6 +150,35 @@ void gdn_job_status_set(struct gdn_job_status *st, enum gdn_job_state state, con
 void gdn_job_status_from_proc(struct gdn_job_status *st, const struct gdn_proc *p,
 			      const char *ok_name);
 
+/* ---- copying files back (copyback.c) ---- */
+
+/*
+ * Where a copy reads: on this machine (local_root), or on a host over ssh
+ * (ssh: the program and its options up to the host; remote_root: where
+ * relative paths start there, NULL for the login directory). Filled by
+ * ops->copy_source, released by gdn_copy_where_release.
+ */
+struct gdn_copy_where {
+	char *local_root;
+	struct strvec ssh;
+	char *host;
+	char *remote_root;
+	const char *rsync; /* the rsync program (borrowed) */
+};
+#define GDN_COPY_WHERE_INIT                         \
+	{                                           \
+		NULL, STRVEC_INIT, NULL, NULL, NULL \
+	}
+void gdn_copy_where_release(struct gdn_copy_where *w);
+/*
+ * The slurm login host: ssh over backends.<name>.host, .user, .port,
+ * .identity and .ssh_options (checked as the ssh backend checks them).
+ * Returns 0, GDN_ENOTFOUND when host is not set, or GDN_ECONFIG.
+ */
+int gdn_copy_ssh_from_config(struct gdn_backend *b, struct gdn_copy_where *w, struct gdn_err *err);
+/* The fixed leading part of a path that may be a glob (a new string; "" when none). */
+char *gdn_copy_glob_base(const char *path);
+
 /* ---- local and ssh jobs: the job shim (jobdir.c) ---- */
 
 /*

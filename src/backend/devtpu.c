@@ -636,6 +636,24 @@ out:
 	return ret;
 }
 
+/*
+ * Copy back from the TPU host over ssh to the alias dev_tpu.py writes
+ * (dev-tpu-NAME); relative paths start at workdir.
+ */
+static int devtpu_copy_source(struct gdn_backend *b, const char *path, struct gdn_copy_where *w,
+			      struct gdn_err *err)
+{
+	struct devtpu_priv *dp = b->priv;
+
+	(void)path;
+	(void)err;
+	strvec_pushl(&w->ssh, dp->ssh, "-o", "BatchMode=yes", NULL);
+	w->host = xstrfmt("dev-tpu-%s", dp->tpu_name);
+	w->remote_root = xstrdup(dp->workdir);
+	w->rsync = gdn_backend_program(b, "rsync", "rsync");
+	return 0;
+}
+
 const struct gdn_backend_ops gdn_backend_devtpu_ops = {
     .type = "dev-tpu",
     .builtin = true,
@@ -647,5 +665,6 @@ const struct gdn_backend_ops gdn_backend_devtpu_ops = {
     .stop = devtpu_stop,
     .hold = devtpu_hold,
     .release = devtpu_release,
+    .copy_source = devtpu_copy_source,
     .free_priv = devtpu_free,
 };

@@ -168,6 +168,22 @@ static int local_stop(struct gdn_backend *b, const char *job_id, struct gdn_err 
 	return gdn_job_stop(b, &((struct local_priv *)b->priv)->target, job_id, false, &st, err);
 }
 
+/* Copy back: the files are here, relative paths start at the workdir (or the repository). */
+static int local_copy_source(struct gdn_backend *b, const char *path, struct gdn_copy_where *w,
+			     struct gdn_err *err)
+{
+	char cwd[PATH_MAX];
+
+	(void)path;
+	(void)err;
+	w->local_root = local_workdir(b);
+	if (!w->local_root)
+		w->local_root = xstrdup(b->repo_root		   ? b->repo_root
+					: getcwd(cwd, sizeof(cwd)) ? cwd
+								   : ".");
+	return 0;
+}
+
 const struct gdn_backend_ops gdn_backend_local_ops = {
     .type = "local",
     .builtin = true,
@@ -178,5 +194,6 @@ const struct gdn_backend_ops gdn_backend_local_ops = {
     .wait = local_wait,
     .logs = local_logs,
     .stop = local_stop,
+    .copy_source = local_copy_source,
     .free_priv = local_free,
 };

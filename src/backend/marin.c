@@ -28,6 +28,25 @@ static const char *const ce_impl_choices[] = {"auto",	    "xla",	  "reference",
 #define TORCH_CPU_REQUIREMENT "torch==2.9.0+cpu"
 #define NAME_MAX_LEN	      200
 
+bool gdn_marin_checkout(const char *root)
+{
+	struct stat st;
+	char *path;
+	bool yes;
+
+	if (!root || !*root)
+		return false;
+	path = xstrfmt("%s/%s", root, GDN_MARIN_RAY_RUN);
+	yes = !stat(path, &st) && S_ISREG(st.st_mode);
+	free(path);
+	if (!yes)
+		return false;
+	path = xstrfmt("%s/%s", root, GDN_MARIN_LEVANTER);
+	yes = !stat(path, &st) && S_ISDIR(st.st_mode);
+	free(path);
+	return yes;
+}
+
 /* ---- names ---- */
 
 static const struct {

@@ -936,6 +936,51 @@ static int slurm_stop(struct gdn_backend *b, const char *job_id, struct gdn_err 
 	return ret;
 }
 
+/*
+ * Copy back: where the path's directory is visible on this machine (the
+ * shared file system; relative paths start at workdir against the
+ * repository), read it here; else over ssh from the login host
+ * (backends.<name>.host), relative paths starting at workdir there.
+ */
+static int slurm_copy_source(struct gdn_backend *b, const char *path, struct gdn_copy_where *w,
+			     struct gdn_err *err)
+{
+	struct slurm_priv *sp = b->priv;
+	struct gdn_err sub = GDN_ERR_INIT;
+	char cwd[PATH_MAX];
+	const char *base = b->repo_root ? b->repo_root : getcwd(cwd, sizeof(cwd)) ? cwd : ".";
+	char *root = sp->workdir ? gdn_backend_local_path(sp->workdir, base) : xstrdup(base);
+	char *here = NULL;
+	struct stat st;
+	int ret = 0;
+
+	if (!*path)
+		here = xstrdup(root);
+	else if (path[0] == '/' || path[0] == '~')
+		here = gdn_backend_local_path(path, NULL);
+	else
+		here = xstrfmt("%s/%s", root, path);
+	if (!stat(here, &st)) {
+		w->local_root = root;
+		root = NULL;
+		goto out;
+	}
+	ret = gdn_copy_ssh_from_config(b, w, &sub);
+	if (ret == GDN_ENOTFOUND)
+		ret = gdn_err_set(err, GDN_ENOTFOUND,
+				  "'%s' is not on this machine, and backends.%s.host (the login "
+				  "host to copy from) is not set",
+				  here, b->name);
+	else if (ret)
+		*err = sub;
+	else
+		w->remote_root = sp->workdir ? xstrdup(sp->workdir) : NULL;
+out:
+	free(root);
+	free(here);
+	return ret;
+}
+
 const struct gdn_backend_ops gdn_backend_slurm_ops = {
     .type = "slurm",
     .open = slurm_open,
@@ -945,5 +990,6 @@ const struct gdn_backend_ops gdn_backend_slurm_ops = {
     .wait = slurm_wait,
     .logs = slurm_logs,
     .stop = slurm_stop,
+    .copy_source = slurm_copy_source,
     .free_priv = slurm_free,
 };

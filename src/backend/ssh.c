@@ -37,7 +37,8 @@ struct ssh_priv {
 	const char *host, *user, *workdir, *jobroot;
 	char *identity;
 	long port;
-	const struct strvec *options, *excludes;
+	const struct strvec *excludes;
+	struct strvec options; /* ssh_options as ssh -o values */
 	bool sync;
 };
 
@@ -53,8 +54,8 @@ static void ssh_base(const struct ssh_priv *sp, struct strvec *argv)
 		strvec_pushl(argv, "-i", sp->identity, NULL);
 	if (sp->user)
 		strvec_pushl(argv, "-l", sp->user, NULL);
-	for (size_t i = 0; i < sp->options->nr; i++)
-		strvec_pushl(argv, "-o", sp->options->v[i], NULL);
+	for (size_t i = 0; i < sp->options.nr; i++)
+		strvec_pushl(argv, "-o", sp->options.v[i], NULL);
 }
 
 static void ssh_build(struct gdn_backend *b, const char *run_dir, const char *const *run_env,
@@ -104,6 +105,42 @@ static int check_key(struct gdn_backend *b, const char *key, const char *value,
 	return ret;
 }
 
+const char *gdn_ssh_options(const struct strvec *items, struct strvec *out)
+{
+	for (size_t i = 0; i < items->nr; i++) {
+		const char *v = items->v[i];
+
+		if (!strcmp(v, "-o")) {
+			if (i + 1 == items->nr)
+				return v;
+			v = items->v[++i];
+		} else if (!strncmp(v, "-o", 2)) {
+			v += 2;
+			v += strspn(v, " \t");
+		}
+		if (!*v || *v == '-')
+			return items->v[i];
+		strvec_push(out, v);
+	}
+	return NULL;
+}
+
+/* ssh_options (gdn_ssh_options), or a configuration error naming the refused item. */
+static int ssh_options(struct gdn_backend *b, struct strvec *out, struct gdn_err *err)
+{
+	const char *bad = gdn_ssh_options(gdn_backend_list(b, "ssh_options"), out);
+
+	if (!bad)
+		return 0;
+	if (!strcmp(bad, "-o"))
+		return gdn_backend_config_error(b, "ssh_options", err,
+						"ends with '-o' without its value (Key=value)");
+	return gdn_backend_config_error(b, "ssh_options", err,
+					"item '%s' is not an ssh -o option: write Key=value "
+					"(StrictHostKeyChecking=accept-new)",
+					bad);
+}
+
 static int ssh_open(struct gdn_backend *b, struct gdn_err *err)
 {
 	struct ssh_priv *sp = xcalloc(1, sizeof(*sp));
@@ -119,7 +156,7 @@ static int ssh_open(struct gdn_backend *b, struct gdn_err *err)
 	sp->workdir = gdn_backend_str(b, "workdir");
 	sp->jobroot = gdn_backend_str(b, "jobdir");
 	sp->port = (long)gdn_backend_int(b, "port", 0);
-	sp->options = gdn_backend_list(b, "ssh_options");
+	strvec_init(&sp->options);
 	sp->excludes = gdn_backend_list(b, "sync_exclude");
 	sp->sync = sync && !strcmp(sync, "rsync");
 	if (!sp->jobroot)
@@ -140,8 +177,10 @@ static int ssh_open(struct gdn_backend *b, struct gdn_err *err)
 		ret = check_key(b, "workdir", sp->workdir, gdn_check_text, err);
 	if (!ret)
 		ret = check_key(b, "jobdir", sp->jobroot, gdn_check_text, err);
-	for (size_t i = 0; !ret && i < sp->options->nr; i++)
-		ret = check_key(b, "ssh_options", sp->options->v[i], gdn_check_text, err);
+	if (!ret)
+		ret = ssh_options(b, &sp->options, err);
+	for (size_t i = 0; !ret && i < sp->options.nr; i++)
+		ret = check_key(b, "ssh_options", sp->options.v[i], gdn_check_text, err);
 	for (size_t i = 0; !ret && i < sp->excludes->nr; i++)
 		ret = check_key(b, "sync_exclude", sp->excludes->v[i], gdn_check_text, err);
 	if (ret)
@@ -161,8 +200,8 @@ static int ssh_open(struct gdn_backend *b, struct gdn_err *err)
 	if (sp->sync) {
 		bool ok = !sp->identity || rsync_quotable(sp->identity);
 
-		for (size_t i = 0; ok && i < sp->options->nr; i++)
-			ok = rsync_quotable(sp->options->v[i]);
+		for (size_t i = 0; ok && i < sp->options.nr; i++)
+			ok = rsync_quotable(sp->options.v[i]);
 		if (!ok) {
 			ret = gdn_backend_config_error(
 			    b, "sync", err,
@@ -182,8 +221,10 @@ static void ssh_free(struct gdn_backend *b)
 {
 	struct ssh_priv *sp = b->priv;
 
-	if (sp)
+	if (sp) {
 		free(sp->identity);
+		strvec_clear(&sp->options);
+	}
 	free(sp);
 	b->priv = NULL;
 }
@@ -317,6 +358,21 @@ static int ssh_stop(struct gdn_backend *b, const char *job_id, struct gdn_err *e
 	return gdn_job_stop(b, &((struct ssh_priv *)b->priv)->target, job_id, false, &st, err);
 }
 
+/* Copy back from the host over the backend's own ssh options; relative paths start at workdir. */
+static int ssh_copy_source(struct gdn_backend *b, const char *path, struct gdn_copy_where *w,
+			   struct gdn_err *err)
+{
+	struct ssh_priv *sp = b->priv;
+
+	(void)path;
+	(void)err;
+	ssh_base(sp, &w->ssh);
+	w->host = xstrdup(sp->host);
+	w->remote_root = sp->workdir ? xstrdup(sp->workdir) : NULL;
+	w->rsync = sp->rsync;
+	return 0;
+}
+
 const struct gdn_backend_ops gdn_backend_ssh_ops = {
     .type = "ssh",
     .open = ssh_open,
@@ -326,5 +382,6 @@ const struct gdn_backend_ops gdn_backend_ssh_ops = {
     .wait = ssh_wait,
     .logs = ssh_logs,
     .stop = ssh_stop,
+    .copy_source = ssh_copy_source,
     .free_priv = ssh_free,
 };

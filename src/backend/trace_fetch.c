@@ -1,7 +1,7 @@
 /*
  * The table of trace sources keyed by spelling, the cache under
  * $XDG_CACHE_HOME/gdnctl/traces, and the choice of what to read among the
- * fetched files. Adding a source is one entry in gdn_trace_sources[].
+ * fetched files. Adding a source is one entry in gdn_fetch_sources[].
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/err.h"
@@ -38,21 +38,21 @@ static bool match_wandb_run(const char *spec, const struct gdn_fetch_opts *o)
 	return gdn_source_is_wandb_run(spec);
 }
 
-const struct gdn_trace_source gdn_trace_sources[] = {
+const struct gdn_fetch_source gdn_fetch_sources[] = {
     {"hf", "hf:ORG/REPO[/PATH]", match_hf, gdn_source_fetch_hf},
     {"gcs", "gs://BUCKET/PREFIX", match_gcs, gdn_source_fetch_gcs},
     {"wandb-artifact", "wandb-artifact:ENTITY/PROJECT/NAME:ALIAS", match_wandb_artifact,
      gdn_source_fetch_wandb_artifact},
     {"wandb", "wandb:ENTITY/PROJECT/RUN_ID[@ALIAS] or a W&B run URL", match_wandb_run,
      gdn_source_fetch_wandb_run},
-    /* BACKEND:PATH (ssh, dev-tpu, slurm backends of the configuration) goes here. */
+    /* (download-trace BACKEND:PATH is dispatched before: src/cmd/download_backend.c.) */
     {NULL, NULL, NULL, NULL},
 };
 
-const struct gdn_trace_source *gdn_trace_source_find(const char *spec,
+const struct gdn_fetch_source *gdn_fetch_source_find(const char *spec,
 						     const struct gdn_fetch_opts *o)
 {
-	for (const struct gdn_trace_source *s = gdn_trace_sources; s->kind; s++)
+	for (const struct gdn_fetch_source *s = gdn_fetch_sources; s->kind; s++)
 		if (s->match(spec, o))
 			return s;
 	return NULL;
@@ -87,17 +87,17 @@ char *gdn_trace_cache_dir(const char *spec, const char *kind)
 	return sbuf_detach(&sb, NULL);
 }
 
-int gdn_trace_fetch(const char *spec, const char *dest_dir, const struct gdn_fetch_opts *o,
-		    struct gdn_fetch_result *res, struct strvec *files_out, struct gdn_err *err)
+int gdn_trace_fetch_ex(const char *spec, const char *dest_dir, const struct gdn_fetch_opts *o,
+		       struct gdn_fetch_result *res, struct strvec *files_out, struct gdn_err *err)
 {
-	const struct gdn_trace_source *src = gdn_trace_source_find(spec, o);
+	const struct gdn_fetch_source *src = gdn_fetch_source_find(spec, o);
 	char *dir = NULL;
 	int ret;
 
 	if (!src) {
 		struct sbuf kinds = SBUF_INIT;
 
-		for (const struct gdn_trace_source *s = gdn_trace_sources; s->kind; s++)
+		for (const struct gdn_fetch_source *s = gdn_fetch_sources; s->kind; s++)
 			sbuf_addf(&kinds, "%s%s", kinds.len ? ", " : "", s->spelling);
 		char *q = gdn_one_line(spec, 200);
 
@@ -114,6 +114,24 @@ int gdn_trace_fetch(const char *spec, const char *dest_dir, const struct gdn_fet
 		for (size_t i = 0; i < res->local_paths.nr; i++)
 			strvec_push(files_out, res->local_paths.v[i]);
 	free(dir);
+	return ret;
+}
+
+int gdn_trace_fetch(const char *spec, const char *dest_dir, const struct gdn_trace_fetch_opts *opts,
+		    struct strvec *files_out, struct gdn_err *err)
+{
+	struct gdn_fetch_opts o = GDN_FETCH_OPTS_INIT;
+	struct gdn_fetch_result res;
+	int ret;
+
+	if (opts) {
+		o.pattern = opts->pattern;
+		o.include_xplane = opts->include_xplane;
+		o.http.deadline = opts->deadline_ms;
+	}
+	gdn_fetch_result_init(&res);
+	ret = gdn_trace_fetch_ex(spec, dest_dir, &o, &res, files_out, err);
+	gdn_fetch_result_release(&res);
 	return ret;
 }
 

@@ -231,7 +231,9 @@ static int config_get(const struct gdn_config *cfg, const char *key)
 	int code = GDN_EXIT_OK;
 
 	if (!gdn_config_schema_find(cfg, key)) {
-		gdn_error("unknown configuration key '%s'; see 'gdnctl config keys'", key);
+		gdn_config_suggest_key(cfg, key, &out);
+		gdn_error("unknown configuration key '%s'; see 'gdnctl config keys'%s", key,
+			  out.buf);
 		code = GDN_EXIT_USAGE;
 		goto out;
 	}

@@ -76,7 +76,7 @@ int cmd_doctor(int argc, const char **argv, struct gdn_ctx *ctx)
 			"command driver: the command line, as given to loop", NULL),
 	    OPT_BOOL_(0, "no-agent", &no_agent, "leave the agent checks out"),
 	    OPT_STRING_(0, "log-dir", &o.log_dir, "PATH", "the loop's log directory (disk space)",
-			"<repo>/.agents/logs/gdn_codex_loop"),
+			"<git common dir>/gdnctl/<branch>"),
 	    OPT_STRING_(0, "min-free", &min_free, "SIZE",
 			"warn when less disk space is free (500M, 2G; bare number: bytes)", "1G"),
 	    OPT_DURATION_(0, "timeout", &timeout_ms, "time limit of each external check", "10s"),

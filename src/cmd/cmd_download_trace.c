@@ -470,7 +470,7 @@ static int download_source(const char *spec, const struct dt_args *a, bool dir_g
 	struct gdn_fetch_opts o = GDN_FETCH_OPTS_INIT;
 	struct gdn_fetch_result res;
 	struct gdn_err err = GDN_ERR_INIT;
-	const struct gdn_trace_source *src = gdn_trace_source_find(spec, &o);
+	const struct gdn_fetch_source *src = gdn_fetch_source_find(spec, &o);
 	char *dir = NULL, *outdir = NULL;
 	json_t *jsummaries = NULL; /* new */
 	int ret, code = 0;
@@ -488,7 +488,7 @@ static int download_source(const char *spec, const struct dt_args *a, bool dir_g
 	o.on_file = on_file;
 	o.on_progress = on_progress;
 	o.ctx = st;
-	ret = gdn_trace_fetch(spec, outdir, &o, &res, NULL, &err);
+	ret = gdn_trace_fetch_ex(spec, outdir, &o, &res, NULL, &err);
 	clear_bar(st);
 	if (ret && download_began(&res)) {
 		summary_line(&res.files, ret);
@@ -555,7 +555,7 @@ static int resolve_source(struct dt_args *a, const struct strvec *rest, char **h
 				       "download-trace needs a SOURCE or --repo-id");
 	if (!rest->nr)
 		return 0;
-	if (!gdn_trace_source_find(rest->v[0], &o)) {
+	if (!gdn_fetch_source_find(rest->v[0], &o)) {
 		char *q = gdn_one_line(rest->v[0], 200);
 		int code =
 		    gdn_usage_error("download-trace",
@@ -628,6 +628,8 @@ int cmd_download_trace(int argc, const char **argv, struct gdn_ctx *ctx)
 	bool have_re = false, alias = ctx->name && !strcmp(ctx->name, "hf-download-trace");
 	int code = 0;
 
+	if (gdn_download_backend_source(argc, argv, ctx, &code))
+		return code; /* BACKEND:PATH (src/cmd/download_backend.c) */
 	a.repo_type = GDN_HF_DATASET;
 	a.revision = "main";
 	a.output_dir = DEFAULT_OUTPUT_DIR;

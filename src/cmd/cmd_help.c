@@ -16,6 +16,7 @@
 #include "gdnctl/optdoc.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
+#include "gdnctl/suggest.h"
 
 #define COMMANDS_JSON_SCHEMA "gdnctl.commands.v1"
 #define COMMAND_JSON_SCHEMA  "gdnctl.command.v1"
@@ -30,25 +31,30 @@ static const struct {
     {"-h, --help", NULL, "show this help"},
 };
 
-/* include/gdnctl/exitcode.h, for the man page. */
+/*
+ * The exit codes of every command (include/gdnctl/exitcode.h), for --help
+ * and the man page; docs/gdnctl.md has the same table (tests/e2e/t0007).
+ */
 static const struct {
-	const char *code, *meaning;
+	const char *code, *word, *meaning;
 } exit_codes[] = {
-    {"0", "success"},
-    {"1", "the command ran and the answer is \"failed\" (tests, lint, a job), or unreadable "
-	  "input"},
-    {"2", "usage error (bad command line)"},
-    {"3", "configuration error"},
-    {"4", "backend or agent error"},
-    {"5", "network failure after retries"},
-    {"124", "a deadline passed"},
-    {"128+N", "killed by (or stopped on) signal N"},
+    {"0", "ok", "success"},
+    {"1", "failed",
+     "the command ran and the answer is \"failed\" (tests, lint, a job, a loop iteration), "
+     "or unreadable input"},
+    {"2", "usage",
+     "usage error: a bad command line, or a state it cannot run in (loop: a dirty tree)"},
+    {"3", "configuration", "configuration error, or a setting the command needs is not set"},
+    {"4", "backend or agent", "backend or agent error: a program gdnctl runs failed or is missing"},
+    {"5", "network", "network failure after retries"},
+    {"124", "timed out", "a deadline passed"},
+    {"128+N", "killed by signal N", "killed by (or stopped on) signal N"},
 };
 
 void gdn_print_global_usage(FILE *f)
 {
 	fputs("usage: gdnctl [-C DIR] [-c KEY=VALUE]... COMMAND [ARGS]\n"
-	      "       gdnctl --version | --help | help COMMAND\n",
+	      "       gdnctl --version | --help | help COMMAND [SUBCOMMAND]\n",
 	      f);
 }
 
@@ -90,10 +96,31 @@ void gdn_print_global_help(FILE *f)
 		fputs("\nAliases:\n", f);
 		list_commands(f, true);
 	}
-	fputs("\nSee 'gdnctl help COMMAND' for the options of one command.\n"
-	      "Exit status: 0 ok, 1 failed, 2 usage, 3 configuration, 4 backend or agent,\n"
-	      "5 network, 124 timed out, 128+N killed by signal N.\n",
+	fputs("\nSee 'gdnctl help COMMAND' for the options of one command.\nExit status:", f);
+	for (size_t i = 0; i < ARRAY_SIZE(exit_codes); i++)
+		fprintf(f, "%s%s %s",
+			i == 0	 ? " "
+			: i == 5 ? ",\n"
+				 : ", ",
+			exit_codes[i].code, exit_codes[i].word);
+	fputs(".\n", f);
+	fputs("The original tool's names (Aliases) keep its codes where they differ; see\n"
+	      "docs/compatibility.md.\n",
 	      f);
+}
+
+void gdn_error_unknown_command(const char *name)
+{
+	struct gdn_suggest sg = GDN_SUGGEST_INIT(name);
+	struct sbuf hint = SBUF_INIT;
+
+	for (const struct gdn_cmd *c = gdn_commands; c->name; c++)
+		if (!(c->flags & CMD_HIDDEN))
+			gdn_suggest_add(&sg, c->name);
+	gdn_suggest_format(&sg, NULL, &hint);
+	gdn_error("'%s' is not a gdnctl command; see 'gdnctl --help'%s", name, hint.buf);
+	gdn_suggest_release(&sg);
+	sbuf_release(&hint);
 }
 
 /* What describe mode captured of one option table. */
@@ -120,6 +147,7 @@ static json_t *initial_json(const struct opt *o)
 	case OPT_DURATION:
 		return json_integer(*(const long *)o->value);
 	case OPT_FLOAT:
+	case OPT_SECONDS:
 		return json_real(*(const double *)o->value);
 	case OPT_STRING:
 	case OPT_CHOICE: {
@@ -388,15 +416,24 @@ static void man_main(struct sbuf *out)
 	sbuf_adds(out, ".SH NAME\ngdnctl \\- hill\\-climb the speed of ML kernels\n");
 	sbuf_adds(out, ".SH SYNOPSIS\n.nf\n\\fBgdnctl\\fR [\\fB\\-C\\fR \\fIDIR\\fR] "
 		       "[\\fB\\-c\\fR \\fIKEY=VALUE\\fR]... \\fICOMMAND\\fR [\\fIARGS\\fR]\n"
-		       "\\fBgdnctl\\fR \\-\\-version | \\-\\-help | help \\fICOMMAND\\fR\n.fi\n");
-	sbuf_adds(out, ".SH DESCRIPTION\n"
-		       "Hill\\-climb the speed of ML kernels: run tests and profiles on clusters,\n"
-		       "read profiler traces, and drive an unattended optimisation loop.\n"
-		       ".PP\n"
-		       "One binary with subcommands.\n"
-		       "\\fBgdnctl help\\fR \\fICOMMAND\\fR and \\fBgdnctl\\fR \\fICOMMAND\\fR "
-		       "\\fB\\-h\\fR print the same text;\n"
-		       "each command has its own page, \\fBgdnctl\\-\\fR\\fICOMMAND\\fR(1).\n");
+		       "\\fBgdnctl\\fR \\-\\-version | \\-\\-help | help \\fICOMMAND\\fR "
+		       "[\\fISUBCOMMAND\\fR]\n.fi\n");
+	sbuf_adds(
+	    out,
+	    ".SH DESCRIPTION\n"
+	    "Hill\\-climb the speed of ML kernels: run tests and profiles on clusters,\n"
+	    "read profiler traces, and drive an unattended optimisation loop.\n"
+	    ".PP\n"
+	    "One binary with subcommands.\n"
+	    "\\fBgdnctl help\\fR \\fICOMMAND\\fR and \\fBgdnctl\\fR \\fICOMMAND\\fR "
+	    "\\fB\\-h\\fR print the same text;\n"
+	    "each command has its own page, \\fBgdnctl\\-\\fR\\fICOMMAND\\fR(1).\n"
+	    ".PP\n"
+	    "A long option may be abbreviated to a unique prefix of its name, of its\n"
+	    "\\fB\\-\\-no\\-\\fR form or of \\fB\\-\\-help\\fR; an exact name always wins, and an\n"
+	    "ambiguous prefix is a usage error that lists the candidates.\n"
+	    "Time options take a duration (90s, 15m, 1.5h) or a plain number in the\n"
+	    "unit their name says.\n");
 	sbuf_adds(out, ".SH GLOBAL OPTIONS\n");
 	for (size_t i = 0; i < ARRAY_SIZE(global_opts); i++) {
 		sbuf_adds(out, ".TP\n\\fB");
@@ -582,15 +619,16 @@ out:
 /* ---- the command ---- */
 
 static const struct opt_usage help_usage = {
-    "gdnctl help [COMMAND]\n"
+    "gdnctl help [COMMAND [SUBCOMMAND]]\n"
     "gdnctl help --json [COMMAND [SUBCOMMAND]]\n"
     "gdnctl help --man [COMMAND]\n"
     "gdnctl help --commands",
     "Show help for gdnctl or one command, or describe them for tools.",
-    "'gdnctl help' is 'gdnctl --help'; 'gdnctl help COMMAND' prints what\n"
-    "'gdnctl COMMAND -h' prints. --json describes the option tables (schema\n" COMMAND_JSON_SCHEMA
-    " for one command, " COMMANDS_JSON_SCHEMA " for all); --man\n"
-    "prints the roff man page gdnctl(1) or gdnctl-COMMAND(1)."};
+    "'gdnctl help' is 'gdnctl --help'; 'gdnctl help COMMAND [SUBCOMMAND]'\n"
+    "prints what 'gdnctl COMMAND [SUBCOMMAND] -h' prints. --json describes the\n"
+    "option tables (schema " COMMAND_JSON_SCHEMA " for one command,\n" COMMANDS_JSON_SCHEMA
+    " for all); --man prints the roff man page gdnctl(1) or\n"
+    "gdnctl-COMMAND(1)."};
 
 static int help_json(const struct gdn_cmd *c, const char *sub)
 {
@@ -629,7 +667,35 @@ static int print_sbuf(const struct sbuf *sb)
 	return GDN_EXIT_OK;
 }
 
-/* `gdnctl help [CMD]`: the global help, or exactly what `gdnctl CMD -h` prints. */
+/* `gdnctl help CMD SUB`: what `gdnctl CMD SUB -h` prints, for a subcommand CMD's usage names. */
+static int help_subcommand(const struct gdn_cmd *c, const char *sub, struct gdn_ctx *ctx)
+{
+	struct capture cap;
+	const char *hargv[] = {c->name, sub, "-h", NULL};
+	int code;
+
+	capture_init(&cap, c->name);
+	if (describe(c, c->name, NULL, &cap, NULL) || !strvec_contains(&cap.subs, sub)) {
+		struct gdn_suggest sg = GDN_SUGGEST_INIT(sub);
+		struct sbuf hint = SBUF_INIT;
+
+		for (size_t i = 0; i < cap.subs.nr; i++)
+			gdn_suggest_add(&sg, cap.subs.v[i]);
+		gdn_suggest_format(&sg, NULL, &hint);
+		gdn_error("'%s' is not a subcommand of '%s'; see 'gdnctl help %s'%s", sub, c->name,
+			  c->name, hint.buf);
+		gdn_suggest_release(&sg);
+		sbuf_release(&hint);
+		code = GDN_EXIT_USAGE;
+	} else {
+		ctx->name = c->name;
+		code = c->fn(3, hargv, ctx);
+	}
+	capture_release(&cap);
+	return code;
+}
+
+/* `gdnctl help [CMD [SUB]]`: the global help, or exactly what `gdnctl CMD [SUB] -h` prints. */
 int cmd_help(int argc, const char **argv, struct gdn_ctx *ctx)
 {
 	int json = 0, man = 0, commands = 0, code = GDN_EXIT_OK;
@@ -646,15 +712,17 @@ int cmd_help(int argc, const char **argv, struct gdn_ctx *ctx)
 
 	if (!gdn_cmd_parse_opts(opts, &help_usage, argc, argv, 0, &rest, &code))
 		goto out;
-	if (json + man + commands > 1 || rest.nr > (json ? 2u : 1u) || (commands && rest.nr)) {
-		gdn_error("usage: gdnctl help [--json | --man] [COMMAND]; see 'gdnctl help -h'");
+	if (json + man + commands > 1 || rest.nr > (man ? 1u : 2u) || (commands && rest.nr)) {
+		gdn_error(
+		    "usage: gdnctl help [--json | --man] [COMMAND [SUBCOMMAND]]; see 'gdnctl help "
+		    "-h'");
 		code = GDN_EXIT_USAGE;
 		goto out;
 	}
 	if (rest.nr) {
 		c = gdn_cmd_find(rest.v[0]);
 		if (!c) {
-			gdn_error("'%s' is not a gdnctl command; see 'gdnctl --help'", rest.v[0]);
+			gdn_error_unknown_command(rest.v[0]);
 			code = GDN_EXIT_USAGE;
 			goto out;
 		}
@@ -678,6 +746,8 @@ int cmd_help(int argc, const char **argv, struct gdn_ctx *ctx)
 		code = print_sbuf(&out);
 	} else if (!c) {
 		gdn_print_global_help(stdout);
+	} else if (rest.nr > 1) {
+		code = help_subcommand(c, rest.v[1], ctx);
 	} else {
 		hargv[0] = c->name;
 		ctx->name = c->name;

@@ -12,6 +12,7 @@
 #include "gdnctl/exitcode.h"
 #include "gdnctl/json.h"
 #include "gdnctl/lint.h"
+#include "gdnctl/marin.h"
 #include "gdnctl/opt.h"
 #include "gdnctl/repo.h"
 #include "gdnctl/sbuf.h"
@@ -28,7 +29,8 @@ static const struct opt_usage usage = {
     "iteration headings that do not increase, and (on request) required fields and\n"
     "commit ids.",
     "Without --log-file the log is the configuration's log_file, relative to the\n"
-    "repository root. Configuration keys: log_file, lint.scope, lint.require_fields,\n"
+    "repository root (its default, Marin's running log, only in a Marin checkout;\n"
+    "elsewhere exit 3). Configuration keys: log_file, lint.scope, lint.require_fields,\n"
     "lint.since, lint.check_commits; options override them.\n"
     "Exit status: 0 the log passed; 1 problems found, or the log is not UTF-8 text;\n"
     "2 usage error, log file not found, or --check-commits outside a repository;\n"
@@ -151,6 +153,19 @@ static char *resolve_log_file(const struct lint_args *a, const struct gdn_ctx *c
 	if (!cfg || !*cfg)
 		cfg = DEFAULT_LOG_FILE;
 	return absolute_path(cfg, ctx->repo_root ? ctx->repo_root : ctx->cwd);
+}
+
+/*
+ * Whether there is a log to look for without --log-file: log_file set in
+ * the configuration, or its default (Marin's running log) in a Marin checkout.
+ */
+static bool log_file_given(const struct gdn_ctx *ctx)
+{
+	const struct gdn_cfg_value *v = gdn_config_get(&ctx->config, "log_file");
+
+	if (v && v->source != GDN_SRC_DEFAULT && v->str && *v->str)
+		return true;
+	return gdn_marin_checkout(ctx->repo_root ? ctx->repo_root : ctx->cwd);
 }
 
 static int print_json(const char *path, enum lint_scope scope, const struct lint_result *res,
@@ -315,6 +330,12 @@ int cmd_lint_log(int argc, const char **argv, struct gdn_ctx *ctx)
 	code = effective_opts(opts, &a, ctx, &o);
 	if (code)
 		goto out;
+	if (!a.log_file && !log_file_given(ctx)) {
+		gdn_error("log_file is not set and this is not a Marin checkout: set it in "
+			  "gdnctl.yaml or pass --log-file");
+		code = GDN_EXIT_CONFIG;
+		goto out;
+	}
 	path = resolve_log_file(&a, ctx);
 	if (stat(path, &st) && (errno == ENOENT || errno == ENOTDIR)) {
 		say_err("log file not found: %s", path);

@@ -32,14 +32,17 @@
 
 static const struct opt_usage loop_usage = {
     "gdnctl loop --iterations N [options]\n"
-    "gdnctl loop --resume [options]",
+    "gdnctl loop --resume [options]\n"
+    "gdnctl loop status [options]",
     "Run a coding agent in a loop, one iteration at a time, without losing work.",
     "Each iteration: stash a dirty tree (--dirty-policy stash), optionally merge a remote\n"
     "branch, run the agent with the prompt, detect its commits, run the post-checks and\n"
     "apply the policies, then restore the stash by its commit id. Every transition is\n"
     "journaled in <log dir>/loop.jsonl; --resume continues the last run after a crash.\n"
-    "Exit status: 0; the agent's exit code (124 on a timeout) when it fails; 1; 2 for an\n"
-    "iteration error; 3 when an iteration made no commit; 128+N when interrupted.\n"
+    "Exit status (gdnctl --help): 0; 1 when a failed iteration stopped the run; 2 usage\n"
+    "(also a dirty tree without --allow-dirty); 3 configuration; 4 when the agent failed or\n"
+    "is missing; 124 on a timeout; 128+N when interrupted. codex-loop keeps the original's:\n"
+    "the agent's or a check's exit code, 2 for an iteration error, 3 for no commit.\n"
     "See docs/gdnctl-loop.md.",
 };
 
@@ -186,17 +189,18 @@ static struct opt loop_opts[] = {
     OPT_STRING_(0, "prompt-file", &setup.a.prompt_file, "PATH",
 		"prompt template ({{ITERATION}}, {{TOTAL_ITERATIONS}}, {{HEAD_SHA}}, "
 		"{{BRANCH}}, {{LOG_TAIL}})",
+		"project.prompt_file, else <repo>/scripts/gdn/codex_iteration_prompt.md, else "
 		"<repo>/prompts/iteration.md, else the installed one"),
     OPT_STRING_(0, "workdir", &setup.a.workdir, "PATH",
 		"repository where the agent runs and git operations happen", "the repository root"),
     OPT_STRING_(0, "log-dir", &setup.a.log_dir, "PATH",
 		"prompts, transcripts, last messages and the journal loop.jsonl",
-		"<workdir>/.agents/logs/gdn_codex_loop"),
+		"<git common dir>/gdnctl/<branch>"),
     OPT_STRING_(0, "hillclimb-log-file", &setup.a.hillclimb_log, "PATH",
 		"running log: {{LOG_TAIL}} and commit stamping",
 		"config log_file, under --workdir"),
-    OPT_FLOAT_(0, "sleep-seconds", &setup.a.sleep_seconds, "S",
-	       "sleep after a successful iteration (not after the last)", "5.0"),
+    OPT_SECONDS_(0, "sleep-seconds", &setup.a.sleep_seconds, "S",
+		 "sleep after a successful iteration (not after the last)", "5.0"),
     OPT_BOOL_(0, "resume", &setup.a.resume,
 	      "continue the last run journaled in the log dir after a crash or kill"),
     OPT_BOOL_(0, "dry-run", &setup.a.dry_run,
@@ -206,16 +210,18 @@ static struct opt loop_opts[] = {
     OPT_GROUP_("Stop conditions"),
     OPT_STRING_(0, "until-time", &setup.a.until_time, "TIME",
 		"start no iteration after TIME (2026-11-21T18:00:00Z, UTC) or +DURATION", NULL),
-    OPT_FLOAT_(0, "max-agent-minutes", &setup.a.max_agent_minutes, "M",
-	       "start no iteration once the agent has run this long in total (0: no limit)", "0"),
+    OPT_MINUTES_(0, "max-agent-minutes", &setup.a.max_agent_minutes, "M",
+		 "start no iteration once the agent has run this long in total (0: no limit)", "0"),
     OPT_INT_(0, "stop-after-failures", &setup.a.stop_after_failures, "N",
 	     "stop (exit 1) after N consecutive failed iterations (0: never)", "0", 0, 0),
     OPT_INT_(0, "max-failures", &setup.a.max_failures, "N",
 	     "abort when counted failures exceed N; -1 unlimited", "0", 0, 0),
     OPT_GROUP_("Agent"),
     OPT_CHOICE_(0, "agent", &setup.a.agent, NULL, "the agent driver", GDN_AGENT_DEFAULT),
-    OPT_STRING_(0, "agent-cmd", &setup.a.agent_cmd, "CMD",
-		"command driver: 'prog arg {prompt_file}' (prompt also on stdin)", NULL),
+    OPT_STRING_(
+	0, "agent-cmd", &setup.a.agent_cmd, "CMD",
+	"your agent: 'prog arg {prompt_file}' (prompt also on stdin); implies --agent command",
+	NULL),
     OPT_STRING_(0, "codex-bin", &setup.a.codex_bin, "PATH", "explicit agent binary", NULL),
     OPT_STRING_(0, "model", &setup.a.model, "NAME", "model (-m)", "gpt-5.4 for codex"),
     OPT_STRING_(0, "reasoning-effort", &setup.a.reasoning_effort, "LEVEL",
@@ -227,23 +233,25 @@ static struct opt loop_opts[] = {
 	      "show the agent's file-update and diff blocks on the terminal"),
     OPT_INT_(0, "codex-retries", &setup.a.codex_retries, "N", "extra agent attempts per iteration",
 	     "0", 0, 0),
-    OPT_FLOAT_(0, "codex-timeout-seconds", &setup.a.codex_timeout, "S",
-	       "wall-clock limit per agent attempt (any agent)", "7200"),
-    OPT_FLOAT_(0, "codex-idle-timeout-seconds", &setup.a.codex_idle_timeout, "S",
-	       "no-output limit per agent attempt (any agent)", "900"),
+    OPT_SECONDS_(0, "codex-timeout-seconds", &setup.a.codex_timeout, "S",
+		 "wall-clock limit per agent attempt (any agent)", "7200"),
+    OPT_SECONDS_(0, "codex-idle-timeout-seconds", &setup.a.codex_idle_timeout, "S",
+		 "no-output limit per agent attempt (any agent)", "900"),
     OPT_DURATION_(0, "agent-timeout", &setup.a.agent_timeout_ms,
 		  "same as --codex-timeout-seconds, as a duration (0: none)", NULL),
     OPT_DURATION_(0, "agent-idle-timeout", &setup.a.agent_idle_timeout_ms,
 		  "same as --codex-idle-timeout-seconds, as a duration (0: none)", NULL),
     OPT_DURATION_(0, "agent-kill-grace", &setup.a.kill_grace_ms,
 		  "between SIGINT, SIGTERM and SIGKILL to the agent's process group", "10s"),
-    OPT_FLOAT_(0, "retry-sleep-seconds", &setup.a.retry_sleep, "S",
-	       "sleep between agent and post-check retries", "20.0"),
+    OPT_SECONDS_(0, "retry-sleep-seconds", &setup.a.retry_sleep, "S",
+		 "sleep between agent and post-check retries", "20.0"),
     OPT_GROUP_("Prompt and session directives"),
     OPT_LIST_(0, "directive", &setup.a.directives, "TEXT", "an inline session directive"),
-    OPT_LIST_(0, "directive-file", &setup.a.directive_files, "PATH", "a directive from a file"),
+    OPT_LIST_(0, "directive-file", &setup.a.directive_files, "PATH",
+	      "a directive from a file (relative to the repository)"),
     OPT_LIST_(0, "directive-preset", &setup.a.presets, "NAME",
-	      "session_directives/NAME.md (the repository's, else the installed one)"),
+	      "NAME.md in project.directives_dir, scripts/gdn/session_directives, "
+	      "session_directives or the installed ones (the first that has it)"),
     OPT_GROUP_("Working tree"),
     OPT_BOOL_(0, "allow-dirty", &setup.a.allow_dirty, "skip the clean-tree requirement"),
     OPT_ENUM_(0, "dirty-policy", &setup.a.dirty_policy, gdn_dirty_policy_enum,
@@ -290,14 +298,14 @@ static struct opt loop_opts[] = {
     OPT_GROUP_("Where validation runs (docs/gdnctl-loop.md)"),
     OPT_INT_(0, "validation-attempts", &setup.w.validation_attempts, "N",
 	     "passes over the targets per phase", "1", 0, 0),
-    OPT_FLOAT_(0, "validation-retry-sleep", &setup.w.validation_retry_sleep, "S",
-	       "sleep between passes", "120.0"),
+    OPT_SECONDS_(0, "validation-retry-sleep", &setup.w.validation_retry_sleep, "S",
+		 "sleep between passes", "120.0"),
     OPT_INT_(0, "validation-max-attempts", &setup.w.max_attempts, "N",
 	     "the original's name of --validation-attempts; -1: until a pass succeeds", NULL, 0, 0),
-    OPT_FLOAT_(0, "validation-ray-test-timeout", &setup.w.ray_test_timeout, "S",
-	       "timeout of a Ray fallback tests job (overrides --validation-timeout)", NULL),
-    OPT_FLOAT_(0, "validation-ray-profile-timeout", &setup.w.ray_profile_timeout, "S",
-	       "timeout of a Ray fallback profile job (overrides --validation-timeout)", NULL),
+    OPT_SECONDS_(0, "validation-ray-test-timeout", &setup.w.ray_test_timeout, "S",
+		 "timeout of a Ray fallback tests job (overrides --validation-timeout)", NULL),
+    OPT_SECONDS_(0, "validation-ray-profile-timeout", &setup.w.ray_profile_timeout, "S",
+		 "timeout of a Ray fallback profile job (overrides --validation-timeout)", NULL),
     OPT_INT_(0, "validation-ray-log-tail", &setup.w.ray_log_tail, "N",
 	     "show (and parse) only the last N lines of a Ray fallback job's output", "all", 0, 0),
     OPT_LIST_(0, "validation-ray-cluster", &setup.w.clusters, "C",
@@ -327,14 +335,14 @@ static struct opt loop_opts[] = {
     OPT_STRING_(0, "dev-tpu-type", &setup.w.type, "T", "dev_tpu.py allocate --tpu-type", NULL),
     OPT_STRING_(0, "dev-tpu-sync-path", &setup.w.sync_path, "P",
 		"the sync path of the allocation (dev_tpu.py)", "."),
-    OPT_FLOAT_(0, "dev-tpu-ready-timeout", &setup.w.ready_timeout, "S",
-	       "give a cluster up when not active after S seconds", "900.0"),
+    OPT_SECONDS_(0, "dev-tpu-ready-timeout", &setup.w.ready_timeout, "S",
+		 "give a cluster up when not active after S seconds", "900.0"),
     OPT_INT_(0, "dev-tpu-allocate-attempts", &setup.w.attempts, "N",
 	     "passes over the cluster and its fallbacks", "1", 0, 0),
-    OPT_FLOAT_(0, "dev-tpu-allocate-retry-sleep", &setup.w.retry_sleep, "S",
-	       "sleep between allocation passes", "30.0"),
-    OPT_FLOAT_(0, "dev-tpu-stop-timeout", &setup.w.stop_timeout, "S",
-	       "release: SIGINT, then SIGTERM after S seconds", "120.0"),
+    OPT_SECONDS_(0, "dev-tpu-allocate-retry-sleep", &setup.w.retry_sleep, "S",
+		 "sleep between allocation passes", "30.0"),
+    OPT_SECONDS_(0, "dev-tpu-stop-timeout", &setup.w.stop_timeout, "S",
+		 "release: SIGINT, then SIGTERM after S seconds", "120.0"),
     OPT_STRING_(0, "dev-tpu-allocate-log", &setup.w.alloc_log, "PATH", "the allocation's output",
 		"<log-dir>/dev_tpu_allocate.log"),
     OPT_BOOL_(0, "dev-tpu-verbose", &setup.w.verbose, "verbose dev_tpu.py output"),
@@ -443,11 +451,16 @@ static struct opt loop_opts[] = {
     OPT_END_(),
 };
 
-/* Print a failed setup step; the exit code. */
+/*
+ * Print a failed setup step; the exit code (exitcode.h). codex-loop prints
+ * the original's startup messages as the original did, exit 1.
+ */
 static int setup_failed(const struct gdn_loop_setup *s)
 {
 	switch (s->style) {
 	case GDN_SETUP_PLAIN:
+		if (!s->original)
+			return gdn_die_err(&s->err);
 		fprintf(stderr, "[gdnctl] %s\n", s->err.msg);
 		return GDN_EXIT_FAILED;
 	case GDN_SETUP_SIGNAL:
@@ -497,7 +510,10 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 	struct gdn_err err = GDN_ERR_INIT;
 	int code = GDN_EXIT_OK;
 
+	if (argc > 1 && !strcmp(argv[1], "status")) /* src/cmd/cmd_loop_status.c */
+		return cmd_loop_status(argc, argv, ctx);
 	gdn_loop_setup_init(s, ctx->cwd, ctx->repo_root, &ctx->config);
+	s->original = ctx->name && !strcmp(ctx->name, "codex-loop");
 	bind_agent_choices(opts);
 	if (!gdn_cmd_parse_opts(opts, &loop_usage, argc, argv, OPT_PARSE_NO_POSITIONAL, &rest,
 				&code))

@@ -267,6 +267,37 @@ out:
 	return code;
 }
 
+/* ---- the project's commands, and the Marin defaults ---- */
+
+/*
+ * The backend of test and profile: --backend, else project.backend, else
+ * local when the project names its own command, else ray (the Marin
+ * defaults).
+ */
+static const char *project_backend(struct gdn_ctx *ctx, const char *given, const char *command)
+{
+	const char *configured = gdn_config_str(&ctx->config, "project.backend");
+
+	if (given && *given)
+		return given;
+	if (configured && *configured)
+		return configured;
+	return command ? "local" : DEFAULT_BACKEND;
+}
+
+/*
+ * The built-in Marin command stands in for `key` only in a Marin checkout
+ * (elsewhere it fails on paths that do not exist): 0, or the error printed
+ * and GDN_EXIT_CONFIG.
+ */
+static int need_marin_checkout(struct gdn_ctx *ctx, const char *key)
+{
+	if (gdn_marin_checkout(ctx->repo_root ? ctx->repo_root : ctx->cwd))
+		return 0;
+	gdn_error("%s is not set and this is not a Marin checkout: set it in gdnctl.yaml", key);
+	return GDN_EXIT_CONFIG;
+}
+
 /* ---- gdnctl test ---- */
 
 static const struct opt_usage test_usage = {
@@ -278,8 +309,9 @@ static const struct opt_usage test_usage = {
     "layer tests (--tests) under lib/levanter with EQX_ON_ERROR=nan WANDB_MODE=offline,\n"
     "as the original ray-test/dev-tpu-test. With project.test_command in gdnctl.yaml\n"
     "that string runs with 'bash -lc' instead (--pytest-args is appended to it).\n"
-    "The backend is --backend, else project.backend (default ray); --cluster, --tpu,\n"
-    "--tpu-name and --no-sync override its configuration for this run.\n"
+    "The built-in command needs a Marin checkout. The backend is --backend, else\n"
+    "project.backend, else local with project.test_command and ray without; --cluster,\n"
+    "--tpu, --tpu-name and --no-sync override its configuration for this run.\n"
     "Exit status: the tests' (0 passed); 124 on --timeout; 130/143 on SIGINT/SIGTERM.",
 };
 
@@ -296,7 +328,7 @@ int cmd_test(int argc, const char **argv, struct gdn_ctx *ctx)
 	struct gdn_run_spec spec = {0};
 	struct opt opts[] = {
 	    OPT_STRING_('b', "backend", &backend, "NAME", "where to run (backends.NAME, or ray)",
-			"project.backend, else ray"),
+			"project.backend, else local with the project's command, else ray"),
 	    OPT_CHOICE_(0, "tests", &tests, gdn_marin_test_choices,
 			"which GDN tests the built-in command runs", "both"),
 	    OPT_STRING_(0, "pytest-args", &pytest_args, "ARGS",
@@ -344,10 +376,10 @@ int cmd_test(int argc, const char **argv, struct gdn_ctx *ctx)
 	flags[1].value = tpu;
 	flags[2].value = tpu_name;
 	flags[3].value = no_sync ? "true" : NULL;
-	if (!backend)
-		backend = gdn_config_str(&ctx->config, "project.backend");
-	code = open_backend(ctx, "test", backend && *backend ? backend : DEFAULT_BACKEND, flags,
+	code = open_backend(ctx, "test", project_backend(ctx, backend, command), flags,
 			    ARRAY_SIZE(flags), dry_run, &polls, &b);
+	if (!code && !command)
+		code = need_marin_checkout(ctx, "project.test_command");
 	if (code)
 		goto out;
 	if (command) {
@@ -491,7 +523,9 @@ static const struct opt_usage profile_usage = {
     "project.profile_command that string runs with 'bash -lc' instead, with the\n"
     "--profile-env variables only. --tpu is the TPU variant of the profile and, on a\n"
     "ray backend, the TPU type the job asks for. --profile-dry-run passes\n"
-    "--dry_run true to the profile script; --dry-run only prints the commands.",
+    "--dry_run true to the profile script; --dry-run only prints the commands.\n"
+    "The built-in command needs a Marin checkout. The backend is --backend, else\n"
+    "project.backend, else local with project.profile_command and ray without.",
 };
 
 static const char *const marin_profile_flags[] = {
@@ -597,7 +631,7 @@ int cmd_profile(int argc, const char **argv, struct gdn_ctx *ctx)
 	struct gdn_run_spec spec = {0};
 	struct opt opts[] = {
 	    OPT_STRING_('b', "backend", &backend, "NAME", "where to run (backends.NAME, or ray)",
-			"project.backend, else ray"),
+			"project.backend, else local with the project's command, else ray"),
 	    PROFILE_OPTS(po, "TPU variant of the profile (GDN_PROFILE_TPU_VARIANT; ray: --tpu)"),
 	    OPT_STRING_(0, "marin-prefix", &po.marin_prefix, "URL",
 			"dev-tpu: MARIN_PREFIX (default: gs://BUCKET of the cluster)", NULL),
@@ -637,10 +671,7 @@ int cmd_profile(int argc, const char **argv, struct gdn_ctx *ctx)
 	code = check_custom_flags(opts, command);
 	if (code)
 		goto out;
-	if (!backend)
-		backend = gdn_config_str(&ctx->config, "project.backend");
-	if (!backend || !*backend)
-		backend = DEFAULT_BACKEND;
+	backend = project_backend(ctx, backend, command);
 	type = backend_type(&ctx->config, backend, &configured);
 	if (type && !strcmp(type, "ray") && !opt_seen(opts, "tpu"))
 		ray_default_tpu(ctx, backend, &po);
@@ -650,6 +681,8 @@ int cmd_profile(int argc, const char **argv, struct gdn_ctx *ctx)
 	flags[2].value = tpu_name;
 	flags[3].value = no_sync ? "true" : NULL;
 	code = open_backend(ctx, "profile", backend, flags, ARRAY_SIZE(flags), dry_run, &polls, &b);
+	if (!code && !command)
+		code = need_marin_checkout(ctx, "project.profile_command");
 	if (code)
 		goto out;
 	ret = profile_script(ctx, b, &po, command, script_dry_run, &shell, &env, &err);
@@ -1211,8 +1244,8 @@ static int alias_ray_job(int argc, const char **argv, struct gdn_ctx *ctx, bool 
 	};
 	struct opt wait_opts[] = {
 	    OPT_STRING_(0, "cluster", &cluster, "C", "cluster of the job", GDN_MARIN_CLUSTER),
-	    OPT_FLOAT_(0, "poll", &poll_s, "S", "polling interval in seconds", "5.0"),
-	    OPT_FLOAT_(0, "timeout", &timeout_s, "S", "give up after this many seconds", NULL),
+	    OPT_SECONDS_(0, "poll", &poll_s, "S", "polling interval in seconds", "5.0"),
+	    OPT_SECONDS_(0, "timeout", &timeout_s, "S", "give up after this many seconds", NULL),
 	    OPT_BOOL_(0, "show-logs", &show_logs, "print the job's logs when it ends"),
 	    OPT_INT_(0, "tail", &tail, "N", "log lines to show", "200", 0, 0),
 	    OPT_STRING_(0, "grep", &grep, "G", "only log lines containing G", NULL),

@@ -208,7 +208,7 @@ static int fetch_input(const char *spec, const struct gdn_fetch_opts *base, cons
 	gdn_fetch_result_init(&res);
 	o.include_xplane = true;
 	o.on_listed = fetch_listed;
-	ret = gdn_trace_fetch(spec, dest_dir, &o, &res, NULL, &err);
+	ret = gdn_trace_fetch_ex(spec, dest_dir, &o, &res, NULL, &err);
 	if (ret) {
 		code = fetch_failed(ret, &err);
 		goto out;
@@ -255,7 +255,7 @@ static int load_any(const char *arg, const struct gdn_fetch_opts *fo,
 	char *path = NULL;
 	int code;
 
-	if (!strcmp(arg, "-") || !gdn_trace_source_find(arg, fo) || !access(arg, F_OK))
+	if (!strcmp(arg, "-") || !gdn_fetch_source_find(arg, fo) || !access(arg, F_OK))
 		return load(&arg, 1, o, s);
 	code = fetch_input(arg, fo, NULL, false, &path, &xplanes, NULL);
 	if (!code && xplanes.nr > 1)
@@ -665,7 +665,7 @@ static int fresh_dir(const char *dir)
 /* A run target as a source spelling (a new string). */
 static char *run_spelling(const char *target, const struct gdn_fetch_opts *fo)
 {
-	if (gdn_trace_source_find(target, fo))
+	if (gdn_fetch_source_find(target, fo))
 		return xstrdup(target);
 	return xstrfmt("wandb:%s", target);
 }

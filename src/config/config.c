@@ -18,6 +18,7 @@
 #include "gdnctl/proc.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
+#include "gdnctl/suggest.h"
 #include "gdnctl/xalloc.h"
 
 #define EXCERPT_MAX 80
@@ -310,6 +311,44 @@ static struct gdn_cfg_value *find_value(const struct gdn_config *cfg, const char
 }
 
 /*
+ * "; did you mean 'KEY'?" for an unknown key, when a key (or section) of the
+ * schema with as many components is close; its "*" components are the
+ * typed ones ("backends.box.hots": "backends.box.host").
+ */
+void gdn_config_suggest_key(const struct gdn_config *cfg, const char *key, struct sbuf *out)
+{
+	struct gdn_suggest sg = GDN_SUGGEST_INIT(key);
+	struct sbuf cand = SBUF_INIT;
+	size_t nr, n = ncomp(key);
+	const struct gdn_cfg_key *schema = gdn_config_schema(cfg, &nr);
+
+	for (size_t i = 0; i < nr; i++) {
+		const char *p = schema[i].key, *k = key;
+		size_t c;
+
+		if (ncomp(p) < n)
+			continue;
+		sbuf_reset(&cand);
+		for (c = 0; c < n; c++) {
+			const char *pe = strchrnul(p, '.'), *ke = strchrnul(k, '.');
+
+			if (c)
+				sbuf_addch(&cand, '.');
+			if (pe - p == 1 && *p == '*')
+				sbuf_add(&cand, k, (size_t)(ke - k));
+			else
+				sbuf_add(&cand, p, (size_t)(pe - p));
+			p = *pe ? pe + 1 : pe;
+			k = *ke ? ke + 1 : ke;
+		}
+		gdn_suggest_add(&sg, cand.buf);
+	}
+	gdn_suggest_format(&sg, NULL, out);
+	gdn_suggest_release(&sg);
+	sbuf_release(&cand);
+}
+
+/*
  * Record the MAP sections that concrete `key` (matching pattern `pat`)
  * passes through: "backends.box" for "backends.box.host".
  */
@@ -452,10 +491,15 @@ int gdn_config_set(struct gdn_config *cfg, const char *key, const char *text,
 		goto out;
 	}
 	switch (resolve(cfg, key, &e)) {
-	case NODE_UNKNOWN:
-		ret =
-		    gdn_err_set(err, GDN_ECONFIG, "%s: unknown key '%s'", origin, excerpt(&q, key));
+	case NODE_UNKNOWN: {
+		struct sbuf hint = SBUF_INIT;
+
+		gdn_config_suggest_key(cfg, key, &hint);
+		ret = gdn_err_set(err, GDN_ECONFIG, "%s: unknown key '%s'%s", origin,
+				  excerpt(&q, key), hint.buf);
+		sbuf_release(&hint);
 		break;
+	}
 	case NODE_SECTION:
 		ret = gdn_err_set(err, GDN_ECONFIG, "%s: '%s' is a section, not a value", origin,
 				  excerpt(&q, key));
@@ -720,7 +764,12 @@ static int load_mapping(struct loader *ld, const char *prefix, int depth)
 		strvec_push(&keys, full.buf);
 		kind = resolve(ld->cfg, full.buf, &e);
 		if (kind == NODE_UNKNOWN) {
-			ret = err_at(ld, kev.start_mark, "unknown key '%s'", excerpt(&q, full.buf));
+			struct sbuf hint = SBUF_INIT;
+
+			gdn_config_suggest_key(ld->cfg, full.buf, &hint);
+			ret = err_at(ld, kev.start_mark, "unknown key '%s'%s",
+				     excerpt(&q, full.buf), hint.buf);
+			sbuf_release(&hint);
 			break;
 		}
 		sbuf_reset(&origin);

@@ -13,6 +13,7 @@
 #include "gdnctl/hf.h"
 #include "gdnctl/wandb.h"
 #include "gdnctl/json.h"
+#include "gdnctl/loop_setup.h"
 #include "gdnctl/proc.h"
 #include "gdnctl/repo.h"
 #include "gdnctl/sbuf.h"
@@ -23,7 +24,7 @@
 #define DEFAULT_MIN_FREE    (1ULL << 30)
 #define KILL_GRACE_MS	    1000
 #define OUTPUT_LIMIT	    (64 * 1024)
-#define DEFAULT_LOOP_LOGDIR ".agents/logs/gdn_codex_loop"
+#define DEFAULT_LOOP_LOGDIR GDN_LOOP_LEGACY_LOG_DIR /* outside a repository */
 #define DETAIL_MAX	    400
 
 /* ---- the result list ---- */
@@ -548,8 +549,14 @@ static void check_ssh_reachable(struct gdn_doctor_report *r, const struct gdn_co
 		strvec_pushl(&argv, "-i", identity, NULL);
 	if (user)
 		strvec_pushl(&argv, "-l", user, NULL);
-	for (size_t i = 0; i < options->nr; i++)
-		strvec_pushl(&argv, "-o", options->v[i], NULL);
+	{
+		struct strvec ov = STRVEC_INIT;
+
+		gdn_ssh_options(options, &ov); /* a refused item: ssh_open says why */
+		for (size_t i = 0; i < ov.nr; i++)
+			strvec_pushl(&argv, "-o", ov.v[i], NULL);
+		strvec_clear(&ov);
+	}
 	strvec_pushl(&argv, host, "--", "true", NULL);
 	gdn_argv_format(&cmd, argv.v);
 
@@ -1104,12 +1111,10 @@ void gdn_doctor_run(const struct gdn_doctor_opts *opts, struct gdn_doctor_report
 	gdn_doctor_check_tokens(r);
 	if (o.log_dir)
 		log_dir = xstrdup(o.log_dir);
-	else
-		log_dir = xstrfmt("%s/%s",
-				  repo_root ? repo_root
-				  : o.cwd   ? o.cwd
-					    : ".",
-				  DEFAULT_LOOP_LOGDIR);
+	else if (repo_root)
+		log_dir = gdn_loop_default_log_dir(repo_root, NULL, NULL);
+	if (!log_dir)
+		log_dir = xstrfmt("%s/%s", o.cwd ? o.cwd : ".", DEFAULT_LOOP_LOGDIR);
 	gdn_doctor_check_disk(r, "log dir", log_dir, o.min_free);
 	gdn_doctor_check_disk(r, "tmp", tmp && *tmp ? tmp : "/tmp", o.min_free);
 	check_cc(r, o.timeout_ms);

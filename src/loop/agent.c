@@ -213,6 +213,8 @@ int gdn_agent_run(struct gdn_agent *a, const struct gdn_agent_request *req,
 	struct strvec argv = STRVEC_INIT;
 	struct gdn_proc p = GDN_PROC_INIT;
 	struct sbuf tail = SBUF_INIT;
+	struct strvec env = STRVEC_INIT;
+	char *mark = agent_new_mark();
 	int ret = 0;
 
 	memset(res, 0, sizeof(*res));
@@ -232,7 +234,9 @@ int gdn_agent_run(struct gdn_agent *a, const struct gdn_agent_request *req,
 
 	p.argv = argv.v;
 	p.dir = req->workdir;
-	p.env = a->env.nr ? a->env.v : NULL;
+	strvec_pushv(&env, a->env.v);
+	strvec_push(&env, mark);
+	p.env = env.v;
 	p.stdin_text = req->prompt ? req->prompt : "";
 	p.timeout_ms = a->timeout_ms > INT_MAX ? INT_MAX : (int)a->timeout_ms;
 	p.idle_timeout_ms = a->idle_timeout_ms > INT_MAX ? INT_MAX : (int)a->idle_timeout_ms;
@@ -241,6 +245,8 @@ int gdn_agent_run(struct gdn_agent *a, const struct gdn_agent_request *req,
 	p.on_spawn = on_child_spawn;
 	p.payload = &r;
 	ret = gdn_proc_run(&p, err);
+	if (!ret && p.pid > 0)
+		gdn_proc_stop_leftovers(p.pid, mark, p.kill_grace_ms, &res->leftovers);
 	res->status = p.status_kind;
 	res->exit_code = gdn_proc_exit_code(&p);
 	res->duration_ms = p.duration_ms;
@@ -261,6 +267,8 @@ out:
 	if (a->drv->run_release)
 		a->drv->run_release(r.state);
 	strvec_clear(&argv);
+	strvec_clear(&env);
+	free(mark);
 	sbuf_release(&tail);
 	gdn_proc_release(&p);
 	return ret;
@@ -271,6 +279,7 @@ void gdn_agent_result_release(struct gdn_agent_result *res)
 	if (!res)
 		return;
 	FREE_AND_NULL(res->last_message);
+	gdn_proc_leftovers_release(&res->leftovers);
 }
 
 void gdn_agent_free(struct gdn_agent *a)

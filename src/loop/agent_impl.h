@@ -155,6 +155,11 @@ void agent_subst_word(struct sbuf *out, const char *word, const struct gdn_agent
 char *agent_find_program(const char *name);
 /* Read a file the agent wrote (capped); NULL when missing or empty. */
 char *agent_read_message(const char *path);
+/*
+ * A new environment entry "GDNCTL_AGENT_RUN=<unique>" that marks one run's
+ * processes (gdn_proc_stop_leftovers() finds them by it). Owned.
+ */
+char *agent_new_mark(void);
 /* Fill res->reason from how the process ended (nothing when it exited 0). */
 void agent_reason_from_status(const struct gdn_agent *a, struct gdn_agent_result *res);
 /* Per-run context given to the driver's line/finish hooks. */

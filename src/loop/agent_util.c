@@ -65,6 +65,17 @@ out:
 	return msg;
 }
 
+char *agent_new_mark(void)
+{
+	static unsigned long counter;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return xstrfmt("GDNCTL_AGENT_RUN=%ld.%lu.%lld.%09ld", (long)getpid(),
+		       __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED), (long long)ts.tv_sec,
+		       ts.tv_nsec);
+}
+
 static void set_reason(struct gdn_agent_result *res, const char *fmt, ...) GDN_PRINTF(2, 3);
 static void set_reason(struct gdn_agent_result *res, const char *fmt, ...)
 {

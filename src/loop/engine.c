@@ -284,6 +284,12 @@ static enum step run_agent(struct loop *l, struct iter *c, const char *prompt, s
 		if (res.reason[0])
 			json_object_set_new(ev, "reason", json_string(res.reason));
 		journal_event(l, "agent_end", ev);
+		if (res.leftovers.nr) {
+			say(l, GDN_LOOP_NOTE, "agent: stopped %zu process(es) it left running",
+			    res.leftovers.nr);
+			journal_event(l, "agent_leftovers",
+				      gdn_journal_leftovers(c->it, a, &res.leftovers));
+		}
 		if (res.reason[0] && rc)
 			say(l, GDN_LOOP_NOTE, "agent: %s", res.reason);
 		if (res.last_message && access(mfile, F_OK))
@@ -571,9 +577,10 @@ static enum step iteration_body(struct loop *l, struct iter *c, struct gdn_err *
 	if (step != STEP_OK)
 		goto out;
 	if (!l->o->allow_no_commit && !c->commits) {
-		step = fail(c, GDN_FAIL_NO_COMMIT, 3, l->o->no_commit_policy,
-			    "Iteration did not produce a new commit. Use --allow-no-commit or set "
-			    "--no-commit-policy count-failure/continue.");
+		step =
+		    fail(c, GDN_FAIL_NO_COMMIT, GDN_LOOP_ORIGINAL_NO_COMMIT, l->o->no_commit_policy,
+			 "Iteration did not produce a new commit. Use --allow-no-commit or set "
+			 "--no-commit-policy count-failure/continue.");
 		goto out;
 	}
 	if (l->hooks) {
@@ -659,7 +666,7 @@ static int iteration(struct loop *l, long it)
 		sbuf_reset(&c.msg);
 		sbuf_addf(&c.msg, "iteration %ld raised: %s", it, err.msg);
 		c.kind = GDN_FAIL_ITERATION_ERROR;
-		c.rc = 2;
+		c.rc = GDN_LOOP_ORIGINAL_ITERATION_ERROR;
 		c.policy = l->o->iteration_error_policy;
 		journal_event(l, "error",
 			      json_pack("{sIss}", "iteration", (json_int_t)it, "message", err.msg));
@@ -675,7 +682,7 @@ static int iteration(struct loop *l, long it)
 			    step == STEP_ERROR ? "." : "", gdn_loop_policy_name(c.policy));
 		if (gdn_loop_policy_apply(c.policy, &l->failures, l->o->max_failures, &counted) ==
 		    GDN_VERDICT_EXIT)
-			exit = c.rc;
+			exit = gdn_loop_exit_code(c.kind, c.rc, l->o->original_exit_codes);
 		l->sum->fail_kinds[c.kind]++;
 		l->consecutive++;
 	} else if (step == STEP_OK) {
@@ -705,7 +712,9 @@ static int iteration(struct loop *l, long it)
 		if (exit < 0 && step != STEP_INTR) {
 			if (gdn_loop_policy_apply(l->o->iteration_error_policy, &l->failures,
 						  l->o->max_failures, &counted) == GDN_VERDICT_EXIT)
-				exit = 2;
+				exit = gdn_loop_exit_code(GDN_FAIL_ITERATION_ERROR,
+							  GDN_LOOP_ORIGINAL_ITERATION_ERROR,
+							  l->o->original_exit_codes);
 			l->sum->fail_kinds[GDN_FAIL_ITERATION_ERROR]++;
 			journal_event(l, "failure",
 				      json_pack("{sIsssIsI}", "iteration", (json_int_t)it,
@@ -1038,8 +1047,10 @@ static int resume(struct loop *l, struct gdn_loop_state *st, struct gdn_err *err
 	say(l, GDN_LOOP_INFO, "resuming run %s after iteration %ld of %ld", st->run_id,
 	    st->last_done, l->total);
 	journal_event(l, "run_resume",
-		      json_pack("{sIsI}", "iterations", (json_int_t)l->total, "after",
-				(json_int_t)st->last_done));
+		      json_pack("{sIsIsIsI}", "iterations", (json_int_t)l->total, "after",
+				(json_int_t)st->last_done, "max_failures",
+				(json_int_t)l->o->max_failures, "stop_after_failures",
+				(json_int_t)l->o->stop_after_failures));
 	return recover(l, st, err);
 }
 
@@ -1082,10 +1093,12 @@ int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *age
 		if (ret)
 			goto out;
 		journal_event(&l, "run_start",
-			      json_pack("{sIssssso*so*}", "iterations", (json_int_t)l.total,
+			      json_pack("{sIssssso*so*sIsI}", "iterations", (json_int_t)l.total,
 					"workdir", o->workdir, "log_dir", o->log_dir, "head",
 					head ? json_string(head) : NULL, "branch",
-					branch ? json_string(branch) : NULL));
+					branch ? json_string(branch) : NULL, "max_failures",
+					(json_int_t)o->max_failures, "stop_after_failures",
+					(json_int_t)o->stop_after_failures));
 		if (hooks && hooks->start && head && l.total >= 1) {
 			struct gdn_loop_iter gi = {0, head, head, 0, hook_report, hook_journal, &l};
 			int rc = hooks->start(hooks->payload, &gi, err);
@@ -1103,7 +1116,8 @@ int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *age
 				goto out;
 			} else if (rc > 0) {
 				say(&l, GDN_LOOP_NOTE, "%s", err->msg);
-				exit = rc;
+				exit =
+				    gdn_loop_exit_code(GDN_FAIL_HOOK, rc, o->original_exit_codes);
 				sum->stop_reason = xstrdup("start");
 			}
 		}

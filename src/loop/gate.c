@@ -18,6 +18,7 @@
 #include "gdnctl/loop.h"
 #include "gdnctl/gate.h"
 #include "gdnctl/targets.h"
+#include "gdnctl/trace_source.h"
 #include "gdnctl/measure.h"
 #include "gdnctl/perf.h"
 #include "gdnctl/proc.h"
@@ -288,7 +289,10 @@ static int profile_once(const struct gdn_gate *g, const struct gdn_loop_iter *it
 	if (ret || !m)
 		goto out;
 	s = gdn_perf_measurement_add(m);
-	if (g->trace_glob && *g->trace_glob)
+	if (g->trace_source) /* local, the backend's workdir, GCS or W&B: trace_source.c */
+		trace = gdn_trace_source_find(g->trace_source, it, k, (int64_t)since.tv_sec,
+					      out.buf, out.len);
+	else if (g->trace_glob && *g->trace_glob)
 		trace = newest_trace(g, &since);
 	in.metric = g->perf_config->metric;
 	in.perf_config = g->perf_config;

@@ -6,9 +6,11 @@
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/err.h"
+#include "gdnctl/file.h"
 #include "gdnctl/loop_policy.h"
 #include "gdnctl/enumtab.h"
 #include "gdnctl/journal.h"
+#include "gdnctl/json.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/xalloc.h"
 
@@ -41,10 +43,75 @@ int gdn_journal_open(struct gdn_journal *j, const char *log_dir, const char *run
 {
 	j->path = xstrfmt("%s/loop.jsonl", log_dir);
 	j->run_id = xstrdup(run_id);
-	j->fd = open(j->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	/* readable too: a journal whose directory vanished is copied from it (reopen()) */
+	j->fd = open(j->path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (j->fd < 0)
 		return gdn_err_errno(err, GDN_EIO, "cannot open journal '%s'", j->path);
 	return 0;
+}
+
+/*
+ * The journal file is gone (an agent's `rm -rf`, a `git clean -fdx` of a
+ * log dir inside the tree) or replaced: make its directory again and put
+ * a file with everything ours held (still readable through our
+ * descriptor) at its path, atomically (a rename), so that the next line
+ * lands where --resume looks.
+ */
+static int reopen(struct gdn_journal *j, struct gdn_err *err)
+{
+	char buf[65536], *tmp = xstrfmt("%s.%ld.tmp", j->path, (long)getpid());
+	off_t off = 0;
+	int fd = -1, ret = 0;
+
+	if (gdn_mkdir_parents(j->path, 0755, err)) {
+		ret = gdn_err_prefix(err, "cannot recreate the journal's directory");
+		goto out;
+	}
+	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		ret = gdn_err_errno(err, GDN_EIO, "cannot recreate journal '%s'", j->path);
+		goto out;
+	}
+	for (;;) {
+		ssize_t n = pread(j->fd, buf, sizeof(buf), off), w;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		do {
+			w = write(fd, buf, (size_t)n);
+		} while (w < 0 && errno == EINTR);
+		if (w != n) {
+			ret = gdn_err_errno(err, GDN_EIO, "cannot recreate journal '%s'", j->path);
+			goto out;
+		}
+		off += n;
+	}
+	if (rename(tmp, j->path)) {
+		ret = gdn_err_errno(err, GDN_EIO, "cannot recreate journal '%s'", j->path);
+		goto out;
+	}
+	close(j->fd);
+	j->fd = fd;
+	fd = -1;
+out:
+	if (fd >= 0) {
+		close(fd);
+		unlink(tmp);
+	}
+	free(tmp);
+	return ret;
+}
+
+/* Whether the journal's path still names the file we write to. */
+static bool still_there(const struct gdn_journal *j)
+{
+	struct stat a, b;
+
+	if (stat(j->path, &a))
+		return errno != ENOENT && errno != ENOTDIR;
+	return fstat(j->fd, &b) || (a.st_dev == b.st_dev && a.st_ino == b.st_ino);
 }
 
 static void utc_now(char *buf, size_t size)
@@ -82,6 +149,11 @@ int gdn_journal_write(struct gdn_journal *j, const char *event, json_t *ev, stru
 	}
 	len = strlen(text);
 	text[len++] = '\n'; /* replaces the NUL; written with its length */
+	if (!still_there(j)) {
+		ret = reopen(j, err);
+		if (ret)
+			goto out;
+	}
 	do {
 		n = write(j->fd, text, len);
 	} while (n < 0 && errno == EINTR);
@@ -309,5 +381,18 @@ json_t *gdn_journal_iteration(long it)
 	json_t *o = json_object();
 
 	json_object_set_new(o, "iteration", json_integer(it));
+	return o;
+}
+
+json_t *gdn_journal_leftovers(long it, long attempt, const struct gdn_proc_leftovers *l)
+{
+	json_t *o = gdn_journal_iteration(it), *procs = json_array();
+
+	json_object_set_new(o, "attempt", json_integer(attempt));
+	for (size_t i = 0; l && i < l->nr; i++)
+		json_array_append_new(procs,
+				      json_pack("{sIso}", "pid", (json_int_t)l->v[i].pid, "argv0",
+						gdn_json_string_lossy(l->v[i].argv0)));
+	json_object_set_new(o, "processes", procs);
 	return o;
 }

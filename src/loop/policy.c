@@ -4,6 +4,7 @@
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/enumtab.h"
+#include "gdnctl/exitcode.h"
 #include "gdnctl/loop_policy.h"
 
 const struct gdn_enum gdn_loop_policy_enum[] = {
@@ -43,3 +44,17 @@ const struct gdn_enum gdn_sync_conflict_enum[] = {
     {"skip", GDN_SYNC_CONFLICT_SKIP, "abort the merge and go on without it"},
     GDN_ENUM_END,
 };
+
+int gdn_loop_exit_code(enum gdn_loop_failure kind, int rc, bool original)
+{
+	if (original)
+		return rc;
+	switch (kind) {
+	case GDN_FAIL_AGENT:
+		return rc == GDN_EXIT_TIMEOUT ? GDN_EXIT_TIMEOUT : GDN_EXIT_BACKEND;
+	case GDN_FAIL_HOOK:
+		return rc == GDN_EXIT_TIMEOUT ? GDN_EXIT_TIMEOUT : GDN_EXIT_FAILED;
+	default:
+		return GDN_EXIT_FAILED;
+	}
+}

@@ -99,6 +99,46 @@ char *gdn_prompt_find(const char *const *dirs, const char *rel)
 	return NULL;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+void gdn_prompt_list_presets(const char *const *dirs, struct strvec *out)
+{
+	for (; *dirs; dirs++) {
+		struct dirent *e;
+		DIR *d;
+
+		if (!**dirs || !(d = opendir(*dirs)))
+			continue;
+		while ((e = readdir(d))) {
+			size_t n = strlen(e->d_name);
+			char *name;
+
+			if (n <= 3 || e->d_name[0] == '.' || strcmp(e->d_name + n - 3, ".md"))
+				continue;
+			name = xstrndup(e->d_name, n - 3);
+			if (!strvec_contains(out, name))
+				strvec_push(out, name);
+			free(name);
+		}
+		closedir(d);
+	}
+	if (out->nr > 1)
+		qsort(out->v, out->nr, sizeof(*out->v), cmp_str);
+}
+
+bool gdn_prompt_preset_name_ok(const char *name)
+{
+	if (!*name || *name == '.' || strlen(name) > 200)
+		return false;
+	for (const char *p = name; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("._-", *p))
+			return false;
+	return true;
+}
+
 /* Offset of the last line starting with "### Iteration ", or len when none. */
 static size_t last_entry(const char *log, size_t len)
 {

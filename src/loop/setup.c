@@ -12,7 +12,9 @@
 #include "gdnctl/file.h"
 #include "gdnctl/marin.h"
 #include "gdnctl/opt.h"
+#include "gdnctl/proc.h"
 #include "gdnctl/prompt.h"
+#include "gdnctl/repo.h"
 #include "gdnctl/xalloc.h"
 
 #define MARIN_TARGETS "--hold-dev-tpu, --validation-ray-cluster, --validation-ray-cluster-auto"
@@ -24,6 +26,22 @@ static int failed(struct gdn_loop_setup *s, enum gdn_loop_setup_style style)
 	if (!s->err.code)
 		s->err.code = GDN_EFAILED;
 	return -1;
+}
+
+/* A directive file named on the command line is missing or empty: the original's message. */
+static int failed_directive(struct gdn_loop_setup *s)
+{
+	if (s->err.code == GDN_ENOTFOUND)
+		s->err.code = GDN_EUSAGE;
+	return failed(s, GDN_SETUP_PLAIN);
+}
+
+/* An unknown --backend is a usage error, an unknown loop.backend a configuration error. */
+static int failed_backend(struct gdn_loop_setup *s)
+{
+	if (s->err.code == GDN_ENOTFOUND)
+		s->err.code = s->a.backend ? GDN_EUSAGE : GDN_ECONFIG;
+	return failed(s, GDN_SETUP_ERROR);
 }
 
 /* The same, shown as a usage error whatever the module's code. */
@@ -125,12 +143,16 @@ void gdn_loop_setup_init(struct gdn_loop_setup *s, const char *cwd, const char *
 					   GDN_POLICY_COUNT_FAILURE, NULL, NULL};
 	gdn_perf_config_init(&s->pc);
 	s->ps = (struct gdn_perf_state)GDN_PERF_STATE_INIT;
+	s->repo_lock = (struct gdn_lock)GDN_LOCK_INIT;
+	s->dir_lock = (struct gdn_lock)GDN_LOCK_INIT;
 	gdn_measure_opts_init(&s->mo);
 	s->err = e;
 }
 
 void gdn_loop_setup_release(struct gdn_loop_setup *s)
 {
+	gdn_lock_release(&s->dir_lock);
+	gdn_lock_release(&s->repo_lock);
 	gdn_loop_where_release(&s->w);
 	gdn_gate_release(&s->gate);
 	gdn_perf_state_release(&s->ps);
@@ -234,6 +256,18 @@ int gdn_loop_setup_check(struct gdn_loop_setup *s, const struct opt *opts)
 	if (a->iterations <= 0 && !a->resume && !opt_seen(opts, "iterations"))
 		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
 					   "option '--iterations' is required (or --resume)");
+	if (a->iterations < 1 && opt_seen(opts, "iterations"))
+		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+					   "option '--iterations': %ld is out of range 1..",
+					   a->iterations);
+	/* --agent-cmd names the command driver's program: it implies --agent command */
+	if (a->agent_cmd && !opt_seen(opts, "agent"))
+		a->agent = "command";
+	else if (a->agent_cmd && !gdn_agent_find(a->agent)->needs_command)
+		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+					   "--agent-cmd runs a command of your own, which is "
+					   "--agent command; --agent %s does not take it",
+					   a->agent);
 	if (gdn_agent_find(a->agent)->needs_command && !a->agent_cmd)
 		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
 					   "--agent %s needs --agent-cmd", a->agent);
@@ -243,7 +277,7 @@ int gdn_loop_setup_check(struct gdn_loop_setup *s, const struct opt *opts)
 	if (!msg)
 		msg = gdn_loop_where_check(&s->w, opts);
 	if (msg)
-		return gdn_loop_setup_fail(s, GDN_SETUP_PLAIN, GDN_EFAILED, "%s", msg);
+		return gdn_loop_setup_fail(s, GDN_SETUP_PLAIN, GDN_EUSAGE, "%s", msg);
 	s->lo.until_time = 0;
 	if (a->until_time && parse_until(a->until_time, &s->lo.until_time))
 		return gdn_loop_setup_fail(
@@ -264,30 +298,87 @@ static const char *const *data_dirs(const char *workdir, const char **buf)
 	return buf;
 }
 
-static int load_directives(const struct gdn_loop_args *a, const char *cwd, const char *workdir,
-			   struct strvec *out, struct gdn_err *err)
+/*
+ * Where --directive-preset NAME is looked for, in order: project.directives_dir,
+ * the Marin checkout's scripts/gdn/session_directives, the working tree's
+ * session_directives, then the installed (and the source tree's) ones.
+ */
+static void preset_dirs(const struct gdn_loop_setup *s, struct strvec *dirs)
 {
-	const char *dirs[4];
+	char *cfg = gdn_config_path(s->cfg, "project.directives_dir", s->workdir);
+
+	if (cfg)
+		strvec_push(dirs, cfg);
+	free(cfg);
+	strvec_pushf(dirs, "%s/%s", s->workdir, GDN_MARIN_DIRECTIVES_DIR);
+	strvec_pushf(dirs, "%s/session_directives", s->workdir);
+	strvec_pushf(dirs, "%s/session_directives", GDNCTL_DATADIR);
+	strvec_pushf(dirs, "%s/session_directives", GDNCTL_SOURCE_DATADIR);
+}
+
+/* --directive-preset NAME: its file (a new string), or -1 with a usage error. */
+static int find_preset(struct gdn_loop_setup *s, const struct strvec *dirs, const char *name,
+		       char **path)
+{
+	struct strvec names = STRVEC_INIT;
+	struct sbuf list = SBUF_INIT;
+	char *rel;
+	int ret;
+
+	*path = NULL;
+	if (gdn_prompt_preset_name_ok(name)) {
+		rel = xstrfmt("%s.md", name);
+		*path = gdn_prompt_find(dirs->v, rel);
+		free(rel);
+		if (*path)
+			return 0;
+	}
+	gdn_prompt_list_presets(dirs->v, &names);
+	for (size_t i = 0; i < names.nr; i++)
+		sbuf_addf(&list, "%s%s", i ? ", " : "", names.v[i]);
+	if (names.nr)
+		ret = gdn_loop_setup_fail(
+		    s, GDN_SETUP_ERROR, GDN_EUSAGE,
+		    "option '--directive-preset': invalid choice '%s' (choose from %s)", name,
+		    list.buf);
+	else
+		ret = gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+					  "option '--directive-preset': no presets in %s/%s or "
+					  "session_directives/ (nor project.directives_dir)",
+					  s->workdir, GDN_MARIN_DIRECTIVES_DIR);
+	strvec_clear(&names);
+	sbuf_release(&list);
+	return ret;
+}
+
+/*
+ * The session directives, in the original's order: each preset, each
+ * --directive-file (relative to the working tree, the original's
+ * repository root), each non-empty --directive.
+ */
+static int load_directives(struct gdn_loop_setup *s)
+{
+	const struct gdn_loop_args *a = &s->a;
+	struct strvec dirs = STRVEC_INIT;
 	int ret = 0;
 
+	preset_dirs(s, &dirs);
 	for (size_t i = 0; i < a->presets.nr && !ret; i++) {
-		char *rel = xstrfmt("session_directives/%s.md", a->presets.v[i]);
-		char *path = gdn_prompt_find(data_dirs(workdir, dirs), rel);
 		char *source = xstrfmt("preset %s", a->presets.v[i]);
+		char *path = NULL;
 
-		if (!path)
-			ret = gdn_err_set(err, GDN_ENOTFOUND, "directive file not found for %s: %s",
-					  source, rel);
-		else
-			ret = gdn_prompt_add_directive_file(out, path, source, err);
-		free(rel);
+		ret = find_preset(s, &dirs, a->presets.v[i], &path);
+		if (!ret && gdn_prompt_add_directive_file(&s->directives, path, source, &s->err))
+			ret = failed_directive(s);
 		free(path);
 		free(source);
 	}
 	for (size_t i = 0; i < a->directive_files.nr && !ret; i++) {
-		char *path = abspath(cwd, a->directive_files.v[i]);
+		char *path = abspath(s->workdir, a->directive_files.v[i]);
 
-		ret = gdn_prompt_add_directive_file(out, path, a->directive_files.v[i], err);
+		if (gdn_prompt_add_directive_file(&s->directives, path, a->directive_files.v[i],
+						  &s->err))
+			ret = failed_directive(s);
 		free(path);
 	}
 	for (size_t i = 0; i < a->directives.nr && !ret; i++) {
@@ -296,10 +387,47 @@ static int load_directives(const struct gdn_loop_args *a, const char *cwd, const
 		sbuf_adds(&sb, a->directives.v[i]);
 		sbuf_trim(&sb);
 		if (sb.len)
-			strvec_push(out, sb.buf);
+			strvec_push(&s->directives, sb.buf);
 		sbuf_release(&sb);
 	}
+	strvec_clear(&dirs);
 	return ret;
+}
+
+/*
+ * The prompt template without --prompt-file: project.prompt_file, else the
+ * Marin checkout's scripts/gdn/codex_iteration_prompt.md, else
+ * prompts/iteration.md in the working tree, else the installed one.
+ */
+static int default_prompt(struct gdn_loop_setup *s)
+{
+	const char *dirs[4];
+	char *path = gdn_config_path(s->cfg, "project.prompt_file", s->workdir);
+
+	if (path) {
+		const struct gdn_cfg_value *v = gdn_config_get(s->cfg, "project.prompt_file");
+
+		s->prompt_path = path;
+		if (access(path, R_OK))
+			return gdn_loop_setup_fail(
+			    s, GDN_SETUP_ERROR, GDN_ECONFIG, "%s: project.prompt_file '%s': %s",
+			    v && v->origin ? v->origin : "config", path, strerror(errno));
+		return 0;
+	}
+	path = xstrfmt("%s/%s", s->workdir, GDN_MARIN_PROMPT);
+	if (!access(path, R_OK)) {
+		s->prompt_path = path;
+		return 0;
+	}
+	free(path);
+	s->prompt_path = gdn_prompt_find(data_dirs(s->workdir, dirs), "prompts/iteration.md");
+	if (!s->prompt_path)
+		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EFAILED,
+					   "no prompt template: pass --prompt-file (looked for "
+					   "%s and prompts/iteration.md in '%s', '%s', '%s')",
+					   GDN_MARIN_PROMPT, s->workdir, GDNCTL_DATADIR,
+					   GDNCTL_SOURCE_DATADIR);
+	return 0;
 }
 
 /* The working tree: --workdir, else the repository. */
@@ -338,34 +466,133 @@ static int make_log_dir(struct gdn_loop_setup *s)
 	return 0;
 }
 
+/*
+ * A dirty tree that the iterations would refuse (no --allow-dirty, --dirty-policy
+ * fail) is refused before the run starts (codex-loop: in iteration 1, an
+ * iteration error, as the original). Not on --resume: the engine knows
+ * what an interrupted iteration left. A tree git cannot read is the engine's.
+ */
+static int check_clean(struct gdn_loop_setup *s)
+{
+	struct gdn_err ignored = GDN_ERR_INIT;
+	bool dirty = false;
+
+	if (s->original || s->a.allow_dirty || s->a.resume || s->a.dirty_policy != GDN_DIRTY_FAIL)
+		return 0;
+	if (gdn_repo_dirty_at(s->workdir, &dirty, &ignored) || !dirty)
+		return 0;
+	return gdn_loop_setup_fail(
+	    s, GDN_SETUP_ERROR, GDN_EUSAGE,
+	    "the working tree '%s' is dirty: commit or stash the changes, or "
+	    "rerun with --allow-dirty or --dirty-policy stash",
+	    s->workdir);
+}
+
+/*
+ * --resume with the default log dir, which holds no journal, while the
+ * old default inside the tree does (a run of an earlier gdnctl): say where
+ * it is rather than "nothing to resume".
+ */
+static int legacy_journal(struct gdn_loop_setup *s)
+{
+	char *now = xstrfmt("%s/loop.jsonl", s->log_dir);
+	char *old = xstrfmt("%s/" GDN_LOOP_LEGACY_LOG_DIR "/loop.jsonl", s->workdir);
+	int ret = 0;
+
+	if (access(now, F_OK) && !access(old, F_OK))
+		ret = gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_ENOTFOUND,
+					  "nothing to resume: no journal at '%s' (the journal of "
+					  "a run of an earlier gdnctl is at '%s': pass --log-dir "
+					  "'%s/" GDN_LOOP_LEGACY_LOG_DIR "')",
+					  now, old, s->workdir);
+	free(now);
+	free(old);
+	return ret;
+}
+
+/* Take one of the run's locks; refused: "another gdnctl loop (pid N) ...". */
+static int take_lock(struct gdn_loop_setup *s, struct gdn_lock *l, const char *path)
+{
+	struct gdn_err e = GDN_ERR_INIT;
+	pid_t holder = 0;
+	int ret = gdn_lock_take(l, path, &holder, &e);
+
+	if (ret == GDN_EFAILED && holder > 0)
+		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EFAILED,
+					   "another gdnctl loop (pid %ld) is running on this tree",
+					   (long)holder);
+	if (ret == GDN_EFAILED)
+		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EFAILED,
+					   "another gdnctl loop is running on this tree (%s)",
+					   e.msg);
+	if (ret) {
+		s->err = e;
+		return failed(s, GDN_SETUP_ERROR);
+	}
+	return 0;
+}
+
+/*
+ * One run per tree, for the whole run: the repository's lock (any log
+ * dir, any worktree), then the log dir's (any repository using it).
+ */
+static int lock_run(struct gdn_loop_setup *s)
+{
+	struct gdn_err e = GDN_ERR_INIT;
+	char *common = gdn_loop_common_dir(s->workdir, &e), *path = NULL;
+	int ret = 0;
+
+	/* not a repository: the engine says so when it opens it */
+	if (common) {
+		path = xstrfmt("%s/gdnctl.lock", common);
+		ret = take_lock(s, &s->repo_lock, path);
+		free(path);
+	}
+	if (!ret) {
+		path = xstrfmt("%s/loop.lock", s->log_dir);
+		ret = take_lock(s, &s->dir_lock, path);
+		free(path);
+	}
+	free(common);
+	return ret;
+}
+
 int gdn_loop_setup_paths(struct gdn_loop_setup *s)
 {
 	const struct gdn_loop_args *a = &s->a;
-	const char *dirs[4];
 
 	/* the working tree, then everything in it (docs/compatibility.md: one tree for all) */
 	if (find_workdir(s))
 		return -1;
 	s->log_dir = a->log_dir ? abspath(s->cwd, a->log_dir)
-				: xstrfmt("%s/.agents/logs/gdn_codex_loop", s->workdir);
+				: gdn_loop_default_log_dir(s->workdir, NULL, &s->err);
+	if (!s->log_dir)
+		return failed(s, GDN_SETUP_ERROR);
+	if (a->resume && !a->log_dir && legacy_journal(s))
+		return -1;
 	if (a->hillclimb_log)
 		s->hlog = abspath(s->cwd, a->hillclimb_log);
 	else
 		s->hlog = gdn_config_path(s->cfg, "log_file", s->workdir);
-	s->prompt_path = a->prompt_file
-			     ? abspath(s->cwd, a->prompt_file)
-			     : gdn_prompt_find(data_dirs(s->workdir, dirs), "prompts/iteration.md");
-	if (!s->prompt_path)
-		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EFAILED,
-					   "no prompt template: pass --prompt-file (looked for "
-					   "prompts/iteration.md in '%s', '%s', '%s')",
-					   s->workdir, GDNCTL_DATADIR, GDNCTL_SOURCE_DATADIR);
-	if (sbuf_read_file(&s->tmpl, s->prompt_path, 16 * 1024 * 1024, &s->err) ||
-	    load_directives(a, s->cwd, s->workdir, &s->directives, &s->err))
-		return failed(s, GDN_SETUP_PLAIN);
-	if (!a->dry_run && make_log_dir(s))
+	if (a->prompt_file)
+		s->prompt_path = abspath(s->cwd, a->prompt_file);
+	else if (default_prompt(s))
 		return -1;
-	return 0;
+	if (sbuf_read_file(&s->tmpl, s->prompt_path, 16 * 1024 * 1024, &s->err)) {
+		if (a->prompt_file && s->err.code == GDN_ENOTFOUND)
+			s->err.code = GDN_EUSAGE; /* a file named on the command line */
+		return failed(s, GDN_SETUP_PLAIN);
+	}
+	if (load_directives(s))
+		return -1;
+	if (check_clean(s))
+		return -1;
+	if (a->dry_run)
+		return 0;
+	if (make_log_dir(s))
+		return -1;
+	gdn_proc_set_subreaper();
+	return lock_run(s);
 }
 
 /* ---- agent ---- */
@@ -392,8 +619,11 @@ int gdn_loop_setup_agent(struct gdn_loop_setup *s)
 	ao.idle_timeout_ms = a->agent_idle_timeout_ms >= 0 ? a->agent_idle_timeout_ms
 							   : (long)(a->codex_idle_timeout * 1000.0);
 	ao.kill_grace_ms = a->kill_grace_ms;
-	if (gdn_agent_open(&ao, &s->agent, &s->warnings, &s->err))
+	if (gdn_agent_open(&ao, &s->agent, &s->warnings, &s->err)) {
+		if (s->err.code == GDN_ENOTFOUND) /* the agent's program is missing */
+			s->err.code = GDN_EBACKEND;
 		return failed(s, GDN_SETUP_ERROR);
+	}
 	return 0;
 }
 
@@ -480,6 +710,29 @@ static int setup_measure(struct gdn_loop_setup *s)
 	return 0;
 }
 
+/* project.trace_source: where each profile run's trace comes from (trace_source.c). */
+static int setup_trace_source(struct gdn_loop_setup *s)
+{
+	struct gdn_trace_source *ts = &s->ts;
+	const char *mode = gdn_config_str(s->cfg, "project.trace_source");
+	int m = GDN_TRACE_SRC_AUTO;
+
+	if (nonempty(mode) && gdn_enum_parse(gdn_trace_source_enum, mode, &m))
+		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_ECONFIG,
+					   "project.trace_source '%s' is not one of auto, local, "
+					   "backend, wandb, gcs, none",
+					   mode);
+	ts->mode = (enum gdn_trace_source_mode)m;
+	ts->trace_glob = s->gate.trace_glob;
+	ts->workdir = s->workdir;
+	ts->log_dir = s->log_dir;
+	ts->wandb_base_url = s->mo.base_url ? s->mo.base_url : getenv("WANDB_BASE_URL");
+	ts->fetch_timeout_ms = s->mo.fetch_timeout_ms;
+	ts->expected = gdn_perf_is_trace_metric(s->pc.metric) || nonempty(ts->trace_glob);
+	s->gate.trace_source = ts;
+	return 0;
+}
+
 /* --perf-mode on: the policy's configuration, its state file and the metric source. */
 static int setup_policy(struct gdn_loop_setup *s)
 {
@@ -518,7 +771,7 @@ static int setup_policy(struct gdn_loop_setup *s)
 	s->gate.perf_state = &s->ps;
 	s->gate.perf_repeats = a->perf_repeats;
 	s->gate.trace_glob = gdn_config_str(s->cfg, "project.trace_glob");
-	if (setup_measure(s))
+	if (setup_measure(s) || setup_trace_source(s))
 		return -1;
 	s->gate.measure = &s->mo;
 	return 0;
@@ -550,6 +803,14 @@ int gdn_loop_setup_perf(struct gdn_loop_setup *s)
 		    "--log-measurements needs --perf-mode on (it logs the measured "
 		    "figures)");
 	s->gate_on = s->gate.mode != GDN_GATE_OFF || a->perf_on;
+	if (a->backend) { /* a name that does not exist is refused even when unused */
+		struct gdn_backend *b = NULL;
+		int ret = gdn_backend_open(s->cfg, a->backend, &b, &s->err);
+
+		gdn_backend_free(b);
+		if (ret)
+			return failed_backend(s);
+	}
 	return a->perf_on ? setup_policy(s) : 0;
 }
 
@@ -576,6 +837,7 @@ void gdn_loop_setup_opts(struct gdn_loop_setup *s)
 	lo->post_check_retries = a->post_check_retries;
 	lo->retry_sleep_ms = (long)(a->retry_sleep * 1000.0);
 	lo->allow_dirty = a->allow_dirty;
+	lo->original_exit_codes = s->original;
 	lo->allow_no_commit = a->allow_no_commit;
 	lo->dirty_policy = (enum gdn_dirty_policy)a->dirty_policy;
 	lo->restore_policy = (enum gdn_restore_policy)a->restore_policy;
@@ -605,7 +867,7 @@ static int open_backend(struct gdn_loop_setup *s)
 	if (!bname || !*bname)
 		bname = "local";
 	if (gdn_backend_open(s->cfg, bname, &s->backend, &s->err))
-		return failed(s, GDN_SETUP_ERROR);
+		return failed_backend(s);
 	s->backend->repo_root = s->workdir;
 	gate->workdir = s->workdir;
 	gate->test_command = gdn_config_str(s->cfg, "project.test_command");
@@ -639,6 +901,8 @@ int gdn_loop_setup_gate(struct gdn_loop_setup *s, const struct opt *opts)
 		return -1;
 	if (gdn_loop_where_open(s, opts))
 		return -1;
+	s->ts.backend = s->backend; /* where the profile ran: the trace source's backend */
+	s->ts.targets = s->gate.targets;
 	if ((s->w.mg.tests || s->w.mg.profile) && !s->gate.targets)
 		return gdn_loop_setup_fail(
 		    s, GDN_SETUP_ERROR, GDN_EUSAGE,

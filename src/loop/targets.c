@@ -159,7 +159,13 @@ struct gdn_targets {
 	long ray_tests_timeout_ms, ray_profile_timeout_ms, ray_log_tail;
 	gdn_phase_command_fn phase_command;
 	void *phase_payload;
+	struct gdn_backend *last; /* the backend of the last try (borrowed) */
 };
+
+struct gdn_backend *gdn_targets_last(const struct gdn_targets *t)
+{
+	return t ? t->last : NULL;
+}
 
 static void say(const struct gdn_targets_opts *o, const char *fmt, ...) GDN_PRINTF(2, 3);
 static void say(const struct gdn_targets_opts *o, const char *fmt, ...)
@@ -390,6 +396,7 @@ static int try_on(struct phase *p, struct gdn_backend *b, const char *label, con
 	int64_t start = gdn_now_ms();
 	int ret;
 
+	p->t->last = b;
 	if (p->t->phase_command) {
 		ret = p->t->phase_command(p->t->phase_payload, p->it, p->name, dev, cluster,
 					  &command, &env, err);
@@ -759,8 +766,8 @@ static int acquire_dev(struct gdn_loop_setup *s, const struct opt *opts)
 	w->h = gdn_hold_new(&ho);
 	if (gdn_hold_acquire(w->h, &s->err)) {
 		s->style = gdn_proc_interrupted() ? GDN_SETUP_SIGNAL : GDN_SETUP_PLAIN;
-		if (!s->err.code)
-			s->err.code = GDN_EFAILED;
+		if (!s->err.code || s->err.code == GDN_EFAILED)
+			s->err.code = GDN_EBACKEND; /* the allocation failed */
 		return -1;
 	}
 	return 0;
@@ -821,7 +828,7 @@ int gdn_loop_where_open(struct gdn_loop_setup *s, const struct opt *opts)
 			    s->payload);
 			w->hold = 0;
 		} else if (!name) {
-			return gdn_loop_setup_fail(s, GDN_SETUP_PLAIN, GDN_EFAILED,
+			return gdn_loop_setup_fail(s, GDN_SETUP_PLAIN, GDN_EUSAGE,
 						   "--hold-dev-tpu requires --dev-tpu-name.");
 		}
 	}

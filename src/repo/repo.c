@@ -477,3 +477,8 @@ const char *gdn_repo_gitdir(const struct gdn_repo *r)
 {
 	return git_repository_path(r->git);
 }
+
+const char *gdn_repo_commondir(const struct gdn_repo *r)
+{
+	return git_repository_commondir(r->git);
+}

@@ -8,6 +8,7 @@
 #include "gdnctl/err.h"
 #include "gdnctl/journal.h"
 #include "gdnctl/loop_policy.h"
+#include "gdnctl/loop_status.h"
 #include "gdnctl/perf.h"
 #include "gdnctl/report.h"
 #include "gdnctl/sbuf.h"
@@ -38,6 +39,8 @@ void gdn_report_init(struct gdn_report *r)
 {
 	memset(r, 0, sizeof(*r));
 	strvec_init(&r->runs);
+	r->baseline = NAN;
+	r->last_ts_ms = -1;
 }
 
 static void iter_release(struct gdn_report_iter *it)
@@ -46,9 +49,15 @@ static void iter_release(struct gdn_report_iter *it)
 	strvec_clear(&it->ids);
 	free(it->discarded_ref);
 	free(it->reason);
+	free(it->reason_text);
 	free(it->hypothesis);
 	free(it->perf_decision);
 	free(it->failure);
+	free(it->trace_source);
+	free(it->trace_path);
+	free(it->trace_file);
+	free(it->trace_origin);
+	free(it->trace_reason);
 	for (size_t i = 0; i < it->nr_deltas; i++)
 		free(it->deltas[i].name);
 }
@@ -188,6 +197,51 @@ static void apply_head(struct gdn_report_iter *it, json_t *o)
 	}
 }
 
+/* A path under the log dir fit for a relative link: no scheme, no "..", no control characters. */
+static bool link_safe(const char *s)
+{
+	const char *p = s;
+
+	if (!*s || *s == '/' || strlen(s) > 1024)
+		return false;
+	for (; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f || *p == ':' || *p == '\\')
+			return false;
+	for (p = s; *p;) {
+		const char *slash = strchr(p, '/');
+		size_t len = slash ? (size_t)(slash - p) : strlen(p);
+
+		if (!len || (len == 2 && !strncmp(p, "..", 2)))
+			return false;
+		p = slash ? slash + 1 : p + len;
+	}
+	return true;
+}
+
+/* A `trace` event: the run's trace (the last one found wins), or why there was none. */
+static void apply_trace(struct gdn_report_iter *it, json_t *o)
+{
+	const char *path = str_of(o, "path"), *s;
+
+	if (!path) {
+		if (!it->trace_path && (s = str_of(o, "reason"))) {
+			free(it->trace_reason);
+			it->trace_reason = clean_text(s, 400);
+		}
+		return;
+	}
+	FREE_AND_NULL(it->trace_reason);
+	free(it->trace_path);
+	it->trace_path = clean_text(path, 1024);
+	free(it->trace_source);
+	it->trace_source = clean_text((s = str_of(o, "source")) ? s : "?", 16);
+	free(it->trace_origin);
+	it->trace_origin = (s = str_of(o, "origin")) ? clean_text(s, 400) : NULL;
+	free(it->trace_file);
+	s = str_of(o, "file");
+	it->trace_file = s && link_safe(s) ? xstrdup(s) : NULL;
+}
+
 /* Apply one event of the selected run. */
 static void apply_event(struct gdn_report *r, const char *ev, json_t *o)
 {
@@ -265,6 +319,8 @@ static void apply_event(struct gdn_report *r, const char *ev, json_t *o)
 		set_str(&it->failure, s);
 		if (s && !it->reason)
 			it->reason = clean_text(s, 64);
+	} else if (!strcmp(ev, "trace")) {
+		apply_trace(it, o);
 	} else if (!strcmp(ev, "error") || !strcmp(ev, "failure")) {
 		it->seen_error = true;
 		if ((s = str_of(o, "message"))) {
@@ -312,20 +368,6 @@ static int cmp_iter(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Milliseconds of "YYYY-MM-DDTHH:MM:SS.mmmZ" since the epoch; -1 when not of that shape. */
-static long long ts_ms(const char *s)
-{
-	int y, mo, d, h, mi, sec, ms = 0, n = 0;
-
-	if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6)
-		return -1;
-	if (s[n] == '.' && sscanf(s + n + 1, "%3d", &ms) != 1)
-		return -1;
-	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60 || ms < 0)
-		return -1;
-	return ((gdn_days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000LL + sec * 1000LL + ms;
-}
-
 static void finalize(struct gdn_report *r)
 {
 	double cur = NAN;
@@ -359,10 +401,34 @@ static void finalize(struct gdn_report *r)
 			r->totals.promoted++;
 		if (it->iteration > 0 && it->seen_decision && it->failure)
 			r->totals.failures++;
+		if (!isfinite(r->baseline) && it->outcome == GDN_REPORT_BASELINE && it->has_metric)
+			r->baseline = it->metric;
+		if (!isfinite(r->baseline) && isfinite(it->champion_before))
+			r->baseline = it->champion_before;
+		if (it->reason) {
+			struct sbuf sb = SBUF_INIT;
+
+			gdn_loop_reason_words(&sb, it->reason);
+			free(it->reason_text);
+			it->reason_text = sbuf_detach(&sb, NULL);
+		}
+		if (it->iteration <= 0 || !it->seen_decision)
+			continue;
+		if (it->reverted)
+			r->totals.iters_reverted++;
+		else if (it->kept > 0)
+			r->totals.iters_kept++;
+		else if (it->outcome == GDN_REPORT_NO_COMMIT)
+			r->totals.iters_no_commit++;
+		else
+			r->totals.iters_failed++;
 	}
-	a = ts_ms(r->started);
-	b = ts_ms(r->ended);
+	a = gdn_loop_ts_ms(r->started);
+	b = gdn_loop_ts_ms(r->ended);
 	r->totals.wall_ms = a >= 0 && b >= a ? b - a : 0;
+	if (r->totals.idle_ms > r->totals.wall_ms)
+		r->totals.idle_ms = r->totals.wall_ms;
+	r->totals.active_ms = r->totals.wall_ms - r->totals.idle_ms;
 	if (r->metric)
 		r->lower_is_better =
 		    gdn_perf_direction_resolve(GDN_PERF_AUTO, r->metric) == GDN_PERF_LOWER;
@@ -403,10 +469,20 @@ static void apply_if_selected(struct gdn_report *r, const char *ev, json_t *o)
 	const char *run = str_of(o, "run");
 	const char *ts = str_of(o, "ts");
 
+	long long t = gdn_loop_ts_ms(ts);
+
 	if (!run || strcmp(run, r->run_id))
 		return;
 	if (ts)
 		set_str(&r->ended, ts);
+	if (!strcmp(ev, "run_resume")) {
+		/* the loop was not running between its last event and the resume */
+		r->totals.resumes++;
+		if (t >= 0 && r->last_ts_ms >= 0 && t >= r->last_ts_ms)
+			r->totals.idle_ms = gdn_add_sat_i64(r->totals.idle_ms, t - r->last_ts_ms);
+	}
+	if (t >= 0)
+		r->last_ts_ms = t;
 	apply_event(r, ev, o);
 }
 
@@ -427,6 +503,7 @@ int gdn_report_load_journal(struct gdn_report *r, const char *buf, size_t len, c
 		return gdn_err_set(err, GDN_ENOTFOUND, "journal '%s' has no run '%s'", name,
 				   run_id);
 	r->run_id = xstrdup(run_id ? run_id : r->runs.v[r->runs.nr - 1]);
+	r->last_ts_ms = -1;
 	ret = each_event(r, buf, len, name, apply_if_selected, &torn, err);
 	if (ret)
 		return ret;
@@ -453,6 +530,10 @@ static void offer_delta(struct gdn_report_iter *it, const char *kind, const char
 	size_t pos = it->nr_deltas;
 
 	if (!isfinite(d.delta_ms) || d.delta_ms == 0)
+		return;
+	/* under the noise: not a finding */
+	if (fabs(d.delta_ms) < GDN_REPORT_NOISE_MS ||
+	    (champ != 0 && fabs(d.delta_ms) < fabs(champ) * GDN_REPORT_NOISE_PCT / 100.0))
 		return;
 	while (pos > 0 && fabs(it->deltas[pos - 1].delta_ms) < fabs(d.delta_ms))
 		pos--;

@@ -7,6 +7,7 @@
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/json.h"
+#include "gdnctl/loop_status.h"
 #include "gdnctl/report.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/xalloc.h"
@@ -110,6 +111,40 @@ static bool final_champion(const struct gdn_report *r, const char **commit, doub
 	return r->state_champion != NULL;
 }
 
+/* A figure of the headline: four significant digits. */
+static void add_short_num(struct sbuf *out, double v)
+{
+	sbuf_addf(out, "%.4g", v);
+}
+
+void gdn_report_headline(const struct gdn_report *r, struct sbuf *out)
+{
+	const struct gdn_report_totals *t = &r->totals;
+	const char *ccommit = NULL;
+	double cvalue = NAN;
+	bool champ = final_champion(r, &ccommit, &cvalue);
+
+	if (r->metric && champ && isfinite(r->baseline) && isfinite(cvalue)) {
+		double ratio = r->baseline != 0 ? cvalue / r->baseline : NAN;
+
+		sbuf_adds(out, "baseline ");
+		add_short_num(out, r->baseline);
+		sbuf_adds(out, " -> ");
+		add_short_num(out, cvalue);
+		if (isfinite(ratio) && ratio > 0)
+			sbuf_addf(out, ratio >= 100 ? " (x%.0f)" : " (x%.3g)", ratio);
+		sbuf_adds(out, " in ");
+	}
+	sbuf_addf(out, "%ld iteration%s: %ld kept, %ld reverted", t->iterations,
+		  t->iterations == 1 ? "" : "s", t->iters_kept, t->iters_reverted);
+	if (t->iters_no_commit)
+		sbuf_addf(out, ", %ld without a commit", t->iters_no_commit);
+	if (t->iters_failed)
+		sbuf_addf(out, ", %ld failed", t->iters_failed);
+	sbuf_adds(out, ", ");
+	gdn_loop_add_duration(out, t->active_ms);
+}
+
 /* ---- text ---- */
 
 /* Journal text for a terminal: control characters (escape sequences) become '?'. */
@@ -132,6 +167,13 @@ void gdn_report_render_text(const struct gdn_report *r, struct sbuf *out)
 	add_clean(out, r->end_reason ? r->end_reason : "not ended");
 	if (r->has_exit)
 		sbuf_addf(out, ", exit %d", r->exit_code);
+	sbuf_addch(out, '\n');
+	gdn_report_headline(r, out);
+	if (t->resumes) {
+		sbuf_addf(out, " (resumed %ld time%s: ", t->resumes, t->resumes == 1 ? "" : "s");
+		gdn_loop_add_duration(out, t->idle_ms);
+		sbuf_adds(out, " idle not counted)");
+	}
 	sbuf_addch(out, '\n');
 	if (r->metric) {
 		sbuf_adds(out, "metric ");
@@ -165,6 +207,13 @@ void gdn_report_render_text(const struct gdn_report *r, struct sbuf *out)
 			}
 			sbuf_addch(out, '\n');
 		}
+		if (it->trace_path)
+			sbuf_addf(out, "       trace file: %s (%s%s%s)\n",
+				  it->trace_file ? it->trace_file : it->trace_path,
+				  it->trace_source, it->trace_origin ? " " : "",
+				  it->trace_origin ? it->trace_origin : "");
+		else if (it->trace_reason)
+			sbuf_addf(out, "       no trace: %s\n", it->trace_reason);
 		sbuf_release(&m);
 		sbuf_release(&d);
 		sbuf_release(&c);
@@ -207,6 +256,7 @@ static json_t *iter_json(const struct gdn_report_iter *it)
 	json_object_set_new(o, "validation_ms", json_integer(it->validation_ms));
 	json_object_set_new(o, "hypothesis", gdn_json_string_lossy(it->hypothesis));
 	json_object_set_new(o, "reason", gdn_json_string_lossy(it->reason));
+	json_object_set_new(o, "reason_text", gdn_json_string_lossy(it->reason_text));
 	for (size_t k = 0; k < it->nr_deltas; k++) {
 		const struct gdn_report_delta *d = &it->deltas[k];
 
@@ -217,6 +267,16 @@ static json_t *iter_json(const struct gdn_report_iter *it)
 						"delta_ms", d->delta_ms));
 	}
 	json_object_set_new(o, "trace_deltas", deltas);
+	if (it->trace_path || it->trace_reason)
+		json_object_set_new(o, "trace",
+				    json_pack("{s:o, s:o, s:o, s:o, s:o}", "source",
+					      gdn_json_string_lossy(it->trace_source), "path",
+					      gdn_json_string_lossy(it->trace_path), "file",
+					      gdn_json_string_lossy(it->trace_file), "origin",
+					      gdn_json_string_lossy(it->trace_origin), "reason",
+					      gdn_json_string_lossy(it->trace_reason)));
+	else
+		json_object_set_new(o, "trace", json_null());
 	return o;
 }
 
@@ -255,6 +315,13 @@ json_t *gdn_report_json(const struct gdn_report *r)
 	for (size_t i = 0; i < r->nr; i++)
 		json_array_append_new(iters, iter_json(&r->v[i]));
 	json_object_set_new(doc, "iterations", iters);
+	{
+		struct sbuf h = SBUF_INIT;
+
+		gdn_report_headline(r, &h);
+		json_object_set_new(doc, "headline", gdn_json_string_lossy(h.buf));
+		sbuf_release(&h);
+	}
 	json_object_set_new(
 	    doc, "totals",
 	    json_pack("{sIsIsIsIsIsIsIsI}", "iterations", (json_int_t)t->iterations, "agent_ms",
@@ -263,6 +330,14 @@ json_t *gdn_report_json(const struct gdn_report *r)
 		      (json_int_t)t->commits_kept, "commits_reverted",
 		      (json_int_t)t->commits_reverted, "failures", (json_int_t)t->failures,
 		      "promoted", (json_int_t)t->promoted));
+	json_object_set_new(json_object_get(doc, "totals"), "active_ms",
+			    json_integer(t->active_ms));
+	json_object_set_new(json_object_get(doc, "totals"), "idle_ms", json_integer(t->idle_ms));
+	json_object_set_new(json_object_get(doc, "totals"), "resumes", json_integer(t->resumes));
+	json_object_set_new(json_object_get(doc, "totals"), "iterations_kept",
+			    json_integer(t->iters_kept));
+	json_object_set_new(json_object_get(doc, "totals"), "iterations_reverted",
+			    json_integer(t->iters_reverted));
 	return doc;
 }
 
@@ -277,6 +352,7 @@ json_t *gdn_report_json(const struct gdn_report *r)
 
 struct scale {
 	double x0, x1, y0, y1;
+	bool log; /* the y axis is logarithmic */
 };
 
 static double sx(const struct scale *s, double x)
@@ -286,7 +362,13 @@ static double sx(const struct scale *s, double x)
 
 static double sy(const struct scale *s, double y)
 {
-	return CHART_H - MARGIN_B - (y - s->y0) / (s->y1 - s->y0) * (CHART_H - MARGIN_T - MARGIN_B);
+	double t;
+
+	if (s->log)
+		t = (log10(y > s->y0 ? y : s->y0) - log10(s->y0)) / (log10(s->y1) - log10(s->y0));
+	else
+		t = (y - s->y0) / (s->y1 - s->y0);
+	return CHART_H - MARGIN_B - t * (CHART_H - MARGIN_T - MARGIN_B);
 }
 
 static void widen(double *lo, double *hi, double v)
@@ -299,9 +381,64 @@ static void widen(double *lo, double *hi, double v)
 		*hi = v;
 }
 
+/* 1, 2 or 5 times a power of ten: the round step nearest above raw. */
+static double nice_step(double raw)
+{
+	double e = pow(10, floor(log10(raw))), f = raw / e;
+
+	return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * e;
+}
+
+size_t gdn_report_ticks(double lo, double hi, bool log, double *ticks, size_t max)
+{
+	static const double mant[] = {1, 2, 5};
+	size_t n = 0;
+
+	if (!isfinite(lo) || !isfinite(hi) || !(hi > lo) || !max)
+		return 0;
+	if (log) {
+		int d0, d1;
+		bool all;
+
+		if (lo <= 0)
+			return 0;
+		d0 = (int)floor(log10(lo));
+		d1 = (int)ceil(log10(hi));
+		all = d1 - d0 <= 3; /* 1-2-5 in a few decades, powers of ten beyond */
+		for (int d = d0; d <= d1; d++)
+			for (size_t k = 0; k < ARRAY_SIZE(mant); k++) {
+				double v = mant[k] * pow(10, d);
+
+				if ((k && !all) || v < lo * (1 - 1e-9) || v > hi * (1 + 1e-9))
+					continue;
+				if (n < max)
+					ticks[n++] = v;
+			}
+		return n;
+	}
+	{
+		double step = nice_step((hi - lo) / 5);
+		double k0 = ceil(lo / step - 1e-9);
+
+		for (double k = k0; (k * step) <= hi + step * 1e-9 && n < max; k++)
+			ticks[n++] = fabs(k) < 0.5 ? 0.0 : k * step;
+	}
+	return n;
+}
+
+/* The largest 1-2-5 value <= v (up: the smallest >= v), for a log axis's ends. */
+static double round125(double v, bool up)
+{
+	double e = pow(10, floor(log10(v))), f = v / e;
+
+	if (up)
+		return (f <= 1 + 1e-9 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * e;
+	return (f >= 5 ? 5 : f >= 2 ? 2 : 1) * e;
+}
+
 static void chart_scale(const struct gdn_report *r, struct scale *s)
 {
-	double lo = NAN, hi = NAN, pad;
+	double lo = NAN, hi = NAN, pad, step;
 
 	s->x0 = r->nr ? (double)r->v[0].iteration : 0;
 	s->x1 = r->nr ? (double)r->v[r->nr - 1].iteration : 1;
@@ -319,9 +456,25 @@ static void chart_scale(const struct gdn_report *r, struct scale *s)
 		lo = 0;
 		hi = 1;
 	}
-	pad = hi > lo ? (hi - lo) * 0.08 : (fabs(lo) > 0 ? fabs(lo) * 0.05 : 1.0);
-	s->y0 = lo >= 0 && lo - pad < 0 ? 0 : lo - pad; /* no negative axis for a positive metric */
-	s->y1 = hi + pad;
+	s->log = lo > 0 && hi / lo > GDN_REPORT_LOG_RATIO;
+	if (s->log) {
+		s->y0 = round125(lo, false);
+		s->y1 = round125(hi, true);
+		if (lo < s->y0 * 1.1) /* room under the lowest point, above the highest */
+			s->y0 = round125(lo * 0.9, false);
+		if (hi > s->y1 / 1.1)
+			s->y1 = round125(hi * 1.1, true);
+		return;
+	}
+	/* round ends, a quarter step of room beyond the points, no negative axis for a positive
+	 * metric */
+	step = nice_step(hi > lo ? (hi - lo) / 5 : (fabs(lo) > 0 ? fabs(lo) * 0.05 : 0.2));
+	s->y0 = floor((lo - step * 0.25) / step) * step;
+	if (lo >= 0 && s->y0 < 0)
+		s->y0 = 0;
+	s->y1 = ceil((hi + step * 0.25) / step) * step;
+	if (s->y1 <= s->y0)
+		s->y1 = s->y0 + step;
 }
 
 /* Where a point sits: its metric, else the champion of the moment, else the bottom. */
@@ -355,8 +508,8 @@ static void html_title(struct sbuf *out, const struct gdn_report *r,
 	}
 	if (it->hypothesis)
 		sbuf_addf(&t, "\nhypothesis: %s", it->hypothesis);
-	if (it->reason)
-		sbuf_addf(&t, "\nreason: %s", it->reason);
+	if (it->reason_text)
+		sbuf_addf(&t, "\nreason: %s", it->reason_text);
 	sbuf_adds(out, "<title>");
 	gdn_report_html_escape(out, t.buf);
 	sbuf_adds(out, "</title>");
@@ -398,8 +551,10 @@ static void html_champion_line(struct sbuf *out, const struct gdn_report *r, con
 static void html_axes(struct sbuf *out, const struct gdn_report *r, const struct scale *s)
 {
 	long first = r->nr ? r->v[0].iteration : 0, last = r->nr ? r->v[r->nr - 1].iteration : 1;
-	long step = (last - first) / 20 + 1;
-	double bottom = CHART_H - MARGIN_B;
+	long step =
+	    (long)nice_step((double)(last - first) / 20 > 1 ? (double)(last - first) / 20 : 1);
+	double bottom = CHART_H - MARGIN_B, ticks[64];
+	size_t nticks;
 
 	sbuf_addf(out,
 		  "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n"
@@ -411,15 +566,26 @@ static void html_axes(struct sbuf *out, const struct gdn_report *r, const struct
 			  "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" "
 			  "text-anchor=\"middle\">%ld</text>\n",
 			  sx(s, (double)x), bottom + 18, x);
-	for (int k = 0; k <= 4; k++) {
-		double v = s->y0 + (s->y1 - s->y0) * k / 4.0;
+	nticks = gdn_report_ticks(s->y0, s->y1, s->log, ticks, ARRAY_SIZE(ticks));
+	for (size_t k = 0; k < nticks; k++) {
+		double v = ticks[k];
+		struct sbuf label = SBUF_INIT;
 
-		sbuf_addf(
-		    out,
-		    "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
-		    "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.4g</text>\n",
-		    MARGIN_L, sy(s, v), CHART_W - MARGIN_R, sy(s, v), MARGIN_L - 6, sy(s, v) + 4,
-		    v);
+		if (s->log) {
+			sbuf_addf(&label, "%g", v);
+		} else {
+			double st = nticks > 1 ? ticks[1] - ticks[0] : 1;
+			int decimals = st < 1 ? (int)ceil(-log10(st) - 1e-9) : 0;
+
+			sbuf_addf(&label, "%.*f", decimals, v);
+		}
+		sbuf_addf(out,
+			  "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
+			  "<text class=\"tick y-tick\" x=\"%.1f\" y=\"%.1f\" "
+			  "text-anchor=\"end\">%s</text>\n",
+			  MARGIN_L, sy(s, v), CHART_W - MARGIN_R, sy(s, v), MARGIN_L - 6,
+			  sy(s, v) + 4, label.buf);
+		sbuf_release(&label);
 	}
 	sbuf_addf(
 	    out,
@@ -430,6 +596,8 @@ static void html_axes(struct sbuf *out, const struct gdn_report *r, const struct
 		  "transform=\"rotate(-90 14 %.1f)\">",
 		  (MARGIN_T + bottom) / 2, (MARGIN_T + bottom) / 2);
 	gdn_report_html_escape(out, r->metric ? r->metric : "metric");
+	if (s->log)
+		sbuf_adds(out, " (log scale)");
 	sbuf_adds(out, "</text>\n");
 }
 
@@ -440,8 +608,8 @@ static void html_chart(struct sbuf *out, const struct gdn_report *r)
 	chart_scale(r, &s);
 	sbuf_addf(out,
 		  "<svg id=\"metric-chart\" role=\"img\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" "
-		  "height=\"%.0f\">\n",
-		  CHART_W, CHART_H, CHART_W, CHART_H);
+		  "height=\"%.0f\" data-scale=\"%s\">\n",
+		  CHART_W, CHART_H, CHART_W, CHART_H, s.log ? "log" : "linear");
 	html_axes(out, r, &s);
 	html_champion_line(out, r, &s);
 	for (size_t i = 0; i < r->nr; i++) {
@@ -462,6 +630,18 @@ static void html_chart(struct sbuf *out, const struct gdn_report *r)
 				  name, it->iteration, x - 6, y - 6);
 		html_title(out, r, it);
 		sbuf_adds(out, it->has_metric ? "</circle>\n" : "</rect>\n");
+	}
+	/* the values, readable without hovering: above each measured point */
+	for (size_t i = 0; i < r->nr; i++) {
+		const struct gdn_report_iter *it = &r->v[i];
+
+		if (!it->has_metric)
+			continue;
+		sbuf_addf(out,
+			  "<text class=\"value-label\" data-iteration=\"%ld\" x=\"%.1f\" "
+			  "y=\"%.1f\" text-anchor=\"middle\">%.4g</text>\n",
+			  it->iteration, sx(&s, (double)it->iteration), sy(&s, it->metric) - 11,
+			  it->metric);
 	}
 	sbuf_adds(out, "</svg>\n");
 }
@@ -494,6 +674,35 @@ static void html_td_ms(struct sbuf *out, long long ms)
 	sbuf_adds(out, "<td class=\"num\">");
 	add_secs(out, ms);
 	sbuf_adds(out, "</td>");
+}
+
+/* The iteration's trace file (a link relative to the log dir) or why there is none. */
+static void html_trace_link(struct sbuf *out, const struct gdn_report_iter *it)
+{
+	if (it->trace_file) {
+		sbuf_adds(out, "<div class=\"trace-file\"><a href=\"");
+		for (const char *p = it->trace_file; *p; p++) {
+			unsigned char c = (unsigned char)*p;
+
+			if (isalnum(c) || strchr("/._-~", c))
+				sbuf_addch(out, (char)c);
+			else
+				sbuf_addf(out, "%%%02X", c);
+		}
+		sbuf_adds(out, "\">trace</a> (");
+		gdn_report_html_escape(out, it->trace_source);
+		sbuf_adds(out, ")</div>");
+	} else if (it->trace_path) {
+		sbuf_adds(out, "<div class=\"trace-file\">trace: ");
+		gdn_report_html_escape(out, it->trace_path);
+		sbuf_adds(out, " (");
+		gdn_report_html_escape(out, it->trace_source);
+		sbuf_adds(out, ")</div>");
+	} else if (it->trace_reason) {
+		sbuf_adds(out, "<div class=\"trace-none\">no trace: ");
+		gdn_report_html_escape(out, it->trace_reason);
+		sbuf_adds(out, "</div>");
+	}
 }
 
 static void html_table(struct sbuf *out, const struct gdn_report *r)
@@ -538,11 +747,12 @@ static void html_table(struct sbuf *out, const struct gdn_report *r)
 			gdn_report_html_escape(out, t.buf);
 			sbuf_adds(out, "</div>");
 		}
+		html_trace_link(out, it);
 		sbuf_adds(out, "</td>");
 		html_td_ms(out, it->agent_ms);
 		html_td_ms(out, it->validation_ms);
 		sbuf_adds(out, "<td class=\"reason\">");
-		gdn_report_html_escape(out, it->reason);
+		gdn_report_html_escape(out, it->reason_text);
 		sbuf_adds(out, "</td></tr>\n");
 	}
 	sbuf_adds(out, "</tbody></table>\n");
@@ -580,13 +790,17 @@ static void html_style(struct sbuf *out)
 	sbuf_adds(
 	    out,
 	    "<style>\n"
-	    "body{font-family:system-ui,sans-serif;margin:24px;color:#212121;background:#fff}\n"
+	    "body{font-family:system-ui,sans-serif;margin:16px;color:#212121;background:#fff}\n"
+	    /* no sideways scroll at 1000 px: long paths, names and refs break anywhere */
+	    "p.run,p.metric,td.hypothesis,td.reason,td.trace,.ref{overflow-wrap:anywhere}\n"
+	    "td.commit code{white-space:nowrap}\n"
+	    ".headline{font-size:1.15em;font-weight:600}\n"
 	    "h1{font-size:1.4em}h2{font-size:1.1em;margin-top:1.6em}\n"
 	    "code{font-family:monospace}\n"
 	    ".run{color:#555}\n"
 	    "svg{border:1px solid #ddd;background:#fafafa;max-width:100%;height:auto}\n"
 	    ".axis{stroke:#333;stroke-width:1}.grid{stroke:#e0e0e0;stroke-width:1}\n"
-	    ".tick,.label{font-size:12px;fill:#444}\n"
+	    ".tick,.label{font-size:12px;fill:#444}.value-label{font-size:11px;fill:#212121}\n"
 	    ".champion-line{fill:none;stroke:#2e7d32;stroke-width:2;stroke-dasharray:6 3}\n"
 	    ".point{stroke:#fff;stroke-width:1.5}.point.unmeasured{stroke:#333}\n"
 	    ".legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:14px}\n"
@@ -594,15 +808,14 @@ static void html_style(struct sbuf *out)
 	    "margin-right:5px;vertical-align:middle}\n"
 	    ".swatch-line{display:inline-block;width:22px;border-top:2px dashed #2e7d32;"
 	    "margin-right:5px;vertical-align:middle}\n"
-	    "table{border-collapse:collapse;font-size:13px}\n"
+	    "table{border-collapse:collapse;font-size:13px;width:100%}\n"
 	    "th,td{border-bottom:1px solid #e0e0e0;padding:4px 8px;text-align:left;"
 	    "vertical-align:top}\n"
 	    "td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
-	    "td.commit{white-space:nowrap}\n"
 	    ".worse-ms{color:#c62828}.better-ms{color:#2e7d32}.ref{color:#777}\n"
-	    ".trace-delta,td.decision{white-space:nowrap}\n"
-	    "td.reason{min-width:14em;max-width:24em;overflow-wrap:break-word}\n"
-	    "td.hypothesis{min-width:10em}\n"
+	    "td.decision{white-space:nowrap}\n"
+	    "td.reason{min-width:8em;max-width:20em}\n"
+	    "td.hypothesis{min-width:8em}\n"
 	    "dl{display:grid;grid-template-columns:max-content auto;gap:4px 16px}\n"
 	    "dt{color:#555}dd{margin:0;font-variant-numeric:tabular-nums}\n");
 	for (int o = 0; o < GDN_REPORT_OUTCOME_NR; o++)
@@ -626,8 +839,16 @@ void gdn_report_render_html(const struct gdn_report *r, struct sbuf *out)
 	gdn_report_html_escape(out, r->run_id);
 	sbuf_adds(out, "</title>\n");
 	html_style(out);
-	sbuf_adds(out, "</head>\n<body>\n<h1>gdnctl loop report</h1>\n<p class=\"run\">run <code "
-		       "id=\"run-id\">");
+	sbuf_adds(out, "</head>\n<body>\n<h1>gdnctl loop report</h1>\n<p id=\"headline\" "
+		       "class=\"headline\">");
+	{
+		struct sbuf h = SBUF_INIT;
+
+		gdn_report_headline(r, &h);
+		gdn_report_html_escape(out, h.buf);
+		sbuf_release(&h);
+	}
+	sbuf_adds(out, "</p>\n<p class=\"run\">run <code id=\"run-id\">");
 	gdn_report_html_escape(out, r->run_id);
 	sbuf_adds(out, "</code>");
 	if (r->branch) {
@@ -644,7 +865,21 @@ void gdn_report_render_html(const struct gdn_report *r, struct sbuf *out)
 	gdn_report_html_escape(out, r->started ? r->started : "?");
 	sbuf_adds(out, " &ndash; ");
 	gdn_report_html_escape(out, r->ended ? r->ended : "?");
-	sbuf_adds(out, ", ");
+	sbuf_addf(out, ", ran <span id=\"duration\" data-ms=\"%lld\">", r->totals.active_ms);
+	{
+		struct sbuf d = SBUF_INIT;
+
+		gdn_loop_add_duration(&d, r->totals.active_ms);
+		if (r->totals.resumes) {
+			sbuf_addf(&d, " (resumed %ld time%s: ", r->totals.resumes,
+				  r->totals.resumes == 1 ? "" : "s");
+			gdn_loop_add_duration(&d, r->totals.idle_ms);
+			sbuf_adds(&d, " idle not counted)");
+		}
+		gdn_report_html_escape(out, d.buf);
+		sbuf_release(&d);
+	}
+	sbuf_adds(out, "</span>, ");
 	gdn_report_html_escape(out, r->end_reason ? r->end_reason : "not ended");
 	if (r->has_exit)
 		sbuf_addf(out, ", exit %d", r->exit_code);
@@ -667,8 +902,8 @@ void gdn_report_render_html(const struct gdn_report *r, struct sbuf *out)
 	} else {
 		sbuf_adds(out, "no performance decisions in this run: points sit at the bottom");
 	}
-	sbuf_adds(out, ". Hover a point for its commit and hypothesis; squares were not "
-		       "measured.</p>\n");
+	sbuf_adds(out, ". Each point shows its value; hover it for its commit and hypothesis; "
+		       "squares were not measured.</p>\n");
 	html_chart(out, r);
 	html_legend(out, r);
 	sbuf_adds(out, "<h2>iterations</h2>\n");

@@ -4,6 +4,7 @@
 #include "gdnctl/err.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
+#include "gdnctl/suggest.h"
 
 int opt_parse_long(const char *s, long *out)
 {
@@ -35,7 +36,11 @@ int opt_parse_double(const char *s, double *out)
 	return 0;
 }
 
-/* "90" (seconds), "1500ms", "90s", "15m", "2h", "1d", and sums like "1h30m". */
+/*
+ * "90" (seconds), "1500ms", "90s", "15m", "2h", "1d", sums like "1h30m",
+ * and decimal fractions of each ("1.5h", "0.25s", "1.5"), rounded to the
+ * millisecond.
+ */
 int opt_parse_duration_ms(const char *s, long *out_ms)
 {
 	long long total = 0;
@@ -44,7 +49,7 @@ int opt_parse_duration_ms(const char *s, long *out_ms)
 	if (!s || !*s)
 		return GDN_EUSAGE;
 	while (*s) {
-		long long n = 0, mult;
+		long long n = 0, frac = 0, den = 1, mult;
 		bool digits = false;
 
 		while (isdigit((unsigned char)*s)) {
@@ -52,6 +57,18 @@ int opt_parse_duration_ms(const char *s, long *out_ms)
 			digits = true;
 			if (n > 1000000000LL)
 				return GDN_EUSAGE;
+		}
+		if (*s == '.') {
+			s++;
+			if (!isdigit((unsigned char)*s))
+				return GDN_EUSAGE;
+			for (; isdigit((unsigned char)*s); s++) {
+				if (den < 1000000000LL) { /* finer than a nanounit: dropped */
+					frac = frac * 10 + (*s - '0');
+					den *= 10;
+				}
+			}
+			digits = true;
 		}
 		if (!digits)
 			return GDN_EUSAGE;
@@ -76,12 +93,29 @@ int opt_parse_duration_ms(const char *s, long *out_ms)
 		} else {
 			return GDN_EUSAGE;
 		}
-		total += n * mult;
+		total += n * mult + (frac * mult + den / 2) / den;
 		if (total > LONG_MAX / 2)
 			return GDN_EUSAGE;
 		any = true;
 	}
 	*out_ms = (long)total;
+	return 0;
+}
+
+int opt_parse_seconds(const char *s, long unit_s, double *out)
+{
+	double d;
+	long ms;
+
+	if (unit_s <= 0)
+		unit_s = 1;
+	if (!opt_parse_double(s, &d)) {
+		*out = d;
+		return 0;
+	}
+	if (opt_parse_duration_ms(s, &ms))
+		return GDN_EUSAGE;
+	*out = (double)ms / 1000.0 / (double)unit_s;
 	return 0;
 }
 
@@ -119,6 +153,8 @@ const char *opt_arg_name(const struct opt *o)
 		return "X";
 	case OPT_DURATION:
 		return "DURATION";
+	case OPT_SECONDS:
+		return o->unit_s == 60 ? "M" : "S";
 	case OPT_KV:
 		return "KEY=VALUE";
 	default:
@@ -205,6 +241,18 @@ static int set_value(struct opt *o, const char *v, struct gdn_err *err)
 		*(long *)o->value = ms;
 		return 0;
 	}
+	case OPT_SECONDS: {
+		double d;
+		if (opt_parse_seconds(v, o->unit_s, &d))
+			return bad_value(
+			    o, v,
+			    o->unit_s == 60
+				? "expected minutes or a duration like 90s, 15m or 1.5h"
+				: "expected seconds or a duration like 90s, 15m or 1.5h",
+			    err);
+		*(double *)o->value = d;
+		return 0;
+	}
 	case OPT_STRING:
 		*(const char **)o->value = v;
 		return 0;
@@ -233,26 +281,110 @@ static int set_value(struct opt *o, const char *v, struct gdn_err *err)
 	}
 }
 
-static struct opt *find_long(struct opt *opts, const char *name, size_t len, bool *negated)
+/* What a long option on the command line names. */
+struct long_match {
+	struct opt *o; /* NULL for --help */
+	bool negated;  /* the --no-NAME form */
+};
+
+/* Whether `cand` (a long name, after `pre`) is `name` (len chars) or, when !exact, starts so. */
+static bool long_is(const char *pre, const char *cand, const char *name, size_t len, bool exact)
 {
-	*negated = false;
+	size_t lp = strlen(pre), lc = strlen(cand);
+
+	if (exact && lp + lc != len)
+		return false;
+	if (len > lp + lc)
+		return false;
+	if (len <= lp)
+		return !strncmp(pre, name, len);
+	return !strncmp(pre, name, lp) && !strncmp(cand, name + lp, len - lp);
+}
+
+/* Candidates an "ambiguous option" error lists before "and N more". */
+#define AMBIGUOUS_LISTED 8
+
+/* Record a match: the first two in m, the first AMBIGUOUS_LISTED in list (when not NULL). */
+static void add_match(struct long_match *m, size_t *nr, struct opt *o, bool negated,
+		      const char *shown, struct sbuf *list)
+{
+	if (*nr < 2)
+		m[*nr] = (struct long_match){o, negated};
+	if (list && *nr < AMBIGUOUS_LISTED)
+		sbuf_addf(list, "%s--%s%s", *nr ? ", " : "", negated ? "no-" : "", shown);
+	(*nr)++;
+}
+
+/*
+ * Each of a table's long names (and --help) that is `name`, or starts with it
+ * when !exact; returns their number.
+ */
+static size_t match_long(struct opt *opts, const char *name, size_t len, bool exact,
+			 struct long_match *m, struct sbuf *list)
+{
+	size_t nr = 0;
+
 	for (struct opt *o = opts; o->type != OPT_END; o++) {
 		if (!o->long_name)
 			continue;
-		if (strlen(o->long_name) == len && !strncmp(o->long_name, name, len))
-			return o;
+		if (long_is("", o->long_name, name, len, exact))
+			add_match(m, &nr, o, false, o->long_name, list);
+		if (o->type == OPT_BOOL && (o->flags & OPT_NEGATABLE) &&
+		    long_is("no-", o->long_name, name, len, exact))
+			add_match(m, &nr, o, true, o->long_name, list);
 	}
-	if (len > 3 && !strncmp(name, "no-", 3)) {
-		for (struct opt *o = opts; o->type != OPT_END; o++) {
-			if (o->long_name && o->type == OPT_BOOL && (o->flags & OPT_NEGATABLE) &&
-			    strlen(o->long_name) == len - 3 &&
-			    !strncmp(o->long_name, name + 3, len - 3)) {
-				*negated = true;
-				return o;
-			}
+	if (long_is("", "help", name, len, exact))
+		add_match(m, &nr, NULL, false, "help", list);
+	if (list && nr > AMBIGUOUS_LISTED)
+		sbuf_addf(list, " and %zu more", nr - AMBIGUOUS_LISTED);
+	return nr;
+}
+
+/*
+ * Resolve "--NAME" (name: len chars, no "=VALUE") as argparse does: an exact
+ * name, else the one long name it is a prefix of. Returns 0 with *out set,
+ * or GDN_EUSAGE for an unknown or ambiguous name.
+ */
+static int find_long(struct opt *opts, const char *name, size_t len, struct long_match *out,
+		     struct gdn_err *err)
+{
+	struct long_match m[2];
+	struct sbuf list = SBUF_INIT, typed = SBUF_INIT;
+	struct gdn_suggest sg;
+	int ret = 0;
+
+	if (match_long(opts, name, len, true, m, NULL) == 1 ||
+	    (len && match_long(opts, name, len, false, m, NULL) == 1)) {
+		*out = m[0];
+		return 0;
+	}
+	sbuf_add(&typed, name, len);
+	if (len && match_long(opts, name, len, false, m, &list) > 1) {
+		ret = gdn_err_set(err, GDN_EUSAGE, "ambiguous option '--%s': could be %s",
+				  typed.buf, list.buf);
+		goto out;
+	}
+	sbuf_reset(&list);
+	sg = (struct gdn_suggest)GDN_SUGGEST_INIT(typed.buf);
+	for (const struct opt *o = opts; o->type != OPT_END; o++) {
+		if (!o->long_name || (o->flags & OPT_HIDDEN))
+			continue;
+		gdn_suggest_add(&sg, o->long_name);
+		if (o->type == OPT_BOOL && (o->flags & OPT_NEGATABLE)) {
+			struct sbuf no = SBUF_INIT;
+
+			sbuf_addf(&no, "no-%s", o->long_name);
+			gdn_suggest_add(&sg, no.buf);
+			sbuf_release(&no);
 		}
 	}
-	return NULL;
+	gdn_suggest_format(&sg, "--", &list);
+	gdn_suggest_release(&sg);
+	ret = gdn_err_set(err, GDN_EUSAGE, "unknown option '--%s'%s", typed.buf, list.buf);
+out:
+	sbuf_release(&list);
+	sbuf_release(&typed);
+	return ret;
 }
 
 bool opt_seen(const struct opt *opts, const char *long_name)
@@ -318,13 +450,23 @@ int opt_parse(struct opt *opts, const struct opt_usage *u, int argc, const char 
 		if (arg[1] == '-') {
 			const char *name = arg + 2, *eq = strchr(name, '=');
 			size_t len = eq ? (size_t)(eq - name) : strlen(name);
+			struct long_match m;
 
-			o = find_long(opts, name, len, &negated);
-			if (!o) {
-				ret = gdn_err_set(err, GDN_EUSAGE, "unknown option '--%.*s'",
-						  (int)len, name);
+			ret = find_long(opts, name, len, &m, err);
+			if (ret)
+				goto out;
+			if (!m.o) {
+				if (eq) {
+					ret = gdn_err_set(err, GDN_EUSAGE,
+							  "option '--help' takes no value");
+					goto out;
+				}
+				opt_help(opts, u, help);
+				ret = OPT_HELP_REQUESTED;
 				goto out;
 			}
+			o = m.o;
+			negated = m.negated;
 			if (eq) {
 				val = eq + 1;
 				has_inline = true;

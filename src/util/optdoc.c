@@ -7,16 +7,22 @@
 #include "gdnctl/strvec.h"
 #include "gdnctl/xalloc.h"
 
-/* "bool", "int", "float", "duration", "string", "choice" (also OPT_ENUM), "list", "kv". */
-static const char *opt_type_name(int type)
+/*
+ * "bool", "int", "float", "duration", "seconds" (OPT_SECONDS; "minutes" for
+ * OPT_MINUTES_), "string", "choice" (also OPT_ENUM), "list", "kv".
+ */
+static const char *opt_type_name(const struct opt *o)
 {
+	int type = o->type;
 	static const char *const names[] = {
 	    [OPT_END] = "end",	     [OPT_GROUP] = "group",   [OPT_BOOL] = "bool",
 	    [OPT_INT] = "int",	     [OPT_FLOAT] = "float",   [OPT_DURATION] = "duration",
 	    [OPT_STRING] = "string", [OPT_CHOICE] = "choice", [OPT_LIST] = "list",
-	    [OPT_KV] = "kv",	     [OPT_ENUM] = "choice",
+	    [OPT_KV] = "kv",	     [OPT_ENUM] = "choice",   [OPT_SECONDS] = "seconds",
 	};
 
+	if (type == OPT_SECONDS && o->unit_s == 60)
+		return "minutes";
 	if (type < 0 || (size_t)type >= sizeof(names) / sizeof(names[0]) || !names[type])
 		return "unknown";
 	return names[type];
@@ -67,7 +73,7 @@ static json_t *option_json(const struct opt *o, const char *group)
 	}
 	json_object_set_new(j, "long", str_or_null(o->long_name));
 	json_object_set_new(j, "short", o->short_name ? json_string(sh) : json_null());
-	json_object_set_new(j, "type", json_string(opt_type_name(o->type)));
+	json_object_set_new(j, "type", json_string(opt_type_name(o)));
 	json_object_set_new(j, "arg", str_or_null(opt_arg_name(o)));
 	json_object_set_new(j, "help", str_or_null(o->help));
 	json_object_set_new(j, "choices", choices);

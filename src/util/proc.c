@@ -25,6 +25,7 @@
 #define TICK_MS		 250 /* longest poll: other threads may drain the wake pipe */
 #define REAP_TICK_MS	 20  /* waitpid/kill(-pgid, 0) polling, when no event tells us */
 #define DEFAULT_PATH	 "/bin:/usr/bin"
+#define LEFTOVER_TICK_MS 50 /* a /proc scan each: every process's stat and environ */
 
 /* What the child reports through the close-on-exec pipe before _exit(127). */
 enum child_stage {
@@ -276,6 +277,155 @@ void gdn_proc_stop_group(pid_t pgid, long long started, int grace_ms)
 	if (pgid <= 1 || started < 0)
 		return;
 	escalate(&pgid, 1, grace_ms, leader_alive, &started);
+}
+
+/* ---- what a finished child left behind ---- */
+
+/* Whether a slot is reserved whose child may be forked but not yet registered. */
+static bool live_in_flight(void)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&live_lock);
+	for (int i = 0; i < PROC_MAX_LIVE && !found; i++)
+		found = live[i].used && !live[i].pgid;
+	pthread_mutex_unlock(&live_lock);
+	return found;
+}
+
+bool gdn_proc_set_subreaper(void)
+{
+#if defined(__linux__) && defined(PR_SET_CHILD_SUBREAPER)
+	return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
+#else
+	return false;
+#endif
+}
+
+void gdn_proc_leftovers_release(struct gdn_proc_leftovers *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->nr; i++)
+		free(l->v[i].argv0);
+	free(l->v);
+	l->v = NULL;
+	l->nr = l->alloc = 0;
+}
+
+/* A process being stopped: the same process while its start time is the same. */
+struct target {
+	pid_t pid;
+	long long started;
+	int sent; /* the last signal sent, or 0 */
+};
+
+struct scan {
+	pid_t pgid, self;
+	bool group_ours; /* pgid is still the finished child's group */
+	const char *mark;
+	struct target *t;
+	size_t nr, alloc;
+	bool reap_strays; /* no fork of ours in flight: unknown zombie children can be reaped */
+};
+
+static void scan_one(const struct gdn_proc_info *pi, void *payload)
+{
+	struct scan *sc = payload;
+	bool mine;
+
+	if (pi->zombie) {
+		/* ours and nobody waits for it: a re-parented orphan, or a stopped leftover */
+		if (pi->ppid == sc->self && sc->reap_strays && !live_has(pi->pid))
+			waitpid(pi->pid, NULL, WNOHANG);
+		return;
+	}
+	if (live_has(pi->pid) || live_has(pi->pgid))
+		return; /* a live child of ours, or its group */
+	mine = (sc->group_ours && pi->pgid == sc->pgid) ||
+	       (sc->mark && gdn_proc_env_has(pi->pid, sc->mark));
+	if (!mine)
+		return;
+	for (size_t i = 0; i < sc->nr; i++)
+		if (sc->t[i].pid == pi->pid && sc->t[i].started == pi->started)
+			return;
+	ALLOC_GROW(sc->t, sc->nr + 1, sc->alloc);
+	sc->t[sc->nr++] = (struct target){pi->pid, pi->started, 0};
+}
+
+static void rescan(struct scan *sc)
+{
+	sc->group_ours = sc->pgid > 1 && !live_has(sc->pgid);
+	sc->reap_strays = !live_in_flight();
+	gdn_proc_each(scan_one, sc);
+}
+
+/* Whether target t is still that process (not gone, not a zombie, not a new one). */
+static bool target_alive(const struct target *t)
+{
+	return t->started >= 0 && gdn_proc_started(t->pid) == t->started;
+}
+
+/* Send sig to every live target that has not had it; how many are alive. */
+static size_t signal_targets(struct scan *sc, int sig)
+{
+	size_t alive = 0;
+
+	for (size_t i = 0; i < sc->nr; i++) {
+		struct target *t = &sc->t[i];
+
+		if (!target_alive(t))
+			continue;
+		alive++;
+		if (t->sent != sig) {
+			kill(t->pid, sig);
+			t->sent = sig;
+		}
+	}
+	return alive;
+}
+
+void gdn_proc_stop_leftovers(pid_t pgid, const char *mark, int grace_ms,
+			     struct gdn_proc_leftovers *killed)
+{
+	static const int sigs[] = {SIGTERM, SIGKILL};
+	struct scan sc = {.pgid = pgid, .self = getpid(), .mark = mark && *mark ? mark : NULL};
+
+	if (grace_ms <= 0)
+		grace_ms = 2000;
+	rescan(&sc);
+	/* Their names before they die. */
+	for (size_t i = 0; i < sc.nr; i++) {
+		char *name = gdn_proc_argv0(sc.t[i].pid);
+
+		if (!killed || !target_alive(&sc.t[i])) {
+			free(name);
+			continue;
+		}
+		ALLOC_GROW(killed->v, killed->nr + 1, killed->alloc);
+		killed->v[killed->nr++] =
+		    (struct gdn_proc_leftover){sc.t[i].pid, name ? name : xstrdup("?")};
+	}
+	for (size_t s = 0; s < ARRAY_SIZE(sigs) && sc.nr; s++) {
+		int64_t until = gdn_now_ms() + (sigs[s] == SIGKILL ? 1000 : grace_ms);
+		size_t seen = sc.nr;
+
+		while (signal_targets(&sc, sigs[s]) && gdn_now_ms() < until) {
+			sleep_ms(LEFTOVER_TICK_MS);
+			/* children of the dying re-parented to us, processes started meanwhile */
+			rescan(&sc);
+			for (; killed && seen < sc.nr; seen++) {
+				char *name = gdn_proc_argv0(sc.t[seen].pid);
+
+				ALLOC_GROW(killed->v, killed->nr + 1, killed->alloc);
+				killed->v[killed->nr++] = (struct gdn_proc_leftover){
+				    sc.t[seen].pid, name ? name : xstrdup("?")};
+			}
+		}
+	}
+	/* the zombies of those that were our children */
+	rescan(&sc);
+	free(sc.t);
 }
 
 /* ---- preparing the spawn (parent, before fork) ---- */

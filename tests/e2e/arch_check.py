@@ -373,8 +373,8 @@ def parse_default(kind, text):
                     "no": False}[t.lower()]
         if kind == "int":
             return int(t, 10)
-        if kind == "float":
-            return float(t)
+        if kind in ("float", "seconds", "minutes"):
+            return float(t)  # seconds, minutes: a plain number is in the option's unit
         if kind == "duration":
             if re.fullmatch(r"\d+", t):
                 return int(t) * 1000  # a bare number is seconds (opt.h)

@@ -30,6 +30,7 @@ marin_setup() {
 	unset FAKE_WAIT_TIMEOUT FAKE_ALLOC_FAIL FAKE_ALLOC_READY FAKE_ALLOC_NOISE
 	unset FAKE_ALLOC_IGNORE_INT FAKE_ALLOC_EXIT FAKE_RAY_ID FAKE_PENDING_POLLS FAKE_RUNNING_POLLS
 	: >"$GDNCTL_FAKE_LOG"
+	marin_checkout "$TRASH"
 }
 
 # Start gdnctl ARGS... in the background with stdout and stderr in file $1;

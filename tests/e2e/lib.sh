@@ -157,6 +157,14 @@ test_create_repo() {
 		(cd "$1" && echo seed >README && git add README && git commit -q -m seed)
 }
 
+# Make directory $1 (default .) look like a Marin checkout to gdnctl (the
+# files src/backend/marin.c gdn_marin_checkout looks for), so that the Marin
+# defaults apply there.
+marin_checkout() {
+	mkdir -p "${1:-.}/lib/levanter" "${1:-.}/lib/marin/src/marin/run" &&
+		: >"${1:-.}/lib/marin/src/marin/run/ray_run.py"
+}
+
 # A free TCP port on 127.0.0.1, chosen by the OS.
 test_free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'

@@ -133,7 +133,7 @@ test_expect_success 'a missing log file exits 2 with the absolute path' '
 '
 
 test_expect_success 'without a repository the default log is looked up in the current directory' '
-	mkdir -p norepo &&
+	mkdir -p norepo && marin_checkout norepo &&
 	(cd norepo && test_must_fail =2 gdnctl lint-log 2>../err) &&
 	echo "[gdnctl] log file not found: $P/norepo/lib/levanter/.agents/projects/gdn_pallas_tpu_hillclimb.md" >expect &&
 	test_cmp expect err
@@ -307,7 +307,7 @@ test_expect_success '--check-commits uses the current repository for a log outsi
 '
 
 test_expect_success 'the default log path inside a repository' '
-	test_create_repo marin &&
+	test_create_repo marin && marin_checkout marin &&
 	d=marin/lib/levanter/.agents/projects &&
 	mkdir -p $d marin/deep/er &&
 	cp ok.md $d/gdn_pallas_tpu_hillclimb.md &&
@@ -318,6 +318,18 @@ test_expect_success 'the default log path inside a repository' '
 	(cd marin/deep && test_must_fail =2 gdnctl lint-log 2>../../err) &&
 	echo "[gdnctl] log file not found: $P/$d/gdn_pallas_tpu_hillclimb.md" >expect &&
 	test_cmp expect err
+'
+
+test_expect_success 'outside a Marin checkout the default log is not looked for (exit 3)' '
+	test_create_repo plain && mkdir -p plain/sub &&
+	d=plain/lib/levanter/.agents/projects && mkdir -p $d && cp ok.md $d/gdn_pallas_tpu_hillclimb.md &&
+	(cd plain/sub && test_must_fail =3 gdnctl lint-log >../../out 2>../../err) &&
+	echo "[gdnctl] error: log_file is not set and this is not a Marin checkout: set it in gdnctl.yaml or pass --log-file" >expect &&
+	test_cmp expect err && test_cmp /dev/null out &&
+	(cd plain && test_must_fail =3 gdnctl lint-log --json >../out 2>../err) &&
+	test_cmp expect err &&
+	(cd plain && gdnctl -c log_file=lib/levanter/.agents/projects/gdn_pallas_tpu_hillclimb.md lint-log >../out) &&
+	test_grep "log lint passed" out
 '
 
 test_expect_success 'configuration: log_file, lint.require_fields, lint.scope, lint.check_commits' '

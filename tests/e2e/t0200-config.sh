@@ -146,7 +146,7 @@ test_expect_success 'a bad environment variable or -c: exit 3' '
 	echo "[gdnctl] error: GDNCTL_LINT_SCOPE: '\''lint.scope'\'' expects one of last-entry, all, got '\''some'\''" >expect &&
 	test_cmp expect err &&
 	(cd repo && test_must_fail =3 gdnctl -c lint.scop=all config) 2>err &&
-	echo "[gdnctl] error: -c: unknown key '\''lint.scop'\''" >expect &&
+	echo "[gdnctl] error: -c: unknown key '\''lint.scop'\''; did you mean '\''lint.scope'\''?" >expect &&
 	test_cmp expect err
 '
 

@@ -30,9 +30,10 @@ test_expect_success 'setup: a repository whose gdnctl.yaml names the backends' '
 	cd repo
 '
 cd repo || exit 1
+marin_checkout
 
 test_expect_success 'Marin: test with project.test_command runs it with bash -lc, quoted' '
-	FAKE_EXEC=1 gdnctl -c project.test_command="$QUOTER" test -e "FOO=a b\$x\`y\`\"q" >out 2>&1 &&
+	FAKE_EXEC=1 gdnctl -c project.test_command="$QUOTER" test --backend ray -e "FOO=a b\$x\`y\`\"q" >out 2>&1 &&
 	test_grep -F "<a b\$x\`y\`\"q><sub><it'"'"'s><tick><\$HOME>" out &&
 	expect_call 1 uv run lib/marin/src/marin/run/ray_run.py --cluster us-central1 --tpu auto \
 		-e "FOO=a b\$x\`y\`\"q" -- bash -lc "$QUOTER" &&
@@ -128,6 +129,35 @@ test_expect_success 'the project'"'"'s test command on the local backend' '
 		--pytest-args "-k x" >out 2>&1 &&
 	test_grep "^tests: bar -k x$" out &&
 	test_must_fail =1 gdnctl -c project.test_command="exit 1" test --backend local >out 2>&1
+'
+
+test_expect_success 'a project command implies the local backend unless one is named' '
+	calls_reset &&
+	gdnctl -c project.test_command="echo here: \$PWD" test >out 2>&1 &&
+	test_grep "^here: $TRASH/repo$" out &&
+	gdnctl -c project.profile_command="echo profiled" profile >out 2>&1 &&
+	test_grep "^profiled$" out &&
+	test "$(calls_count)" = 0 &&
+	GDNCTL_PROJECT_BACKEND=ray gdnctl -c project.test_command=true test --no-wait >out &&
+	gdnctl -c project.backend=ray -c project.profile_command=true profile --no-wait >out &&
+	test "$(calls_count)" = 2 &&
+	gdnctl test --dry-run >out &&
+	test_grep "ray_run.py" out
+'
+
+test_expect_success 'outside a Marin checkout the built-in commands are refused (exit 3)' '
+	calls_reset &&
+	test_create_repo "$TRASH/plainrepo" &&
+	(cd "$TRASH/plainrepo" && test_must_fail =3 gdnctl test >"$TRASH/out" 2>"$TRASH/err") &&
+	echo "[gdnctl] error: project.test_command is not set and this is not a Marin checkout: set it in gdnctl.yaml" >expect &&
+	test_cmp expect "$TRASH/err" &&
+	(cd "$TRASH/plainrepo" && test_must_fail =3 gdnctl test -b local --dry-run 2>"$TRASH/err") &&
+	test_cmp expect "$TRASH/err" &&
+	(cd "$TRASH/plainrepo" && test_must_fail =3 gdnctl profile -b ray 2>"$TRASH/err") &&
+	test_grep "^\[gdnctl\] error: project.profile_command is not set and this is not a Marin checkout: set it in gdnctl.yaml$" "$TRASH/err" &&
+	test "$(calls_count)" = 0 &&
+	(cd "$TRASH/plainrepo" && gdnctl -c project.test_command="echo fine" test >"$TRASH/out") &&
+	test_grep "^fine$" "$TRASH/out"
 '
 
 test_expect_success 'the project'"'"'s profile command: --profile-env only, Marin options refused' '

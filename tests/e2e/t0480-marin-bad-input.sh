@@ -69,7 +69,7 @@ test_expect_success '--profile-env and --env secrets are masked in echoed comman
 
 test_expect_success 'names listed in secrets are masked too, also inside command strings' '
 	gdnctl -c secrets=DEPLOY_CRED -c "project.test_command=deploy --cred cred_111secret" \
-		test --dry-run -e DEPLOY_CRED=cred_111secret >out &&
+		test --backend ray --dry-run -e DEPLOY_CRED=cred_111secret >out &&
 	test_grep -F -- "-e DEPLOY_CRED=***" out &&
 	test_grep -F "deploy --cred " out &&
 	test_grep ! "cred_111secret" out
@@ -88,7 +88,7 @@ test_expect_success 'GDNCTL_TRACE masks secrets in every spawn' '
 test_expect_success 'secrets are masked in error messages and in the tools'"'"' output' '
 	FAKE_RC=1 test_must_fail =4 gdnctl -c secrets=DEPLOY_CRED \
 		-c "project.test_command=deploy --cred cred_444secret" \
-		test --no-wait -e DEPLOY_CRED=cred_444secret >out 2>err &&
+		test --backend ray --no-wait -e DEPLOY_CRED=cred_444secret >out 2>err &&
 	test_grep "error: submitting the job on ray failed (exit 1)" err &&
 	test_grep ! "cred_444secret" err out
 '

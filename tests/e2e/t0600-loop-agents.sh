@@ -70,7 +70,7 @@ new_repo() {
 run_loop() {
 	local a=$1
 	shift
-	(cd "$TRASH/repo" && gdnctl loop --agent command --agent-cmd "$AG/$a {prompt_file}" \
+	(cd "$TRASH/repo" && gdnctl "${LOOP:-loop}" --agent command --agent-cmd "$AG/$a {prompt_file}" \
 		--prompt-file "$TRASH/prompt.md" --log-dir "$TRASH/logs" --sleep-seconds 0 \
 		--retry-sleep-seconds 0 "$@")
 }
@@ -113,11 +113,14 @@ test_expect_success 'two commits in one iteration are both recognised' '
 	test_grep "\"descendant\":true,\"commits\":2" logs/loop.jsonl
 '
 
-test_expect_success 'no change: exit 3 with the original message' '
+test_expect_success 'no change: the original message; exit 1 (codex-loop: the original 3)' '
 	new_repo &&
-	test_must_fail =3 run_loop no-change --iterations 2 >out 2>err &&
+	test_must_fail =1 run_loop no-change --iterations 2 >out 2>err &&
 	test_grep "^\[gdnctl\] Iteration did not produce a new commit. Use --allow-no-commit or set --no-commit-policy count-failure/continue.$" err &&
 	test_grep "\"failure\":\"no_commit\"" logs/loop.jsonl &&
+	test_grep ! "codex iteration 2/2" out &&
+	LOOP=codex-loop test_must_fail =3 run_loop no-change --iterations 2 >out 2>err &&
+	test_grep "^\[gdnctl\] Iteration did not produce a new commit. Use --allow-no-commit or set --no-commit-policy count-failure/continue.$" err &&
 	test_grep ! "codex iteration 2/2" out
 '
 
@@ -130,7 +133,7 @@ test_expect_success 'no change with --no-commit-policy continue: exit 0, message
 
 test_expect_success 'no change with count-failure: the second failure exceeds --max-failures 1' '
 	new_repo &&
-	test_must_fail =3 run_loop no-change --iterations 5 --no-commit-policy count-failure \
+	test_must_fail =1 run_loop no-change --iterations 5 --no-commit-policy count-failure \
 		--max-failures 1 >out 2>err &&
 	test_grep "codex iteration 2/5" out &&
 	test_grep ! "codex iteration 3/5" out &&
@@ -142,9 +145,21 @@ test_expect_success '--allow-no-commit accepts an iteration without a commit' '
 	run_loop no-change --iterations 1 --allow-no-commit >out 2>err
 '
 
-test_expect_success 'dirty tree with the default --dirty-policy fail: iteration error, exit 2' '
+test_expect_success 'dirty tree with the default --dirty-policy fail: refused before the run (exit 2)' '
 	new_repo dirty &&
 	test_must_fail =2 run_loop commit-one --iterations 1 >out 2>err &&
+	echo "[gdnctl] error: the working tree '"'"'$TRASH/repo'"'"' is dirty: commit or stash the changes, or rerun with --allow-dirty or --dirty-policy stash" >expect &&
+	test_cmp expect err &&
+	test ! -e logs/loop.jsonl &&
+	test_must_fail =2 run_loop commit-one --iterations 1 --dry-run >out 2>err &&
+	test_cmp expect err &&
+	user_change_intact &&
+	test "$(git -C repo rev-list --count HEAD)" = 2
+'
+
+test_expect_success 'codex-loop: a dirty tree is the original iteration error, exit 2' '
+	new_repo dirty &&
+	LOOP=codex-loop test_must_fail =2 run_loop commit-one --iterations 1 >out 2>err &&
 	test_grep "iteration 1 raised: Working tree is dirty before starting the iteration. Commit/stash or rerun with --allow-dirty or --dirty-policy stash." err &&
 	user_change_intact &&
 	test "$(git -C repo rev-list --count HEAD)" = 2
@@ -160,9 +175,12 @@ test_expect_success 'agent leaves a dirty tree: warned, next iteration stashes a
 	test_grep "\"event\":\"dirty_after\"" logs/loop.jsonl
 '
 
-test_expect_success 'agent exits non-zero: its exit code, the original message, stash restored' '
+test_expect_success 'agent exits non-zero: exit 4 (codex-loop: its exit code), the original message, stash restored' '
 	new_repo dirty &&
-	test_must_fail =7 run_loop fail --iterations 3 --dirty-policy stash >out 2>err &&
+	LOOP=codex-loop test_must_fail =7 run_loop fail --iterations 3 --dirty-policy stash >out 2>err &&
+	test_grep "^\[gdnctl\] codex iteration failed with exit code 7$" err &&
+	test_must_fail =4 run_loop fail --iterations 3 --dirty-policy stash >out 2>err &&
+	test_grep "stopped: failure (exit 4)" out &&
 	test_grep "^\[gdnctl\] codex iteration failed with exit code 7$" err &&
 	user_change_intact &&
 	test -z "$(git -C repo stash list)" &&
@@ -171,7 +189,7 @@ test_expect_success 'agent exits non-zero: its exit code, the original message, 
 
 test_expect_success '--codex-retries 2: three attempts, retry messages' '
 	new_repo &&
-	test_must_fail =7 run_loop fail --iterations 1 --codex-retries 2 >out 2>err &&
+	test_must_fail =4 run_loop fail --iterations 1 --codex-retries 2 >out 2>err &&
 	test_grep "codex iteration command failed (attempt 1/3, rc=7); retrying." err &&
 	test_grep "codex iteration command failed (attempt 2/3, rc=7); retrying." err &&
 	test "$(grep -c "\"event\":\"agent_start\"" logs/loop.jsonl)" = 3
@@ -214,10 +232,13 @@ test_expect_success 'grandchildren that ignore SIGINT/SIGTERM die with the agent
 	! alive "$(cat gc.pid.2)"
 '
 
-test_expect_success 'agent resets HEAD backwards: reported, not progress, exit 3' '
+test_expect_success 'agent resets HEAD backwards: reported, not progress, exit 1 (codex-loop: 3)' '
 	new_repo &&
 	before=$(git -C repo rev-parse HEAD) &&
-	test_must_fail =3 run_loop reset-back --iterations 1 >out 2>err &&
+	LOOP=codex-loop test_must_fail =3 run_loop reset-back --iterations 1 >out 2>err &&
+	new_repo &&
+	before=$(git -C repo rev-parse HEAD) &&
+	test_must_fail =1 run_loop reset-back --iterations 1 >out 2>err &&
 	test_grep "WARNING: HEAD moved from ${before:0:12} to .* which does not descend from it" err &&
 	test_grep "\"descendant\":false,\"commits\":0" logs/loop.jsonl &&
 	test "$(git -C repo rev-parse HEAD)" = "$(git -C repo rev-parse HEAD)"
@@ -248,9 +269,13 @@ test_expect_success 'agent edits the file the user changed: preflight conflict, 
 	test -z "$(git -C repo status --porcelain)"
 '
 
-test_expect_success 'conflict with --stash-restore-policy fail: iteration error, exit 2' '
+test_expect_success 'conflict with --stash-restore-policy fail: iteration error, exit 1 (codex-loop: 2)' '
 	new_repo dirty &&
-	test_must_fail =2 run_loop conflict --iterations 2 --dirty-policy stash \
+	LOOP=codex-loop test_must_fail =2 run_loop conflict --iterations 2 --dirty-policy stash \
+		--stash-restore-policy fail >out 2>err &&
+	test_grep "Failed to restore stashed dirty tree" err &&
+	new_repo dirty &&
+	test_must_fail =1 run_loop conflict --iterations 2 --dirty-policy stash \
 		--stash-restore-policy fail >out 2>err &&
 	test_grep "Failed to restore stashed dirty tree" err &&
 	test_grep ! "codex iteration 2/2" out
@@ -258,8 +283,9 @@ test_expect_success 'conflict with --stash-restore-policy fail: iteration error,
 
 test_expect_success 'a failing restore does not turn an exit into "continue" (a bug of the original)' '
 	new_repo dirty &&
-	test_must_fail =3 run_loop edit-uncommitted --iterations 3 --dirty-policy stash \
-		--stash-restore-policy fail --iteration-error-policy continue >out 2>err &&
+	LOOP=codex-loop test_must_fail =3 run_loop edit-uncommitted --iterations 3 \
+		--dirty-policy stash --stash-restore-policy fail --iteration-error-policy continue \
+		>out 2>err &&
 	test_grep "stash restore failed; stash was kept for manual recovery" err &&
 	test_grep "iteration 1 raised: Failed to restore stashed dirty tree" err &&
 	test_grep ! "codex iteration 2/3" out &&
@@ -284,9 +310,13 @@ test_expect_success 'the prompt: placeholders, directives in the original framin
 	test_grep "session directives: 2 loaded" out
 '
 
-test_expect_success 'post-check failure: its exit code and the original message' '
+test_expect_success 'post-check failure: exit 1 (codex-loop: its exit code) and the original message' '
 	new_repo &&
-	test_must_fail =5 run_loop commit-one --iterations 2 --post-check "exit 5" >out 2>err &&
+	LOOP=codex-loop test_must_fail =5 run_loop commit-one --iterations 2 --post-check "exit 5" \
+		>out 2>err &&
+	test_grep "post-check failed. Use --post-check-policy count-failure/continue to avoid exiting." err &&
+	new_repo &&
+	test_must_fail =1 run_loop commit-one --iterations 2 --post-check "exit 5" >out 2>err &&
 	test_grep "post-check failed. Use --post-check-policy count-failure/continue to avoid exiting." err &&
 	test_grep "\"event\":\"check\",\"iteration\":1,\"command\":\"exit 5\",\"attempt\":1,\"rc\":5" logs/loop.jsonl
 '

@@ -31,7 +31,7 @@ new_repo() {
 run_loop() {
 	local a=$1
 	shift
-	(cd "$TRASH/repo" && gdnctl loop --agent command --agent-cmd "$AG/$a {prompt_file}" \
+	(cd "$TRASH/repo" && gdnctl "${LOOP:-loop}" --agent command --agent-cmd "$AG/$a {prompt_file}" \
 		--log-dir "$TRASH/logs" --sleep-seconds 0 --retry-sleep-seconds 0 "$@")
 }
 
@@ -69,15 +69,23 @@ test_expect_success 'the gate is not built yet: only --validation-mode off and -
 		--validation-mode off --perf-mode off >out 2>err
 '
 
-test_expect_success 'startup checks keep the original messages (exit 1)' '
+test_expect_success 'startup checks: codex-loop keeps the original messages (exit 1), loop says error: (exit 2)' '
 	new_repo &&
-	test_must_fail =1 run_loop commit-one --iterations 1 --codex-retries -1 2>err &&
+	LOOP=codex-loop test_must_fail =1 run_loop commit-one --iterations 1 --codex-retries -1 2>err &&
 	test_grep -x "\[gdnctl\] --codex-retries must be >= 0." err &&
-	test_must_fail =1 run_loop commit-one --iterations 1 --codex-timeout-seconds 0 2>err &&
+	LOOP=codex-loop test_must_fail =1 run_loop commit-one --iterations 1 \
+		--codex-timeout-seconds 0 2>err &&
 	test_grep -x "\[gdnctl\] --codex-timeout-seconds must be > 0 when set." err &&
-	test_must_fail =1 run_loop commit-one --iterations 1 --sync-main-policy once \
+	LOOP=codex-loop test_must_fail =1 run_loop commit-one --iterations 1 \
+		--sync-main-policy once --sync-main-remote "" 2>err &&
+	test_grep -x "\[gdnctl\] --sync-main-remote must be non-empty." err &&
+	test_must_fail =2 run_loop commit-one --iterations 1 --codex-retries -1 2>err &&
+	test_grep -x "\[gdnctl\] error: --codex-retries must be >= 0." err &&
+	test_must_fail =2 run_loop commit-one --iterations 1 --codex-timeout-seconds 0 2>err &&
+	test_grep -x "\[gdnctl\] error: --codex-timeout-seconds must be > 0 when set." err &&
+	test_must_fail =2 run_loop commit-one --iterations 1 --sync-main-policy once \
 		--sync-main-remote "" 2>err &&
-	test_grep -x "\[gdnctl\] --sync-main-remote must be non-empty." err
+	test_grep -x "\[gdnctl\] error: --sync-main-remote must be non-empty." err
 '
 
 test_expect_success '--resilient announces itself and stashes a dirty tree' '
@@ -140,8 +148,59 @@ test_expect_success 'default prompt: the repository prompts/iteration.md; preset
 	run_loop commit-one --iterations 1 --directive-preset focus >out 2>err &&
 	printf "Repo prompt 1\n\nSession directives for this codex-loop run (must follow unless they conflict with tests/correctness):\n\n[Directive 1]\nFocus preset text.\n" >expect &&
 	test_cmp expect prompt-seen &&
-	test_must_fail =1 run_loop commit-one --iterations 1 --directive-preset nope 2>err &&
-	test_grep "directive file not found for preset nope: session_directives/nope.md" err
+	test_must_fail =2 run_loop commit-one --iterations 1 --directive-preset nope 2>err &&
+	test_grep "^\[gdnctl\] error: option .--directive-preset.: invalid choice .nope. (choose from .*focus, kernel-fusion, .*triangular-inversion)$" err &&
+	test_must_fail =2 run_loop commit-one --iterations 1 --directive-preset ../prompts/iteration 2>err &&
+	test_grep "invalid choice ..\./prompts/iteration." err
+'
+
+test_expect_success 'a Marin checkout: its prompt and presets are the defaults, the bundled ones the fallback' '
+	new_repo &&
+	mkdir -p repo/scripts/gdn/session_directives repo/sub &&
+	echo "Marin prompt {{ITERATION}}" >repo/scripts/gdn/codex_iteration_prompt.md &&
+	echo "Marin triangular text." >repo/scripts/gdn/session_directives/triangular-inversion.md &&
+	echo "Marin CE text." >repo/scripts/gdn/session_directives/ce-backend-priority.md &&
+	echo "A file at the root." >repo/notes.md &&
+	git -C repo add scripts notes.md && git -C repo commit -qm marin &&
+	(cd repo/sub && gdnctl loop --agent-cmd "$AG/commit-one {prompt_file}" --log-dir "$TRASH/logs" \
+		--sleep-seconds 0 --iterations 1 --directive-preset triangular-inversion \
+		--directive-preset ce-backend-priority --directive-preset kernel-fusion \
+		--directive-file notes.md >"$TRASH/out" 2>"$TRASH/err") &&
+	head -1 prompt-seen >actual && echo "Marin prompt 1" >expect && test_cmp expect actual &&
+	test_grep -A1 "^\[Directive 1\]$" prompt-seen | test_grep "^Marin triangular text.$" &&
+	test_grep -A1 "^\[Directive 2\]$" prompt-seen | test_grep "^Marin CE text.$" &&
+	test_grep -A1 "^\[Directive 3\]$" prompt-seen | test_grep -v "^\[Directive" &&
+	test_grep -A1 "^\[Directive 4\]$" prompt-seen | test_grep "^A file at the root.$" &&
+	test_must_fail =2 run_loop commit-one --iterations 1 --directive-preset nope 2>err &&
+	test_grep "invalid choice .nope. (choose from ce-backend-priority, kernel-fusion, .*triangular-inversion)" err
+'
+
+test_expect_success 'project.prompt_file and project.directives_dir name others' '
+	mkdir -p repo/my/presets &&
+	echo "My prompt {{ITERATION}}" >repo/my/prompt.md &&
+	echo "My triangular text." >repo/my/presets/triangular-inversion.md &&
+	printf "project:\n  prompt_file: my/prompt.md\n  directives_dir: my/presets\n" >repo/gdnctl.yaml &&
+	git -C repo add my gdnctl.yaml && git -C repo commit -qm mine &&
+	run_loop commit-one --iterations 1 --directive-preset triangular-inversion \
+		--directive-preset ce-backend-priority >out 2>err &&
+	head -1 prompt-seen >actual && echo "My prompt 1" >expect && test_cmp expect actual &&
+	test_grep "^My triangular text.$" prompt-seen &&
+	test_grep "^Marin CE text.$" prompt-seen &&
+	(cd repo && test_must_fail =3 gdnctl -c project.prompt_file=gone.md loop --agent-cmd true \
+		--iterations 1 --dry-run >"$TRASH/out" 2>"$TRASH/err") &&
+	test_grep "^\[gdnctl\] error: -c: project.prompt_file .*gone.md.: No such file or directory$" err
+'
+
+test_expect_success '--agent-cmd implies --agent command; with another --agent it is a usage error' '
+	new_repo &&
+	(cd repo && PATH=/usr/bin:/bin GDNCTL_CODEX=/nonexistent/codex gdnctl loop \
+		--agent-cmd "$AG/commit-one {prompt_file}" --log-dir "$TRASH/logs" --sleep-seconds 0 \
+		--prompt-file "$TRASH/prompt.md" --iterations 1 >"$TRASH/out" 2>"$TRASH/err") &&
+	test_grep "1 commits" out &&
+	test_must_fail =2 run_loop commit-one --iterations 1 --prompt-file "$TRASH/prompt.md" \
+		--agent codex >out 2>err &&
+	echo "[gdnctl] error: --agent-cmd runs a command of your own, which is --agent command; --agent codex does not take it" >expect &&
+	test_cmp expect err
 '
 
 test_expect_success 'the hill-climb log: {{LOG_TAIL}}, and the placeholder is stamped and committed' '
@@ -184,12 +243,15 @@ test_expect_success 'sync once: fetch then merge origin/main before iteration 1 
 	test_grep "2 iterations, 2 commits" out
 '
 
-test_expect_success 'sync conflict: fail aborts the merge (exit 2); skip warns and goes on' '
+test_expect_success 'sync conflict: fail aborts the merge (exit 1, codex-loop: 2); skip warns and goes on' '
 	new_repo && setup_remote &&
 	echo upstream >>other/shared.txt && git -C other commit -qam upstream &&
 	git -C other push -q origin main &&
 	echo mine >>repo/shared.txt && git -C repo commit -qam mine &&
-	test_must_fail =2 run_loop commit-one --iterations 1 --prompt-file "$TRASH/prompt.md" \
+	LOOP=codex-loop test_must_fail =2 run_loop commit-one --iterations 1 \
+		--prompt-file "$TRASH/prompt.md" --sync-main-policy each-iteration >out 2>err &&
+	test_grep "failed to merge origin/main into current branch (exit=1). Resolve conflicts and rerun." err &&
+	test_must_fail =1 run_loop commit-one --iterations 1 --prompt-file "$TRASH/prompt.md" \
 		--sync-main-policy each-iteration >out 2>err &&
 	test_grep "failed to merge origin/main into current branch (exit=1). Resolve conflicts and rerun." err &&
 	test_grep "\$ git merge --abort" out &&
@@ -218,11 +280,14 @@ test_expect_success 'codex-loop runs the same engine' '
 	test_grep "1 iterations, 1 commits" out
 '
 
-test_expect_success 'the default log dir lies inside the tree and does not make it dirty' '
+test_expect_success 'the default log dir lies in the git directory and does not make the tree dirty' '
 	new_repo &&
 	(cd repo && gdnctl loop --agent command --agent-cmd "$AG/commit-one {prompt_file}" \
 		--sleep-seconds 0 --prompt-file "$TRASH/prompt.md" --iterations 2 >"$TRASH/out" 2>"$TRASH/err") &&
-	test -s repo/.agents/logs/gdn_codex_loop/loop.jsonl &&
+	br=$(git -C repo symbolic-ref --short HEAD) &&
+	test -s "repo/.git/gdnctl/$br/loop.jsonl" &&
+	test_grep "journal: $TRASH/repo/.git/gdnctl/$br/loop.jsonl" out &&
+	test ! -e repo/.agents &&
 	test -z "$(git -C repo status --porcelain)"
 '
 

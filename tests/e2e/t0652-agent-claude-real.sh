@@ -154,7 +154,7 @@ test_expect_success 'the dummy API key is in nothing gdnctl wrote, nor in the se
 
 test_expect_success 'claude 529 overloaded: the iteration fails clearly, the failure is counted' '
 	git -C repo rev-parse HEAD >head-before &&
-	CLAUDE_CODE_MAX_RETRIES=1 test_must_fail =1 loop $BUSY_PORT busy-logs >out 2>err &&
+	CLAUDE_CODE_MAX_RETRIES=1 test_must_fail =4 loop $BUSY_PORT busy-logs >out 2>err &&
 	cat out err >all &&
 	test "$(git -C repo rev-parse HEAD)" = "$(cat head-before)" &&
 	test "$(req_json overloaded "len(posts)")" = 2 &&
@@ -165,7 +165,7 @@ test_expect_success 'claude 529 overloaded: the iteration fails clearly, the fai
 	test_grep "^api retry 1/1: .* 529, next in [0-9.]* s$" out &&
 	test_grep "agent: exited with code 1; result .success. is_error: API Error: 529 Overloaded" all &&
 	test_grep "codex iteration failed with exit code 1" all &&
-	test_grep "\"event\":\"decision\".*\"failure\":\"agent\",\"counted\":true,.*\"exit\":1}" \
+	test_grep "\"event\":\"decision\".*\"failure\":\"agent\",\"counted\":true,.*\"exit\":4}" \
 		busy-logs/loop.jsonl &&
 	test_grep "\"subtype\":\"api_retry\",\"attempt\":1,\"max_retries\":1,.*\"error_status\":529" \
 		busy-logs/iteration-001-transcript.log &&
@@ -188,7 +188,7 @@ test_expect_success 'claude 529 with --max-failures -1: counted, the loop goes o
 
 test_expect_success 'claude without an API key: not logged in, the reason says so, no request' '
 	: >ok.jsonl &&
-	(unset ANTHROPIC_API_KEY && test_must_fail =1 loop $OK_PORT nokey-logs >out 2>err) &&
+	(unset ANTHROPIC_API_KEY && test_must_fail =4 loop $OK_PORT nokey-logs >out 2>err) &&
 	cat out err >all &&
 	test_grep "agent: exited with code 1; result .success. is_error: Not logged in" all &&
 	test_grep "\"apiKeySource\":\"none\"" nokey-logs/iteration-001-transcript.log &&
@@ -199,7 +199,7 @@ if [ -n "$AS_ROOT" ]; then
 	test_expect_success 'as root without IS_SANDBOX=1 claude refuses; the reason is shown' '
 		: >ok.jsonl &&
 		sandbox_env=() &&
-		test_must_fail =1 loop $OK_PORT root-logs >out 2>err &&
+		test_must_fail =4 loop $OK_PORT root-logs >out 2>err &&
 		cat out err >all &&
 		test_grep "^--dangerously-skip-permissions cannot be used with root/sudo privileges" all &&
 		test_grep "agent: exited with code 1" all &&

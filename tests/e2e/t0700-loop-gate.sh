@@ -46,7 +46,7 @@ run_loop() {
 	shift
 	(cd "$TRASH/repo" && GDNCTL_TEST_COMMAND=./check.sh GDNCTL_PROFILE_COMMAND=./bench.sh \
 		GDNCTL_TRACE_GLOB="${TRACE_GLOB:-}" \
-		gdnctl loop --agent command --agent-cmd "$AG/$a {prompt_file}" \
+		gdnctl "${LOOP:-loop}" --agent command --agent-cmd "$AG/$a {prompt_file}" \
 		--prompt-file "$TRASH/prompt.md" --log-dir "$TRASH/logs" --sleep-seconds 0 \
 		--retry-sleep-seconds 0 --max-failures 5 "$@")
 }
@@ -86,9 +86,13 @@ test_expect_success 'failing tests: both commits reverted, discarded ref kept, f
 	test_grep "1 iterations, 0 commits, 1 failures" out
 '
 
-test_expect_success 'validation-policy fail: exit with the tests exit code' '
+test_expect_success 'validation-policy fail: exit 1 (codex-loop: the tests exit code)' '
 	new_repo &&
-	test_must_fail =3 run_loop broken --iterations 2 --validation-mode required \
+	LOOP=codex-loop test_must_fail =3 run_loop broken --iterations 2 --validation-mode required \
+		--validation-policy fail >out 2>err &&
+	test_grep ! "codex iteration 2/2" out &&
+	new_repo &&
+	test_must_fail =1 run_loop broken --iterations 2 --validation-mode required \
 		--validation-policy fail >out 2>err &&
 	git -C repo rev-parse -q --verify refs/gdnctl/discarded/1 &&
 	test "$(cat repo/state.txt)" = ok &&
@@ -194,7 +198,8 @@ test_expect_success 'baseline before iteration 1, then a faster commit is promot
 	test_grep "^\[gdnctl\] performance baseline initialized: throughput/mfu=1 @ ${base:0:12}" out &&
 	test_grep "^\[gdnctl\] performance champion promoted: 1 -> 2 (+100.00%" out &&
 	events="$(sed -n "s/.*\"event\":\"\([a-z_]*\)\".*/\1/p" logs/loop.jsonl | tr "\n" " ")" &&
-	case "$events" in *"run_start validation perf_decision iteration_start"*) ;; *) echo "$events"; exit 1 ;; esac &&
+	case "$events" in *"run_start validation trace perf_decision iteration_start"*) ;; *) echo "$events"; exit 1 ;; esac &&
+	test_grep "\"event\":\"trace\",\"iteration\":0,\"attempt\":1,\"source\":\"local\",\"path\":\"$TRASH/repo/out/trace.json\",\"file\":null,\"origin\":null" logs/loop.jsonl &&
 	test_grep "\"event\":\"perf_decision\",\"iteration\":0,\"commit\":\"$base\",\"metric\":\"throughput/mfu\",\"decision\":\"baseline\"" logs/loop.jsonl &&
 	head=$(git -C repo rev-parse HEAD) &&
 	test "$(git -C repo log -1 --format=%s)" = "agent: speed 2.0 while same" &&

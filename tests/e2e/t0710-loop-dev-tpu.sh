@@ -61,7 +61,7 @@ run_loop() {
 	local a=$1
 	shift
 	(cd "$TRASH/repo" && GDNCTL_TEST_COMMAND=./check.sh GDNCTL_PROFILE_COMMAND=./bench.sh \
-		gdnctl loop --agent command --agent-cmd "$AG/$a {prompt_file}" \
+		gdnctl "${LOOP:-loop}" --agent command --agent-cmd "$AG/$a {prompt_file}" \
 		--prompt-file "$TRASH/prompt.md" --log-dir "$TRASH/logs" --sleep-seconds 0 \
 		--retry-sleep-seconds 0 --max-failures 5 --validation-retry-sleep 0 "$@")
 }
@@ -261,22 +261,32 @@ test_expect_success '(h) best-effort: continue without the hold; a later re-acqu
 	no_allocation_left
 '
 
-test_expect_success '(h) required: the failed allocation aborts (exit 1) before iteration 1' '
+test_expect_success '(h) required: the failed allocation aborts (exit 1; loop: 4) before iteration 1' '
 	new_repo &&
 	echo us-central1 >"$STATE/alloc-fail" &&
-	test_must_fail =1 run_loop faster --iterations 1 \
+	LOOP=codex-loop test_must_fail =1 run_loop faster --iterations 1 \
 		--validation-mode required --hold-dev-tpu --dev-tpu-name me >out 2>err &&
 	test_grep "^\[gdnctl\] managed dev TPU allocation failed: dev TPU allocation exited before becoming active (exit=1, cluster=us-central1, attempt=1/1)" err &&
 	test_grep ! "iteration 1" out &&
 	test "$(calls_count)" = 1 &&
-	test_must_fail =1 run_loop faster --iterations 1 --hold-dev-tpu >out 2>err &&
+	test_must_fail =4 run_loop faster --iterations 1 \
+		--validation-mode required --hold-dev-tpu --dev-tpu-name me >out 2>err &&
+	test_grep "^\[gdnctl\] error: managed dev TPU allocation failed: dev TPU allocation exited before becoming active (exit=1, cluster=us-central1, attempt=1/1)" err &&
+	test_grep ! "iteration 1" out &&
+	test "$(calls_count)" = 2 &&
+	LOOP=codex-loop test_must_fail =1 run_loop faster --iterations 1 --hold-dev-tpu >out 2>err &&
 	test_grep "^\[gdnctl\] --hold-dev-tpu requires --dev-tpu-name.$" err &&
-	test_must_fail =1 run_loop faster --iterations 1 --hold-dev-tpu --dev-tpu-name me \
-		--dev-tpu-stop-timeout 0 >out 2>err &&
+	test_must_fail =2 run_loop faster --iterations 1 --hold-dev-tpu >out 2>err &&
+	test_grep "^\[gdnctl\] error: --hold-dev-tpu requires --dev-tpu-name.$" err &&
+	LOOP=codex-loop test_must_fail =1 run_loop faster --iterations 1 --hold-dev-tpu \
+		--dev-tpu-name me --dev-tpu-stop-timeout 0 >out 2>err &&
 	test_grep "^\[gdnctl\] --dev-tpu-stop-timeout must be > 0.$" err &&
+	test_must_fail =2 run_loop faster --iterations 1 --hold-dev-tpu --dev-tpu-name me \
+		--dev-tpu-stop-timeout 0 >out 2>err &&
+	test_grep "^\[gdnctl\] error: --dev-tpu-stop-timeout must be > 0.$" err &&
 	run_loop faster --iterations 1 --hold-dev-tpu --resilient >out 2>err &&
 	test_grep "^\[gdnctl\] WARNING: --hold-dev-tpu requested without --dev-tpu-name; continuing without managed dev TPU due to --resilient.$" err &&
-	test "$(calls_count)" = 1
+	test "$(calls_count)" = 2
 '
 
 test_expect_success 'a hold without the validation gate: the agent gets the directive, release at the end' '

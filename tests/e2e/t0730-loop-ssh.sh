@@ -60,7 +60,7 @@ run_loop() {
 	(cd "$TRASH/repo" &&
 		GDNCTL_TEST_COMMAND="REMOTE_LOG=$R/tests.log ./check.sh" \
 		GDNCTL_PROFILE_COMMAND=./bench.sh \
-		gdnctl loop --agent command --agent-cmd "$AG/$a {prompt_file}" \
+		gdnctl "${LOOP:-loop}" --agent command --agent-cmd "$AG/$a {prompt_file}" \
 		--prompt-file "$TRASH/prompt.md" --log-dir "$TRASH/logs" --sleep-seconds 0 \
 		--retry-sleep-seconds 0 --max-failures 5 --validation-mode required "$@")
 }
@@ -102,7 +102,7 @@ test_expect_success 'a test that fails on the server reverts the iteration' '
 
 test_expect_success 'an unreachable server: retried, then an iteration error; the unvalidated commit is reverted' '
 	before=$(git -C repo rev-parse HEAD) &&
-	test_must_fail =2 run_loop faster --iterations 1 --backend down --validation-retries 1 >out 2>err &&
+	test_must_fail =1 run_loop faster --iterations 1 --backend down --validation-retries 1 >out 2>err &&
 	test_grep "^\[gdnctl\] validation tests could not run (.*Connection refused); retry 1/1 in 0s$" err &&
 	test_grep -c "\"event\":\"validation_retry\"" "$TRASH/logs/loop.jsonl" >n && test "$(cat n)" = 1 &&
 	test_grep -c "validation tests attempt" out >n && test "$(cat n)" = 2 &&

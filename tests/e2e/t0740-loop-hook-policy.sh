@@ -66,7 +66,7 @@ loop_args=(--agent command --agent-cmd "$AG/entry {prompt_file}" --prompt-file "
 run_loop_exec() {
 	cd "$TRASH/repo" && exec env GDNCTL_TEST_COMMAND=./check.sh \
 		GDNCTL_PROFILE_COMMAND=./bench.sh PIDS="$TRASH/pids" GO_FAST="$TRASH/go-fast" \
-		${GDNCTL_TEST_EXEC_PREFIX:-} "$GDNCTL_BIN" loop "${loop_args[@]}" "$@"
+		${GDNCTL_TEST_EXEC_PREFIX:-} "$GDNCTL_BIN" "${LOOP:-loop}" "${loop_args[@]}" "$@"
 }
 run_loop() {
 	(run_loop_exec "$@")
@@ -289,9 +289,16 @@ test_expect_success 'validation could not run: an iteration error, under count-f
 	lint
 '
 
-test_expect_success 'validation could not run: --iteration-error-policy fail exits 2' '
+test_expect_success 'validation could not run: --iteration-error-policy fail exits 1 (codex-loop: 2)' '
 	new_repo &&
-	GDNCTL_SSH=$TRASH/down-ssh test_must_fail =2 run_loop --iterations 2 \
+	GDNCTL_SSH=$TRASH/down-ssh test_must_fail =1 run_loop --iterations 2 \
+		--validation-mode required --backend down >out 2>err &&
+	test_grep ! "Continuing due to" err &&
+	test_grep "\"event\":\"decision\",\"iteration\":1,\"outcome\":\"failed\",\"failure\":\"iteration_error\",\"counted\":false,\"commits\":0,.*\"exit\":1" logs/loop.jsonl &&
+	test_grep "\"reason\":\"failure\",\"exit_code\":1" logs/loop.jsonl &&
+	lint &&
+	new_repo &&
+	LOOP=codex-loop GDNCTL_SSH=$TRASH/down-ssh test_must_fail =2 run_loop --iterations 2 \
 		--validation-mode required --backend down >out 2>err &&
 	test_grep ! "Continuing due to" err &&
 	test_grep "\"event\":\"decision\",\"iteration\":1,\"outcome\":\"failed\",\"failure\":\"iteration_error\",\"counted\":false,\"commits\":0,.*\"exit\":2" logs/loop.jsonl &&

@@ -93,6 +93,117 @@ test_expect_success 'HTML: one point per iteration, champion line, rows, escaped
 	test_grep "<svg id=\"metric-chart\"" "$h"
 '
 
+test_expect_success 'the story: a headline in the text, the JSON and the HTML' '
+	gdnctl report --log-dir "$D/logs" >out &&
+	sed -n 2p out >line &&
+	test_grep -E "^baseline 1 -> 3 \(x3\) in 7 iterations: 3 kept, 3 reverted, 1 without a commit, [0-9.]+ (ms|s)$" line &&
+	gdnctl report --log-dir "$D/logs" --json >out.json &&
+	python3 - out.json "$(cat line)" "$D/logs/report.html" <<-\EOF2
+		import html, json, re, sys
+		doc = json.load(open(sys.argv[1]))
+		assert doc["headline"] == sys.argv[2], (doc["headline"], sys.argv[2])
+		page = open(sys.argv[3]).read()
+		m = re.search(r"<p id=\"headline\" class=\"headline\">([^<]*)</p>", page)
+		assert m and html.unescape(m.group(1)) == sys.argv[2], m
+		t = doc["totals"]
+		assert t["iterations_kept"] == 3 and t["iterations_reverted"] == 3, t
+		assert t["active_ms"] == t["wall_ms"] and t["idle_ms"] == 0 and t["resumes"] == 0, t
+		m = re.search(r"ran <span id=\"duration\" data-ms=\"(\d+)\">", page)
+		assert m and int(m.group(1)) == t["active_ms"], m
+	EOF2
+'
+
+test_expect_success 'reasons in words, not tokens' '
+	h="$D/logs/report.html" &&
+	test_grep ! "within_threshold" "$h" &&
+	test_grep ! "performance gate_regression" "$h" &&
+	test_grep "<td class=\"reason\">a trace gate regressed (throughput/mfu)</td>" "$h" &&
+	python3 - out.json <<-\EOF2
+		import json, sys
+		its = json.load(open(sys.argv[1]))["iterations"]
+		# the token stays for programs, the words are for people
+		assert its[6]["reason"] == "performance gate_regression: throughput/mfu", its[6]
+		assert its[6]["reason_text"] == "a trace gate regressed (throughput/mfu)", its[6]
+		assert its[3]["reason_text"] == "slower than the champion (throughput/mfu)", its[3]
+	EOF2
+'
+
+test_expect_success 'a readable axis: round ticks, log scale beyond 5x, values on the points' '
+	python3 - "$D/logs/report.html" out.json <<-\EOF2
+		import json, math, re, sys
+		page = open(sys.argv[1]).read()
+		its = json.load(open(sys.argv[2]))["iterations"]
+		vals = [i["metric"] for i in its if i["metric"] is not None]
+		scale = re.search(r"<svg id=\"metric-chart\"[^>]* data-scale=\"(\w+)\"", page).group(1)
+		# 0.5 .. 3: more than 5x
+		assert max(vals) / min(vals) > 5 and scale == "log", (vals, scale)
+		ticks = [float(t) for t in re.findall(r"<text class=\"tick y-tick\"[^>]*>([^<]*)</text>", page)]
+		assert len(ticks) >= 3, ticks
+		for t in ticks:
+		    m = t / 10 ** math.floor(math.log10(t))
+		    assert any(abs(m - k) < 1e-9 for k in (1, 2, 5)), ticks
+		assert ticks[0] <= min(vals) and ticks[-1] >= max(vals), (ticks, vals)
+		assert "(log scale)" in page
+		# every measured value is written on the chart
+		labels = re.findall(r"<text class=\"value-label\" data-iteration=\"(\d+)\"[^>]*>([^<]*)</text>", page)
+		want = [(str(i["iteration"]), "%.4g" % i["metric"]) for i in its if i["metric"] is not None]
+		assert labels == want, (labels, want)
+	EOF2
+'
+
+test_expect_success 'trace deltas under the noise are hidden (< 0.01 ms or < 0.1 %)' '
+	mkdir noise && cp "$D/logs/loop.jsonl" noise/ &&
+	python3 - "$D/logs/perf_state.json" noise/perf_state.json <<-\EOF2
+		import json, sys
+		st = json.load(open(sys.argv[1]))
+		for rec in st["history"]:
+		    cats = rec["trace"]["categories"]
+		    big = rec.get("iteration") == 6
+		    cats["tiny"] = 1.0 + (0.005 if big else 0)        # +0.005 ms: under 0.01 ms
+		    cats["relative"] = 1000.0 + (0.5 if big else 0)   # +0.05 %: under 0.1 %
+		    cats["real"] = 1.0 + (0.02 if big else 0)         # +0.02 ms and +2 %: shown
+		json.dump(st, open(sys.argv[2], "w"))
+	EOF2
+	gdnctl report --log-dir noise --json >noise.json &&
+	python3 - noise.json <<-\EOF2
+		import json, sys
+		its = json.load(open(sys.argv[1]))["iterations"]
+		names = [d["name"] for i in its for d in i["trace_deltas"]]
+		assert "tiny" not in names and "relative" not in names, names
+		assert "real" in names, names
+	EOF2
+'
+
+test_expect_success 'after a resume, the idle gap is not counted in the duration' '
+	mkdir resumed && cp "$D/logs/perf_state.json" resumed/ &&
+	python3 - "$D/logs/loop.jsonl" resumed/loop.jsonl <<-\EOF2
+		import datetime, json, sys
+		ev = [json.loads(l) for l in open(sys.argv[1])]
+		run = [e["run"] for e in ev if e["event"] == "run_start"][0]
+		ev = [e for e in ev if e["run"] == run]
+		fmt = "%Y-%m-%dT%H:%M:%S.%fZ"
+		def ts(e): return datetime.datetime.strptime(e["ts"], fmt)
+		cut = [k for k, e in enumerate(ev) if e["event"] == "iteration_end" and e["iteration"] == 3][0] + 1
+		gap = datetime.timedelta(hours=3)
+		out = ev[:cut] + [{"ts": ev[cut - 1]["ts"], "run": run, "event": "run_resume",
+		                   "iterations": 7, "after": 3}] + ev[cut:]
+		with open(sys.argv[2], "w") as f:
+		    for k, e in enumerate(out):
+		        if k >= cut:
+		            e["ts"] = (ts(e) + gap).strftime(fmt)[:-4] + "Z"
+		        f.write(json.dumps(e) + "\n")
+	EOF2
+	gdnctl report --log-dir resumed >out &&
+	test_grep -E "^baseline 1 -> 3 .*, [0-9.]+ (ms|s) \(resumed 1 time: 3 h 0 min idle not counted\)$" out &&
+	gdnctl report --log-dir resumed --json >res.json &&
+	python3 - res.json <<-\EOF2
+		import json, sys
+		t = json.load(open(sys.argv[1]))["totals"]
+		assert t["resumes"] == 1 and t["idle_ms"] == 3 * 3600 * 1000, t
+		assert t["active_ms"] == t["wall_ms"] - t["idle_ms"] and t["active_ms"] < 3600 * 1000, t
+	EOF2
+'
+
 test_expect_success 'the HTML is written atomically: no temporary files left, 0644' '
 	ls -A "$D/logs" >list &&
 	test_grep ! "\.tmp\." list &&
@@ -114,11 +225,16 @@ test_expect_success '--output and --perf-state-file; a missing default state is 
 	test_line_count = 1 err && test_grep "bad.json" err
 '
 
-test_expect_success 'default log directory: the loop default inside the repository' '
-	mkdir -p "$D/repo/.agents/logs" && cp -r "$D/logs" "$D/repo/.agents/logs/gdn_codex_loop" &&
+test_expect_success 'default log directory: the loop default, in the git directory, per branch' '
+	br=$(git -C "$D/repo" symbolic-ref --short HEAD) &&
+	def="$D/repo/.git/gdnctl/$br" &&
+	mkdir -p "$D/repo/.git/gdnctl" && cp -r "$D/logs" "$def" &&
 	(cd "$D/repo" && gdnctl report >../default.out) &&
-	test_grep "report written to $D/repo/.agents/logs/gdn_codex_loop/report.html" "$D/default.out" &&
-	test -s "$D/repo/.agents/logs/gdn_codex_loop/report.html" &&
+	test_grep "report written to $def/report.html" "$D/default.out" &&
+	test -s "$def/report.html" &&
+	(cd "$D/repo" && git checkout -q -b feature/x &&
+	 test_must_fail =1 gdnctl report 2>../feature.err && git checkout -q "$br") &&
+	test_grep "gdnctl/feature%2Fx/loop.jsonl" "$D/feature.err" &&
 	mkdir norepo && (cd norepo && test_must_fail =2 gdnctl report 2>err) &&
 	test_grep "not inside a git repository" norepo/err
 '

@@ -154,6 +154,29 @@ test_expect_success 'the DOM: one point per iteration with a title, the champion
 	EOF2
 '
 
+test_expect_success 'no sideways scroll at 1000 px, and the values are on the chart' '
+	# a copy of the page with a script that writes its widths into the DOM
+	# (the report itself forbids scripts: its CSP is taken out of the copy)
+	sed -e "s/<meta http-equiv=\"Content-Security-Policy\"[^>]*>//" \
+		-e "s#</body>#<script>document.body.setAttribute(\"data-widths\", document.documentElement.scrollWidth + \" \" + document.documentElement.clientWidth);</script></body>#" \
+		"$HTML" >measure.html &&
+	test_grep "<script>" measure.html &&
+	chrome --window-size=1000,800 --dump-dom "file://$TRASH/measure.html" >mdom.html &&
+	python3 - mdom.html "$N" <<-\EOF2
+		import re, sys
+		dom = open(sys.argv[1]).read()
+		m = re.search(r"data-widths=\"(\d+) (\d+)\"", dom)
+		assert m, "the measuring script did not run"
+		scroll, client = int(m.group(1)), int(m.group(2))
+		print("# at 1000 px: scrollWidth %d, clientWidth %d" % (scroll, client))
+		assert client > 900 and scroll <= client, (scroll, client)
+		labels = re.findall(r"<text class=\"value-label\"[^>]*>([^<]+)</text>", dom)
+		points = re.findall(r"<circle class=\"point ", dom)
+		assert labels and len(labels) == len(points), (labels, len(points))
+		assert re.search(r"<p id=\"headline\" class=\"headline\">baseline [^<]* in \d+ iterations: \d+ kept, \d+ reverted", dom), "no headline"
+	EOF2
+'
+
 test_expect_success 'no network: the page makes no request (a control page does)' '
 	test -s "$HTML" &&
 	printf "<p><img src=\"http://example.invalid/x.png\"></p>\n" >control.html &&

@@ -279,7 +279,7 @@ test_expect_success 'disk space under --min-free is a warning with a fix; exit 0
 	test_grep "^warn  disk: tmp  *.* free of .* at /tmp$" out &&
 	test_grep "^      fix: free space there (less than 976.6 PiB)" out &&
 	(cd repo && gdnctl doctor -b local --no-agent --min-free 1K >../out 2>../err) &&
-	test_grep "^ok    disk: log dir  *.* at $TRASH/repo$" out
+	test_grep "^ok    disk: log dir  *.* at $TRASH/repo/.git$" out
 '
 
 test_expect_success 'usage errors exit 2' '

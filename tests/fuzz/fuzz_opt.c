@@ -1,7 +1,8 @@
 /*
  * Fuzz the options-as-data parser: the input is split at NUL bytes into
- * argv, parsed against a table with every option type, and the value
- * parsers are fed the raw input as one string.
+ * argv, parsed against a table with every option type and names that are
+ * prefixes of others (abbreviations, --no- forms, ambiguity, did you
+ * mean), and the value parsers and the suggester are fed the raw input.
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/enumtab.h"
@@ -9,6 +10,7 @@
 #include "gdnctl/opt.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
+#include "gdnctl/suggest.h"
 #include "gdnctl/xalloc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -23,9 +25,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct strvec args = STRVEC_INIT, list = STRVEC_INIT, kv = STRVEC_INIT, rest = STRVEC_INIT;
 	struct sbuf help = SBUF_INIT;
 	struct gdn_err err = GDN_ERR_INIT;
-	int flag = 0, kind = 0;
+	int flag = 0, kind = 0, sync = 1, no_wait = 0, field = 0, fields = 0;
 	long n = 0, dur = 0;
-	double f = 0;
+	double f = 0, secs = 0, mins = 0;
 	const char *s = NULL, *c = NULL;
 	size_t off = 0, klen;
 	struct opt opts[] = {
@@ -38,6 +40,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    OPT_ENUM_('k', "kind", &kind, kinds, "kind", NULL),
 	    OPT_LIST_(0, "field", &list, "NAME", "field"),
 	    OPT_KV_('e', "env", &kv, "env"),
+	    OPT_NEGBOOL_(0, "sync", &sync, "sync", "on"),
+	    OPT_BOOL_(0, "no-wait", &no_wait, "no wait"),
+	    OPT_BOOL_(0, "field-one", &field, "one field"),
+	    OPT_BOOL_F(0, "field-ones", &fields, "fields", OPT_HIDDEN),
+	    OPT_SECONDS_(0, "sleep-seconds", &secs, "S", "sleep", NULL),
+	    OPT_MINUTES_(0, "max-minutes", &mins, "M", "minutes", NULL),
 	    OPT_END_(),
 	};
 
@@ -57,6 +65,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	opt_parse_long(copy, &n);
 	opt_parse_double(copy, &f);
 	opt_parse_duration_ms(copy, &dur);
+	opt_parse_seconds(copy, 1, &f);
+	opt_parse_seconds(copy, 60, &f);
+	if (args.nr > 2) { /* the first two words against each other, as a typo of a name */
+		struct gdn_suggest sg = GDN_SUGGEST_INIT(args.v[1]);
+		struct sbuf hint = SBUF_INIT;
+
+		gdn_edit_distance(args.v[1], args.v[2]);
+		gdn_suggest_add(&sg, args.v[2]);
+		gdn_suggest_add(&sg, copy);
+		gdn_suggest_format(&sg, "--", &hint);
+		gdn_suggest_release(&sg);
+		sbuf_release(&hint);
+	}
 	opt_parse_kv(copy, &klen);
 	gdn_enum_parse(kinds, copy, &kind);
 

@@ -1221,6 +1221,57 @@ static void hanging_agent_is_killed(void **state)
 	free(cmdline);
 }
 
+/* An agent that exits 0 leaving `sleep &` and `setsid sleep &`: both stopped and listed. */
+static void agent_leftovers_are_stopped(void **state)
+{
+	char *prog = script("leave", "cat >/dev/null\n"
+				     "d=$(dirname \"$0\")\n"
+				     "sleep 1000 & echo $! >\"$d/left.pids\"\n"
+				     "setsid sleep 1000 & echo $! >>\"$d/left.pids\"\n"
+				     "sleep 0.2\n"
+				     "echo done\n");
+	char *pidfile = path_in("left.pids");
+	char *cmdline = xstrfmt("'%s'", prog);
+	struct gdn_agent_opts o = {
+	    .driver = "command", .command = cmdline, .timeout_ms = 20000, .kill_grace_ms = 2000};
+	struct gdn_agent_request req = {.workdir = tmpdir, .prompt = "x"};
+	struct gdn_agent *a = NULL;
+	struct gdn_agent_result res;
+	struct strvec warn = STRVEC_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	long pids[2] = {0, 0};
+	char *text;
+
+	(void)state;
+	open_agent(&o, &a, &warn);
+	assert_int_equal(gdn_agent_run(a, &req, &res, &err), 0);
+	assert_true(res.ok);
+	assert_int_equal(res.status, GDN_PROC_EXITED);
+	text = read_all(pidfile);
+	assert_non_null(text);
+	assert_int_equal(sscanf(text, "%ld %ld", &pids[0], &pids[1]), 2);
+	free(text);
+	assert_int_equal(res.leftovers.nr, 2);
+	for (int i = 0; i < 2; i++) {
+		bool listed = false;
+
+		for (size_t j = 0; j < res.leftovers.nr; j++)
+			listed |= res.leftovers.v[j].pid == (pid_t)pids[i] &&
+				  !strcmp(res.leftovers.v[j].argv0, "sleep");
+		assert_true(listed);
+		/* gone and reaped, not even a zombie */
+		assert_int_equal(kill((pid_t)pids[i], 0), -1);
+	}
+	gdn_agent_result_release(&res);
+	assert_int_equal(res.leftovers.nr, 0);
+	gdn_agent_free(a);
+	strvec_clear(&warn);
+	unlink(pidfile);
+	free(pidfile);
+	free(prog);
+	free(cmdline);
+}
+
 static void run_errors_are_reported(void **state)
 {
 	char *prog = script("vanishing", "exit 0\n");
@@ -1314,7 +1365,8 @@ static void real_codex_run(void **state)
  */
 static int setup(void **state)
 {
-	static const char *const tools[] = {"cat", "dirname", "mkdir", "touch", "sleep", "rm"};
+	static const char *const tools[] = {"cat",   "dirname", "mkdir", "touch",
+					    "sleep", "rm",	"setsid"};
 	const char *dir;
 	char *src, *dst;
 	size_t i;
@@ -1384,6 +1436,7 @@ int main(void)
 	    cmocka_unit_test(claude_fake_runs),
 	    cmocka_unit_test(command_fake_run),
 	    cmocka_unit_test(hanging_agent_is_killed),
+	    cmocka_unit_test(agent_leftovers_are_stopped),
 	    cmocka_unit_test(run_errors_are_reported),
 	    cmocka_unit_test(missing_binaries_are_clear_errors),
 	};

@@ -382,8 +382,15 @@ static void unknown_keys_at_every_depth(void **state)
 	expect_error("backends:\n  box:\n    nope: 1\n",
 		     "t.yaml:3:5: unknown key 'backends.box.nope'");
 	expect_global_error("lint:\n  foo: 1\n", "t.yaml:2:3: unknown key 'lint.foo'");
-	expect_global_error("log-file: x\n", "t.yaml:1:1: unknown key 'log-file'");
-	expect_global_error("Lint: {}\n", "t.yaml:1:1: unknown key 'Lint'");
+	expect_global_error("log-file: x\n",
+			    "t.yaml:1:1: unknown key 'log-file'; did you mean 'log_file'?");
+	expect_global_error("Lint: {}\n", "t.yaml:1:1: unknown key 'Lint'; did you mean 'lint'?");
+	/* did you mean: a close key of the schema, with the typed name in a map's place */
+	expect_global_error("backnd: ray\n",
+			    "t.yaml:1:1: unknown key 'backnd'; did you mean 'backend'?");
+	expect_global_error(
+	    "backends:\n  box:\n    hots: x\n",
+	    "t.yaml:3:5: unknown key 'backends.box.hots'; did you mean 'backends.box.host'?");
 }
 
 static void dotted_keys_are_nested_keys(void **state)

@@ -57,6 +57,58 @@ static void test_write_and_read_back(void **unused)
 	sbuf_release(&sb);
 }
 
+/*
+ * The log dir vanishes under the run (an agent's `rm -rf`, `git clean
+ * -fdx`): the next write makes it again, with every line written so far.
+ * The stopped processes an agent left are an event of their own.
+ */
+static void test_vanished_dir_is_recreated(void **unused)
+{
+	char base[] = "/tmp/gdnctl-test-journal-XXXXXX";
+	struct gdn_journal j = GDN_JOURNAL_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	struct gdn_loop_state st = GDN_LOOP_STATE_INIT;
+	struct gdn_proc_leftover procs[] = {{4242, (char *)"sleep"}, {4243, (char *)"node"}};
+	struct gdn_proc_leftovers left = {procs, 2, 2};
+	struct sbuf sb = SBUF_INIT;
+	char *dir, *path;
+
+	(void)unused;
+	assert_non_null(mkdtemp(base));
+	dir = xstrfmt("%s/logs", base);
+	path = xstrfmt("%s/loop.jsonl", dir);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(gdn_journal_open(&j, dir, "run-1", &err), 0);
+	assert_int_equal(gdn_journal_write(&j, "run_start",
+					   json_pack("{sI}", "iterations", (json_int_t)3), &err),
+			 0);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+	assert_int_equal(gdn_journal_write(&j, "iteration_start", gdn_journal_iteration(1), &err),
+			 0);
+	assert_int_equal(
+	    gdn_journal_write(&j, "agent_leftovers", gdn_journal_leftovers(1, 2, &left), &err), 0);
+	gdn_journal_close(&j);
+
+	assert_int_equal(sbuf_read_file(&sb, path, 1 << 20, &err), 0);
+	assert_non_null(strstr(sb.buf, "\"event\":\"run_start\",\"iterations\":3}\n"));
+	assert_non_null(strstr(sb.buf, "\"event\":\"iteration_start\",\"iteration\":1}\n"));
+	assert_non_null(strstr(sb.buf, "\"event\":\"agent_leftovers\",\"iteration\":1,"
+				       "\"attempt\":2,\"processes\":[{\"pid\":4242,\"argv0\":"
+				       "\"sleep\"},{\"pid\":4243,\"argv0\":\"node\"}]}\n"));
+	assert_int_equal(parse(sb.buf, &st, &err), 0);
+	assert_string_equal(st.run_id, "run-1");
+	assert_int_equal(st.iterations, 3);
+	assert_int_equal(st.open_iter, 1);
+	unlink(path);
+	rmdir(dir);
+	rmdir(base);
+	free(path);
+	free(dir);
+	gdn_loop_state_release(&st);
+	sbuf_release(&sb);
+}
+
 #define R(ev, rest) "{\"run\":\"r1\",\"event\":\"" ev "\"" rest "}\n"
 
 static void test_open_iteration_and_pending_stash(void **unused)
@@ -237,6 +289,7 @@ int main(void)
 	    cmocka_unit_test(test_torn_and_malformed_lines),
 	    cmocka_unit_test(test_last_run_wins_and_resume),
 	    cmocka_unit_test(test_huge_figures),
+	    cmocka_unit_test(test_vanished_dir_is_recreated),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -349,6 +349,9 @@ static void say_nothing(enum gdn_loop_level level, const char *msg, void *payloa
 		h->reported++;
 }
 
+/* engine_run: the original codex-loop's exit codes (the codex-loop alias) */
+static bool original_codes;
+
 static void engine_run(bool commit, struct hook_state *h, enum gdn_loop_policy hook_policy,
 		       struct gdn_loop_summary *sum, struct fake *f)
 {
@@ -378,6 +381,7 @@ static void engine_run(bool commit, struct hook_state *h, enum gdn_loop_policy h
 	o.prompt_template = "Iteration {{ITERATION}}";
 	o.iterations = 2;
 	o.max_failures = -1;
+	o.original_exit_codes = original_codes;
 	o.no_commit_policy = GDN_POLICY_COUNT_FAILURE;
 	o.say = say_nothing;
 	o.payload = h;
@@ -446,16 +450,41 @@ static void test_engine_hook_failure_policy(void **unused)
 	gdn_loop_summary_release(&sum);
 	FREE_AND_NULL(h.journal);
 
-	/* fail: the hook's code is the exit code */
-	memset(&h, 0, sizeof(h));
-	h.validate_rc = 9;
-	f.calls = 0;
-	engine_run(true, &h, GDN_POLICY_FAIL, &sum, &f);
-	assert_int_equal(f.calls, 1);
-	assert_int_equal(sum.exit_code, 9);
-	assert_string_equal(sum.stop_reason, "failure");
-	gdn_loop_summary_release(&sum);
-	free(h.journal);
+	/* fail: exit 1 (gdnctl's table); the original's: the hook's code is the exit code */
+	for (int orig = 0; orig <= 1; orig++) {
+		memset(&h, 0, sizeof(h));
+		h.validate_rc = 9;
+		f.calls = 0;
+		original_codes = orig;
+		engine_run(true, &h, GDN_POLICY_FAIL, &sum, &f);
+		original_codes = false;
+		assert_int_equal(f.calls, 1);
+		assert_int_equal(sum.exit_code, orig ? 9 : 1);
+		assert_string_equal(sum.stop_reason, "failure");
+		gdn_loop_summary_release(&sum);
+		FREE_AND_NULL(h.journal);
+	}
+}
+
+static void test_loop_exit_codes(void **unused)
+{
+	(void)unused;
+	/* gdnctl loop: one table (exitcode.h) */
+	assert_int_equal(gdn_loop_exit_code(GDN_FAIL_AGENT, 2, false), 4);
+	assert_int_equal(gdn_loop_exit_code(GDN_FAIL_AGENT, 124, false), 124);
+	assert_int_equal(gdn_loop_exit_code(GDN_FAIL_POST_CHECK, 3, false), 1);
+	assert_int_equal(gdn_loop_exit_code(GDN_FAIL_NO_COMMIT, 3, false), 1);
+	assert_int_equal(gdn_loop_exit_code(GDN_FAIL_HOOK, 2, false), 1);
+	assert_int_equal(gdn_loop_exit_code(GDN_FAIL_HOOK, 124, false), 124);
+	assert_int_equal(gdn_loop_exit_code(GDN_FAIL_ITERATION_ERROR, 2, false), 1);
+	/* codex-loop: the original's */
+	assert_int_equal(gdn_loop_exit_code(GDN_FAIL_AGENT, 2, true), 2);
+	assert_int_equal(gdn_loop_exit_code(GDN_FAIL_NO_COMMIT, GDN_LOOP_ORIGINAL_NO_COMMIT, true),
+			 3);
+	assert_int_equal(
+	    gdn_loop_exit_code(GDN_FAIL_ITERATION_ERROR, GDN_LOOP_ORIGINAL_ITERATION_ERROR, true),
+	    2);
+	assert_int_equal(gdn_loop_exit_code(GDN_FAIL_POST_CHECK, 7, true), 7);
 }
 
 static void test_engine_no_commit_skips_hooks(void **unused)
@@ -569,17 +598,22 @@ static void test_engine_start_hook(void **unused)
 	FREE_AND_NULL(h.journal);
 	gdn_loop_summary_release(&sum);
 
-	/* a start hook that fails stops the run before iteration 1 with its code */
-	memset(&h, 0, sizeof(h));
-	h.use_start = true;
-	h.start_rc = 5;
-	f.calls = 0;
-	engine_run(true, &h, GDN_POLICY_FAIL, &sum, &f);
-	assert_int_equal(f.calls, 0);
-	assert_int_equal(sum.exit_code, 5);
-	assert_string_equal(sum.stop_reason, "start");
-	free(h.journal);
-	gdn_loop_summary_release(&sum);
+	/* a start hook that fails stops the run before iteration 1: exit 1, the original's: its
+	 * code */
+	for (int orig = 0; orig <= 1; orig++) {
+		memset(&h, 0, sizeof(h));
+		h.use_start = true;
+		h.start_rc = 5;
+		f.calls = 0;
+		original_codes = orig;
+		engine_run(true, &h, GDN_POLICY_FAIL, &sum, &f);
+		original_codes = false;
+		assert_int_equal(f.calls, 0);
+		assert_int_equal(sum.exit_code, orig ? 5 : 1);
+		assert_string_equal(sum.stop_reason, "start");
+		FREE_AND_NULL(h.journal);
+		gdn_loop_summary_release(&sum);
+	}
 }
 
 int main(void)
@@ -596,6 +630,7 @@ int main(void)
 	    cmocka_unit_test(test_summary_json),
 	    cmocka_unit_test(test_engine_hooks_after_post_checks),
 	    cmocka_unit_test(test_engine_hook_failure_policy),
+	    cmocka_unit_test(test_loop_exit_codes),
 	    cmocka_unit_test(test_engine_no_commit_skips_hooks),
 	    cmocka_unit_test(test_gate_never_runs_without_commits),
 	    cmocka_unit_test(test_engine_hook_out),

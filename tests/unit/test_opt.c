@@ -8,6 +8,7 @@
 #include "gdnctl/optdoc.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
+#include "gdnctl/suggest.h"
 
 static const char *const scopes[] = {"last-entry", "all", NULL};
 static const struct opt_usage usage = {"gdnctl demo [options] [--] [ARGS...]", "Try options.",
@@ -130,7 +131,7 @@ static void rejects_bad_values(void **state)
 	const char *a9[] = {"demo", "--output"};
 	const char *a10[] = {"demo", "--flag=1"};
 	const char *a11[] = {"demo", "positional"};
-	const char *a12[] = {"demo", "--nu", "3"};
+	const char *a12[] = {"demo", "--zzz", "3"};
 	const char *a13[] = {"demo", "--no-flag"};
 
 	expect_usage_error(a1, 3, "option '--num': expected an integer, got 'x'");
@@ -144,10 +145,203 @@ static void rejects_bad_values(void **state)
 	expect_usage_error(a9, 2, "option '--output' requires a value");
 	expect_usage_error(a10, 2, "takes no value");
 	expect_usage_error(a11, 2, "unexpected argument 'positional'");
-	/* exact names only: no prefix matching */
-	expect_usage_error(a12, 3, "unknown option '--nu'");
+	/* an unknown name: no "did you mean" when nothing is close */
+	expect_usage_error(a12, 3, "unknown option '--zzz'");
 	/* --no- only for negatable bools */
 	expect_usage_error(a13, 2, "unknown option '--no-flag'");
+}
+
+/* A table where names are prefixes of others, as lint-log's and ray-test's. */
+struct abbr {
+	const char *log, *log_file;
+	int field, fields, check, no_wait;
+	long tail;
+	double sleep, minutes;
+	struct strvec rest;
+};
+
+static int parse_abbr(struct abbr *a, struct sbuf *help, struct gdn_err *err, int argc,
+		      const char **argv)
+{
+	struct opt opts[] = {
+	    OPT_STRING_(0, "log", &a->log, "PATH", "a log", NULL),
+	    OPT_STRING_(0, "log-file", &a->log_file, "PATH", "a log file", NULL),
+	    OPT_BOOL_(0, "require-field", &a->field, "one field"),
+	    OPT_BOOL_(0, "require-fields", &a->fields, "the fields"),
+	    OPT_NEGBOOL_(0, "check-commits", &a->check, "check", "on"),
+	    OPT_BOOL_(0, "no-wait", &a->no_wait, "submit and return"),
+	    OPT_INT_(0, "tail", &a->tail, "N", "lines", "200", 0, 0),
+	    OPT_SECONDS_(0, "sleep-seconds", &a->sleep, "S", "sleep", "5.0"),
+	    OPT_MINUTES_(0, "max-agent-minutes", &a->minutes, "M", "minutes", "0"),
+	    OPT_BOOL_F(0, "secret", &a->no_wait, "hidden", OPT_HIDDEN),
+	    OPT_END_(),
+	};
+
+	return opt_parse(opts, &usage, argc, argv, 0, &a->rest, help, err);
+}
+
+/* Parse argv (NULL-terminated) into a fresh struct abbr; returns opt_parse's result. */
+static int abbr_run(struct abbr *a, struct gdn_err *err, const char **argv)
+{
+	struct sbuf help = SBUF_INIT;
+	int argc = 0, ret;
+
+	while (argv[argc])
+		argc++;
+	memset(a, 0, sizeof(*a));
+	a->check = 1;
+	a->tail = 200;
+	strvec_init(&a->rest);
+	gdn_err_clear(err);
+	ret = parse_abbr(a, &help, err, argc, argv);
+	sbuf_release(&help);
+	strvec_clear(&a->rest);
+	return ret;
+}
+
+static void abbr_error(const char **argv, const char *want)
+{
+	struct abbr a;
+	struct gdn_err err = GDN_ERR_INIT;
+
+	assert_int_equal(abbr_run(&a, &err, argv), GDN_EUSAGE);
+	assert_string_equal(err.msg, want);
+}
+
+static void abbreviations(void **state)
+{
+	struct abbr a;
+	struct gdn_err err = GDN_ERR_INIT;
+	const char *a1[] = {"x", "--log", "L", "--log-f", "F", "--require-field", "--ta=7", NULL};
+	const char *a2[] = {"x", "--no-w", "--no-ch", "--require-fields", NULL};
+	const char *a3[] = {"x", "--log-file=F", "--ch", "--t", "3", NULL};
+	const char *a4[] = {"x", "--he", NULL};
+	const char *a5[] = {"x", "--lo", "x", NULL};
+	const char *a6[] = {"x", "--require-fi", NULL};
+	const char *a7[] = {"x", "--no", NULL};
+	const char *a8[] = {"x", "--no-ch=1", NULL};
+	const char *a9[] = {"x", "--log-fiel", "x", NULL};
+	const char *a10[] = {"x", "--sleep-secs", "1", NULL};
+	const char *a11[] = {"x", "--requre-fields", NULL};
+	const char *a12[] = {"x", "--secre", NULL};
+	const char *a13[] = {"x", "--he=1", NULL};
+	const char *a14[] = {"x", "--=1", NULL};
+
+	/* an exact name wins over the longer names it starts */
+	assert_int_equal(abbr_run(&a, &err, a1), 0);
+	assert_string_equal(a.log, "L");
+	assert_string_equal(a.log_file, "F");
+	assert_int_equal(a.field, 1);
+	assert_int_equal(a.fields, 0);
+	assert_int_equal(a.tail, 7);
+	/* a unique prefix of a name or of its --no- form, as argparse */
+	assert_int_equal(abbr_run(&a, &err, a2), 0);
+	assert_int_equal(a.no_wait, 1);
+	assert_int_equal(a.check, 0);
+	assert_int_equal(a.fields, 1);
+	assert_int_equal(a.field, 0);
+	assert_int_equal(abbr_run(&a, &err, a3), 0);
+	assert_string_equal(a.log_file, "F");
+	assert_int_equal(a.check, 1);
+	assert_int_equal(a.tail, 3);
+	/* --help abbreviates too */
+	assert_int_equal(abbr_run(&a, &err, a4), OPT_HELP_REQUESTED);
+	/* hidden options parse, abbreviated or not */
+	assert_int_equal(abbr_run(&a, &err, a12), 0);
+	assert_int_equal(a.no_wait, 1);
+	/* ambiguous: every candidate, one line */
+	abbr_error(a5, "ambiguous option '--lo': could be --log, --log-file");
+	abbr_error(a6,
+		   "ambiguous option '--require-fi': could be --require-field, --require-fields");
+	abbr_error(a7, "ambiguous option '--no': could be --no-check-commits, --no-wait");
+	/* "--=1": an empty name is no prefix of anything */
+	abbr_error(a14, "unknown option '--'");
+	abbr_error(a8, "option '--check-commits' takes no value");
+	abbr_error(a13, "option '--help' takes no value");
+	/* unknown: did you mean, when close */
+	abbr_error(a9, "unknown option '--log-fiel'; did you mean '--log-file'?");
+	abbr_error(a10, "unknown option '--sleep-secs'");
+	abbr_error(a11, "unknown option '--requre-fields'; did you mean '--require-fields'?");
+}
+
+static void seconds_options(void **state)
+{
+	struct abbr a;
+	struct gdn_err err = GDN_ERR_INIT;
+	const char *a1[] = {"x", "--sleep-seconds", "5m", "--max-agent-minutes", "90s", NULL};
+	const char *a2[] = {"x", "--sleep-seconds=0.5", "--max-agent-minutes", "1.5h", NULL};
+	const char *a3[] = {"x", "--sleep-seconds", "1.5h", "--max-agent-minutes=2", NULL};
+	const char *a4[] = {"x", "--sleep-seconds", "5 minutes", NULL};
+	const char *a5[] = {"x", "--max-agent-minutes", "soon", NULL};
+	double d;
+
+	assert_int_equal(abbr_run(&a, &err, a1), 0);
+	assert_true(a.sleep == 300.0);
+	assert_true(a.minutes == 1.5);
+	assert_int_equal(abbr_run(&a, &err, a2), 0);
+	assert_true(a.sleep == 0.5);
+	assert_true(a.minutes == 90.0);
+	assert_int_equal(abbr_run(&a, &err, a3), 0);
+	assert_true(a.sleep == 5400.0);
+	assert_true(a.minutes == 2.0);
+	abbr_error(a4, "option '--sleep-seconds': expected seconds or a duration like 90s, 15m or "
+		       "1.5h, got '5 minutes'");
+	abbr_error(a5, "option '--max-agent-minutes': expected minutes or a duration like 90s, 15m "
+		       "or 1.5h, got 'soon'");
+	/* a plain number keeps the float parser's forms */
+	assert_int_equal(opt_parse_seconds("2.5e1", 1, &d), 0);
+	assert_true(d == 25.0);
+	assert_int_equal(opt_parse_seconds("-1", 1, &d), 0);
+	assert_true(d == -1.0);
+	assert_int_equal(opt_parse_seconds("1h30m", 60, &d), 0);
+	assert_true(d == 90.0);
+	assert_int_equal(opt_parse_seconds("", 1, &d), GDN_EUSAGE);
+}
+
+static void did_you_mean(void **state)
+{
+	struct gdn_suggest sg = GDN_SUGGEST_INIT("lodp");
+	struct sbuf out = SBUF_INIT;
+	const char *const cmds[] = {"loop", "logs", "lint-log", "demo", "doctor"};
+
+	assert_int_equal(gdn_edit_distance("lodp", "loop"), 1);
+	assert_int_equal(gdn_edit_distance("ab", "ba"), 1);
+	assert_int_equal(gdn_edit_distance("kitten", "sitting"), 3);
+	assert_int_equal(gdn_edit_distance("", "abc"), 3);
+	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
+		gdn_suggest_add(&sg, cmds[i]);
+	assert_true(gdn_suggest_format(&sg, NULL, &out));
+	assert_string_equal(out.buf, "; did you mean 'loop'?");
+	gdn_suggest_release(&sg);
+
+	/* ties: all of them, at most three */
+	sbuf_reset(&out);
+	sg = (struct gdn_suggest)GDN_SUGGEST_INIT("tesc");
+	gdn_suggest_add(&sg, "test");
+	gdn_suggest_add(&sg, "desc");
+	gdn_suggest_add(&sg, "test");
+	assert_true(gdn_suggest_format(&sg, "--", &out));
+	assert_string_equal(out.buf, "; did you mean '--test' or '--desc'?");
+	gdn_suggest_release(&sg);
+
+	/* nothing close: nothing; a short name never turns into any other */
+	sbuf_reset(&out);
+	sg = (struct gdn_suggest)GDN_SUGGEST_INIT("frob");
+	gdn_suggest_add(&sg, "from-x");
+	gdn_suggest_add(&sg, "f");
+	assert_false(gdn_suggest_format(&sg, NULL, &out));
+	assert_string_equal(out.buf, "");
+	gdn_suggest_release(&sg);
+	sg = (struct gdn_suggest)GDN_SUGGEST_INIT("x");
+	gdn_suggest_add(&sg, "y");
+	assert_false(gdn_suggest_format(&sg, NULL, &out));
+	gdn_suggest_release(&sg);
+	/* words both names start with do not count */
+	sg = (struct gdn_suggest)GDN_SUGGEST_INIT("deep.er.x");
+	gdn_suggest_add(&sg, "deep.er.key");
+	assert_false(gdn_suggest_format(&sg, NULL, &out));
+	gdn_suggest_release(&sg);
+	sbuf_release(&out);
 }
 
 static void help_lists_every_option(void **state)
@@ -206,6 +400,25 @@ static void durations(void **state)
 	assert_int_equal(opt_parse_duration_ms("-5s", &ms), GDN_EUSAGE);
 	assert_int_equal(opt_parse_duration_ms("1h30", &ms), GDN_EUSAGE);
 	assert_int_equal(opt_parse_duration_ms("99999999999999s", &ms), GDN_EUSAGE);
+	/* decimal fractions, rounded to the millisecond */
+	assert_int_equal(opt_parse_duration_ms("1.5h", &ms), 0);
+	assert_int_equal(ms, 5400000);
+	assert_int_equal(opt_parse_duration_ms("0.25s", &ms), 0);
+	assert_int_equal(ms, 250);
+	assert_int_equal(opt_parse_duration_ms("1.5", &ms), 0);
+	assert_int_equal(ms, 1500);
+	assert_int_equal(opt_parse_duration_ms("1h0.5m", &ms), 0);
+	assert_int_equal(ms, 3630000);
+	assert_int_equal(opt_parse_duration_ms(".5m", &ms), 0);
+	assert_int_equal(ms, 30000);
+	assert_int_equal(opt_parse_duration_ms("0.0004s", &ms), 0);
+	assert_int_equal(ms, 0);
+	assert_int_equal(opt_parse_duration_ms("0.1234567890123d", &ms), 0);
+	assert_int_equal(ms, 10666667);
+	assert_int_equal(opt_parse_duration_ms("1.h", &ms), GDN_EUSAGE);
+	assert_int_equal(opt_parse_duration_ms(".", &ms), GDN_EUSAGE);
+	assert_int_equal(opt_parse_duration_ms("1.5.5s", &ms), GDN_EUSAGE);
+	assert_int_equal(opt_parse_duration_ms("1,5h", &ms), GDN_EUSAGE);
 }
 
 static void numbers_and_names(void **state)
@@ -567,19 +780,14 @@ static void option_flags(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(parses_every_type),
-	    cmocka_unit_test(rejects_bad_values),
-	    cmocka_unit_test(help_lists_every_option),
-	    cmocka_unit_test(durations),
-	    cmocka_unit_test(numbers_and_names),
-	    cmocka_unit_test(roff_escaping),
-	    cmocka_unit_test(roff_options),
-	    cmocka_unit_test(json_description),
-	    cmocka_unit_test(subcommands_from_usage),
-	    cmocka_unit_test(describe_mode),
-	    cmocka_unit_test(enum_table),
-	    cmocka_unit_test(enum_options),
-	    cmocka_unit_test(enum_docs),
+	    cmocka_unit_test(parses_every_type), cmocka_unit_test(rejects_bad_values),
+	    cmocka_unit_test(abbreviations),	 cmocka_unit_test(seconds_options),
+	    cmocka_unit_test(did_you_mean),	 cmocka_unit_test(help_lists_every_option),
+	    cmocka_unit_test(durations),	 cmocka_unit_test(numbers_and_names),
+	    cmocka_unit_test(roff_escaping),	 cmocka_unit_test(roff_options),
+	    cmocka_unit_test(json_description),	 cmocka_unit_test(subcommands_from_usage),
+	    cmocka_unit_test(describe_mode),	 cmocka_unit_test(enum_table),
+	    cmocka_unit_test(enum_options),	 cmocka_unit_test(enum_docs),
 	    cmocka_unit_test(option_flags),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1042,6 +1042,154 @@ static void foreign_group_found_and_stopped(void **state)
 	rmdir(real);
 }
 
+/*
+ * What a child leaves behind when it exits by itself (issue 13): a
+ * background job stays in its process group; a `setsid` one leaves the
+ * group and, its parent gone, is re-parented to us (main() made us a
+ * subreaper). gdn_proc_stop_leftovers stops both, names them, and reaps
+ * them: no orphan is left, not even a zombie.
+ */
+static long read_pid_line(const struct collect *c, const char *prefix)
+{
+	for (size_t i = 0; i < c->lines.nr; i++)
+		if (!strncmp(c->lines.v[i], prefix, strlen(prefix)))
+			return strtol(c->lines.v[i] + strlen(prefix), NULL, 10);
+	return -1;
+}
+
+static bool leftover_has(const struct gdn_proc_leftovers *l, long pid, const char *argv0)
+{
+	for (size_t i = 0; i < l->nr; i++)
+		if (l->v[i].pid == (pid_t)pid && !strcmp(l->v[i].argv0, argv0))
+			return true;
+	return false;
+}
+
+/* Wait until pid runs `sleep` (a forked shell has not exec'd yet right after `&`). */
+static void wait_exec_sleep(long pid)
+{
+	int64_t until = gdn_now_ms() + 5000;
+	char *name = NULL;
+
+	while (gdn_now_ms() < until) {
+		free(name);
+		name = gdn_proc_argv0((pid_t)pid);
+		if (name && !strcmp(name, "sleep"))
+			break;
+		poll(NULL, 0, 10);
+	}
+	assert_non_null(name);
+	assert_string_equal(name, "sleep");
+	free(name);
+}
+
+static void leftovers_in_group_and_setsid_are_stopped(void **state)
+{
+	char mark[64];
+	const char *env[] = {mark, NULL};
+	const char *argv[] = {
+	    "sh", "-c", "sleep 1000 & echo group=$!; setsid sleep 1000 & echo session=$!", NULL};
+	struct gdn_proc_leftovers killed = GDN_PROC_LEFTOVERS_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	struct collect c;
+	struct gdn_proc p;
+	long in_group, in_session;
+	int64_t t0;
+
+	(void)state;
+	snprintf(mark, sizeof(mark), "GDNCTL_TEST_MARK=%ld.leftovers", (long)getpid());
+	collect_init(&c);
+	proc_for(&p, argv, &c);
+	p.env = env;
+	assert_int_equal(gdn_proc_run(&p, &err), 0);
+	assert_int_equal(p.status_kind, GDN_PROC_EXITED);
+	assert_int_equal(p.code, 0);
+	in_group = read_pid_line(&c, "group=");
+	in_session = read_pid_line(&c, "session=");
+	assert_true(in_group > 1 && in_session > 1);
+	wait_exec_sleep(in_group);
+	wait_exec_sleep(in_session);
+	/* both outlived the shell: gdn_proc_run leaves a normal exit's leftovers alone */
+	assert_false(pid_gone((pid_t)in_group));
+	assert_false(pid_gone((pid_t)in_session));
+	assert_true(gdn_proc_env_has((pid_t)in_session, mark));
+	assert_false(gdn_proc_env_has((pid_t)in_session, "GDNCTL_TEST_MARK=other"));
+
+	t0 = gdn_now_ms();
+	gdn_proc_stop_leftovers(p.pid, mark, 2000, &killed);
+	assert_true(gdn_now_ms() - t0 < 1500); /* SIGTERM was enough: no wait for the grace */
+	assert_int_equal(killed.nr, 2);
+	assert_true(leftover_has(&killed, in_group, "sleep"));
+	assert_true(leftover_has(&killed, in_session, "sleep"));
+	/* gone, and reaped (they were ours): no zombie either */
+	assert_true(pid_gone((pid_t)in_group));
+	assert_true(pid_gone((pid_t)in_session));
+	assert_int_equal(gdn_proc_live_count(), 0);
+
+	/* nothing left: a second call finds nothing */
+	gdn_proc_leftovers_release(&killed);
+	gdn_proc_stop_leftovers(p.pid, mark, 2000, &killed);
+	assert_int_equal(killed.nr, 0);
+	gdn_proc_leftovers_release(&killed);
+	collect_release(&c);
+	gdn_proc_release(&p);
+}
+
+/*
+ * Without the mark only the group is searched: a setsid leftover is not
+ * found that way (the mark is what finds it). A leftover that ignores
+ * SIGTERM gets SIGKILL after the grace. A process of ours that is not the
+ * child's (a live registered child) is never touched.
+ */
+static void leftovers_group_only_and_sigkill(void **state)
+{
+	const char *argv[] = {"sh", "-c",
+			      "(trap '' TERM; exec sleep 1000) & echo group=$!; "
+			      "setsid sleep 1000 & echo session=$!",
+			      NULL};
+	const char *bystander_argv[] = {"sleep", "1000", NULL};
+	struct gdn_proc_leftovers killed = GDN_PROC_LEFTOVERS_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	struct gdn_proc_async *a = NULL;
+	struct gdn_proc bystander;
+	struct collect c;
+	struct gdn_proc p;
+	long in_group, in_session;
+	int64_t t0;
+
+	(void)state;
+	proc_for(&bystander, bystander_argv, NULL);
+	bystander.timeout_ms = 0;
+	assert_int_equal(gdn_proc_start(&bystander, &a, &err), 0);
+	collect_init(&c);
+	proc_for(&p, argv, &c);
+	assert_int_equal(gdn_proc_run(&p, &err), 0);
+	in_group = read_pid_line(&c, "group=");
+	in_session = read_pid_line(&c, "session=");
+	assert_true(in_group > 1 && in_session > 1);
+	wait_exec_sleep(in_group);
+	wait_exec_sleep(in_session);
+
+	t0 = gdn_now_ms();
+	gdn_proc_stop_leftovers(p.pid, NULL, 300, &killed);
+	assert_true(gdn_now_ms() - t0 >= 250); /* it waited the grace, then SIGKILL */
+	assert_int_equal(killed.nr, 1);
+	assert_true(leftover_has(&killed, in_group, "sleep"));
+	assert_true(pid_gone((pid_t)in_group));
+	assert_false(pid_gone((pid_t)in_session));
+	assert_false(gdn_proc_poll(a, 0)); /* the bystander still runs */
+	gdn_proc_leftovers_release(&killed);
+
+	/* clean up the setsid one by hand (it is our child: reap it) */
+	kill((pid_t)in_session, SIGKILL);
+	waitpid((pid_t)in_session, NULL, 0);
+	gdn_proc_stop(a, 100, 100);
+	assert_int_equal(gdn_proc_finish(a, &err), 0);
+	collect_release(&c);
+	gdn_proc_release(&p);
+	gdn_proc_release(&bystander);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1074,13 +1222,13 @@ int main(void)
 	    cmocka_unit_test(on_line_stops_child),
 	    cmocka_unit_test(kill_all_stops_registered_child),
 	    cmocka_unit_test(foreign_group_found_and_stopped),
+	    cmocka_unit_test(leftovers_in_group_and_setsid_are_stopped),
+	    cmocka_unit_test(leftovers_group_only_and_sigkill),
 	    cmocka_unit_test(child_gets_no_other_fds),
 	    cmocka_unit_test(sigint_to_us_stops_child),
 	};
 
-#ifdef PR_SET_CHILD_SUBREAPER
-	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-#endif
+	gdn_proc_set_subreaper();
 	signal(SIGPIPE, SIG_IGN);
 	record_inheritable_fds();
 	return cmocka_run_group_tests(tests, NULL, NULL);

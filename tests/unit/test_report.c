@@ -380,6 +380,177 @@ static void test_huge_figures_saturate(void **unused)
 	sbuf_release(&j);
 }
 
+#define TS(t, run, rest) "{\"ts\":\"2026-11-21T" t "Z\",\"run\":\"" run "\"," rest "}"
+
+/*
+ * The story: a headline, the duration without the idle gap before a
+ * resume, reasons in words, round ticks on a log axis when the values
+ * span more than 5x, the values on the points.
+ */
+static void test_story(void **unused)
+{
+	static const char *const lines[] = {
+	    TS("08:00:00.000", "r", "\"event\":\"run_start\",\"iterations\":3"),
+	    TS("08:00:01.000", "r",
+	       "\"event\":\"perf_decision\",\"iteration\":0,\"metric\":\"throughput/x\","
+	       "\"decision\":\"baseline\",\"candidate\":1.0204,\"commit\":\"c0\""),
+	    TS("08:00:02.000", "r", "\"event\":\"iteration_start\",\"iteration\":1"),
+	    TS("08:00:03.000", "r",
+	       "\"event\":\"head\",\"iteration\":1,\"after\":\"c1\",\"commits\":1"),
+	    TS("08:00:04.000", "r",
+	       "\"event\":\"perf_decision\",\"iteration\":1,\"commit\":\"c1\",\"decision\":"
+	       "\"within_threshold\",\"candidate\":1.03,\"champion\":1.0204"),
+	    TS("08:00:04.500", "r",
+	       "\"event\":\"revert\",\"iteration\":1,\"reason\":\"performance within_threshold: "
+	       "throughput/x\",\"ok\":true,\"commits\":1"),
+	    TS("08:00:05.000", "r",
+	       "\"event\":\"decision\",\"iteration\":1,\"outcome\":\"ok\",\"commits\":0"),
+	    /* killed here; resumed two hours later: the gap is not counted */
+	    TS("10:00:05.000", "r", "\"event\":\"run_resume\",\"iterations\":3,\"after\":1"),
+	    TS("10:00:06.000", "r", "\"event\":\"iteration_start\",\"iteration\":2"),
+	    TS("10:00:07.000", "r",
+	       "\"event\":\"head\",\"iteration\":2,\"after\":\"c2\",\"commits\":1"),
+	    TS("10:00:09.000", "r",
+	       "\"event\":\"perf_decision\",\"iteration\":2,\"commit\":\"c2\",\"decision\":"
+	       "\"promoted\",\"candidate\":14.3512,\"champion\":1.0204"),
+	    TS("10:00:10.000", "r",
+	       "\"event\":\"decision\",\"iteration\":2,\"outcome\":\"ok\",\"commits\":1"),
+	    TS("10:00:11.000", "r", "\"event\":\"iteration_start\",\"iteration\":3"),
+	    TS("10:00:12.000", "r",
+	       "\"event\":\"decision\",\"iteration\":3,\"outcome\":\"failed\",\"failure\":"
+	       "\"no_commit\",\"commits\":0"),
+	    TS("10:00:13.000", "r",
+	       "\"event\":\"run_end\",\"reason\":\"completed\",\"exit_code\":0"),
+	};
+	struct gdn_report r;
+	struct gdn_err err = GDN_ERR_INIT;
+	struct sbuf sb = SBUF_INIT;
+	json_t *doc;
+
+	(void)unused;
+	for (size_t i = 0; i < ARRAY_SIZE(lines); i++)
+		sbuf_addf(&sb, "%s\n", lines[i]);
+	gdn_report_init(&r);
+	assert_int_equal(gdn_report_load_journal(&r, sb.buf, sb.len, NULL, "j", &err), 0);
+	assert_int_equal(r.totals.wall_ms, 2 * 3600000LL + 13000);
+	assert_int_equal(r.totals.idle_ms, 2 * 3600000LL);
+	assert_int_equal(r.totals.active_ms, 13000);
+	assert_int_equal(r.totals.resumes, 1);
+	assert_int_equal(r.totals.iters_kept, 1);
+	assert_int_equal(r.totals.iters_reverted, 1);
+	assert_int_equal(r.totals.iters_no_commit, 1);
+	/* the reasons in words, the tokens kept for programs */
+	assert_string_equal(r.v[1].reason, "performance within_threshold: throughput/x");
+	assert_string_equal(r.v[1].reason_text, "within the noise band (throughput/x)");
+	assert_string_equal(r.v[3].reason_text, "the agent made no commit");
+	sbuf_reset(&sb);
+	gdn_report_headline(&r, &sb);
+	assert_string_equal(sb.buf, "baseline 1.02 -> 14.35 (x14.1) in 3 iterations: 1 kept, 1 "
+				    "reverted, 1 without a commit, 13 s");
+	sbuf_reset(&sb);
+	gdn_report_render_text(&r, &sb);
+	assert_non_null(strstr(sb.buf,
+			       "\nbaseline 1.02 -> 14.35 (x14.1) in 3 iterations: 1 kept, 1 "
+			       "reverted, 1 without a commit, 13 s (resumed 1 time: 2 h 0 "
+			       "min idle not counted)\n"));
+	sbuf_reset(&sb);
+	gdn_report_render_html(&r, &sb);
+	assert_non_null(strstr(sb.buf, "<p id=\"headline\" class=\"headline\">baseline 1.02 -&gt; "
+				       "14.35 (x14.1) in 3 iterations"));
+	assert_non_null(strstr(sb.buf, "ran <span id=\"duration\" data-ms=\"13000\">13 s (resumed "
+				       "1 time: 2 h 0 min idle not counted)</span>"));
+	assert_null(strstr(sb.buf, "within_threshold"));
+	assert_non_null(strstr(sb.buf, "within the noise band (throughput/x)"));
+	/* 1.02 .. 14.35: more than 5x, a log axis with 1-2-5 ticks */
+	assert_non_null(strstr(sb.buf, "data-scale=\"log\""));
+	assert_non_null(strstr(sb.buf, "text-anchor=\"end\">1</text>"));
+	assert_non_null(strstr(sb.buf, "text-anchor=\"end\">2</text>"));
+	assert_non_null(strstr(sb.buf, "text-anchor=\"end\">5</text>"));
+	assert_non_null(strstr(sb.buf, "text-anchor=\"end\">10</text>"));
+	assert_non_null(strstr(sb.buf, "(log scale)"));
+	/* each measured value on the chart, no hover needed */
+	assert_int_equal(count(sb.buf, "class=\"value-label\""), 3);
+	assert_non_null(strstr(sb.buf, "text-anchor=\"middle\">14.35</text>"));
+	doc = gdn_report_json(&r);
+	assert_string_equal(json_string_value(json_object_get(doc, "headline")),
+			    "baseline 1.02 -> 14.35 (x14.1) in 3 iterations: 1 kept, 1 reverted, "
+			    "1 without a commit, 13 s");
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(doc, "totals"), "active_ms")),
+	    13000);
+	json_decref(doc);
+	gdn_report_release(&r);
+	sbuf_release(&sb);
+}
+
+static void test_ticks(void **unused)
+{
+	double t[64];
+	size_t n;
+
+	(void)unused;
+	n = gdn_report_ticks(0, 10, false, t, 64);
+	assert_int_equal(n, 6);
+	for (size_t i = 0; i < n; i++)
+		assert_true(fabs(t[i] - 2.0 * (double)i) < 1e-12);
+	n = gdn_report_ticks(1.2, 3.7, false, t, 64);
+	assert_int_equal(n, 5);
+	assert_true(fabs(t[0] - 1.5) < 1e-12 && fabs(t[4] - 3.5) < 1e-12);
+	n = gdn_report_ticks(0.5, 20, true, t, 64);
+	assert_int_equal(n, 6);
+	assert_true(t[0] == 0.5 && t[1] == 1 && t[2] == 2 && t[3] == 5 && t[4] == 10 && t[5] == 20);
+	/* many decades: powers of ten only */
+	n = gdn_report_ticks(1, 1e6, true, t, 64);
+	assert_int_equal(n, 7);
+	assert_int_equal(gdn_report_ticks(1, 1, false, t, 64), 0);
+	assert_int_equal(gdn_report_ticks(0, 10, true, t, 64), 0);
+	assert_int_equal(gdn_report_ticks(0, 10, false, t, 3), 3);
+}
+
+/* The default run r2 (1 -> 2, within 5x): a linear axis with round ticks. */
+static void test_linear_axis(void **unused)
+{
+	struct gdn_report r;
+	struct sbuf sb = SBUF_INIT;
+
+	(void)unused;
+	load(&r, NULL);
+	gdn_report_render_html(&r, &sb);
+	assert_non_null(strstr(sb.buf, "data-scale=\"linear\""));
+	assert_non_null(strstr(sb.buf, "text-anchor=\"end\">1.0</text>"));
+	assert_non_null(strstr(sb.buf, "text-anchor=\"end\">1.5</text>"));
+	assert_non_null(strstr(sb.buf, "text-anchor=\"end\">2.0</text>"));
+	assert_null(strstr(sb.buf, "(log scale)"));
+	gdn_report_release(&r);
+	sbuf_release(&sb);
+}
+
+/* Trace deltas under the noise (|delta| < 0.01 ms or < 0.1 %) are not shown. */
+static void test_noise_deltas(void **unused)
+{
+	static const char st[] =
+	    "{\"version\":2,\"champion\":null,\"history\":["
+	    "{\"commit\":\"c1\",\"iteration\":1,\"decision\":\"promoted\",\"champion_commit\":"
+	    "\"c0\","
+	    "\"metric\":\"throughput/mfu\",\"direction\":\"higher\",\"trace\":{\"steps\":2,"
+	    "\"step_ms\":100,\"categories\":{\"tiny\":0.5,\"rel\":100,\"real\":50},\"ops\":{}}},"
+	    "{\"commit\":\"c3\",\"iteration\":3,\"decision\":\"regression\",\"champion_commit\":"
+	    "\"c1\","
+	    "\"metric\":\"throughput/mfu\",\"direction\":\"higher\",\"trace\":{\"steps\":2,"
+	    "\"step_ms\":100.05,\"categories\":{\"tiny\":0.505,\"rel\":100.09,\"real\":50.5},"
+	    "\"ops\":{\"new\":0.004}}}]}";
+	struct gdn_report r;
+	struct gdn_err err = GDN_ERR_INIT;
+
+	(void)unused;
+	load(&r, NULL);
+	assert_int_equal(gdn_report_add_state(&r, st, strlen(st), "s", &err), 0);
+	/* step +0.05 % and rel +0.09 % (relative), tiny +0.005 ms and new +0.004 ms (absolute) */
+	assert_int_equal(r.v[3].nr_deltas, 1);
+	assert_string_equal(r.v[3].deltas[0].name, "real");
+	gdn_report_release(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -389,6 +560,10 @@ int main(void)
 	    cmocka_unit_test(test_html_escapes_and_elements),
 	    cmocka_unit_test(test_text_and_json),
 	    cmocka_unit_test(test_huge_figures_saturate),
+	    cmocka_unit_test(test_story),
+	    cmocka_unit_test(test_ticks),
+	    cmocka_unit_test(test_linear_axis),
+	    cmocka_unit_test(test_noise_deltas),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
