@@ -117,6 +117,7 @@ int cmd_stop(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_trace(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_version(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_wait(int argc, const char **argv, struct gdn_ctx *ctx);
-int cmd_xprof_compare(int argc, const char **argv, struct gdn_ctx *ctx); /* cmd_trace.c */
+int cmd_xprof_compare(int argc, const char **argv, struct gdn_ctx *ctx);      /* cmd_trace.c */
+int cmd_xprof_compare_runs(int argc, const char **argv, struct gdn_ctx *ctx); /* cmd_trace.c */
 
 #endif
