@@ -59,6 +59,12 @@ void gdn_error(const char *fmt, ...) GDN_PRINTF(1, 2); /* "[gdnctl] error: ..." 
  */
 int gdn_usage_error(const char *cmd, const char *fmt, ...) GDN_PRINTF(2, 3);
 /*
+ * The loop's default log directory (gdn_loop_default_log_dir) for the
+ * repository around the current directory, for `loop status` and
+ * `report`; NULL with err set (a usage error outside a repository).
+ */
+char *gdn_cmd_loop_log_dir(const struct gdn_ctx *ctx, struct gdn_err *err);
+/*
  * Print a --json document (gdn_json_dump) to stdout and drop the reference
  * (steals doc). Returns 0 or -1 on write error.
  */

@@ -4,8 +4,11 @@
 #include "gdnctl/err.h"
 #include "gdnctl/exitcode.h"
 #include "gdnctl/json.h"
+#include "gdnctl/loop_setup.h"
 #include "gdnctl/opt.h"
 #include "gdnctl/proc.h"
+#include "gdnctl/repo.h"
+#include "gdnctl/xalloc.h"
 #include "gdnctl/sbuf.h"
 
 static void vsay(FILE *f, const char *tag, const char *fmt, va_list ap)
@@ -149,4 +152,21 @@ bool gdn_cmd_parse_opts(struct opt *opts, const struct opt_usage *u, int argc, c
 	}
 	sbuf_release(&help);
 	return go_on;
+}
+
+char *gdn_cmd_loop_log_dir(const struct gdn_ctx *ctx, struct gdn_err *err)
+{
+	char *root = NULL, *dir = NULL;
+
+	if (ctx->repo_root) {
+		root = xstrdup(ctx->repo_root);
+	} else if (gdn_repo_discover(ctx->cwd, &root, err)) {
+		if (err->code == GDN_ENOTFOUND)
+			gdn_err_set(err, GDN_EUSAGE,
+				    "not inside a git repository: '%s' (use --log-dir)", ctx->cwd);
+		return NULL;
+	}
+	dir = gdn_loop_default_log_dir(root, NULL, err);
+	free(root);
+	return dir;
 }
