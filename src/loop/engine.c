@@ -507,6 +507,20 @@ static int iso_begin(struct loop *l, struct gdn_err *err)
 	return gdn_git_set_ref(&l->ugit, l->champion_ref, l->champion, NULL, err);
 }
 
+/* The worktree is known clean (nothing ran since it was checked) and at the champion. */
+static bool worktree_at_champion(struct loop *l)
+{
+	struct gdn_err ignored = GDN_ERR_INIT;
+	char *head = NULL;
+	bool yes;
+
+	if (!l->clean_known || !l->repo)
+		return false;
+	yes = !gdn_repo_head(l->repo, &head, NULL, &ignored) && head && !strcmp(head, l->champion);
+	free(head);
+	return yes;
+}
+
 /* Make the agent's worktree at the champion (journaled first, so a resume can remove it). */
 static int iso_worktree(struct loop *l, struct gdn_err *err)
 {
@@ -988,9 +1002,14 @@ static enum step iteration_body(struct loop *l, struct iter *c, struct gdn_err *
 	json_t *ev;
 
 	say(l, GDN_LOOP_HEADING, "=== codex iteration %ld/%ld ===", c->it, l->total);
-	/* a worktree removed under the run (the agent deleted the log dir) is made again */
-	if (isolated(l) && ((access(l->o->workdir, F_OK) && iso_worktree(l, err)) ||
-			    gdn_git_reset_clean(&l->wgit, l->champion, err))) {
+	/*
+	 * The agent starts from a clean worktree at the champion: made again
+	 * when it was removed under the run (the agent deleted the log dir),
+	 * reset unless the last iteration left it so (nothing ran since).
+	 */
+	if (isolated(l) &&
+	    ((access(l->o->workdir, F_OK) && iso_worktree(l, err)) ||
+	     (!worktree_at_champion(l) && gdn_git_reset_clean(&l->wgit, l->champion, err)))) {
 		step = STEP_ERROR;
 		goto out;
 	}

@@ -307,8 +307,8 @@ test_expect_isolation worktree '10: kill -9 while the agent'"'"'s worktree is ma
 # ---- found by the chaos test (t0625) ----
 
 # kill_in_promotion PATTERN: kill -9 gdnctl (and its git) while git runs
-# with arguments matching PATTERN during the promotion of iteration 1,
-# then resume.
+# with arguments matching PATTERN during the promotion of iteration 1 (its
+# decision, naming the champion, is journaled first), then resume.
 kill_in_promotion() {
 	new_repo good good good &&
 		slow_git "$1" &&
@@ -320,28 +320,28 @@ kill_in_promotion() {
 		test_wait_until 20 test -s "$MARK" &&
 		kill -KILL "$pid" && { wait "$pid"; :; } &&
 		kill -KILL "$(cat "$MARK")" &&
-		test_grep ! "\"event\":\"decision\"" logs/loop.jsonl &&
+		test_grep "\"event\":\"decision\",\"iteration\":1,.*\"champion\":" logs/loop.jsonl &&
 		run_loop --resume >out 2>err
 }
 
-# Iteration 1 was redone: its first attempt's commit is kept under refs, not on the branch.
-undecided_commit_aside() {
-	run=$(run_id) &&
-		test "$(git -C repo log -1 --format=%s "refs/gdnctl/loop/$run/iteration-1")" = "agent: good 1" &&
-		git -C repo log --format=%s "$base..main" >subjects &&
-		printf "agent: good 3\nagent: good 2\n" >expect && test_cmp expect subjects &&
-		test_grep ! "good 1" repo/work.txt &&
+# Iteration 1 was decided: --resume finishes its promotion, then runs iteration 2; the
+# user's checkout is whole (its files are the branch's, plus the user's edits).
+decided_commit_promoted() {
+	git -C repo log --format=%s "$base..main" >subjects &&
+		printf "agent: good 2\nagent: good 1\n" >expect && test_cmp expect subjects &&
+		test "$(grep -c "\"event\":\"decision\",\"iteration\":1," logs/loop.jsonl)" = 1 &&
+		git -C repo diff --quiet HEAD -- work.txt &&
 		user_work_intact
 }
 
-test_expect_isolation worktree 'kill -9 in a promotion, between the tree and the ref: --resume keeps the undecided commit off the branch' '
+test_expect_isolation worktree 'kill -9 in a promotion, between the tree and the ref: --resume finishes it' '
 	kill_in_promotion "*\" read-tree -m -u \"*" &&
-	undecided_commit_aside
+	decided_commit_promoted
 '
 
-test_expect_isolation worktree 'kill -9 after a promotion moved the branch, before its decision: --resume moves it back' '
+test_expect_isolation worktree 'kill -9 in a promotion, while the branch moves: --resume finishes it' '
 	kill_in_promotion "*\" update-ref refs/heads/main \"*" &&
-	undecided_commit_aside
+	decided_commit_promoted
 '
 
 test_done
