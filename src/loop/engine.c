@@ -213,7 +213,8 @@ struct iter {
 	enum gdn_loop_failure kind;
 	int rc;
 	enum gdn_loop_policy policy;
-	bool agent_note; /* the agent's failure: counted, no "Continuing" suffix */
+	bool agent_note;  /* the agent's failure: counted, no "Continuing" suffix */
+	int64_t agent_ms; /* the agent's last attempt */
 	struct sbuf msg;
 	struct strvec ids;
 };
@@ -641,6 +642,7 @@ static enum step run_agent(struct loop *l, struct iter *c, const char *prompt, s
 		if (rc == 0 && !res.ok)
 			rc = 1;
 		l->sum->agent_ms = gdn_add_sat_i64(l->sum->agent_ms, res.duration_ms);
+		c->agent_ms = res.duration_ms;
 		ev = gdn_journal_iteration(c->it);
 		json_object_set_new(ev, "attempt", json_integer(a));
 		json_object_set_new(ev, "rc", json_integer(rc));
@@ -754,6 +756,35 @@ out:
 	return step;
 }
 
+/* `agent done in 5.0 s: 1 commit abc123 "subject"` (the newest commit's subject). */
+static void agent_done(struct loop *l, const struct iter *c)
+{
+	struct gdn_git g = l->wgit;
+	struct sbuf subj = SBUF_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	int rc = 1;
+
+	if (l->o->original_exit_codes)
+		return;
+	g.quiet = true;
+	g.retries = 0;
+	if (c->commits > 0 &&
+	    !gdn_git_runl(&g, &rc, &subj, &err, "log", "-1", "--format=%s", c->head_after, NULL) &&
+	    !rc)
+		sbuf_rtrim(&subj);
+	else
+		sbuf_reset(&subj);
+	if (c->commits > 0)
+		say(l, GDN_LOOP_INFO, "agent done in %.1f s: %ld commit%s %.7s \"%s\"",
+		    (double)c->agent_ms / 1000.0, c->commits, c->commits == 1 ? "" : "s",
+		    c->head_after, subj.buf);
+	else
+		say(l, GDN_LOOP_INFO, "agent done in %.1f s: no commit",
+		    (double)c->agent_ms / 1000.0);
+	gdn_err_clear(&err);
+	sbuf_release(&subj);
+}
+
 /* HEAD after the agent: commits on top of head_before, or a reset reported. */
 static int detect_commits(struct loop *l, struct iter *c, struct gdn_err *err)
 {
@@ -798,6 +829,7 @@ static int detect_commits(struct loop *l, struct iter *c, struct gdn_err *err)
 		json_array_append_new(ids, json_string(c->ids.v[i]));
 	json_object_set_new(ev, "ids", ids);
 	journal_event(l, "head", ev);
+	agent_done(l, c);
 	ret = gdn_repo_dirty(l->repo, &dirty, err);
 	l->clean_known = !ret && !dirty;
 	c->dirty_after = !ret && dirty;
@@ -929,7 +961,11 @@ static enum step iteration_body(struct loop *l, struct iter *c, struct gdn_err *
 	enum step step = STEP_OK;
 	json_t *ev;
 
-	say(l, GDN_LOOP_HEADING, "=== codex iteration %ld/%ld ===", c->it, l->total);
+	if (l->o->original_exit_codes || !l->o->agent_name)
+		say(l, GDN_LOOP_HEADING, "=== codex iteration %ld/%ld ===", c->it, l->total);
+	else
+		say(l, GDN_LOOP_HEADING, "=== iteration %ld/%ld (%s) ===", c->it, l->total,
+		    l->o->agent_name);
 	/* a worktree removed under the run (the agent deleted the log dir) is made again */
 	if (isolated(l) && ((access(l->o->workdir, F_OK) && iso_worktree(l, err)) ||
 			    gdn_git_reset_clean(&l->wgit, l->champion, err))) {
@@ -1137,17 +1173,24 @@ static int iteration(struct loop *l, long it)
 			      json_pack("{sIss}", "iteration", (json_int_t)it, "message", err.msg));
 	}
 	if (step == STEP_FAIL || step == STEP_ERROR) {
+		bool stops;
+
 		failed = true;
-		if (c.agent_note)
+		stops = gdn_loop_policy_apply(c.policy, &l->failures, l->o->max_failures,
+					      &counted) == GDN_VERDICT_EXIT;
+		if (stops)
+			exit = gdn_loop_exit_code(c.kind, c.rc, l->o->original_exit_codes);
+		if (c.agent_note || c.policy == GDN_POLICY_FAIL)
 			say(l, GDN_LOOP_NOTE, "%s", c.msg.buf);
-		else if (c.policy == GDN_POLICY_FAIL)
-			say(l, GDN_LOOP_NOTE, "%s", c.msg.buf);
+		else if (stops && !l->o->original_exit_codes)
+			say(l, GDN_LOOP_NOTE,
+			    "%s%s stopping: %ld counted failure%s exceeds --max-failures %ld (-1: "
+			    "unlimited)",
+			    c.msg.buf, step == STEP_ERROR ? "." : "", l->failures,
+			    l->failures == 1 ? "" : "s", l->o->max_failures);
 		else
 			say(l, GDN_LOOP_NOTE, "%s%s Continuing due to policy=%s.", c.msg.buf,
 			    step == STEP_ERROR ? "." : "", gdn_loop_policy_name(c.policy));
-		if (gdn_loop_policy_apply(c.policy, &l->failures, l->o->max_failures, &counted) ==
-		    GDN_VERDICT_EXIT)
-			exit = gdn_loop_exit_code(c.kind, c.rc, l->o->original_exit_codes);
 		l->sum->fail_kinds[c.kind]++;
 		l->consecutive++;
 	} else if (step == STEP_OK) {

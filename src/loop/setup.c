@@ -1364,7 +1364,8 @@ int gdn_loop_setup_gate(struct gdn_loop_setup *s, const struct opt *opts)
 		return -1;
 	s->ts.backend = s->backend; /* where the profile ran: the trace source's backend */
 	s->ts.targets = s->gate.targets;
-	if ((s->w.mg.tests || s->w.mg.profile) && !s->gate.targets)
+	if ((s->w.mg.tests || s->w.mg.profile) && !s->gate.targets &&
+	    !(s->a.dry_run && (s->w.hold || s->w.clusters.nr || s->w.auto_clusters)))
 		return gdn_loop_setup_fail(
 		    s, GDN_SETUP_ERROR, GDN_EUSAGE,
 		    "the Marin validation defaults need a held dev TPU or Ray fallback "
