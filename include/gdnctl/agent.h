@@ -80,6 +80,12 @@ struct gdn_agent_request {
 	/* Called when the agent's process group exists (for the journal), or NULL. */
 	void (*on_spawn)(pid_t pgid, void *spawn_payload);
 	void *spawn_payload;
+	/*
+	 * The attempt's mark, "GDNCTL_AGENT_RUN=<unique>" (the caller journals
+	 * it, so that a resume after a crash finds what the agent left), or
+	 * NULL: one is made here.
+	 */
+	const char *mark;
 };
 
 struct gdn_agent_result {

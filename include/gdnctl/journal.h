@@ -61,6 +61,7 @@ struct gdn_loop_state {
 	bool open_restored;	 /* its stash was restored (the tree holds the user's changes) */
 	long agent_pgid;	 /* its agent's process group while the agent ran (0: none) */
 	long long agent_started; /* that process's start time (/proc/PID/stat field 22) */
+	char *agent_mark;	 /* its GDNCTL_AGENT_RUN mark (agent_start), or NULL */
 	/* A stash saved by the loop and neither restored nor reported kept. */
 	char *stash_msg;      /* its message, or NULL */
 	char *stash_sha;      /* its commit id (NULL: saving had begun, id not recorded) */

@@ -285,6 +285,8 @@ void gdn_trace_agg_complete(struct gdn_trace_agg *a, uint32_t track, uint32_t tu
 			    gdn_ps dur);
 /* Counted by the assembler: every element of traceEvents. */
 void gdn_trace_agg_count_element(struct gdn_trace_agg *a);
+/* n elements at once (the XPlane reader counts its XEvents itself). */
+void gdn_trace_agg_count_elements(struct gdn_trace_agg *a, uint64_t n);
 /*
  * XPlane input: select xprof's lines; several hosts: device labels carry the
  * host (process names are "<host> /device:...").

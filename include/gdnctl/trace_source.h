@@ -73,6 +73,12 @@ struct gdn_trace_source {
 	gdn_trace_fetch_fn fetch;    /* NULL: gdn_trace_fetch */
 	/* whether a run without a trace is worth a warning (a trace metric or trace gates) */
 	bool expected;
+	/*
+	 * A local trace is linked under LOG_DIR/traces/ too (--isolation
+	 * worktree: the agent's worktree, where the profile wrote it, goes at
+	 * the end of the run).
+	 */
+	bool keep_local;
 };
 
 /*

@@ -9,6 +9,7 @@
  * valid trace, said as a warning), 1 unreadable or invalid input, 2 usage.
  */
 #include "gdnctl/compat.h"
+#include <malloc.h>
 #include "gdnctl/cmd.h"
 #include "gdnctl/err.h"
 #include "gdnctl/exitcode.h"
@@ -283,6 +284,14 @@ static int cmd_trace_summary(int argc, const char **argv)
 	enum gdn_trace_by by;
 	int code = GDN_EXIT_OK;
 
+	/*
+	 * A summary allocates and frees tens of thousands of small blocks (the
+	 * JSON document): no fast bins (malloc would merge them all at once at
+	 * the next big request), and a heap that keeps 16 MB at its top instead
+	 * of giving pages back to the kernel and faulting them in again.
+	 */
+	mallopt(M_MXFAST, 0);
+	mallopt(M_TOP_PAD, 16 << 20);
 	args_init(&a);
 	gdn_trace_summary_init(&s);
 	if (!gdn_cmd_parse_opts(opts, &summary_usage, argc, argv, 0, &a.rest, &code))

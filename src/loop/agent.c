@@ -214,7 +214,7 @@ int gdn_agent_run(struct gdn_agent *a, const struct gdn_agent_request *req,
 	struct gdn_proc p = GDN_PROC_INIT;
 	struct sbuf tail = SBUF_INIT;
 	struct strvec env = STRVEC_INIT;
-	char *mark = agent_new_mark();
+	char *mark = req->mark ? xstrdup(req->mark) : agent_new_mark();
 	int ret = 0;
 
 	memset(res, 0, sizeof(*res));

@@ -620,7 +620,7 @@ static enum step run_agent(struct loop *l, struct iter *c, const char *prompt, s
 					.spawn_payload = &note};
 	long attempts = l->o->agent_retries + 1;
 	enum step step = STEP_OK;
-	char msg[128];
+	char msg[128], *mark = NULL;
 
 	if (write_file(pfile, prompt, err)) {
 		step = STEP_ERROR;
@@ -632,6 +632,11 @@ static enum step run_agent(struct loop *l, struct iter *c, const char *prompt, s
 		int rc;
 
 		json_object_set_new(ev, "attempt", json_integer(a));
+		free(mark);
+		mark = xstrfmt("GDNCTL_AGENT_RUN=%s.%ld.%ld.%ld", l->sum->run_id, c->it, a,
+			       (long)getpid());
+		req.mark = mark;
+		json_object_set_new(ev, "mark", json_string(mark));
 		journal_event(l, "agent_start", ev);
 		if (l->agent->run(l->agent->agent, &req, &res, err)) {
 			l->agent->release(&res);
@@ -687,6 +692,7 @@ static enum step run_agent(struct loop *l, struct iter *c, const char *prompt, s
 		c->agent_note = true;
 	}
 out:
+	free(mark);
 	free(pfile);
 	free(mfile);
 	free(tfile);
@@ -1361,21 +1367,44 @@ static void agent_spawned(pid_t pgid, void *payload)
  * but only when its leader is still the process that was journaled (same
  * pid and start time), never a stranger that reused the number.
  */
+/*
+ * What a crashed run's agent left running outside its group (setsid
+ * children, re-parented to init): found by the attempt's journaled mark.
+ */
+static void stop_marked(struct loop *l, const struct gdn_loop_state *st)
+{
+	struct gdn_proc_leftovers killed = GDN_PROC_LEFTOVERS_INIT;
+
+	if (!st->agent_mark)
+		return;
+	gdn_proc_stop_leftovers(0, st->agent_mark, 2000, &killed);
+	if (killed.nr) {
+		say(l, GDN_LOOP_WARN,
+		    "stopped %zu process(es) the agent of interrupted iteration %ld left running",
+		    killed.nr, st->open_iter);
+		journal_event(l, "agent_leftovers",
+			      gdn_journal_leftovers(st->open_iter, 0, &killed));
+	}
+	gdn_proc_leftovers_release(&killed);
+}
+
 static void stop_orphan_agent(struct loop *l, const struct gdn_loop_state *st)
 {
 	pid_t pg = (pid_t)st->agent_pgid;
 
-	if (!st->open_iter || pg <= 1 || st->agent_started < 0 ||
-	    gdn_proc_started(pg) != st->agent_started)
+	if (!st->open_iter)
 		return;
-	say(l, GDN_LOOP_WARN,
-	    "the agent of interrupted iteration %ld is still running (process group %ld); "
-	    "stopping it",
-	    st->open_iter, (long)pg);
-	gdn_proc_stop_group(pg, st->agent_started, 2000);
-	journal_event(
-	    l, "orphan_agent_stopped",
-	    json_pack("{sIsI}", "iteration", (json_int_t)st->open_iter, "pgid", (json_int_t)pg));
+	if (pg > 1 && st->agent_started >= 0 && gdn_proc_started(pg) == st->agent_started) {
+		say(l, GDN_LOOP_WARN,
+		    "the agent of interrupted iteration %ld is still running (process group %ld); "
+		    "stopping it",
+		    st->open_iter, (long)pg);
+		gdn_proc_stop_group(pg, st->agent_started, 2000);
+		journal_event(l, "orphan_agent_stopped",
+			      json_pack("{sIsI}", "iteration", (json_int_t)st->open_iter, "pgid",
+					(json_int_t)pg));
+	}
+	stop_marked(l, st);
 }
 
 /*

@@ -195,6 +195,7 @@ void gdn_loop_state_release(struct gdn_loop_state *st)
 	free(st->loop_branch);
 	free(st->champion);
 	free(st->preflight);
+	free(st->agent_mark);
 	json_decref(st->options);
 	strvec_clear(&st->kept);
 	memset(st, 0, sizeof(*st));
@@ -271,6 +272,7 @@ static void apply_event(struct gdn_loop_state *st, const char *ev, json_t *o)
 	} else if (!strcmp(ev, "agent_start")) {
 		if (it == st->open_iter)
 			st->open_agent = true;
+		set_str(&st->agent_mark, str_of(o, "mark"));
 	} else if (!strcmp(ev, "agent_pid")) {
 		if (it == st->open_iter) {
 			long long pg = int_of(o, "pgid");
@@ -281,6 +283,7 @@ static void apply_event(struct gdn_loop_state *st, const char *ev, json_t *o)
 		}
 	} else if (!strcmp(ev, "agent_end")) {
 		st->agent_pgid = 0;
+		FREE_AND_NULL(st->agent_mark);
 		st->agent_ms = gdn_add_sat_i64(st->agent_ms, int_of(o, "duration_ms"));
 	} else if (!strcmp(ev, "decision")) {
 		if (it == st->open_iter)

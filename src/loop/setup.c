@@ -1178,7 +1178,8 @@ static int setup_trace_source(struct gdn_loop_setup *s)
 					   mode);
 	ts->mode = (enum gdn_trace_source_mode)m;
 	ts->trace_glob = s->gate.trace_glob;
-	ts->workdir = s->workdir;
+	ts->workdir = s->agent_dir;
+	ts->keep_local = s->a.isolation == GDN_ISOLATION_WORKTREE;
 	ts->log_dir = s->log_dir;
 	ts->wandb_base_url = s->mo.base_url ? s->mo.base_url : getenv("WANDB_BASE_URL");
 	ts->fetch_timeout_ms = s->mo.fetch_timeout_ms;

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include "gdnctl/backend.h"
 #include "gdnctl/err.h"
+#include "gdnctl/file.h"
 #include "gdnctl/loop.h"
 #include "gdnctl/measure.h"
 #include "gdnctl/sbuf.h"
@@ -333,6 +334,26 @@ out:
 	free(dest);
 }
 
+/* keep_local: the local trace hard-linked under the log dir (same file system), f->path then. */
+static void keep_local(const struct gdn_trace_source *ts, const struct gdn_loop_iter *it,
+		       long attempt, struct found *f)
+{
+	char *dest = dest_dir(ts, it, attempt), *path;
+	const char *base = strrchr(f->path, '/');
+
+	path = xstrfmt("%s/%s", dest, base ? base + 1 : f->path);
+	if (!gdn_mkdir_p(dest, 0755, NULL)) {
+		unlink(path);
+		if (!link(f->path, path)) {
+			free(f->path);
+			f->path = path;
+			path = NULL;
+		}
+	}
+	free(path);
+	free(dest);
+}
+
 /* The path relative to the log directory when it is under it, else NULL. */
 static const char *under_log_dir(const char *path, const char *log_dir)
 {
@@ -361,6 +382,8 @@ char *gdn_trace_source_find(const struct gdn_trace_source *ts, const struct gdn_
 			f.path = newest_local(ts->workdir, ts->trace_glob, since_s);
 			if (f.path)
 				f.source = "local";
+			if (f.path && ts->keep_local)
+				keep_local(ts, it, attempt, &f);
 			else
 				because(&f, "local: no file matching '%s' written by this run",
 					ts->trace_glob);

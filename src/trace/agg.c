@@ -298,6 +298,12 @@ struct tuple {
 	uint32_t name, cat, hlo, src, tfop, dedup;
 };
 
+/* The accumulator a tuple last went to: events of a track come in runs */
+struct tlast {
+	uint32_t stream; /* + 1; 0: none yet */
+	uint32_t acc;
+};
+
 struct acc {
 	uint32_t stream, tuple;
 	uint64_t count;
@@ -317,6 +323,8 @@ struct gdn_trace_agg {
 	size_t nstreams, streamalloc;
 	struct tuple *tuples;
 	size_t ntuples, tuplealloc;
+	struct tlast *tlast; /* per tuple: the stream and acc it last went to */
+	size_t tlastalloc;
 	struct acc *accs;
 	size_t naccs, accalloc;
 	uint64_t elements, complete, metadata, invalid, unmatched, late, deep, other;
@@ -378,6 +386,7 @@ void gdn_trace_agg_free(struct gdn_trace_agg *a)
 	}
 	free(a->streams);
 	free(a->tuples);
+	free(a->tlast);
 	free(a->accs);
 	free(a);
 }
@@ -385,6 +394,11 @@ void gdn_trace_agg_free(struct gdn_trace_agg *a)
 void gdn_trace_agg_count_element(struct gdn_trace_agg *a)
 {
 	a->elements++;
+}
+
+void gdn_trace_agg_count_elements(struct gdn_trace_agg *a, uint64_t n)
+{
+	a->elements += n;
 }
 
 static uint32_t intern(struct gdn_trace_agg *a, const char *s, size_t len)
@@ -513,6 +527,8 @@ static uint32_t get_tuple(struct gdn_trace_agg *a, const struct gdn_trace_event 
 	i = hmap_get(&a->tuplemap, &k, (uint32_t)a->ntuples, &isnew);
 	if (isnew) {
 		ALLOC_GROW(a->tuples, a->ntuples + 1, a->tuplealloc);
+		ALLOC_GROW(a->tlast, a->ntuples + 1, a->tlastalloc);
+		a->tlast[a->ntuples].stream = 0;
 		a->tuples[a->ntuples++] = tp;
 	}
 	return i;
@@ -522,8 +538,15 @@ static uint32_t get_acc(struct gdn_trace_agg *a, uint32_t stream, uint32_t tuple
 {
 	struct hkey k = {stream, tuple, 0};
 	bool isnew;
-	uint32_t i = hmap_get(&a->accmap, &k, (uint32_t)a->naccs, &isnew);
+	uint32_t i;
 
+	if (tuple < a->ntuples && a->tlast[tuple].stream == stream + 1)
+		return a->tlast[tuple].acc;
+	i = hmap_get(&a->accmap, &k, (uint32_t)a->naccs, &isnew);
+	if (tuple < a->ntuples) {
+		a->tlast[tuple].stream = stream + 1;
+		a->tlast[tuple].acc = i;
+	}
 	if (isnew) {
 		struct acc *c;
 
@@ -593,11 +616,19 @@ static void nest(struct gdn_trace_agg *a, struct stream *s, const struct wentry 
 	top->acc = w->acc;
 }
 
+/* (head + i) % cap for i <= cap, without a division */
+static size_t ring(const struct stream *s, size_t i)
+{
+	size_t j = s->head + i;
+
+	return j >= s->cap ? j - s->cap : j;
+}
+
 static void release_one(struct gdn_trace_agg *a, struct stream *s)
 {
 	struct wentry w = s->win[s->head];
 
-	s->head = (s->head + 1) % s->cap;
+	s->head = ring(s, 1);
 	s->len--;
 	s->released = w.start;
 	s->any_released = true;
@@ -635,7 +666,7 @@ static void window_add(struct gdn_trace_agg *a, struct stream *s, const struct w
 		a->window_entries += ncap - s->cap;
 		nw = xmalloc(st_mult(ncap, sizeof(*nw)));
 		for (i = 0; i < s->len; i++)
-			nw[i] = s->win[(s->head + i) % s->cap];
+			nw[i] = s->win[ring(s, i)];
 		free(s->win);
 		s->win = nw;
 		s->head = 0;
@@ -643,11 +674,11 @@ static void window_add(struct gdn_trace_agg *a, struct stream *s, const struct w
 	}
 	/* insertion from the back: O(1) for sorted input */
 	i = s->len;
-	while (i && before(w, &s->win[(s->head + i - 1) % s->cap])) {
-		s->win[(s->head + i) % s->cap] = s->win[(s->head + i - 1) % s->cap];
+	while (i && before(w, &s->win[ring(s, i - 1)])) {
+		s->win[ring(s, i)] = s->win[ring(s, i - 1)];
 		i--;
 	}
-	s->win[(s->head + i) % s->cap] = *w;
+	s->win[ring(s, i)] = *w;
 	s->len++;
 }
 
@@ -900,15 +931,42 @@ struct flat {
 	gdn_ps total, self;
 };
 
-static int cmp_key_attr(const void *x, const void *y)
+/*
+ * Sort by (key, attr): LSD radix, a byte at a time, passing over the bytes
+ * that are the same everywhere (ids are small: usually 4 passes of 8).
+ * The order among equal (key, attr) does not matter: group() sums them.
+ */
+static void sort_flat(struct flat *f, size_t n)
 {
-	const struct flat *a = x, *b = y;
+	struct flat *tmp, *src = f, *dst;
 
-	if (a->key != b->key)
-		return a->key < b->key ? -1 : 1;
-	if (a->attr != b->attr)
-		return a->attr < b->attr ? -1 : 1;
-	return 0;
+	if (n < 2)
+		return;
+	tmp = xmalloc(st_mult(n, sizeof(*tmp)));
+	dst = tmp;
+	for (int pass = 0; pass < 8; pass++) {
+		size_t count[256] = {0}, pos = 0;
+		int shift = (pass & 3) * 8;
+		bool attr = pass < 4;
+
+		for (size_t i = 0; i < n; i++)
+			count[((attr ? src[i].attr : src[i].key) >> shift) & 0xff]++;
+		if (count[((attr ? src[0].attr : src[0].key) >> shift) & 0xff] == n)
+			continue; /* this byte is the same in all */
+		for (int b = 0; b < 256; b++) {
+			size_t c = count[b];
+
+			count[b] = pos;
+			pos += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[count[((attr ? src[i].attr : src[i].key) >> shift) & 0xff]++] = src[i];
+		dst = src;
+		src = src == f ? tmp : f;
+	}
+	if (src != f)
+		memcpy(f, src, n * sizeof(*f));
+	free(tmp);
 }
 
 static int cmp_rows(const void *x, const void *y)
@@ -933,8 +991,7 @@ static void group(struct flat *f, size_t n, group_fn fn, void *ctx)
 {
 	size_t i = 0;
 
-	if (n)
-		qsort(f, n, sizeof(*f), cmp_key_attr);
+	sort_flat(f, n);
 	while (i < n) {
 		uint32_t key = f[i].key, best = f[i].attr;
 		uint64_t count = 0, bestc = 0;

@@ -53,13 +53,29 @@ struct xstr {
 	size_t mask;
 };
 
+/* Word at a time: metadata strings (long_name, source) are long. */
 static uint64_t xhash(const char *s, size_t n)
 {
-	uint64_t h = 1469598103934665603ULL;
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
 
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-	return h ^ (h >> 29);
+	while (n >= 8) {
+		uint64_t w;
+
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdULL;
+		h ^= h >> 32;
+		s += 8;
+		n -= 8;
+	}
+	if (n) {
+		uint64_t w = 0;
+
+		memcpy(&w, s, n);
+		h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+		h ^= h >> 29;
+	}
+	h *= 0xff51afd7ed558ccdULL;
+	return h ^ (h >> 33);
 }
 
 static const char *xstr_get(const struct xstr *t, uint32_t id)
@@ -266,6 +282,10 @@ struct plane {
 	uint64_t id;
 	uint32_t name; /* interned */
 	bool dup_id;
+	uint64_t lines_end; /* where its last XLine ends (pass 0) */
+	/* pass 2: event metadata id -> emetas index + 1, when the ids are dense */
+	uint32_t *dense;
+	size_t ndense;
 };
 
 struct xp_file {
@@ -304,6 +324,15 @@ struct xp {
 	struct gdn_trace_agg *agg;
 	struct sbuf tmp, tmp2;
 	uint64_t events, aggregated, no_meta, dropped;
+	/*
+	 * long_name is never shown: unless keep_long, it is skipped, not interned.
+	 * long_bytes bounds what it would have taken of the pool; need_exact says
+	 * that the pool might have filled up with it (or that a skipped text was
+	 * wanted after all), and the files are read again with keep_long, so that
+	 * what is kept and dropped stays the same.
+	 */
+	bool keep_long, need_exact;
+	uint64_t long_bytes;
 	/* the message being read, for errors */
 	const char *in;
 };
@@ -742,11 +771,33 @@ static int too_much(struct xp *x, struct gdn_err *err)
 }
 
 /* A string beyond the cap reads as "" (counted). */
+/* The pool's length, as if the skipped long names were in it (an upper bound). */
+static bool pool_might_fill(const struct xp *x, uint64_t n)
+{
+	uint64_t len = x->strs.len ? x->strs.len : 1;
+
+	return !x->keep_long && len + x->long_bytes + n > XP_POOL_MAX;
+}
+
+/* A long_name not interned: at most n bytes of the pool. */
+static void skip_long(struct xp *x, uint64_t n)
+{
+	x->long_bytes += n;
+	if (pool_might_fill(x, 0))
+		x->need_exact = true;
+}
+
+/* The most a compressed_str_value takes of the pool, once inflated (inflate_str). */
+#define XP_INFLATED_MAX (GDN_TRACE_FIELD_MAX + 4096 + 1)
+
 static int intern(struct xp *x, const char *s, size_t n, uint32_t *id, struct gdn_err *err)
 {
-	int64_t r = xstr_intern(&x->strs, s, n);
+	int64_t r;
 
 	(void)err;
+	if (pool_might_fill(x, (uint64_t)n + 1))
+		x->need_exact = true;
+	r = xstr_intern(&x->strs, s, n);
 	if (r < 0) {
 		x->dropped++;
 		r = 0;
@@ -765,6 +816,7 @@ struct stat_walk {
 	bool has_ref;
 	enum stat_kind kind;
 	bool kind_known;
+	bool skipped; /* a text skipped as a long_name */
 };
 
 static int stat_field(struct xp *x, const struct field *f, void *ctx, struct gdn_err *err)
@@ -792,6 +844,13 @@ static int stat_field(struct xp *x, const struct field *f, void *ctx, struct gdn
 
 		s->has_ref = m != 0;
 		s->ref = m ? x->smetas[m - 1].name : 0;
+	} else if ((f->num == 5 || f->num == 8) && f->wt == 2 && s->kind_known && kind == SK_LONG &&
+		   !x->keep_long) {
+		skip_long(x, f->num == 8
+				 ? XP_INFLATED_MAX
+				 : (f->v < GDN_TRACE_FIELD_MAX ? f->v : GDN_TRACE_FIELD_MAX) + 1);
+		s->skipped = true;
+		return FIELD_SKIP;
 	} else if ((f->num == 5 || f->num == 8) && f->wt == 2 &&
 		   (!s->kind_known || (kind != SK_OTHER && kind != SK_DEVOFF && kind != SK_DEVDUR &&
 				       kind != SK_PROGRAM && kind != SK_SYMBOL &&
@@ -818,6 +877,13 @@ static int read_stat(struct xp *x, uint32_t plane, uint64_t end, struct facts *f
 	ret = walk(x, end, false, "an XStat", stat_field, &s, err);
 	if (ret)
 		return ret;
+	if (s.skipped && s.kind != SK_LONG)
+		x->need_exact = true; /* its kind changed after the text: odd, but read it */
+	if (s.kind == SK_LONG && !x->keep_long) {
+		if (s.has_str && !s.has_ref)
+			skip_long(x, s.compressed ? XP_INFLATED_MAX : (uint64_t)x->tmp.len + 1);
+		return 0;
+	}
 	switch (s.kind) {
 	case SK_DEVOFF:
 		fa->devoff = s.num;
@@ -1011,6 +1077,7 @@ struct line_ctx {
 	uint64_t id;
 	int64_t ts_ns;
 	bool has_ts, saw_events;
+	uint64_t end; /* of the XLine */
 	struct sbuf pid;
 	bool device_span;
 	struct sbuf name;
@@ -1051,6 +1118,110 @@ static int event_field(struct xp *x, const struct field *f, void *ctx, struct gd
 	return 0;
 }
 
+/*
+ * The common XEvent (metadata_id, offset_ps or num_occurrences, duration_ps;
+ * no stats) read straight from the buffer when it is all there. Anything
+ * else (stats, other fields, odd encodings) returns false with nothing
+ * consumed, and the general walk reads it (and says what is wrong).
+ */
+/*
+ * A varint from p when it ends within 8 bytes (8 bytes readable from p): its
+ * length, or 0 (longer: the byte loop reads it).
+ */
+static inline unsigned varint8(const unsigned char *p, uint64_t *v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint64_t w, stop;
+	unsigned n;
+
+	memcpy(&w, p, 8);
+	stop = ~w & 0x8080808080808080ULL;
+	if (!stop)
+		return 0;
+	n = (unsigned)__builtin_ctzll(stop) / 8 + 1;
+	if (n < 8)
+		w &= (1ULL << (8 * n)) - 1;
+	/* the 7-bit groups together: in pairs, then fours, then all eight */
+	w = ((w & 0x7f007f007f007f00ULL) >> 1) | (w & 0x007f007f007f007fULL);
+	w = ((w & 0x3fff00003fff0000ULL) >> 2) | (w & 0x00003fff00003fffULL);
+	w = ((w & 0x0fffffff00000000ULL) >> 4) | (w & 0x000000000fffffffULL);
+	*v = w;
+	return n;
+#else
+	uint64_t r = 0;
+
+	for (unsigned i = 0; i < 8; i++) {
+		r |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+		if (!(p[i] & 0x80)) {
+			*v = r;
+			return i + 1;
+		}
+	}
+	return 0;
+#endif
+}
+
+/*
+ * The common XEvent (metadata_id, offset_ps or num_occurrences, duration_ps;
+ * no stats) read straight from the buffer when it is all there. Anything
+ * else (stats, other fields, odd encodings) returns false with nothing
+ * consumed, and the general walk reads it (and says what is wrong).
+ */
+static bool event_fast(struct xp *x, uint64_t end, struct event_walk *w)
+{
+	size_t n = x->len - x->pos;
+	const unsigned char *p = x->buf + x->pos, *e, *bufend = x->buf + x->len;
+
+	if (end - xp_off(x) > n)
+		return false;
+	e = p + (size_t)(end - xp_off(x));
+	while (p < e) {
+		unsigned tag = *p++, k = 0;
+		uint64_t v = 0;
+
+		if (tag != 0x08 && tag != 0x10 && tag != 0x18 && tag != 0x28)
+			return false;
+		if (bufend - p >= 8)
+			k = varint8(p, &v);
+		if (k) {
+			p += k;
+			if (p > e)
+				return false;
+		} else {
+			unsigned i;
+
+			for (i = 0;; i++) {
+				if (p == e || i == 10)
+					return false;
+				v |= (uint64_t)(*p & 0x7f) << (7 * i);
+				if (!(*p++ & 0x80))
+					break;
+			}
+			if (i == 9 && p[-1] > 1)
+				return false;
+		}
+		if (tag == 0x08)
+			w->mid = v;
+		else if (tag == 0x10)
+			w->off = v;
+		else if (tag == 0x18)
+			w->dur = v;
+		else
+			w->aggregated = true;
+	}
+	x->pos = (size_t)(p - x->buf);
+	return true;
+}
+
+static uint32_t emeta_find(const struct xp *x, uint32_t plane, uint64_t id)
+{
+	const struct plane *p = &x->planes[plane];
+
+	if (p->dense)
+		return id < p->ndense ? p->dense[id] : 0;
+	return xmap_find(&x->emap, plane, id);
+}
+
 static int read_event(struct xp *x, struct line_ctx *lc, uint64_t end, struct gdn_err *err)
 {
 	struct event_walk w;
@@ -1066,26 +1237,31 @@ static int read_event(struct xp *x, struct line_ctx *lc, uint64_t end, struct gd
 	memset(&fa, 0, sizeof(fa));
 	w.plane = lc->plane;
 	w.fa = &fa;
-	ret = walk(x, end, false, "an XEvent", event_field, &w, err);
-	if (ret)
-		return ret;
-	x->events++;
-	gdn_trace_agg_count_element(x->agg);
+	if (!event_fast(x, end, &w)) {
+		memset(&w, 0, sizeof(w));
+		w.plane = lc->plane;
+		w.fa = &fa;
+		ret = walk(x, end, false, "an XEvent", event_field, &w, err);
+		if (ret)
+			return ret;
+	}
+	x->events++; /* handed to the aggregator as a count before finish */
 	if (w.aggregated) {
 		x->aggregated++; /* an aggregate, not a timeline event */
 		return 0;
 	}
-	e = xmap_find(&x->emap, lc->plane, w.mid);
+	e = emeta_find(x, lc->plane, w.mid);
 	if (!e)
 		x->no_meta++;
 	else
 		em = &x->emetas[e - 1];
-	memset(&ev, 0, sizeof(ev));
-	ev.ph = 'X';
 	if (!lc->track) {
-		plane_pid(x, lc->plane, &ev.pid, &lc->pid);
-		ev.tid.num = (int64_t)lc->id;
-		lc->track = gdn_trace_agg_track(x->agg, &ev.pid, &ev.tid) + 1;
+		struct gdn_trace_id pid, tid;
+
+		plane_pid(x, lc->plane, &pid, &lc->pid);
+		memset(&tid, 0, sizeof(tid));
+		tid.num = (int64_t)lc->id;
+		lc->track = gdn_trace_agg_track(x->agg, &pid, &tid) + 1;
 	}
 	if (em) {
 		if (!fa.has_devoff && em->f.has_devoff) {
@@ -1110,6 +1286,8 @@ static int read_event(struct xp *x, struct line_ctx *lc, uint64_t end, struct gd
 				       dur_ps);
 		return 0;
 	}
+	memset(&ev, 0, sizeof(ev));
+	ev.ph = 'X';
 	if (em) {
 		set_str(x, em->name + 1, &ev.name, &ev.name_len);
 		/* the event's own stats win over its metadata's */
@@ -1164,6 +1342,24 @@ static int line_field(struct xp *x, const struct field *f, void *ctx, struct gdn
 	} else if (f->num == 4 && f->wt == 2) {
 		lc->saw_events = true;
 		ret = read_event(x, lc, f->start + f->v, err);
+		/* the events that follow, while their tag and length are at hand */
+		while (!ret && x->pos + 11 <= x->len && x->buf[x->pos] == 0x22 &&
+		       xp_off(x) < lc->end) {
+			const unsigned char *p = x->buf + x->pos + 1;
+			uint64_t v = *p & 0x7f, start;
+
+			if (*p & 0x80) {
+				if (p[1] & 0x80)
+					break; /* 3 bytes or more: the general way */
+				v |= (uint64_t)p[1] << 7;
+				p++;
+			}
+			start = xp_off(x) + (size_t)(p + 1 - (x->buf + x->pos));
+			if (start > lc->end || v > lc->end - start || v > x->limit - start)
+				break;
+			x->pos = (size_t)(p + 1 - x->buf);
+			ret = read_event(x, lc, start + v, err);
+		}
 	} else {
 		ret = FIELD_SKIP;
 	}
@@ -1178,6 +1374,7 @@ static int read_line(struct xp *x, uint32_t plane, uint64_t end, bool device_spa
 
 	memset(&lc, 0, sizeof(lc));
 	lc.plane = plane;
+	lc.end = end;
 	lc.device_span = device_span;
 	sbuf_init(&lc.pid, 0);
 	sbuf_init(&lc.name, 0);
@@ -1194,6 +1391,7 @@ static int read_line(struct xp *x, uint32_t plane, uint64_t end, bool device_spa
 struct space_walk {
 	uint32_t plane; /* the XPlane being read; in the XSpace, the next one */
 	bool device_span;
+	uint64_t end; /* of the XPlane */
 };
 
 static int plane_field(struct xp *x, const struct field *f, void *ctx, struct gdn_err *err)
@@ -1212,6 +1410,10 @@ static int plane_field(struct xp *x, const struct field *f, void *ctx, struct gd
 	}
 	if (x->pass == 0 && f->num == 5 && f->wt == 2)
 		return stat_md_entry(x, plane, f->start + f->v, err);
+	if (x->pass == 0 && f->num == 3 && f->wt == 2)
+		x->planes[plane].lines_end = f->start + f->v;
+	if (x->pass == 2 && f->off >= x->planes[plane].lines_end)
+		return skip(x, s->end - xp_off(x), err); /* no line after: the rest at once */
 	if (x->pass == 1 && f->num == 4 && f->wt == 2)
 		return event_md_entry(x, plane, f->start + f->v, err);
 	if (x->pass == 2 && f->num == 3 && f->wt == 2)
@@ -1222,7 +1424,7 @@ static int plane_field(struct xp *x, const struct field *f, void *ctx, struct gd
 static int read_plane(struct xp *x, uint32_t plane, uint64_t end, bool device_span,
 		      struct gdn_err *err)
 {
-	struct space_walk s = {plane, device_span};
+	struct space_walk s = {plane, device_span, end};
 
 	if (x->pass == 0) {
 		ALLOC_GROW(x->planes, x->nplanes + 1, x->planealloc);
@@ -1258,7 +1460,7 @@ static int space_field(struct xp *x, const struct field *f, void *ctx, struct gd
 
 static int read_space(struct xp *x, bool device_span, struct gdn_err *err)
 {
-	struct space_walk s = {0, device_span};
+	struct space_walk s = {0, device_span, 0};
 	int ret = xp_open(x, err);
 
 	if (!ret)
@@ -1285,8 +1487,51 @@ static void mark_dup_ids(struct xp *x)
 	xmap_release(&seen);
 }
 
+/*
+ * Event metadata ids are small integers in practice: after pass 1, planes
+ * whose ids are dense enough get an array instead of the hash (all planes
+ * together at most XP_DENSE_MAX entries; the others keep the hash).
+ */
+#define XP_DENSE_MAX ((size_t)4 * XP_ENTRIES_MAX)
+
+static void build_dense(struct xp *x)
+{
+	size_t *count = xcalloc(x->nplanes ? x->nplanes : 1, sizeof(*count)), budget = XP_DENSE_MAX;
+	uint64_t *max = xcalloc(x->nplanes ? x->nplanes : 1, sizeof(*max));
+	const struct xmap *m = &x->emap;
+
+	for (size_t j = 0; m->e && j <= m->mask; j++) {
+		const struct xent *t = &m->e[j];
+
+		if (!t->val || t->plane >= x->nplanes)
+			continue;
+		count[t->plane]++;
+		if (t->id > max[t->plane])
+			max[t->plane] = t->id;
+	}
+	for (size_t i = 0; i < x->nplanes; i++) {
+		struct plane *p = &x->planes[i];
+
+		if (!count[i] || max[i] >= (uint64_t)count[i] * 4 + 64 || max[i] + 1 > budget)
+			continue;
+		p->ndense = (size_t)max[i] + 1;
+		p->dense = xcalloc(p->ndense, sizeof(*p->dense));
+		budget -= p->ndense;
+	}
+	for (size_t j = 0; m->e && j <= m->mask; j++) {
+		const struct xent *t = &m->e[j];
+
+		if (t->val && t->plane < x->nplanes && x->planes[t->plane].dense)
+			x->planes[t->plane].dense[t->id] = t->val;
+	}
+	free(count);
+	free(max);
+}
+
 static void xp_reset_model(struct xp *x)
 {
+	for (size_t i = 0; i < x->nplanes; i++)
+		free(x->planes[i].dense);
 	xstr_release(&x->strs);
 	free(x->planes);
 	free(x->smetas);
@@ -1319,10 +1564,13 @@ static int read_one(struct xp *x, bool device_span, struct gdn_err *err)
 
 	xp_reset_model(x);
 	x->aggregated = x->no_meta = x->dropped = 0;
+	x->long_bytes = 0; /* the pool is per file */
 	for (x->pass = 0; x->pass < 3; x->pass++) {
 		ret = read_space(x, device_span, err);
 		if (ret)
 			return ret;
+		if (x->pass == 1)
+			build_dense(x);
 		if (x->pass)
 			continue;
 		mark_dup_ids(x);
@@ -1455,8 +1703,10 @@ static void add_xplane_info(struct xp *x, struct gdn_trace_summary *out)
 			     (unsigned long long)x->no_meta);
 }
 
-static int summarize(struct xp_file *files, size_t n, const struct gdn_trace_opts *opts,
-		     struct gdn_trace_summary *out, struct gdn_err *err)
+/* *again: read them again with keep_long (nothing was put in out) */
+static int summarize_once(struct xp_file *files, size_t n, const struct gdn_trace_opts *opts,
+			  bool keep_long, bool *again, struct gdn_trace_summary *out,
+			  struct gdn_err *err)
 {
 	struct xp x;
 	struct strvec hosts = STRVEC_INIT;
@@ -1469,6 +1719,7 @@ static int summarize(struct xp_file *files, size_t n, const struct gdn_trace_opt
 	sbuf_init(&x.tmp, 0);
 	sbuf_init(&x.tmp2, 0);
 	x.agg = gdn_trace_agg_new(opts);
+	x.keep_long = keep_long;
 	x.multi = n > 1;
 	gdn_trace_agg_set_xplane(x.agg, x.multi);
 	for (size_t i = 0; i < n && !ret; i++) {
@@ -1481,9 +1732,11 @@ static int summarize(struct xp_file *files, size_t n, const struct gdn_trace_opt
 		no_meta += x.no_meta;
 		dropped += x.dropped;
 	}
-	if (!ret)
+	*again = !ret && x.need_exact && !keep_long;
+	gdn_trace_agg_count_elements(x.agg, x.events);
+	if (!ret && !*again)
 		ret = gdn_trace_agg_finish(x.agg, out, err);
-	if (!ret) {
+	if (!ret && !*again) {
 		x.aggregated = aggregated;
 		x.no_meta = no_meta;
 		x.dropped = dropped;
@@ -1496,6 +1749,17 @@ static int summarize(struct xp_file *files, size_t n, const struct gdn_trace_opt
 	strvec_clear(&x.hosts);
 	strvec_clear(&hosts);
 	xp_release(&x);
+	return ret;
+}
+
+static int summarize(struct xp_file *files, size_t n, const struct gdn_trace_opts *opts,
+		     struct gdn_trace_summary *out, struct gdn_err *err)
+{
+	bool again = false;
+	int ret = summarize_once(files, n, opts, false, &again, out, err);
+
+	if (again)
+		ret = summarize_once(files, n, opts, true, &again, out, err);
 	return ret;
 }
 

@@ -176,23 +176,25 @@ test_expect_success 'a missing agent: exit 4 in loop, codex-loop and demo' '
 	test ! -e "$TRASH/logs/loop.jsonl"
 '
 
-test_expect_success 'a dirty tree: loop refuses it before the run (exit 2), dry run included' '
+test_expect_success 'a dirty tree: loop --isolation in-place refuses it before the run (exit 2), dry run included' '
 	echo change >README &&
-	expect_error 2 loop --iterations 1 --agent-cmd true --prompt-file "$TRASH/prompt.md" \
-		--log-dir "$TRASH/logs" &&
+	expect_error 2 loop --isolation in-place --iterations 1 --agent-cmd true \
+		--prompt-file "$TRASH/prompt.md" --log-dir "$TRASH/logs" &&
 	test_grep "working tree .* is dirty: commit or stash the changes, or rerun with --allow-dirty or --dirty-policy stash" "$TRASH/err" &&
-	expect_error 2 loop --iterations 1 --agent-cmd true --dry-run &&
+	expect_error 2 loop --isolation in-place --iterations 1 --agent-cmd true --dry-run &&
 	test ! -e "$TRASH/logs/loop.jsonl" &&
 	test "$(cat README)" = change
 '
 
-test_expect_success 'a dirty tree under codex-loop: the original iteration error, exit 2' '
-	test_expect_code 2 loop_cmd codex-loop commit-one --iterations 1 >out 2>err &&
+test_expect_success 'a dirty tree under codex-loop --isolation in-place: the original iteration error, exit 2' '
+	test_expect_code 2 loop_cmd codex-loop commit-one --isolation in-place --iterations 1 >out 2>err &&
 	test_grep "^\\[gdnctl\\] iteration 1 raised: Working tree is dirty before starting the iteration" err &&
-	test_expect_code 2 loop_cmd codex-loop commit-one --iterations 1 \
+	test_expect_code 2 loop_cmd codex-loop commit-one --isolation in-place --iterations 1 \
 		--iteration-error-policy count-failure >out 2>err &&
-	loop_cmd loop commit-one --iterations 1 --allow-dirty >out 2>err &&
-	loop_cmd loop commit-one --iterations 1 --dirty-policy stash >out 2>err &&
+	loop_cmd loop commit-one --isolation in-place --iterations 1 --allow-dirty >out 2>err &&
+	loop_cmd loop commit-one --isolation in-place --iterations 1 --dirty-policy stash >out 2>err &&
+	: with a worktree of its own the agent never sees the dirty tree &&
+	loop_cmd loop commit-one --iterations 1 >out 2>err &&
 	test "$(cat README)" = change &&
 	git checkout -q README
 '

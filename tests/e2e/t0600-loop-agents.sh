@@ -183,7 +183,7 @@ test_expect_isolation in-place 'dirty tree with the default --dirty-policy fail:
 	test "$(git -C repo rev-list --count HEAD)" = 2
 '
 
-test_expect_success 'codex-loop: a dirty tree is the original iteration error, exit 2' '
+test_expect_isolation in-place 'codex-loop: a dirty tree is the original iteration error, exit 2' '
 	new_repo dirty &&
 	LOOP=codex-loop test_must_fail =2 run_loop commit-one --iterations 1 >out 2>err &&
 	test_grep "iteration 1 raised: Working tree is dirty before starting the iteration. Commit/stash or rerun with --allow-dirty or --dirty-policy stash." err &&

@@ -21,6 +21,12 @@ echo "agent half edit" >>user.txt
 touch "$MARK"
 exec sleep 60
 EOF2
+agent setsid-then-hang <<'EOF2'
+setsid sh -c "sleep 1000; :" "$MARK.setsid" </dev/null >/dev/null 2>&1 &
+sleep 0.5 # setsid has left the group and exec'd sleep
+touch "$MARK"
+exec sleep 60
+EOF2
 agent hang <<'EOF2'
 touch "$MARK"
 exec sleep 60
@@ -90,6 +96,17 @@ user_change_intact() {
 	test "$(cat "$TRASH/repo/user.txt")" = "user change" &&
 		test "$(cat "$TRASH/repo/notes.txt")" = "user note"
 }
+
+test_expect_success 'kill -9 while the agent'"'"'s setsid child runs: --resume finds it by its mark and stops it' '
+	new_repo &&
+	start_and_signal KILL setsid-then-hang --iterations 1 &&
+	pgrep -f "$MARK.setsid" >pids && test -s pids &&
+	run_loop commit-one --resume --resume-override >out 2>err &&
+	test_grep "stopped [0-9]* process(es) the agent of interrupted iteration 1 left running" err &&
+	test_grep "\"event\":\"agent_leftovers\"" logs/loop.jsonl &&
+	for i in $(seq 50); do pgrep -f "$MARK.setsid" >/dev/null || break; sleep 0.1; done &&
+	! pgrep -f "$MARK.setsid"
+'
 
 test_expect_success '--resume with no journal: nothing to resume' '
 	new_repo &&

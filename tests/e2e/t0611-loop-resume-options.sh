@@ -97,14 +97,14 @@ test_expect_success 'kill -9 mid-iteration, --resume without --validation-mode: 
 	test_grep "\"event\":\"run_end\",\"reason\":\"completed\",\"exit_code\":0" logs/loop.jsonl
 '
 
-test_expect_success 'the resumed run exits as the original would (--max-failures 0 from the run: the tests exit code)' '
+test_expect_success 'the resumed run exits as the original would (--max-failures 0 from the run: exit 1, the gate failed)' '
 	new_repo &&
 	loop_args break &&
-	test_expect_code 3 run_loop "${ARGS[@]}" --iterations 1 --validation-mode required \
+	test_expect_code 1 run_loop "${ARGS[@]}" --iterations 1 --validation-mode required \
 		--max-failures 0 >out 2>err &&
 	new_repo &&
 	start_and_kill --iterations 1 --validation-mode required --max-failures 0 &&
-	test_expect_code 3 run_loop --resume >out 2>err &&
+	test_expect_code 1 run_loop --resume >out 2>err &&
 	test_grep "validation failed: tests exit 3" err &&
 	test "$(git -C repo show HEAD:state.txt)" = ok &&
 	test "$(cat repo/state.txt)" = ok

@@ -8,6 +8,7 @@
 # GDNCTL_SOAK_SEED fixes the random seed (printed), GDNCTL_SOAK_ITERATIONS
 # the number of iterations (default 100; 20 under valgrind), GDNCTL_SOAK_KILLS
 # the number of kills (default 25).
+# ctest: isolation-both
 . "$(dirname "$0")/lib.sh"
 
 command -v python3 >/dev/null || skip_all "python3 is needed to check the journal"

@@ -16,6 +16,7 @@
 # `gdnctl loop --agent codex`.
 CODEX_VERSION=0.169.0
 REAL_HOME=${HOME:-/root}
+# ctest: isolation-both
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-npm.sh"
 

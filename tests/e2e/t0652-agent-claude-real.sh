@@ -23,6 +23,7 @@
 # GDNCTL_TEST_CLAUDE_BIN=/path/to/claude uses an existing binary instead.
 CLAUDE_VERSION=2.1.329
 REAL_HOME=${HOME:-/root}
+# ctest: isolation-both
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-npm.sh"
 

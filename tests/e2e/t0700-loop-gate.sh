@@ -200,8 +200,14 @@ test_expect_success 'baseline before iteration 1, then a faster commit is promot
 	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] performance champion promoted: 1 -> 2 (+100.00%" out &&
 	events="$(sed -n "s/.*\"event\":\"\([a-z_]*\)\".*/\1/p" logs/loop.jsonl | grep -vx worktree_add | tr "\n" " ")" &&
 	case "$events" in *"run_start validation trace perf_decision iteration_start"*) ;; *) echo "$events"; exit 1 ;; esac &&
-	if test "$ISOLATION" = worktree; then where=$TRASH/logs/worktree; else where=$TRASH/repo; fi &&
-	test_grep "\"event\":\"trace\",\"iteration\":0,\"attempt\":1,\"source\":\"local\",\"path\":\"$where/out/trace.json\",\"file\":null,\"origin\":null" logs/loop.jsonl &&
+	: with a worktree, which goes at the end of the run, the trace is kept under the log dir &&
+	if test "$ISOLATION" = worktree; then
+		kept=traces/iteration-000/run-1/trace.json &&
+		test_grep "\"event\":\"trace\",\"iteration\":0,\"attempt\":1,\"source\":\"local\",\"path\":\"$TRASH/logs/$kept\",\"file\":\"$kept\",\"origin\":null" logs/loop.jsonl &&
+		test -s "logs/$kept"
+	else
+		test_grep "\"event\":\"trace\",\"iteration\":0,\"attempt\":1,\"source\":\"local\",\"path\":\"$TRASH/repo/out/trace.json\",\"file\":null,\"origin\":null" logs/loop.jsonl
+	fi &&
 	test_grep "\"event\":\"perf_decision\",\"iteration\":0,\"commit\":\"$base\",\"metric\":\"throughput/mfu\",\"decision\":\"baseline\"" logs/loop.jsonl &&
 	head=$(git -C repo rev-parse HEAD) &&
 	test "$(git -C repo log -1 --format=%s)" = "agent: speed 2.0 while same" &&

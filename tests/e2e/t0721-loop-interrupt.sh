@@ -8,6 +8,7 @@
 # `interrupted` is journaled, the exit status is 130 and no process is
 # left. The interrupted iteration reached no decision, so --resume runs it
 # again, then the next one.
+# ctest: isolation-both
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-loop.sh"
 

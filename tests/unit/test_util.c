@@ -3,10 +3,12 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include <dirent.h>
+#include <math.h>
 #include <sys/stat.h>
 #include "gdnctl/err.h"
 #include "gdnctl/exitcode.h"
 #include "gdnctl/file.h"
+#include "gdnctl/json.h"
 #include "gdnctl/proc.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
@@ -345,6 +347,181 @@ static void sleep_interruptible(void **state)
 	assert_true(gdn_now_ms() - t0 >= 30);
 }
 
+/* gdnctl's JSON writer gives jansson's bytes (json_dump_callback, same flags) */
+static unsigned long jrand_state = 12345;
+
+static unsigned jrand(unsigned n)
+{
+	jrand_state = jrand_state * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (unsigned)((jrand_state >> 33) % n);
+}
+
+static json_t *jrand_string(void)
+{
+	static const char *const parts[] = {"a",
+					    "op",
+					    "fusion.123",
+					    "\"",
+					    "\\",
+					    "/",
+					    "\b",
+					    "\f",
+					    "\n",
+					    "\r",
+					    "\t",
+					    "\x01",
+					    "\x1f",
+					    "\x7f",
+					    " ",
+					    "\xc3\xa9",
+					    "\xe2\x82\xac",
+					    "\xf0\x9f\x98\x80",
+					    "\xed\x9f\xbf",
+					    "{}[],:"};
+	char buf[256];
+	size_t n = 0, k = jrand(8);
+
+	for (size_t i = 0; i < k; i++) {
+		const char *p = parts[jrand(sizeof(parts) / sizeof(parts[0]))];
+
+		memcpy(buf + n, p, strlen(p));
+		n += strlen(p);
+	}
+	if (!jrand(10))
+		buf[n++] = '\0'; /* a NUL inside */
+	return json_stringn(buf, n);
+}
+
+static json_t *jrand_value(int depth)
+{
+	static const double reals[] = {0.0,	   -0.0,
+				       1.0,	   -1.5,
+				       0.1,	   1.0 / 3,
+				       2.0 / 3,	   1e-7,
+				       1e-5,	   123456.789,
+				       1e15,	   1e16,
+				       1e17,	   1e21,
+				       1e22,	   1.5e300,
+				       4.9e-324,   2.5e-308,
+				       792.606317, 0.000123,
+				       -3.25e-10,  12345678901234567890.0,
+				       5e-324,	   1e100};
+	unsigned t = jrand(depth > 4 ? 6 : 9);
+
+	switch (t) {
+	case 0:
+		return json_null();
+	case 1:
+		return json_boolean(jrand(2));
+	case 2: {
+		static const json_int_t ints[] = {0, 1, -1, 42, -1000000007, LLONG_MAX, LLONG_MIN};
+
+		return json_integer(ints[jrand(sizeof(ints) / sizeof(ints[0]))]);
+	}
+	case 3:
+		return json_real(reals[jrand(sizeof(reals) / sizeof(reals[0]))] *
+				 (jrand(2) ? 1.0 : (double)(jrand(1000) + 1) / 7));
+	case 4:
+	case 5:
+		return jrand_string();
+	case 6:
+	case 7: {
+		json_t *o = json_object();
+		unsigned n = jrand(5);
+
+		for (unsigned i = 0; i < n; i++) {
+			json_t *k = jrand_string();
+
+			json_object_setn_new(o, json_string_value(k), json_string_length(k),
+					     jrand_value(depth + 1));
+			json_decref(k);
+		}
+		return o;
+	}
+	default: {
+		json_t *a = json_array();
+		unsigned n = jrand(5);
+
+		for (unsigned i = 0; i < n; i++)
+			json_array_append_new(a, jrand_value(depth + 1));
+		return a;
+	}
+	}
+}
+
+static int jansson_cb(const char *buffer, size_t size, void *data)
+{
+	sbuf_add(data, buffer, size);
+	return 0;
+}
+
+static void json_dump_check(const json_t *doc, int digits, size_t limit)
+{
+	struct sbuf mine = SBUF_INIT, theirs = SBUF_INIT;
+
+	mine.limit = theirs.limit = limit;
+	sbuf_adds(&mine, "x");
+	sbuf_adds(&theirs, "x");
+	gdn_json_dump_precision(&mine, doc, digits);
+	json_dump_callback(doc, jansson_cb, &theirs,
+			   JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(digits));
+	sbuf_addch(&theirs, '\n');
+	assert_int_equal(mine.len, theirs.len);
+	assert_memory_equal(mine.buf, theirs.buf, mine.len);
+	sbuf_release(&mine);
+	sbuf_release(&theirs);
+}
+
+static void json_dump_as_jansson(void **state)
+{
+	json_t *bad = json_array(), *deep = json_array(), *leaf = deep;
+
+	for (int i = 0; i < 2000; i++) {
+		json_t *doc = jrand_value(0);
+
+		json_dump_check(doc, 15, 0);
+		json_dump_check(doc, 17, 0);
+		json_dump_check(doc, 0, 0);
+		json_dump_check(doc, 9, 40);
+		json_decref(doc);
+	}
+	/* reals as gdn_json_round_reals leaves them (9 decimals), all magnitudes */
+	for (int i = 0; i < 200; i++) {
+		json_t *doc = json_array();
+
+		for (int j = 0; j < 100; j++) {
+			double mag = pow(10.0, (double)jrand(1400) / 100.0 - 6.0);
+			double r =
+			    (double)jrand(1000000007) / 1000000007.0 * mag * (jrand(2) ? 1 : -1);
+
+			json_array_append_new(doc, json_real(r));
+			json_array_append_new(doc, json_real(round(r * 1e9) / 1e9));
+			json_array_append_new(doc, json_real(round(r * 1e3) / 1e3));
+			json_array_append_new(doc, json_real(round(r)));
+		}
+		json_dump_check(doc, 15, 0);
+		json_dump_check(doc, 17, 0);
+		json_decref(doc);
+	}
+	/* not UTF-8 (only a nocheck string can hold it), top-level scalars, NULL, deep nesting */
+	json_array_append_new(bad, json_string("ok"));
+	json_array_append_new(bad, json_stringn_nocheck("a\"b\xff", 4));
+	json_dump_check(bad, 15, 0);
+	json_decref(bad);
+	json_dump_check(NULL, 15, 0);
+	bad = json_real(1.5);
+	json_dump_check(bad, 15, 0);
+	json_decref(bad);
+	for (int i = 0; i < 3000; i++) {
+		json_t *a = json_array();
+
+		json_array_append_new(leaf, a);
+		leaf = a;
+	}
+	json_dump_check(deep, 15, 0);
+	json_decref(deep);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -362,6 +539,7 @@ int main(void)
 	    cmocka_unit_test(mkdir_p_and_parents),
 	    cmocka_unit_test(add_sat_i64),
 	    cmocka_unit_test(sleep_interruptible),
+	    cmocka_unit_test(json_dump_as_jansson),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
