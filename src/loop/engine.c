@@ -185,6 +185,34 @@ struct spawn_note {
 };
 static void agent_spawned(pid_t pgid, void *payload);
 
+/* "5m12s", "42s" */
+static void add_elapsed(struct sbuf *sb, int64_t ms)
+{
+	int64_t s = ms / 1000;
+
+	if (s >= 3600)
+		sbuf_addf(sb, "%lldh%02lldm", (long long)(s / 3600), (long long)(s % 3600 / 60));
+	else if (s >= 60)
+		sbuf_addf(sb, "%lldm%02llds", (long long)(s / 60), (long long)(s % 60));
+	else
+		sbuf_addf(sb, "%llds", (long long)s);
+}
+
+/* The heartbeat: `still running: agent, 5m12s, last output 3m ago` while it is silent. */
+static void agent_tick(int64_t elapsed_ms, int64_t idle_ms, void *payload)
+{
+	const struct spawn_note *n = payload;
+	struct sbuf sb = SBUF_INIT;
+
+	if (idle_ms < n->l->o->heartbeat_ms)
+		return;
+	add_elapsed(&sb, elapsed_ms);
+	sbuf_adds(&sb, ", last output ");
+	add_elapsed(&sb, idle_ms);
+	say(n->l, GDN_LOOP_INFO, "still running: agent, %s ago", sb.buf);
+	sbuf_release(&sb);
+}
+
 static int interrupted(void)
 {
 	return gdn_proc_interrupted();
@@ -609,15 +637,18 @@ static enum step run_agent(struct loop *l, struct iter *c, const char *prompt, s
 	char *mfile = iter_path(l, c->it, "last-message.txt");
 	char *tfile = iter_path(l, c->it, "transcript.log");
 	struct spawn_note note = {l, c->it};
-	struct gdn_agent_request req = {.workdir = l->o->workdir,
-					.prompt = prompt,
-					.prompt_file = pfile,
-					.last_message_file = mfile,
-					.transcript_file = tfile,
-					.on_line = l->o->on_agent_line,
-					.payload = l->o->payload,
-					.on_spawn = agent_spawned,
-					.spawn_payload = &note};
+	struct gdn_agent_request req = {
+	    .workdir = l->o->workdir,
+	    .prompt = prompt,
+	    .prompt_file = pfile,
+	    .last_message_file = mfile,
+	    .transcript_file = tfile,
+	    .on_line = l->o->on_agent_line,
+	    .payload = l->o->payload,
+	    .on_spawn = agent_spawned,
+	    .spawn_payload = &note,
+	    .on_tick = l->o->heartbeat_ms > 0 ? agent_tick : NULL,
+	    .tick_ms = l->o->heartbeat_ms > INT_MAX ? INT_MAX : (int)l->o->heartbeat_ms};
 	long attempts = l->o->agent_retries + 1;
 	enum step step = STEP_OK;
 	char msg[128], *mark = NULL;

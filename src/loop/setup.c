@@ -79,6 +79,7 @@ void gdn_loop_setup_init(struct gdn_loop_setup *s, const char *cwd, const char *
 	    .agent_timeout_ms = -1,
 	    .agent_idle_timeout_ms = -1,
 	    .kill_grace_ms = 10000,
+	    .heartbeat_ms = 60000,
 	    .post_check_policy = GDN_POLICY_FAIL,
 	    .no_commit_policy = GDN_POLICY_FAIL,
 	    .iteration_error_policy = GDN_POLICY_FAIL,
@@ -1311,6 +1312,7 @@ void gdn_loop_setup_opts(struct gdn_loop_setup *s)
 	lo->stop_after_failures = a->stop_after_failures;
 	lo->resume = a->resume;
 	lo->git_retry_sleep_ms = 2000;
+	lo->heartbeat_ms = a->heartbeat_ms;
 	lo->say = s->say;
 	lo->on_agent_line = s->on_line;
 	lo->payload = s->payload;
