@@ -133,7 +133,7 @@ static const char *plural(long n, const char *one, const char *many)
 	return n == 1 ? one : many;
 }
 
-static void print_summary(const struct gdn_loop_summary *s)
+static void print_summary(const struct gdn_loop_summary *s, const char *perf_champion)
 {
 	struct sbuf kinds = SBUF_INIT;
 	long failed = 0;
@@ -174,6 +174,8 @@ static void print_summary(const struct gdn_loop_summary *s)
 		       tag(t), s->champion, s->champion_ref, s->champion_ref);
 	else if (s->champion)
 		printf("%s champion: %.12s\n", tag(t), s->champion);
+	else if (perf_champion) /* --isolation in-place: the performance policy's */
+		printf("%s champion: %.12s\n", tag(t), perf_champion);
 	printf("%s journal: %s\n", tag(t), s->journal ? s->journal : "(none)");
 	sbuf_release(&kinds);
 }
@@ -352,7 +354,8 @@ static struct opt loop_opts[] = {
 	       "with --resume: accept options that differ from the run's (journaled)",
 	       OPT_INVOCATION),
     OPT_BOOL_F(0, "dry-run", &setup.a.dry_run,
-	       "print the prompt and the agent command of iteration 1, run nothing",
+	       "pre-flight: every check of a real run, the plan, the prompt and the agent "
+	       "command of iteration 1; start nothing",
 	       OPT_INVOCATION),
     OPT_DURATION_F(0, "heartbeat", &setup.a.heartbeat_ms,
 		   "print `still running` this often while the agent is silent (0: off)", "60s",
@@ -652,7 +655,9 @@ static int run(struct gdn_loop_setup *s, struct printer *pr)
 		if (gdn_json_print(gdn_loop_summary_json(&sum)))
 			code = GDN_EXIT_FAILED;
 	} else {
-		print_summary(&sum);
+		json_t *champ = s->a.perf_on ? gdn_perf_state_champion(&s->ps) : NULL;
+
+		print_summary(&sum, json_string_value(json_object_get(champ, "commit")));
 	}
 	if (!code)
 		code = sum.exit_code;

@@ -276,12 +276,12 @@ test_expect_success '(h) required: the failed allocation aborts (exit 1; loop: 4
 	test_grep ! "iteration 1" out &&
 	test "$(calls_count)" = 2 &&
 	LOOP=codex-loop test_must_fail =1 run_loop faster --iterations 1 --hold-dev-tpu >out 2>err &&
-	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] --hold-dev-tpu requires --dev-tpu-name.$" err &&
+	test_grep "^\[gdnctl\] --hold-dev-tpu requires --dev-tpu-name.$" err &&
 	test_must_fail =2 run_loop faster --iterations 1 --hold-dev-tpu >out 2>err &&
 	test_grep "^\[gdnctl\] error: --hold-dev-tpu requires --dev-tpu-name.$" err &&
 	LOOP=codex-loop test_must_fail =1 run_loop faster --iterations 1 --hold-dev-tpu \
 		--dev-tpu-name me --dev-tpu-stop-timeout 0 >out 2>err &&
-	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] --dev-tpu-stop-timeout must be > 0.$" err &&
+	test_grep "^\[gdnctl\] --dev-tpu-stop-timeout must be > 0.$" err &&
 	test_must_fail =2 run_loop faster --iterations 1 --hold-dev-tpu --dev-tpu-name me \
 		--dev-tpu-stop-timeout 0 >out 2>err &&
 	test_grep "^\[gdnctl\] error: --dev-tpu-stop-timeout must be > 0.$" err &&

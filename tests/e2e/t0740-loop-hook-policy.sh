@@ -133,7 +133,7 @@ test_expect_success 'perf fail keeps the commit too: counted and stamped, exit 1
 	test "$(git -C repo log -1 --format=%s "$cand")" = "agent: entry 1 speed 0.5" &&
 	test_grep ! "Continuing due to" err &&
 	test_grep "\"event\":\"decision\",\"iteration\":1,\"outcome\":\"failed\",\"failure\":\"hook\",\"counted\":false,\"commits\":1,.*\"exit\":1" logs/loop.jsonl &&
-	test_grep "1 iteration, 1 commit, 0 failed iterations (0 counted" out &&
+	test_grep "1 iteration, 1 commit, 1 failed iteration (0 counted; agent=0, post_check=0, no_commit=0, hook=1," out &&
 	test_grep "^- Commit: $cand$" repo/log.md &&
 	test -z "$(git -C repo status --porcelain)" &&
 	lint
@@ -264,7 +264,7 @@ test_expect_success 'SIGINT during the baseline profile: interrupted, not an err
 	test_grep ! "codex iteration" out &&
 	test_grep "\"event\":\"interrupted\",\"iteration\":0,\"signal\":2" logs/loop.jsonl &&
 	test_grep "\"reason\":\"interrupted\",\"exit_code\":130" logs/loop.jsonl &&
-	test_grep "0 iterations, 0 commits, 0 failed iterations (0 counted .*stopped: interrupted (exit 130)$" out
+	test_grep "0 iterations, 0 commits, 0 failed iterations (0 counted;.*stopped: interrupted (exit 130)$" out
 '
 
 # ---- 4: a phase that could not run ----
