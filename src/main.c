@@ -30,7 +30,7 @@ static bool wants_help(int argc, const char **argv)
 /* A global long option abbreviated as argparse would ("--vers"): the full name, else `a`. */
 static const char *global_long(const char *a)
 {
-	static const char *const names[] = {"--help", "--version"};
+	static const char *const names[] = {"--help", "--quiet", "--version"};
 	size_t len = strlen(a);
 
 	if (len < 3 || strncmp(a, "--", 2) || strchr(a, '='))
@@ -99,6 +99,8 @@ int main(int argc, char **argv)
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			gdn_print_global_help(stdout);
 			return finish_stdout(0);
+		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+			gdn_set_quiet(true);
 		} else if (!strcmp(a, "--version")) {
 			printf("gdnctl version %s\n", GDNCTL_VERSION);
 			return finish_stdout(0);
@@ -126,6 +128,7 @@ int main(int argc, char **argv)
 			struct sbuf hint = SBUF_INIT;
 
 			gdn_suggest_add(&sg, "--help");
+			gdn_suggest_add(&sg, "--quiet");
 			gdn_suggest_add(&sg, "--version");
 			gdn_suggest_format(&sg, NULL, &hint);
 			gdn_error("unknown global option '%s'%s", a, hint.buf);
@@ -158,6 +161,9 @@ int main(int argc, char **argv)
 		code = prepare(c, &ctx);
 	if (!code)
 		code = c->fn(argc - i, (const char **)argv + i, &ctx);
+	/* SIGINT/SIGTERM: 130/143 whatever the command made of it (unless killed by a signal) */
+	if (gdn_proc_interrupted() && code < GDN_EXIT_SIGNAL)
+		code = GDN_EXIT_SIGNAL + gdn_proc_interrupted();
 out:
 	gdn_config_release(&ctx.config);
 	free(ctx.repo_root);

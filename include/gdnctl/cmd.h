@@ -41,13 +41,29 @@ struct gdn_cmd {
 extern const struct gdn_cmd gdn_commands[];
 const struct gdn_cmd *gdn_cmd_find(const char *name);
 
-/* Output helpers for commands: "[gdnctl] " prefix, stdout for info, stderr for the rest. */
-void gdn_say(const char *fmt, ...) GDN_PRINTF(1, 2);
+/*
+ * Output helpers for commands, "[gdnctl] " prefix. Standard output carries
+ * data only: a command's answer, a job's output, a --dry-run plan
+ * (gdn_say). Echoed commands ("[gdnctl] $ ARGV") and status lines go to
+ * stderr through gdn_status, and not at all under the global -q/--quiet;
+ * warnings and errors always go to stderr.
+ */
+void gdn_say(const char *fmt, ...) GDN_PRINTF(1, 2);	/* stdout: a line of the answer */
+void gdn_status(const char *fmt, ...) GDN_PRINTF(1, 2); /* stderr unless -q; secrets masked */
+/* The stream for status written piecewise (progress lines): stderr, or NULL under -q. */
+FILE *gdn_status_file(void);
+void gdn_set_quiet(bool quiet);			       /* main: -q/--quiet */
 void gdn_warn(const char *fmt, ...) GDN_PRINTF(1, 2);  /* "[gdnctl] WARNING: ..." */
 void gdn_error(const char *fmt, ...) GDN_PRINTF(1, 2); /* "[gdnctl] error: ..." */
 /* "[gdnctl] error: MESSAGE" and "[gdnctl] see 'gdnctl CMD -h'" on stderr; returns GDN_EXIT_USAGE.
  */
 int gdn_usage_error(const char *cmd, const char *fmt, ...) GDN_PRINTF(2, 3);
+/*
+ * The loop's default log directory (gdn_loop_default_log_dir) for the
+ * repository around the current directory, for `loop status` and
+ * `report`; NULL with err set (a usage error outside a repository).
+ */
+char *gdn_cmd_loop_log_dir(const struct gdn_ctx *ctx, struct gdn_err *err);
 /*
  * Print a --json document (gdn_json_dump) to stdout and drop the reference
  * (steals doc). Returns 0 or -1 on write error.
@@ -107,6 +123,7 @@ int cmd_stop(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_trace(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_version(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_wait(int argc, const char **argv, struct gdn_ctx *ctx);
-int cmd_xprof_compare(int argc, const char **argv, struct gdn_ctx *ctx); /* cmd_trace.c */
+int cmd_xprof_compare(int argc, const char **argv, struct gdn_ctx *ctx);      /* cmd_trace.c */
+int cmd_xprof_compare_runs(int argc, const char **argv, struct gdn_ctx *ctx); /* cmd_trace.c */
 
 #endif

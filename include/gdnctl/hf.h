@@ -9,6 +9,7 @@
 #include "gdnctl/enumtab.h"
 #include "gdnctl/err.h"
 #include "gdnctl/http.h"
+#include "gdnctl/md5.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
 
@@ -36,6 +37,11 @@ enum gdn_hf_state {
 	GDN_HF_DOWNLOADED, /* fetched, verified, renamed into place */
 	GDN_HF_PRESENT,	   /* already there and verified: not fetched */
 	GDN_HF_FAILED,	   /* result and error say why */
+	/*
+	 * Never started: an interruption or the deadline stopped the queue
+	 * first (result is GDN_EINTR or GDN_ETIMEOUT; on_file is not called).
+	 */
+	GDN_HF_CANCELLED,
 };
 
 struct gdn_hf_file {
@@ -45,6 +51,16 @@ struct gdn_hf_file {
 	bool lfs;	 /* sha256 below is known */
 	char sha256[65]; /* lfs.oid, lower-case hex, when lfs */
 	bool has_xet;	 /* listing carried a xetHash */
+	/*
+	 * The other sources (src/hub/source.c) use the same record: the URL
+	 * to fetch (else the hub's resolve URL), a base64 MD5 to verify (GCS
+	 * md5Hash, W&B manifest digest), and no_auth for a signed URL on
+	 * another host (no credential is ever sent with it).
+	 */
+	char *url; /* owned, or NULL */
+	bool has_md5;
+	char md5[GDN_MD5_B64_SIZE];
+	bool no_auth;
 	/* Download results. */
 	char *local_path; /* absolute (owned) */
 	enum gdn_hf_state state;
@@ -145,14 +161,19 @@ struct gdn_hf_download_opts {
 	/* About every 100 ms and after each file. */
 	void (*on_progress)(void *ctx, const struct gdn_hf_progress *p);
 	void *ctx;
+	/* HTTP Basic credentials for every file without no_auth (W&B); else the hub token. */
+	const char *basic_user, *basic_password;
 };
 
 /*
  * Download every file into output_dir/<path>: written to <path>.part,
  * resumed with Range after an interruption (also from an earlier run),
- * verified against the listing's size and LFS sha256, fsync'ed and renamed
- * into place. A file already there and verified is left alone. Every file
- * gets a state. Returns 0 when none failed; else the most serious code
+ * verified against the listing's size and LFS sha256 (or MD5), fsync'ed and
+ * renamed into place. A file already there and verified is left alone.
+ * Files go in batches, so memory does not grow with the queue; when one
+ * ends interrupted or past the deadline, the files not yet started are
+ * CANCELLED at once. Every file gets a state. Returns 0 when none failed;
+ * else the most serious code
  * (GDN_EINTR, GDN_ETIMEOUT, GDN_ENETWORK, then a verification failure
  * GDN_EFAILED, then others) with the first such file's error in err.
  */

@@ -235,6 +235,14 @@ void gdn_proc_stop_leftovers(pid_t pgid, const char *mark, int grace_ms,
  */
 void gdn_proc_install_signal_handlers(void);
 int gdn_proc_interrupted(void);
+/*
+ * Wait until fd has input (data, end of input or an error to read) or
+ * gdnctl has got SIGINT/SIGTERM (ever, since the handlers were
+ * installed): 1 fd is ready, 0 interrupted (gdn_proc_interrupted() says
+ * by which signal), -1 poll failed (errno). Blocking reads of files,
+ * pipes and terminals call it first, so that a signal ends them.
+ */
+int gdn_proc_wait_input(int fd);
 
 /*
  * Secret masking for echoed commands and traces (src/util/secret.c).

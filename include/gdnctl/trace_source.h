@@ -81,6 +81,10 @@ struct gdn_trace_source {
 	bool keep_local;
 };
 
+/* The newest regular file matching `pattern_rel` under `dir`, modified at or after `since`. */
+char *gdn_trace_newest_local(const char *dir, const char *pattern_rel,
+			     const struct timespec *since);
+
 /*
  * The trace of profile run `attempt` of the iteration, started at
  * `since_s` (seconds since the epoch; files older are not this run's):

@@ -114,6 +114,12 @@ struct gdn_wandb {
 int gdn_wandb_init(struct gdn_wandb *c, const char *base_url, const char *api_key,
 		   const struct gdn_http_opts *opts, struct gdn_err *err);
 void gdn_wandb_release(struct gdn_wandb *c);
+/*
+ * Run a GraphQL query at base_url/graphql (the key as HTTP Basic api:KEY).
+ * `vars` is stolen; *data (new reference) is the answer's "data" object.
+ */
+int gdn_wandb_graphql(struct gdn_wandb *c, const char *query, json_t *vars, json_t **data,
+		      struct gdn_err *err);
 
 /*
  * Find a run by id, then (as the original tool did) by display name among

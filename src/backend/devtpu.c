@@ -363,19 +363,21 @@ out:
 	return ret;
 }
 
-/* Stop a failed attempt and describe it (lines of the log reported). */
+/*
+ * Stop a failed attempt and describe it (lines of the log reported). When
+ * the allocation program did not run at all, that is the error, in err.
+ */
 static int give_up(struct gdn_backend *b, struct hold *h, enum attempt_result res, long attempt,
-		   struct sbuf *why)
+		   struct sbuf *why, struct gdn_err *err)
 {
 	struct devtpu_priv *dp = b->priv;
-	struct gdn_err err = GDN_ERR_INIT;
 	long grace = res == TIMED_OUT && dp->stop_timeout_ms > TERM_GRACE_MS ? TERM_GRACE_MS
 		     : res == TIMED_OUT					     ? dp->stop_timeout_ms
 									     : FAILED_GRACE_MS;
 	int ret;
 
 	gdn_proc_stop(h->a, (int)grace, TERM_GRACE_MS);
-	ret = gdn_proc_finish(h->a, &err);
+	ret = gdn_proc_finish(h->a, err);
 	h->a = NULL;
 	if (h->log) {
 		fclose(h->log);
@@ -383,8 +385,8 @@ static int give_up(struct gdn_backend *b, struct hold *h, enum attempt_result re
 	}
 	sbuf_reset(why);
 	if (ret)
-		sbuf_addf(why, "%s", err.msg);
-	else if (res == EXITED)
+		return ret;
+	if (res == EXITED)
 		sbuf_addf(why,
 			  "dev TPU allocation exited before becoming active (exit=%d, "
 			  "cluster=%s, attempt=%ld/%ld); see the log: %s",
@@ -442,7 +444,7 @@ static int devtpu_hold(struct gdn_backend *b, struct gdn_err *err)
 						  dp->tpu_name, h->cluster);
 				goto out;
 			}
-			ret = give_up(b, h, res, attempt, &why);
+			ret = give_up(b, h, res, attempt, &why, err);
 			hold_free(h);
 			if (!ret && res == INTERRUPTED)
 				ret = gdn_err_set(err, GDN_EINTR,

@@ -25,8 +25,9 @@ static const struct opt_usage usage = {
     "loads; each backend (--backend, else every configured one and local): it opens,\n"
     "its programs are in PATH (ssh, rsync; sbatch, squeue, sacct, scancel, scontrol;\n"
     "uv or ray), an ssh host answers 'ssh -o BatchMode=yes ... true', a Slurm\n"
-    "controller answers 'scontrol ping'; the agent (--agent, else codex): its binary\n"
-    "runs '--version' and a login is present (API key variable or auth file); the\n"
+    "controller answers 'scontrol ping'; the agent (--agent, else loop.agent, else\n"
+    "codex): its binary runs '--version' and a login is present (API key variable or\n"
+    "auth file; a missing binary is a warning when no agent was named); the\n"
     "Hugging Face token and the W&B key are present (their values are never shown);\n"
     "free disk space in the loop's log directory and in $TMPDIR or /tmp; a C compiler\n"
     "(for gdnctl demo). Every external check stops after --timeout.\n"
@@ -72,6 +73,8 @@ int cmd_doctor(int argc, const char **argv, struct gdn_ctx *ctx)
 	    OPT_CHOICE_(0, "agent", &o.agent, gdn_agent_names(), "the agent driver to check",
 			GDN_AGENT_DEFAULT),
 	    OPT_STRING_(0, "agent-bin", &o.agent_bin, "PATH", "explicit agent binary", NULL),
+	    OPT_STRING_(0, "codex-bin", &o.agent_bin, "PATH",
+			"the same as --agent-bin (the name gdnctl loop takes)", NULL),
 	    OPT_STRING_(0, "agent-cmd", &o.agent_cmd, "CMD",
 			"command driver: the command line, as given to loop", NULL),
 	    OPT_BOOL_(0, "no-agent", &no_agent, "leave the agent checks out"),
@@ -103,8 +106,8 @@ int cmd_doctor(int argc, const char **argv, struct gdn_ctx *ctx)
 	o.timeout_ms = timeout_ms;
 	o.skip_agent = no_agent;
 	if (!json)
-		fprintf(stderr, "[gdnctl] checking the environment (each external check stops "
-				"after its timeout)\n");
+		gdn_status("checking the environment (each external check stops after its "
+			   "timeout)");
 	gdn_doctor_run(&o, &r);
 	fails = gdn_doctor_count(&r, GDN_DOCTOR_FAIL);
 	if (json) {

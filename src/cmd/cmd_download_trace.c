@@ -18,36 +18,57 @@
 #include "gdnctl/opt.h"
 #include "gdnctl/proc.h"
 #include "gdnctl/sbuf.h"
+#include "gdnctl/source.h"
 #include "gdnctl/strvec.h"
 #include "gdnctl/trace.h"
+#include "gdnctl/trace_fetch.h"
 #include "gdnctl/xalloc.h"
 
 #define JSON_SCHEMA	   "gdnctl.download_trace.v1"
 #define DEFAULT_OUTPUT_DIR ".profiles/hf"
 #define SUMMARY_TOP	   15
 
-#define USAGE_EXTRA                                                                           \
-	"Lists the repository (recursive tree listing, every page), keeps the files under\n"  \
-	"--path-prefix whose path matches --pattern (POSIX extended regex, searched\n"        \
-	"anywhere in the path), sorts them, keeps the first --limit, and downloads them\n"    \
-	"into --output-dir/<repo path>: via <file>.part, resumed after an interruption,\n"    \
-	"checked against the listing's size and LFS sha256, then renamed into place.\n"       \
-	"A file already present and verified is not fetched again.\n"                         \
-	"Endpoint: HF_ENDPOINT (default https://huggingface.co). Token: --token, HF_TOKEN,\n" \
-	"HUGGING_FACE_HUB_TOKEN, or the token file ($HF_HOME/token, default\n"                \
-	"~/.cache/huggingface/token); it is never printed.\n"                                 \
-	"Exit status: 0 done (also when nothing matched); 1 a file failed verification,\n"    \
-	"the hub refused (401, 403, 404), or a trace could not be summarised; 2 usage;\n"     \
+#define SOURCES_TEXT                                                                           \
+	"SOURCE is one of:\n"                                                                  \
+	"  hf:ORG/REPO[/PATH]      a Hugging Face Hub repository (same as --repo-id, with\n"   \
+	"                          PATH as --path-prefix)\n"                                   \
+	"  gs://BUCKET/PREFIX      Google Cloud Storage (JSON API; token from\n"               \
+	"                          GOOGLE_OAUTH_ACCESS_TOKEN, else 'gcloud auth\n"             \
+	"                          print-access-token'; STORAGE_EMULATOR_HOST is honoured)\n"  \
+	"  wandb:ENTITY/PROJECT/RUN_ID[@ALIAS], or a W&B run URL\n"                            \
+	"                          the run's jax_profile artifact with ALIAS (default\n"       \
+	"                          latest), else its most recently updated one\n"              \
+	"  wandb-artifact:ENTITY/PROJECT/NAME:ALIAS   a W&B artifact by name\n"                \
+	"W&B: WANDB_API_KEY or ~/.netrc, and WANDB_BASE_URL, as 'gdnctl metrics'; the key\n"   \
+	"never goes to a signed file URL on another host. Every source: .part then rename,\n"  \
+	"Range resume, the source's checksum verified (HF sha256, GCS md5Hash, W&B manifest\n" \
+	"md5), retries; --output-dir defaults to .profiles/KIND (hf, gcs, wandb,\n"            \
+	"wandb-artifact). An interruption or --deadline stops the whole queue at once.\n"
+
+#define USAGE_EXTRA                                                                             \
+	SOURCES_TEXT                                                                            \
+	"With --repo-id: lists the repository (recursive tree listing, every page), keeps the " \
+	"files under\n"                                                                         \
+	"--path-prefix whose path matches --pattern (POSIX extended regex, searched\n"          \
+	"anywhere in the path), sorts them, keeps the first --limit, and downloads them\n"      \
+	"into --output-dir/<repo path>: via <file>.part, resumed after an interruption,\n"      \
+	"checked against the listing's size and LFS sha256, then renamed into place.\n"         \
+	"A file already present and verified is not fetched again.\n"                           \
+	"Endpoint: HF_ENDPOINT (default https://huggingface.co). Token: --token, HF_TOKEN,\n"   \
+	"HUGGING_FACE_HUB_TOKEN, or the token file ($HF_HOME/token, default\n"                  \
+	"~/.cache/huggingface/token); it is never printed.\n"                                   \
+	"Exit status: 0 done (also when nothing matched); 1 a file failed verification,\n"      \
+	"the hub refused (401, 403, 404), or a trace could not be summarised; 2 usage;\n"       \
 	"5 network failure after the retries; 124 --deadline passed; 130, 143 interrupted."
 
 static const struct opt_usage usage = {
-    "gdnctl download-trace --repo-id ID [options]",
-    "Download profiler traces from a Hugging Face Hub repository.",
+    "gdnctl download-trace [options] SOURCE\ngdnctl download-trace --repo-id ID [options]",
+    "Download profiler traces from the Hugging Face Hub, GCS or W&B artifacts.",
     USAGE_EXTRA,
 };
 
 static const struct opt_usage alias_usage = {
-    "gdnctl hf-download-trace --repo-id ID [options]",
+    "gdnctl hf-download-trace --repo-id ID [options]\ngdnctl hf-download-trace [options] SOURCE",
     "Download profiler traces from a Hugging Face Hub repository (the original\n"
     "gdnctl.py name; same as 'gdnctl download-trace').",
     USAGE_EXTRA,
@@ -118,6 +139,8 @@ static void on_file(void *ctx, const struct gdn_hf_file *f)
 	struct dt_state *st = ctx;
 
 	clear_bar(st);
+	if (f->state == GDN_HF_FAILED && (f->result == GDN_EINTR || f->result == GDN_ETIMEOUT))
+		return; /* the queue stopped: the summary line says it once */
 	if (f->state == GDN_HF_FAILED)
 		gdn_error("%s", f->error ? f->error : "download failed");
 	else if (!st->quiet)
@@ -133,6 +156,8 @@ static const char *state_name(enum gdn_hf_state s)
 		return "present";
 	case GDN_HF_FAILED:
 		return "failed";
+	case GDN_HF_CANCELLED:
+		return "not-started";
 	default:
 		return "pending";
 	}
@@ -209,6 +234,8 @@ static json_t *files_json(const struct gdn_hf_files *files)
 		json_object_set_new(o, "size", json_integer((json_int_t)f->size));
 		json_object_set_new(o, "lfs", json_boolean(f->lfs));
 		json_object_set_new(o, "sha256", f->lfs ? json_string(f->sha256) : json_null());
+		if (f->has_md5)
+			json_object_set_new(o, "md5", json_string(f->md5));
 		json_object_set_new(o, "state", json_string(state_name(f->state)));
 		json_object_set_new(o, "resumed_bytes", json_integer((json_int_t)f->resumed));
 		json_object_set_new(o, "fetched_bytes", json_integer((json_int_t)f->fetched));
@@ -318,6 +345,35 @@ static int doc_finish(json_t *doc, const struct dt_args *a, const struct gdn_hf_
 	return code;
 }
 
+/*
+ * One line for the whole queue: how many files failed, or, when an
+ * interruption or the deadline stopped it, how far it got.
+ */
+static void summary_line(const struct gdn_hf_files *files, int ret)
+{
+	size_t failed = 0, done = 0, stopped = 0, cancelled = 0;
+
+	for (size_t i = 0; i < files->nr; i++) {
+		const struct gdn_hf_file *f = &files->v[i];
+
+		if (f->state == GDN_HF_CANCELLED)
+			cancelled++;
+		else if (f->state == GDN_HF_FAILED &&
+			 (f->result == GDN_EINTR || f->result == GDN_ETIMEOUT))
+			stopped++;
+		else if (f->state == GDN_HF_FAILED)
+			failed++;
+		else if (f->state != GDN_HF_PENDING)
+			done++;
+	}
+	if (ret == GDN_EINTR || ret == GDN_ETIMEOUT)
+		gdn_error("%s: %zu of %zu files done, %zu failed, %zu stopped, %zu not started",
+			  ret == GDN_EINTR ? "interrupted" : "the deadline passed", done, files->nr,
+			  failed, stopped, cancelled);
+	else
+		gdn_error("%zu of %zu files failed", failed, files->nr);
+}
+
 /* Download the selected files (and summarise them with --summarize). The exit code. */
 static int download(struct gdn_hf *hf, struct gdn_hf_files *files, const struct dt_args *a,
 		    const char *outdir, struct dt_state *st, json_t **jsummaries,
@@ -338,12 +394,9 @@ static int download(struct gdn_hf *hf, struct gdn_hf_files *files, const struct 
 	dopts.ctx = st;
 	ret = gdn_hf_download(hf, files, &dopts, err);
 	clear_bar(st);
+	if (ret)
+		summary_line(files, ret);
 	if (ret) {
-		size_t failed = 0;
-
-		for (size_t i = 0; i < files->nr; i++)
-			failed += files->v[i].state == GDN_HF_FAILED;
-		gdn_error("%zu of %zu files failed", failed, files->nr);
 		code = ret == GDN_EINTR && gdn_proc_interrupted()
 			   ? GDN_EXIT_SIGNAL + gdn_proc_interrupted()
 			   : gdn_exit_for_error(ret);
@@ -377,12 +430,163 @@ static void select_files(struct gdn_hf_files *files, const struct dt_args *a, re
 	strvec_clear(&unsafe);
 }
 
+static void on_listed(void *ctx, const struct gdn_fetch_result *r)
+{
+	struct dt_state *st = ctx;
+
+	for (size_t i = 0; i < r->unsafe.nr; i++) {
+		char *q = gdn_one_line(r->unsafe.v[i], 300);
+
+		gdn_warn("skipping '%s': not a safe local path", q);
+		free(q);
+	}
+	if (st->quiet)
+		return;
+	if (r->resolved)
+		gdn_say("%s: %s", r->source, r->resolved);
+	if (!r->files.nr)
+		gdn_say("No matching files found.");
+	else if (st->a->dry_run)
+		for (size_t i = 0; i < r->files.nr; i++)
+			gdn_say("would download %s (%" PRIu64 " bytes)", r->files.v[i].path,
+				r->files.v[i].size);
+	else
+		gdn_say("downloading %zu files to %s", r->files.nr, r->dest_dir);
+}
+
+/* Whether the download began (else the error came from the listing). */
+static bool download_began(const struct gdn_fetch_result *r)
+{
+	for (size_t i = 0; i < r->files.nr; i++)
+		if (r->files.v[i].state != GDN_HF_PENDING)
+			return true;
+	return false;
+}
+
+/* A SOURCE other than the Hub: gs://, wandb:, wandb-artifact:, run URLs. The exit code. */
+static int download_source(const char *spec, const struct dt_args *a, bool dir_given,
+			   struct dt_state *st, struct gdn_ctx *ctx)
+{
+	struct gdn_fetch_opts o = GDN_FETCH_OPTS_INIT;
+	struct gdn_fetch_result res;
+	struct gdn_err err = GDN_ERR_INIT;
+	const struct gdn_fetch_source *src = gdn_fetch_source_find(spec, &o);
+	char *dir = NULL, *outdir = NULL;
+	json_t *jsummaries = NULL; /* new */
+	int ret, code = 0;
+
+	gdn_fetch_result_init(&res);
+	dir = dir_given ? xstrdup(a->output_dir) : xstrfmt(".profiles/%s", src->kind);
+	outdir = absolute_dir(dir, ctx->cwd ? ctx->cwd : ".");
+	o.pattern = a->pattern;
+	o.include_xplane = a->include_xplane;
+	o.limit = a->limit;
+	o.jobs = (int)a->jobs;
+	o.dry_run = a->dry_run;
+	gdn_net_args_apply(&a->net, &o.http);
+	o.on_listed = on_listed;
+	o.on_file = on_file;
+	o.on_progress = on_progress;
+	o.ctx = st;
+	ret = gdn_trace_fetch_ex(spec, outdir, &o, &res, NULL, &err);
+	clear_bar(st);
+	if (ret && download_began(&res)) {
+		summary_line(&res.files, ret);
+		code = ret == GDN_EINTR && gdn_proc_interrupted()
+			   ? GDN_EXIT_SIGNAL + gdn_proc_interrupted()
+			   : gdn_exit_for_error(ret);
+	} else if (ret) {
+		code = ret == GDN_EINTR && gdn_proc_interrupted()
+			   ? (gdn_error("%s", err.msg), GDN_EXIT_SIGNAL + gdn_proc_interrupted())
+			   : gdn_die_err(&err);
+	}
+	if (!ret && a->summarize && !a->dry_run) {
+		if (a->json)
+			jsummaries = json_array();
+		if (summarize(&res.files, a->json, jsummaries) && !code)
+			code = GDN_EXIT_FAILED;
+	}
+	if (a->json) {
+		json_t *doc = gdn_json_doc(JSON_SCHEMA);
+
+		json_object_set_new(doc, "source", gdn_json_string_lossy(spec));
+		json_object_set_new(doc, "kind", json_string(src->kind));
+		json_object_set_new(doc, "endpoint",
+				    res.endpoint ? gdn_json_string_lossy(res.endpoint)
+						 : json_null());
+		json_object_set_new(doc, "resolved",
+				    res.resolved ? gdn_json_string_lossy(res.resolved)
+						 : json_null());
+		json_object_set_new(doc, "output_dir", gdn_json_string_lossy(outdir));
+		json_object_set_new(doc, "pattern",
+				    res.pattern ? gdn_json_string_lossy(res.pattern) : json_null());
+		json_object_set_new(doc, "authenticated", json_boolean(res.auth_source != NULL));
+		json_object_set_new(doc, "token_source",
+				    res.auth_source ? gdn_json_string_lossy(res.auth_source)
+						    : json_null());
+		code = doc_finish(doc, a, &res.files, res.listed, res.files.pages, jsummaries, &err,
+				  code);
+		jsummaries = NULL;
+	}
+	json_decref(jsummaries);
+	gdn_fetch_result_release(&res);
+	free(dir);
+	free(outdir);
+	return code;
+}
+
+/*
+ * SOURCE or --repo-id: exactly one. hf:ORG/REPO[/PATH] becomes --repo-id
+ * (and --path-prefix). 0 or the exit code.
+ */
+static int resolve_source(struct dt_args *a, const struct strvec *rest, char **hf_repo,
+			  char **hf_path)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+	struct gdn_fetch_opts o = GDN_FETCH_OPTS_INIT;
+
+	if (rest->nr > 1)
+		return gdn_usage_error("download-trace", "download-trace takes one SOURCE, got %zu",
+				       rest->nr);
+	if (rest->nr && a->repo_id)
+		return gdn_usage_error("download-trace", "give a SOURCE or --repo-id, not both");
+	if (!rest->nr && !a->repo_id)
+		return gdn_usage_error("download-trace",
+				       "download-trace needs a SOURCE or --repo-id");
+	if (!rest->nr)
+		return 0;
+	if (!gdn_fetch_source_find(rest->v[0], &o)) {
+		char *q = gdn_one_line(rest->v[0], 200);
+		int code =
+		    gdn_usage_error("download-trace",
+				    "'%s' is not a source: hf:ORG/REPO[/PATH], "
+				    "gs://BUCKET/PREFIX, wandb:ENTITY/PROJECT/RUN_ID[@ALIAS], a "
+				    "W&B run URL, or wandb-artifact:ENTITY/PROJECT/NAME:ALIAS",
+				    q);
+
+		free(q);
+		return code;
+	}
+	if (!gdn_source_is_hf(rest->v[0]))
+		return 0;
+	if (gdn_source_parse_hf(rest->v[0], hf_repo, hf_path, &err))
+		return gdn_die_err(&err);
+	if (*hf_path && a->path_prefix)
+		return gdn_usage_error(
+		    "download-trace",
+		    "give the path in hf:ORG/REPO/PATH or --path-prefix, not both");
+	a->repo_id = *hf_repo;
+	if (*hf_path)
+		a->path_prefix = *hf_path;
+	return 0;
+}
+
 int cmd_download_trace(int argc, const char **argv, struct gdn_ctx *ctx)
 {
 	struct dt_args a = {0};
 	struct opt opts[] = {
-	    OPT_STRING_F(0, "repo-id", &a.repo_id, "ID",
-			 "the repository, e.g. marin-community/my-traces", NULL, OPT_REQUIRED),
+	    OPT_STRING_(0, "repo-id", &a.repo_id, "ID",
+			"the repository, e.g. marin-community/my-traces (or give a SOURCE)", NULL),
 	    OPT_ENUM_(0, "repo-type", &a.repo_type, gdn_hf_repo_type_enum, "the repository type",
 		      "dataset"),
 	    OPT_STRING_(0, "revision", &a.revision, "REV", "branch, tag, commit or refs/pr/N",
@@ -395,7 +599,8 @@ int cmd_download_trace(int argc, const char **argv, struct gdn_ctx *ctx)
 	    OPT_BOOL_(0, "include-xplane", &a.include_xplane, "also keep xplane.pb files"),
 	    OPT_INT_(0, "limit", &a.limit, "N", "keep the first N files (sorted by path)", NULL, 1,
 		     LONG_MAX),
-	    OPT_STRING_(0, "output-dir", &a.output_dir, "DIR", "where files go (created)",
+	    OPT_STRING_(0, "output-dir", &a.output_dir, "DIR",
+			"where files go (created; other sources: .profiles/KIND)",
 			DEFAULT_OUTPUT_DIR),
 	    OPT_STRING_(0, "token", &a.token, "TOKEN",
 			"Hugging Face token (else HF_TOKEN, HUGGING_FACE_HUB_TOKEN, token file)",
@@ -416,7 +621,7 @@ int cmd_download_trace(int argc, const char **argv, struct gdn_ctx *ctx)
 	struct gdn_err err = GDN_ERR_INIT;
 	struct strvec rest = STRVEC_INIT;
 	struct sbuf pattern = SBUF_INIT;
-	char *token = NULL, *token_src = NULL, *outdir = NULL;
+	char *token = NULL, *token_src = NULL, *outdir = NULL, *hf_repo = NULL, *hf_path = NULL;
 	json_t *doc = NULL, *jsummaries = NULL; /* new, new */
 	size_t listed = 0, pages = 0;
 	regex_t re;
@@ -430,12 +635,23 @@ int cmd_download_trace(int argc, const char **argv, struct gdn_ctx *ctx)
 	a.output_dir = DEFAULT_OUTPUT_DIR;
 	a.jobs = 4;
 	gdn_net_args_init(&a.net, 60000, 0);
-	if (!gdn_cmd_parse_opts(opts, alias ? &alias_usage : &usage, argc, argv,
-				OPT_PARSE_NO_POSITIONAL, &rest, &code))
+	if (!gdn_cmd_parse_opts(opts, alias ? &alias_usage : &usage, argc, argv, 0, &rest, &code))
 		goto out;
 	st.a = &a;
 	st.quiet = a.json;
 	st.bar = !a.json && isatty(STDERR_FILENO);
+	code = resolve_source(&a, &rest, &hf_repo, &hf_path);
+	if (code)
+		goto out;
+	if (rest.nr && !hf_repo) {
+		bool dir_given = false;
+
+		for (const struct opt *op = opts; op->type != OPT_END; op++)
+			if (op->long_name && !strcmp(op->long_name, "output-dir"))
+				dir_given = op->seen > 0;
+		code = download_source(rest.v[0], &a, dir_given, &st, ctx);
+		goto out;
+	}
 	code = check_args(&a, &pattern, &re);
 	if (code)
 		goto out;
@@ -491,5 +707,7 @@ out:
 	free(token);
 	free(token_src);
 	free(outdir);
+	free(hf_repo);
+	free(hf_path);
 	return code;
 }

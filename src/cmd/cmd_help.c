@@ -27,6 +27,7 @@ static const struct {
 } global_opts[] = {
     {"-C", "DIR", "run as if started in DIR"},
     {"-c", "KEY=VALUE", "set a configuration value (highest precedence)"},
+    {"-q, --quiet", NULL, "no echoed commands or status lines (stderr); data and errors stay"},
     {"--version", NULL, "print the version"},
     {"-h, --help", NULL, "show this help"},
 };
@@ -53,7 +54,7 @@ static const struct {
 
 void gdn_print_global_usage(FILE *f)
 {
-	fputs("usage: gdnctl [-C DIR] [-c KEY=VALUE]... COMMAND [ARGS]\n"
+	fputs("usage: gdnctl [-C DIR] [-c KEY=VALUE]... [-q] COMMAND [ARGS]\n"
 	      "       gdnctl --version | --help | help COMMAND [SUBCOMMAND]\n",
 	      f);
 }
@@ -414,10 +415,12 @@ static void man_main(struct sbuf *out)
 
 	man_header(out, "gdnctl");
 	sbuf_adds(out, ".SH NAME\ngdnctl \\- hill\\-climb the speed of ML kernels\n");
-	sbuf_adds(out, ".SH SYNOPSIS\n.nf\n\\fBgdnctl\\fR [\\fB\\-C\\fR \\fIDIR\\fR] "
-		       "[\\fB\\-c\\fR \\fIKEY=VALUE\\fR]... \\fICOMMAND\\fR [\\fIARGS\\fR]\n"
-		       "\\fBgdnctl\\fR \\-\\-version | \\-\\-help | help \\fICOMMAND\\fR "
-		       "[\\fISUBCOMMAND\\fR]\n.fi\n");
+	sbuf_adds(
+	    out,
+	    ".SH SYNOPSIS\n.nf\n\\fBgdnctl\\fR [\\fB\\-C\\fR \\fIDIR\\fR] "
+	    "[\\fB\\-c\\fR \\fIKEY=VALUE\\fR]... [\\fB\\-q\\fR] \\fICOMMAND\\fR [\\fIARGS\\fR]\n"
+	    "\\fBgdnctl\\fR \\-\\-version | \\-\\-help | help \\fICOMMAND\\fR "
+	    "[\\fISUBCOMMAND\\fR]\n.fi\n");
 	sbuf_adds(
 	    out,
 	    ".SH DESCRIPTION\n"

@@ -40,24 +40,6 @@ struct status_args {
 	long interval_ms;
 };
 
-/* The loop's default log directory, from the repository around the current directory. */
-static char *default_log_dir(struct gdn_ctx *ctx, struct gdn_err *err)
-{
-	char *root = NULL, *dir = NULL;
-
-	if (ctx->repo_root) {
-		root = xstrdup(ctx->repo_root);
-	} else if (gdn_repo_discover(ctx->cwd, &root, err)) {
-		if (err->code == GDN_ENOTFOUND)
-			gdn_err_set(err, GDN_EUSAGE,
-				    "not inside a git repository: '%s' (use --log-dir)", ctx->cwd);
-		return NULL;
-	}
-	dir = gdn_loop_default_log_dir(root, NULL, err);
-	free(root);
-	return dir;
-}
-
 /* Read the journal and print the status once. Returns 0, or GDN_EXIT_FAILED after an error. */
 static int show(const struct status_args *a, const char *log_dir, const char *journal, bool redraw)
 {
@@ -128,7 +110,7 @@ static int loop_status(int argc, const char **argv, struct gdn_ctx *ctx)
 	}
 	log_dir = a.log_dir ? (a.log_dir[0] == '/' ? xstrdup(a.log_dir)
 						   : xstrfmt("%s/%s", ctx->cwd, a.log_dir))
-			    : default_log_dir(ctx, &err);
+			    : gdn_cmd_loop_log_dir(ctx, &err);
 	if (!log_dir) {
 		code = gdn_die_err(&err);
 		goto out;

@@ -34,10 +34,42 @@
 
 /* ---- output ---- */
 
-static void say_line(FILE *f, const char *prefix, const char *text)
+/* --dry-run: the echoed commands are the answer, on stdout. */
+static bool plan_only;
+/* The original's names (cmd_marin_alias) keep its streams: echoes and status on stdout. */
+static bool original_streams;
+
+/* Where echoes and status go: stderr (stdout as above); nothing under -q but a plan. */
+static FILE *status_file(void)
 {
+	if (plan_only)
+		return stdout;
+	if (!gdn_status_file())
+		return NULL;
+	return original_streams ? stdout : gdn_status_file();
+}
+
+static void say_line(const char *prefix, const char *text)
+{
+	FILE *f = status_file();
+
+	if (!f)
+		return;
 	fprintf(f, "[gdnctl] %s%s\n", prefix, text);
 	fflush(f);
+}
+
+static void say_status(const char *fmt, ...) GDN_PRINTF(1, 2);
+static void say_status(const char *fmt, ...)
+{
+	struct sbuf sb = SBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	sbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	say_line("", sb.buf);
+	sbuf_release(&sb);
 }
 
 static void on_event(enum gdn_backend_event ev, const char *text, void *payload)
@@ -51,11 +83,11 @@ static void on_event(enum gdn_backend_event ev, const char *text, void *payload)
 		strvec_push(polls, text);
 		/* fall through */
 	case GDN_EV_SPAWN:
-		say_line(stdout, "$ ", text);
+		say_line("$ ", text);
 		break;
 	case GDN_EV_WAITING:
 	case GDN_EV_INFO:
-		say_line(stdout, "", text);
+		say_line("", text);
 		break;
 	}
 }
@@ -190,6 +222,7 @@ static int open_backend(struct gdn_ctx *ctx, const char *cmd, const char *name,
 	(*out)->event_payload = polls;
 	(*out)->repo_root = ctx->repo_root;
 	(*out)->dry_run = dry_run;
+	plan_only = dry_run;
 out:
 	sbuf_release(&key);
 	return code;
@@ -260,8 +293,8 @@ static int run_on_backend(struct gdn_backend *b, struct gdn_run_spec *spec, bool
 	else if (st.state == GDN_JOB_STOPPED)
 		gdn_error("stopped: the command on %s", b->name);
 	else if (code && st.job_id[0])
-		gdn_say("job %s on %s finished: %s", st.job_id, b->name,
-			st.native[0] ? st.native : "FAILED");
+		say_status("job %s on %s finished: %s", st.job_id, b->name,
+			   st.native[0] ? st.native : "FAILED");
 out:
 	free(job_id);
 	return code;
@@ -399,7 +432,7 @@ int cmd_test(int argc, const char **argv, struct gdn_ctx *ctx)
 		strvec_clear(&env);
 		env = marin_env;
 		if (!dry_run)
-			gdn_say("%s", GDN_MARIN_TEST_NOTE);
+			say_status("%s", GDN_MARIN_TEST_NOTE);
 	}
 	spec.shell = shell.buf;
 	spec.env = env.v;
@@ -811,7 +844,7 @@ static int hold_until_interrupted(struct gdn_backend *b, bool *held)
 			return GDN_EXIT_BACKEND;
 		}
 		if (first)
-			gdn_say("holding %s; press Ctrl-C to release it", st.job_id);
+			say_status("holding %s; press Ctrl-C to release it", st.job_id);
 		gdn_sleep_interruptible(HOLD_TICK_MS);
 	}
 	return GDN_EXIT_OK;
@@ -938,7 +971,10 @@ static int run_original(struct gdn_ctx *ctx, const struct strvec *argv, bool cap
 
 	gdn_argv_format(&echo, argv->v);
 	gdn_secret_mask(&echo);
-	gdn_say("$ %s", echo.buf);
+	if (print_only)
+		gdn_say("$ %s", echo.buf); /* the answer */
+	else
+		say_line("$ ", echo.buf);
 	if (print_only) {
 		code = GDN_EXIT_OK;
 		goto out;
@@ -1029,7 +1065,7 @@ static int alias_ray_test(int argc, const char **argv, struct gdn_ctx *ctx)
 		goto out;
 	}
 	if (!print_only && !dry_run)
-		gdn_say("%s", GDN_MARIN_TEST_NOTE);
+		say_status("%s", GDN_MARIN_TEST_NOTE);
 	gdn_marin_test_env(&env);
 	strvec_pushl(&cmd, "bash", "-lc", remote.buf, NULL);
 	push_uv_run(ctx, &args);
@@ -1166,7 +1202,7 @@ static int alias_dev_tpu_test(int argc, const char **argv, struct gdn_ctx *ctx)
 		goto out;
 	}
 	if (!print_only && !dry_run)
-		gdn_say("%s", GDN_MARIN_TEST_NOTE);
+		say_status("%s", GDN_MARIN_TEST_NOTE);
 	gdn_marin_test_env(&env);
 	push_uv_run(ctx, &args);
 	gdn_marin_execute_argv(&args, cluster, tpu_name, env.v, no_sync, remote.buf);
@@ -1297,6 +1333,7 @@ int cmd_marin_alias(int argc, const char **argv, struct gdn_ctx *ctx)
 {
 	const char *name = argv[0];
 
+	original_streams = true;
 	if (!strcmp(name, "ray-test"))
 		return alias_ray_test(argc, argv, ctx);
 	if (!strcmp(name, "ray-profile"))

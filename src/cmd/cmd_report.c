@@ -49,22 +49,6 @@ static char *abspath(const char *base, const char *p)
 	return p[0] == '/' ? xstrdup(p) : xstrfmt("%s/%s", base, p);
 }
 
-/* The loop's default log directory, from the repository around the current directory. */
-static char *default_log_dir(struct gdn_ctx *ctx, struct gdn_err *err)
-{
-	char *root = NULL, *dir = NULL;
-
-	if (gdn_repo_discover(ctx->cwd, &root, err)) {
-		if (err->code == GDN_ENOTFOUND)
-			gdn_err_set(err, GDN_EUSAGE,
-				    "not inside a git repository: '%s' (use --log-dir)", ctx->cwd);
-		return NULL;
-	}
-	dir = gdn_loop_default_log_dir(root, NULL, err);
-	free(root);
-	return dir;
-}
-
 /* The files of one report. */
 struct report_paths {
 	char *log_dir, *journal, *state, *output;
@@ -182,7 +166,7 @@ int cmd_report(int argc, const char **argv, struct gdn_ctx *ctx)
 		return code;
 	if (a.interval_ms <= 0)
 		return gdn_usage_error("report", "--interval must be positive");
-	p.log_dir = a.log_dir ? abspath(ctx->cwd, a.log_dir) : default_log_dir(ctx, &err);
+	p.log_dir = a.log_dir ? abspath(ctx->cwd, a.log_dir) : gdn_cmd_loop_log_dir(ctx, &err);
 	if (!p.log_dir) {
 		code = gdn_die_err(&err);
 		goto out;

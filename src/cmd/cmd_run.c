@@ -22,28 +22,36 @@
 #define RUN_SCHEMA  "gdnctl.run.v1"
 #define WAIT_SCHEMA "gdnctl.wait.v1"
 
-/* ---- output: echoes, progress and the work's lines ---- */
+/*
+ * ---- output: echoes, progress and the work's lines ----
+ * Standard output carries the work's output only (the JSON document with
+ * --json, which sends the work's output to stderr). Echoes and status go to
+ * stderr (not at all under -q), except with --dry-run, where the echoed
+ * commands are the answer: they go to stdout.
+ */
 
 struct ui {
-	bool json;	     /* everything but the JSON document goes to stderr */
-	bool tty;	     /* progress lines overwrite each other */
+	bool json;	     /* the work's lines go to stderr: stdout is the JSON document */
+	bool dry_run;	     /* echoes are the plan: stdout */
+	bool tty;	     /* progress lines overwrite each other (on stderr) */
 	bool line_open;	     /* a progress line without its newline is on the terminal */
 	struct strvec polls; /* poll commands already echoed */
 };
-#define UI_INIT                                  \
-	{                                        \
-		false, false, false, STRVEC_INIT \
+#define UI_INIT                                         \
+	{                                               \
+		false, false, false, false, STRVEC_INIT \
 	}
 
-static FILE *ui_file(const struct ui *u)
+/* Where echoes and status lines go: NULL under -q. */
+static FILE *ui_status(const struct ui *u)
 {
-	return u->json ? stderr : stdout;
+	return u->dry_run ? stdout : gdn_status_file();
 }
 
 static void ui_close_line(struct ui *u)
 {
 	if (u->line_open) {
-		fputc('\n', ui_file(u));
+		fputc('\n', stderr);
 		u->line_open = false;
 	}
 }
@@ -52,8 +60,11 @@ static void ui_say(struct ui *u, const char *fmt, ...) GDN_PRINTF(2, 3);
 static void ui_say(struct ui *u, const char *fmt, ...)
 {
 	struct sbuf sb = SBUF_INIT;
+	FILE *f = ui_status(u);
 	va_list ap;
 
+	if (!f)
+		return;
 	ui_close_line(u);
 	sbuf_adds(&sb, "[gdnctl] ");
 	va_start(ap, fmt);
@@ -61,15 +72,14 @@ static void ui_say(struct ui *u, const char *fmt, ...)
 	va_end(ap);
 	gdn_secret_mask(&sb);
 	sbuf_addch(&sb, '\n');
-	fwrite(sb.buf, 1, sb.len, ui_file(u));
-	fflush(ui_file(u));
+	fwrite(sb.buf, 1, sb.len, f);
+	fflush(f);
 	sbuf_release(&sb);
 }
 
 static void on_event(enum gdn_backend_event ev, const char *text, void *payload)
 {
 	struct ui *u = payload;
-	FILE *f = ui_file(u);
 
 	switch (ev) {
 	case GDN_EV_POLL:
@@ -82,8 +92,8 @@ static void on_event(enum gdn_backend_event ev, const char *text, void *payload)
 		break;
 	case GDN_EV_WAITING:
 		if (u->tty) {
-			fprintf(f, "\r\033[K[gdnctl] %s", text);
-			fflush(f);
+			fprintf(stderr, "\r\033[K[gdnctl] %s", text);
+			fflush(stderr);
 			u->line_open = true;
 		} else {
 			ui_say(u, "%s", text);
@@ -98,13 +108,21 @@ static void on_event(enum gdn_backend_event ev, const char *text, void *payload)
 static int on_line(const char *line, size_t len, void *payload)
 {
 	struct ui *u = payload;
-	FILE *f = ui_file(u);
+	FILE *f = u->json ? stderr : stdout;
 
 	ui_close_line(u);
 	fwrite(line, 1, len, f);
 	fputc('\n', f);
 	fflush(f);
 	return 0;
+}
+
+/* Set up the ui for a command's options. */
+static void ui_setup(struct ui *u, bool json, bool dry_run)
+{
+	u->json = json;
+	u->dry_run = dry_run;
+	u->tty = !json && !dry_run && gdn_status_file() && isatty(STDERR_FILENO);
 }
 
 static void ui_release(struct ui *u)
@@ -201,7 +219,9 @@ static const struct opt_usage run_usage = {
     "CMD ARG... is an argv: run as given locally, every word quoted for the remote\n"
     "shell over ssh and in Slurm batch scripts. --shell STRING runs STRING with\n"
     "'bash -lc' instead. Every program gdnctl starts is echoed first as\n"
-    "'[gdnctl] $ ARGV' (secrets masked); --dry-run only echoes.\n"
+    "'[gdnctl] $ ARGV' (secrets masked) on stderr, with the status lines (none\n"
+    "with -q); standard output carries the command's output only. --dry-run only\n"
+    "echoes, on standard output.\n"
     "Exit status: the command's (0 success); 124 when --timeout stopped it; 1 when\n"
     "the job failed without an exit status of its own (Slurm TIMEOUT, OUT_OF_MEMORY,\n"
     "CANCELLED...); 2 usage; 3 configuration; 4 backend error; 130/143 on SIGINT/\n"
@@ -260,8 +280,7 @@ int cmd_run(int argc, const char **argv, struct gdn_ctx *ctx)
 					   "(use 'gdnctl wait --timeout')");
 		goto out;
 	}
-	u.json = json;
-	u.tty = !json && isatty(STDOUT_FILENO);
+	ui_setup(&u, json, dry_run);
 	code = open_backend(ctx, backend, dry_run, &u, &b);
 	if (code)
 		goto out;
@@ -381,8 +400,7 @@ int cmd_wait(int argc, const char **argv, struct gdn_ctx *ctx)
 		code = gdn_usage_error("wait", "--poll must be at least 100ms");
 		goto out;
 	}
-	u.json = json;
-	u.tty = !json && isatty(STDOUT_FILENO);
+	ui_setup(&u, json, dry_run);
 	code = open_backend(ctx, backend, dry_run, &u, &b);
 	if (code)
 		goto out;
@@ -451,6 +469,7 @@ int cmd_logs(int argc, const char **argv, struct gdn_ctx *ctx)
 		code = gdn_usage_error("logs", "expected one job id");
 		goto out;
 	}
+	ui_setup(&u, false, dry_run);
 	code = open_backend(ctx, backend, dry_run, &u, &b);
 	if (code)
 		goto out;
@@ -495,6 +514,7 @@ int cmd_stop(int argc, const char **argv, struct gdn_ctx *ctx)
 		code = gdn_usage_error("stop", "expected one job id");
 		goto out;
 	}
+	ui_setup(&u, false, dry_run);
 	code = open_backend(ctx, backend, dry_run, &u, &b);
 	if (code)
 		goto out;

@@ -4,11 +4,13 @@
  *   gdnctl trace summary [options] INPUT
  *   gdnctl trace diff [options] BEFORE AFTER
  *
- * INPUT is a trace file (gzip or plain JSON), "-" for standard input, or a
- * profile directory. Exit codes: 0 ok (also "no device ops found" in a
- * valid trace, said as a warning), 1 unreadable or invalid input, 2 usage.
+ * INPUT is a trace file (gzip or plain JSON), "-" for standard input, a
+ * profile directory, or a source spelling (gs://, wandb:, wandb-artifact:,
+ * hf:, a W&B run URL) fetched into ~/.cache/gdnctl/traces first. Exit codes: 0 ok (also "no device
+ * ops found" in a valid trace, said as a warning), 1 unreadable or invalid input, 2 usage.
  */
 #include "gdnctl/compat.h"
+#include <ftw.h>
 #include <malloc.h>
 #include "gdnctl/cmd.h"
 #include "gdnctl/err.h"
@@ -18,7 +20,10 @@
 #include "gdnctl/opt.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
+#include "gdnctl/proc.h"
+#include "gdnctl/source.h"
 #include "gdnctl/trace.h"
+#include "gdnctl/trace_fetch.h"
 #include "gdnctl/xalloc.h"
 
 struct trace_args {
@@ -39,8 +44,12 @@ static const struct opt_usage trace_usage = {
     "INPUT is a perfetto_trace.json.gz, *.trace.json.gz or .json file, an XPlane\n"
     "(<host>.xplane.pb; several for several hosts), gzip or not (detected by content),\n"
     "'-' for standard input (JSON only), or a profile directory (the newest\n"
-    "plugins/profile/<timestamp>/ run is read). Exit status: 0 ok, 1 unreadable or\n"
-    "invalid input, 2 usage."};
+    "plugins/profile/<timestamp>/ run is read). INPUT may also be a source:\n"
+    "gs://BUCKET/PREFIX, wandb:ENTITY/PROJECT/RUN_ID[@ALIAS], a W&B run URL,\n"
+    "wandb-artifact:ENTITY/PROJECT/NAME:ALIAS or hf:ORG/REPO[/PATH] (see 'gdnctl\n"
+    "download-trace -h'): it is downloaded to ~/.cache/gdnctl/traces/ (under\n"
+    "$XDG_CACHE_HOME when set), keyed by source, then read. Exit status: 0 ok,\n"
+    "1 unreadable or invalid input, 2 usage, 5 network, 130/143 interrupted."};
 
 static const struct opt_usage summary_usage = {
     "gdnctl trace summary [options] INPUT\ngdnctl trace summary [options] HOST.xplane.pb...",
@@ -163,6 +172,102 @@ static int nothing_matched(const char *path, const struct gdn_trace_opts *o,
  * Resolve and read the inputs: one file, "-" or profile directory, or several
  * XPlane files (one per host). Returns 0 or an exit code (the error is printed).
  */
+/* What a source fetch means for the exit status (the error is printed). */
+static int fetch_failed(int ret, const struct gdn_err *err)
+{
+	if (ret == GDN_EINTR && gdn_proc_interrupted()) {
+		gdn_error("%s", err->msg);
+		return GDN_EXIT_SIGNAL + gdn_proc_interrupted();
+	}
+	return gdn_die_err(err);
+}
+
+/* Before a fetch downloads: say what it waits for. */
+static void fetch_listed(void *ctx, const struct gdn_fetch_result *r)
+{
+	(void)ctx;
+	if (r->files.nr)
+		fprintf(stderr,
+			"[gdnctl] %s: fetching %zu file%s (or finding them verified) in %s\n",
+			r->source, r->files.nr, r->files.nr == 1 ? "" : "s", r->dest_dir);
+}
+
+/*
+ * A source spelling: fetch it (into dest_dir, NULL: the cache) and choose
+ * what to read: *path, and xplanes when the traces are XPlane files.
+ * `resolved` (may be NULL) gets what the source resolved to. 0 or the exit
+ * code (printed).
+ */
+static int fetch_input(const char *spec, const struct gdn_fetch_opts *base, const char *dest_dir,
+		       bool xplane_first, char **path, struct strvec *xplanes, char **resolved)
+{
+	struct gdn_fetch_opts o = *base;
+	struct gdn_fetch_result res;
+	struct gdn_err err = GDN_ERR_INIT;
+	int ret, code = 0;
+
+	gdn_fetch_result_init(&res);
+	o.include_xplane = true;
+	o.on_listed = fetch_listed;
+	ret = gdn_trace_fetch_ex(spec, dest_dir, &o, &res, NULL, &err);
+	if (ret) {
+		code = fetch_failed(ret, &err);
+		goto out;
+	}
+	fprintf(stderr, "[gdnctl] %s%s%s: %zu file%s in %s\n", spec, res.resolved ? " -> " : "",
+		res.resolved ? res.resolved : "", res.local_paths.nr,
+		res.local_paths.nr == 1 ? "" : "s", res.dest_dir ? res.dest_dir : "?");
+	if (resolved && res.resolved)
+		*resolved = xstrdup(res.resolved);
+	if (xplane_first) {
+		/* The original xprof-compare-runs: the first *.xplane.pb, sorted. */
+		const char *first = NULL;
+
+		for (size_t i = 0; i < res.local_paths.nr; i++) {
+			const char *p = res.local_paths.v[i];
+			size_t len = strlen(p);
+
+			if (len >= 10 && !strcmp(p + len - 10, ".xplane.pb") &&
+			    (!first || strcmp(p, first) < 0))
+				first = p;
+		}
+		if (first) {
+			*path = xstrdup(first);
+			goto out;
+		}
+	}
+	if (gdn_trace_fetch_pick(&res.local_paths, path, xplanes, &err)) {
+		gdn_error("'%s': %s", spec, err.msg);
+		code = GDN_EXIT_FAILED;
+	}
+out:
+	gdn_fetch_result_release(&res);
+	return code;
+}
+
+static int load(const char *const *args, size_t nargs, const struct gdn_trace_opts *o,
+		struct gdn_trace_summary *s);
+
+/* load(), for an argument that may be a source spelling. */
+static int load_any(const char *arg, const struct gdn_fetch_opts *fo,
+		    const struct gdn_trace_opts *o, struct gdn_trace_summary *s)
+{
+	struct strvec xplanes = STRVEC_INIT;
+	char *path = NULL;
+	int code;
+
+	if (!strcmp(arg, "-") || !gdn_fetch_source_find(arg, fo) || !access(arg, F_OK))
+		return load(&arg, 1, o, s);
+	code = fetch_input(arg, fo, NULL, false, &path, &xplanes, NULL);
+	if (!code && xplanes.nr > 1)
+		code = load(xplanes.v, xplanes.nr, o, s);
+	else if (!code)
+		code = load((const char *const *)&path, 1, o, s);
+	strvec_clear(&xplanes);
+	free(path);
+	return code;
+}
+
 static int load(const char *const *args, size_t nargs, const struct gdn_trace_opts *o,
 		struct gdn_trace_summary *s)
 {
@@ -301,7 +406,13 @@ static int cmd_trace_summary(int argc, const char **argv)
 		goto out;
 	}
 	trace_opts(&a, &o);
-	code = load(a.rest.v, a.rest.nr, &o, &s);
+	if (a.rest.nr == 1) {
+		struct gdn_fetch_opts fo = GDN_FETCH_OPTS_INIT;
+
+		code = load_any(a.rest.v[0], &fo, &o, &s);
+	} else {
+		code = load(a.rest.v, a.rest.nr, &o, &s);
+	}
 	if (code)
 		goto out;
 	by = (enum gdn_trace_by)a.by;
@@ -371,9 +482,13 @@ static int cmd_trace_diff(int argc, const char **argv)
 		goto out;
 	}
 	trace_opts(&a, &o);
-	code = load(&a.rest.v[0], 1, &o, &before);
-	if (!code)
-		code = load(&a.rest.v[1], 1, &o, &after);
+	{
+		struct gdn_fetch_opts fo = GDN_FETCH_OPTS_INIT;
+
+		code = load_any(a.rest.v[0], &fo, &o, &before);
+		if (!code)
+			code = load_any(a.rest.v[1], &fo, &o, &after);
+	}
 	if (code)
 		goto out;
 	warn_unlike(&before, &after);
@@ -515,6 +630,194 @@ out:
 	strvec_clear(&rest);
 	gdn_trace_summary_release(&before);
 	gdn_trace_summary_release(&after);
+	return code;
+}
+
+static const struct opt_usage xprof_runs_usage = {
+    "gdnctl xprof-compare-runs --before-run-target RUN --after-run-target RUN [options]",
+    "Compare the profiles of two W&B runs: the original gdnctl.py xprof-compare-runs,\n"
+    "run locally (the same as 'gdnctl trace diff wandb:E/P/A wandb:E/P/B --json').",
+    "RUN is a run id (with --entity and --project), ENTITY/PROJECT/RUN_ID, a W&B run\n"
+    "URL, or any source spelling of 'gdnctl download-trace' (gs://..., wandb:...).\n"
+    "Each run's jax_profile artifact (the one with --alias, else the most recently\n"
+    "updated) is downloaded to --download-root/before and --download-root/after\n"
+    "(emptied first); the first *.xplane.pb (sorted) of each is read, else its\n"
+    "trace-event JSON. Prints the xprof-compare payload with before_run_target,\n"
+    "after_run_target, before_artifact_ref, after_artifact_ref, before_xplane_local and\n"
+    "after_xplane_local, as JSON with sorted keys. W&B: WANDB_API_KEY or ~/.netrc,\n"
+    "WANDB_BASE_URL. No dev TPU, ssh or scp is used: --cluster, --tpu-name,\n"
+    "--remote-stage-dir, --sync-repo and --keep-remote are accepted and ignored.\n"
+    "Exit status: 0 ok, 1 missing or invalid input, 2 usage, 5 network."};
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path) && errno != ENOENT ? -1 : 0;
+}
+
+/* Empty and create a directory (the original wipes its download roots). 0 or the exit code. */
+static int fresh_dir(const char *dir)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+
+	if (nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) && errno != ENOENT) {
+		gdn_error("cannot empty '%s': %s", dir, strerror(errno));
+		return GDN_EXIT_FAILED;
+	}
+	if (gdn_mkdir_p(dir, 0777, &err))
+		return gdn_die_err(&err);
+	return 0;
+}
+
+/* A run target as a source spelling (a new string). */
+static char *run_spelling(const char *target, const struct gdn_fetch_opts *fo)
+{
+	if (gdn_fetch_source_find(target, fo))
+		return xstrdup(target);
+	return xstrfmt("wandb:%s", target);
+}
+
+int cmd_xprof_compare_runs(int argc, const char **argv, struct gdn_ctx *ctx)
+{
+	const char *before_t = NULL, *after_t = NULL, *entity = NULL, *project = NULL;
+	const char *alias = "latest", *root = ".profiles/xprof_compare", *output = NULL;
+	const char *normalize = NULL, *cluster = NULL, *tpu_name = NULL, *stage = NULL;
+	int sync_repo = 0, keep_remote = 0;
+	long top_k = 20;
+	struct opt opts[] = {
+	    OPT_STRING_(0, "before-run-target", &before_t, "RUN",
+			"the run before: id, ENTITY/PROJECT/ID or URL (required)", NULL),
+	    OPT_STRING_(0, "after-run-target", &after_t, "RUN",
+			"the run after: id, ENTITY/PROJECT/ID or URL (required)", NULL),
+	    OPT_STRING_(0, "entity", &entity, "ENTITY", "W&B entity for bare run ids", NULL),
+	    OPT_STRING_(0, "project", &project, "PROJECT", "W&B project for bare run ids", NULL),
+	    OPT_STRING_(0, "alias", &alias, "ALIAS",
+			"the artifact alias to prefer (else the most recently updated)", "latest"),
+	    OPT_STRING_(0, "download-root", &root, "DIR",
+			"where the artifacts go (before/ and after/, emptied first)",
+			".profiles/xprof_compare"),
+	    OPT_INT_(0, "top-k", &top_k, "N", "rows of each delta list (0: all)", "20", 0,
+		     LONG_MAX),
+	    OPT_STRING_(0, "normalize-positive-deltas-ms", &normalize, "MS",
+			"rescale the positive deltas so they sum to MS", NULL),
+	    OPT_STRING_(0, "output", &output, "FILE", "write the JSON there and print the path",
+			NULL),
+	    OPT_GROUP_("No longer needed (accepted, ignored: the comparison runs locally)"),
+	    OPT_STRING_(0, "cluster", &cluster, "ZONE", "was: the dev TPU's cluster", NULL),
+	    OPT_STRING_(0, "tpu-name", &tpu_name, "NAME", "was: the held dev TPU", NULL),
+	    OPT_STRING_(0, "remote-stage-dir", &stage, "DIR", "was: the remote staging directory",
+			NULL),
+	    OPT_BOOL_(0, "sync-repo", &sync_repo, "was: sync the repository to the dev TPU first"),
+	    OPT_BOOL_(0, "keep-remote", &keep_remote, "was: keep the remote staging directory"),
+	    OPT_END_(),
+	};
+	struct gdn_fetch_opts fo = GDN_FETCH_OPTS_INIT;
+	struct gdn_trace_opts o = GDN_TRACE_OPTS_INIT;
+	struct gdn_trace_summary sums[2];
+	struct strvec rest = STRVEC_INIT, xplanes[2] = {STRVEC_INIT, STRVEC_INIT};
+	char *spell[2] = {NULL, NULL}, *dirs[2] = {NULL, NULL}, *paths[2] = {NULL, NULL};
+	char *refs[2] = {NULL, NULL};
+	double normalize_ms = 0;
+	json_t *doc = NULL;
+	char *text = NULL;
+	int code = GDN_EXIT_OK;
+
+	gdn_trace_summary_init(&sums[0]);
+	gdn_trace_summary_init(&sums[1]);
+	if (!gdn_cmd_parse_opts(opts, &xprof_runs_usage, argc, argv, 0, &rest, &code))
+		goto out;
+	if (rest.nr) {
+		code =
+		    gdn_usage_error("xprof-compare-runs",
+				    "xprof-compare-runs takes no arguments, got '%s'", rest.v[0]);
+		goto out;
+	}
+	for (const struct opt *op = opts; op->type != OPT_END; op++)
+		if (op->seen && op->long_name &&
+		    (!strcmp(op->long_name, "cluster") || !strcmp(op->long_name, "tpu-name") ||
+		     !strcmp(op->long_name, "remote-stage-dir") ||
+		     !strcmp(op->long_name, "sync-repo") || !strcmp(op->long_name, "keep-remote")))
+			gdn_warn("--%s is no longer needed: xprof-compare-runs reads the profiles "
+				 "locally (no dev TPU)",
+				 op->long_name);
+	if (!before_t || !after_t) {
+		code = gdn_usage_error(
+		    "xprof-compare-runs",
+		    "xprof-compare-runs needs --before-run-target and --after-run-target");
+		goto out;
+	}
+	if (normalize && parse_ms(normalize, &normalize_ms)) {
+		code = GDN_EXIT_USAGE;
+		goto out;
+	}
+	fo.wandb_entity = entity;
+	fo.wandb_project = project;
+	fo.wandb_alias = alias;
+	for (int i = 0; i < 2 && !code; i++) {
+		const char *target = i ? after_t : before_t;
+
+		spell[i] = run_spelling(target, &fo);
+		dirs[i] = root[0] == '/' || !ctx->cwd
+			      ? xstrfmt("%s/%s", root, i ? "after" : "before")
+			      : xstrfmt("%s/%s/%s", ctx->cwd, root, i ? "after" : "before");
+		code = fresh_dir(dirs[i]);
+		if (!code)
+			code = fetch_input(spell[i], &fo, dirs[i], true, &paths[i], &xplanes[i],
+					   &refs[i]);
+		if (code == GDN_EXIT_FAILED && !paths[i])
+			gdn_error("no .xplane.pb file found under downloaded profile artifact: %s",
+				  dirs[i]);
+	}
+	if (code)
+		goto out;
+	for (int i = 0; i < 2 && !code; i++)
+		code = xplanes[i].nr > 1 ? load(xplanes[i].v, xplanes[i].nr, &o, &sums[i])
+					 : load((const char *const *)&paths[i], 1, &o, &sums[i]);
+	if (code)
+		goto out;
+	doc = json_object();
+	gdn_trace_xprof_payload(doc, &sums[0], &sums[1], (size_t)top_k, normalize != NULL,
+				normalize_ms);
+	json_object_set_new(doc, "before_run_target", gdn_json_string_lossy(before_t));
+	json_object_set_new(doc, "after_run_target", gdn_json_string_lossy(after_t));
+	json_object_set_new(doc, "before_artifact_ref",
+			    refs[0] ? gdn_json_string_lossy(refs[0]) : json_null());
+	json_object_set_new(doc, "after_artifact_ref",
+			    refs[1] ? gdn_json_string_lossy(refs[1]) : json_null());
+	json_object_set_new(doc, "before_xplane_local", gdn_json_string_lossy(paths[0]));
+	json_object_set_new(doc, "after_xplane_local", gdn_json_string_lossy(paths[1]));
+	text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
+	if (!text) {
+		code = GDN_EXIT_FAILED;
+		goto out;
+	}
+	if (output) {
+		struct gdn_err err = GDN_ERR_INIT;
+		struct sbuf sb = SBUF_INIT;
+
+		sbuf_addf(&sb, "%s\n", text);
+		if (gdn_write_file_atomic(output, sb.buf, sb.len, &err))
+			code = gdn_die_err(&err);
+		else
+			printf("%s\n", output);
+		sbuf_release(&sb);
+	} else {
+		printf("%s\n", text);
+	}
+out:
+	free(text);
+	json_decref(doc);
+	for (int i = 0; i < 2; i++) {
+		free(spell[i]);
+		free(dirs[i]);
+		free(paths[i]);
+		free(refs[i]);
+		strvec_clear(&xplanes[i]);
+		gdn_trace_summary_release(&sums[i]);
+	}
+	strvec_clear(&rest);
 	return code;
 }
 

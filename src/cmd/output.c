@@ -4,7 +4,11 @@
 #include "gdnctl/err.h"
 #include "gdnctl/exitcode.h"
 #include "gdnctl/json.h"
+#include "gdnctl/loop_setup.h"
 #include "gdnctl/opt.h"
+#include "gdnctl/proc.h"
+#include "gdnctl/repo.h"
+#include "gdnctl/xalloc.h"
 #include "gdnctl/sbuf.h"
 
 static void vsay(FILE *f, const char *tag, const char *fmt, va_list ap)
@@ -17,6 +21,36 @@ static void vsay(FILE *f, const char *tag, const char *fmt, va_list ap)
 	sbuf_addch(&sb, '\n');
 	fwrite(sb.buf, 1, sb.len, f);
 	fflush(f);
+	sbuf_release(&sb);
+}
+
+static bool quiet;
+
+void gdn_set_quiet(bool q)
+{
+	quiet = q;
+}
+
+FILE *gdn_status_file(void)
+{
+	return quiet ? NULL : stderr;
+}
+
+void gdn_status(const char *fmt, ...)
+{
+	struct sbuf sb = SBUF_INIT;
+	va_list ap;
+
+	if (quiet)
+		return;
+	sbuf_adds(&sb, "[gdnctl] ");
+	va_start(ap, fmt);
+	sbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	gdn_secret_mask(&sb);
+	sbuf_addch(&sb, '\n');
+	fwrite(sb.buf, 1, sb.len, stderr);
+	fflush(stderr);
 	sbuf_release(&sb);
 }
 
@@ -85,6 +119,12 @@ int gdn_json_print_rounded(json_t *doc, int decimals)
 
 int gdn_die_err(const struct gdn_err *err)
 {
+	int sig = gdn_proc_interrupted();
+
+	if (err->code == GDN_EINTR || sig) {
+		gdn_error("%s", err->msg[0] ? err->msg : "interrupted");
+		return GDN_EXIT_SIGNAL + (sig ? sig : SIGINT);
+	}
 	gdn_error("%s", err->msg[0] ? err->msg : "unknown error");
 	return gdn_exit_for_error(err->code ? err->code : GDN_EFAILED);
 }
@@ -112,4 +152,21 @@ bool gdn_cmd_parse_opts(struct opt *opts, const struct opt_usage *u, int argc, c
 	}
 	sbuf_release(&help);
 	return go_on;
+}
+
+char *gdn_cmd_loop_log_dir(const struct gdn_ctx *ctx, struct gdn_err *err)
+{
+	char *root = NULL, *dir = NULL;
+
+	if (ctx->repo_root) {
+		root = xstrdup(ctx->repo_root);
+	} else if (gdn_repo_discover(ctx->cwd, &root, err)) {
+		if (err->code == GDN_ENOTFOUND)
+			gdn_err_set(err, GDN_EUSAGE,
+				    "not inside a git repository: '%s' (use --log-dir)", ctx->cwd);
+		return NULL;
+	}
+	dir = gdn_loop_default_log_dir(root, NULL, err);
+	free(root);
+	return dir;
 }

@@ -23,7 +23,7 @@ const struct gdn_cmd gdn_commands[] = {
     {"doctor", cmd_doctor,
      "check the environment (programs, ssh, tokens, disk) and say what to fix", 0, NULL},
     {"download-trace", cmd_download_trace,
-     "download profiler traces from a Hugging Face Hub repository", 0, NULL},
+     "download profiler traces from the Hugging Face Hub, GCS or W&B artifacts", 0, NULL},
     {"help", cmd_help, "show help for gdnctl or one command", 0, NULL},
     {"hf-download-trace", cmd_download_trace, "the original gdnctl.py name of download-trace",
      CMD_ALIAS, "download-trace"},
@@ -55,6 +55,9 @@ const struct gdn_cmd gdn_commands[] = {
      NULL},
     {"xprof-compare", cmd_xprof_compare,
      "the original gdnctl.py xprof-compare, run locally (payload of trace diff --json)", CMD_ALIAS,
+     "trace"},
+    {"xprof-compare-runs", cmd_xprof_compare_runs,
+     "the original gdnctl.py xprof-compare-runs: trace diff of two W&B runs' profiles", CMD_ALIAS,
      "trace"},
     {NULL, NULL, NULL, 0, NULL},
 };

@@ -805,13 +805,14 @@ out:
 	sbuf_release(&vars);
 }
 
-static const char *default_agent(const struct gdn_config *cfg)
+/* The agent the configuration names (loop.agent), or NULL. */
+static const char *configured_agent(const struct gdn_config *cfg)
 {
 	const char *s = NULL;
 
 	if (cfg && gdn_config_schema_find(cfg, "loop.agent"))
 		s = gdn_config_str(cfg, "loop.agent");
-	return s && *s ? s : GDN_AGENT_DEFAULT;
+	return s && *s ? s : NULL;
 }
 
 static void check_agent(struct gdn_doctor_report *r, const struct gdn_doctor_opts *o,
@@ -822,9 +823,13 @@ static void check_agent(struct gdn_doctor_report *r, const struct gdn_doctor_opt
 	struct strvec warnings = STRVEC_INIT;
 	struct gdn_err err = GDN_ERR_INIT;
 	struct sbuf check = SBUF_INIT, line = SBUF_INIT;
-	const char *driver = o->agent ? o->agent : default_agent(cfg);
+	const char *named = o->agent ? o->agent : configured_agent(cfg);
+	const char *driver = named ? named : GDN_AGENT_DEFAULT;
 	const struct gdn_agent_info *info = gdn_agent_find(driver);
+	/* nobody asked for this agent: only `gdnctl loop` with its default needs it */
+	bool optional = !named && !o->agent_bin && !o->agent_cmd;
 	struct ran x;
+	int ret;
 
 	ran_init(&x);
 	sbuf_addf(&check, "agent: %s", driver);
@@ -841,7 +846,15 @@ static void check_agent(struct gdn_doctor_report *r, const struct gdn_doctor_opt
 			       "the %s driver needs a command line", info->name);
 		goto out;
 	}
-	if (gdn_agent_open(&ao, &a, &warnings, &err)) {
+	ret = gdn_agent_open(&ao, &a, &warnings, &err);
+	if (ret == GDN_ENOTFOUND && optional && info) {
+		gdn_doctor_add(r, GDN_DOCTOR_WARN, check.buf, info->install_hint,
+			       "%s (needed only by 'gdnctl loop --agent %s'; choose another with "
+			       "--agent)",
+			       err.msg, driver);
+		goto out;
+	}
+	if (ret) {
 		gdn_doctor_add(r, GDN_DOCTOR_FAIL, check.buf,
 			       info ? info->install_hint
 				    : "check --agent-cmd: its program must be in PATH",
@@ -869,7 +882,7 @@ static void check_agent(struct gdn_doctor_report *r, const struct gdn_doctor_opt
 			else
 				sbuf_adds(&line, x.err.msg);
 			gdn_doctor_add(r, GDN_DOCTOR_FAIL, check.buf,
-				       "reinstall the agent or pass --agent-bin PATH",
+				       "reinstall the agent or pass --codex-bin PATH",
 				       "'%s --version' failed: %s", gdn_agent_bin(a), line.buf);
 		}
 	}

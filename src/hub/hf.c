@@ -14,6 +14,7 @@
 #include "gdnctl/enumtab.h"
 #include "gdnctl/err.h"
 #include "gdnctl/file.h"
+#include "gdnctl/md5.h"
 #include "gdnctl/sha256.h"
 #include "gdnctl/hub_text.h"
 #include "gdnctl/http.h"
@@ -28,6 +29,8 @@
 #define MAX_PAGES      100000
 #define WRITE_BUFFER   ((size_t)1 << 20)
 #define HASH_QUEUE     8
+/* Files per gdn_http_run: memory stays flat for any queue length. */
+#define BATCH_MIN 256
 
 const struct gdn_enum gdn_hf_repo_type_enum[] = {
     {"dataset", GDN_HF_DATASET, "a data set repository"},
@@ -54,6 +57,7 @@ static void file_release(struct gdn_hf_file *f)
 	free(f->oid);
 	free(f->local_path);
 	free(f->error);
+	free(f->url);
 }
 
 void gdn_hf_files_release(struct gdn_hf_files *f)
@@ -521,6 +525,7 @@ struct dl_file {
 	size_t wlen;
 	int pending; /* buffers queued for the hasher (under dl->hs.lock) */
 	struct gdn_sha256 sha;
+	struct gdn_md5 md5;
 	bool opened;
 	bool present;	   /* found complete and verified: nothing fetched */
 	bool from_disk;	   /* pos came (partly) from an earlier run's .part */
@@ -559,13 +564,35 @@ struct hasher {
 struct dl {
 	struct gdn_hf *hf;
 	const struct gdn_hf_download_opts *o;
-	struct dl_file *df;
-	size_t nr;
+	struct dl_file *df;  /* the batch running now */
+	size_t nr;	     /* files in the batch */
+	size_t total;	     /* files in the queue (dl->sorted) */
+	uint64_t done_bytes; /* sizes of the files downloaded or present so far */
 	struct gdn_hf_progress p;
 	int64_t start;
 	struct hasher hs;
 	const char **sorted; /* every file's path, sorted (for bsearch) */
 };
+
+/* Whether the bytes of a file are hashed (a checksum to verify). */
+static bool hashed(const struct gdn_hf_file *f)
+{
+	return f->lfs || f->has_md5;
+}
+
+static void hash_update(struct dl_file *d, const void *data, size_t len)
+{
+	if (d->f->lfs)
+		gdn_sha256_update(&d->sha, data, len);
+	if (d->f->has_md5)
+		gdn_md5_update(&d->md5, data, len);
+}
+
+static void hash_init(struct dl_file *d)
+{
+	gdn_sha256_init(&d->sha);
+	gdn_md5_init(&d->md5);
+}
 
 static void *hasher_main(void *arg)
 {
@@ -583,7 +610,7 @@ static void *hasher_main(void *arg)
 		hs->q_head = (hs->q_head + 1) % HASH_QUEUE;
 		hs->q_nr--;
 		pthread_mutex_unlock(&hs->lock);
-		gdn_sha256_update(&job.d->sha, job.buf, job.len);
+		hash_update(job.d, job.buf, job.len);
 		/*
 		 * Start writing the bytes back to disk now, on this thread, so
 		 * the fsync before the rename has little left to do. (On the
@@ -699,7 +726,7 @@ static int restart_part(struct dl_file *d, struct gdn_err *err)
 	d->written = 0;
 	d->wlen = 0;
 	d->from_disk = false;
-	gdn_sha256_init(&d->sha);
+	hash_init(d);
 	return 0;
 }
 
@@ -713,6 +740,21 @@ static bool file_verified(const struct gdn_hf_file *f, const char *path, struct 
 
 	if (stat(path, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != f->size)
 		return false;
+	if (f->has_md5) {
+		struct gdn_md5 m;
+		unsigned char md[GDN_MD5_LEN];
+		char b64[GDN_MD5_B64_SIZE];
+
+		gdn_md5_init(&m);
+		if (gdn_md5_file(path, UINT64_MAX, &m, &n, err) || n != f->size) {
+			gdn_err_clear(err);
+			return false;
+		}
+		gdn_md5_final(&m, md);
+		gdn_md5_b64(md, b64);
+		if (strcmp(b64, f->md5))
+			return false;
+	}
 	if (!f->lfs)
 		return true;
 	gdn_sha256_init(&c);
@@ -734,6 +776,29 @@ static int finalize(struct dl_file *d, struct gdn_err *err)
 	struct gdn_hf_file *f = d->f;
 
 	hasher_wait(&d->dl->hs, d);
+	if (f->has_md5) {
+		struct gdn_md5 c = d->md5;
+		unsigned char dig[GDN_MD5_LEN];
+		char b64[GDN_MD5_B64_SIZE];
+
+		gdn_md5_final(&c, dig);
+		gdn_md5_b64(dig, b64);
+		if (strcmp(b64, f->md5)) {
+			if (d->from_disk && !d->started_over) {
+				d->started_over = true;
+				if (restart_part(d, err))
+					return err->code;
+				gdn_err_set(err, GDN_EFAILED,
+					    "'%s': the resumed data did not verify; starting over",
+					    f->path);
+				return GDN_HTTP_AGAIN;
+			}
+			d->bad_data = true;
+			return gdn_err_set(err, GDN_EFAILED,
+					   "'%s': md5 mismatch: expected %s, got %s", f->path,
+					   f->md5, b64);
+		}
+	}
 	if (f->lfs) {
 		struct gdn_sha256 c = d->sha;
 		unsigned char dig[GDN_SHA256_LEN];
@@ -778,7 +843,8 @@ static int open_part(struct dl_file *d, struct gdn_err *err)
 	int ret;
 
 	d->opened = true;
-	gdn_sha256_init(&d->sha);
+	d->dl->p.active++;
+	hash_init(d);
 	if (!d->wbuf)
 		d->wbuf = hasher_buffer(&d->dl->hs);
 	if (file_verified(f, f->local_path, err)) {
@@ -797,8 +863,11 @@ static int open_part(struct dl_file *d, struct gdn_err *err)
 		return gdn_err_set(err, GDN_EIO, "'%s' is not a regular file", d->part);
 	if ((uint64_t)st.st_size > f->size)
 		return restart_part(d, err);
-	if (st.st_size > 0 && f->lfs) {
-		ret = gdn_sha256_file(d->part, (uint64_t)st.st_size, &d->sha, &have, err);
+	if (st.st_size > 0 && hashed(f)) {
+		if (f->lfs)
+			ret = gdn_sha256_file(d->part, (uint64_t)st.st_size, &d->sha, &have, err);
+		if (!ret && f->has_md5)
+			ret = gdn_md5_file(d->part, (uint64_t)st.st_size, &d->md5, &have, err);
 		if (ret)
 			return ret;
 	} else {
@@ -842,11 +911,11 @@ static int flush_part(struct dl_file *d, struct gdn_err *err)
 	if (!d->wlen)
 		return 0;
 	ret = write_part(d, d->wbuf, d->wlen, err);
-	if (!ret && d->f->lfs) {
+	if (!ret && hashed(d->f)) {
 		if (hasher_submit(&d->dl->hs, d, d->wbuf, d->wlen))
 			d->wbuf = hasher_buffer(&d->dl->hs);
 		else
-			gdn_sha256_update(&d->sha, d->wbuf, d->wlen);
+			hash_update(d, d->wbuf, d->wlen);
 	}
 	d->wlen = 0;
 	return ret;
@@ -862,7 +931,7 @@ static bool part_collides(const struct dl *dl, const char *path)
 {
 	char *part = xstrfmt("%s.part", path);
 	const char *key = part;
-	bool found = bsearch(&key, dl->sorted, dl->nr, sizeof(*dl->sorted), str_cmp) != NULL;
+	bool found = bsearch(&key, dl->sorted, dl->total, sizeof(*dl->sorted), str_cmp) != NULL;
 
 	free(part);
 	return found;
@@ -934,9 +1003,9 @@ static int dl_body(struct gdn_http_req *r, uint64_t at, const char *data, size_t
 		ret = write_part(d, data, len, err);
 		if (ret)
 			return ret;
-		if (f->lfs) {
+		if (hashed(f)) {
 			hasher_wait(&d->dl->hs, d);
-			gdn_sha256_update(&d->sha, data, len);
+			hash_update(d, data, len);
 		}
 	} else {
 		memcpy(d->wbuf + d->wlen, data, len);
@@ -966,21 +1035,16 @@ static int dl_complete(struct gdn_http_req *r, struct gdn_err *err)
 static void dl_progress(void *ctx)
 {
 	struct dl *dl = ctx;
-	uint64_t bytes = 0;
-	int active = 0;
+	uint64_t bytes = dl->done_bytes;
 
+	/* Only the batch: files before it are in done_bytes, none after it started. */
 	for (size_t i = 0; i < dl->nr; i++) {
 		const struct dl_file *d = &dl->df[i];
 
-		if (d->f->state == GDN_HF_DOWNLOADED || d->f->state == GDN_HF_PRESENT)
-			bytes += d->f->size;
-		else if (d->f->state == GDN_HF_PENDING && d->opened) {
+		if (d->f->state == GDN_HF_PENDING && d->opened)
 			bytes += d->pos;
-			active++;
-		}
 	}
 	dl->p.bytes_done = bytes;
-	dl->p.active = active;
 	dl->p.elapsed_ms = gdn_now_ms() - dl->start;
 	if (dl->o->on_progress)
 		dl->o->on_progress(dl->o->ctx, &dl->p);
@@ -999,8 +1063,17 @@ static void dl_finished(struct gdn_http_req *r)
 	FREE_AND_NULL(d->wbuf);
 	f->attempts = r->attempts;
 	f->fetch_ms = d->t0 ? gdn_now_ms() - d->t0 : 0;
+	if (d->opened)
+		d->dl->p.active--;
+	if ((r->result == GDN_EINTR || r->result == GDN_ETIMEOUT) && !d->opened && !r->attempts) {
+		/* Stopped before it began: one summary for all of them, no event each. */
+		f->state = GDN_HF_CANCELLED;
+		f->result = r->result;
+		return;
+	}
 	if (!r->result) {
 		f->state = d->present ? GDN_HF_PRESENT : GDN_HF_DOWNLOADED;
+		d->dl->done_bytes += f->size;
 	} else {
 		f->state = GDN_HF_FAILED;
 		f->result = r->result;
@@ -1036,19 +1109,87 @@ static int severity(int code)
 	}
 }
 
+/*
+ * Files not started because the queue stopped (code: GDN_EINTR or
+ * GDN_ETIMEOUT). No message each: there may be hundreds of thousands, and
+ * the caller says it once.
+ */
+static void cancel_rest(struct gdn_hf_files *files, size_t from, int code)
+{
+	for (size_t i = from; i < files->nr; i++) {
+		struct gdn_hf_file *f = &files->v[i];
+
+		if (f->state != GDN_HF_PENDING)
+			continue;
+		f->state = GDN_HF_CANCELLED;
+		f->result = code;
+	}
+}
+
+/* Set up the requests of files [from, from + n) as dl->df. */
+static void batch_setup(struct dl *dl, struct gdn_hf_files *files, size_t from, size_t n,
+			struct gdn_http_req **reqs)
+{
+	struct gdn_hf *hf = dl->hf;
+	const struct gdn_hf_download_opts *o = dl->o;
+
+	dl->nr = n;
+	memset(dl->df, 0, n * sizeof(*dl->df));
+	for (size_t i = 0; i < n; i++) {
+		struct gdn_hf_file *f = &files->v[from + i];
+		struct dl_file *d = &dl->df[i];
+
+		d->dl = dl;
+		d->f = f;
+		d->fd = -1;
+		d->url = (struct sbuf)SBUF_INIT;
+		d->part = xstrfmt("%s.part", f->local_path);
+		if (f->url)
+			sbuf_adds(&d->url, f->url);
+		else
+			gdn_hf_resolve_url(&d->url, hf->endpoint, o->type, o->repo_id, o->revision,
+					   f->path);
+		d->req.resp = (struct sbuf)SBUF_INIT;
+		d->req.url = d->url.buf;
+		if (!f->no_auth) {
+			d->req.bearer = hf->token;
+			d->req.basic_user = o->basic_user;
+			d->req.basic_password = o->basic_password;
+		}
+		d->req.follow_redirects = true;
+		d->req.hooks = &dl_hooks;
+		d->req.data = d;
+		reqs[i] = &d->req;
+	}
+}
+
+static void batch_release(struct dl *dl)
+{
+	for (size_t i = 0; i < dl->nr; i++) {
+		close_part(&dl->df[i]);
+		free(dl->df[i].part);
+		sbuf_release(&dl->df[i].url);
+		gdn_http_req_release(&dl->df[i].req);
+	}
+	dl->nr = 0;
+}
+
 int gdn_hf_download(struct gdn_hf *hf, struct gdn_hf_files *files,
 		    const struct gdn_hf_download_opts *o, struct gdn_err *err)
 {
 	struct dl dl = {0};
 	struct gdn_http_req **reqs = NULL;
 	struct gdn_err ignored = GDN_ERR_INIT;
+	size_t batch = (size_t)(o->jobs > 0 ? o->jobs : 1) * 16;
 	int ret = 0, worst = 0;
 
+	if (batch < BATCH_MIN)
+		batch = BATCH_MIN;
 	dl.hf = hf;
 	dl.o = o;
-	dl.nr = files->nr;
-	dl.df = xcalloc(files->nr ? files->nr : 1, sizeof(*dl.df));
-	reqs = xcalloc(files->nr ? files->nr : 1, sizeof(*reqs));
+	dl.total = files->nr;
+	dl.df = xcalloc(batch, sizeof(*dl.df));
+	reqs = xcalloc(batch, sizeof(*reqs));
 	dl.sorted = xcalloc(files->nr ? files->nr : 1, sizeof(*dl.sorted));
 	dl.start = gdn_now_ms();
 	dl.p.files_total = files->nr;
@@ -1056,46 +1197,58 @@ int gdn_hf_download(struct gdn_hf *hf, struct gdn_hf_files *files,
 	pthread_cond_init(&dl.hs.cond, NULL);
 	for (size_t i = 0; i < files->nr; i++) {
 		struct gdn_hf_file *f = &files->v[i];
-		struct dl_file *d = &dl.df[i];
 
 		f->state = GDN_HF_PENDING;
 		free(f->local_path);
 		f->local_path = xstrfmt("%s/%s", o->output_dir, f->path);
-		d->dl = &dl;
-		d->f = f;
-		d->fd = -1;
-		d->url = (struct sbuf)SBUF_INIT;
-		d->part = xstrfmt("%s.part", f->local_path);
-		gdn_hf_resolve_url(&d->url, hf->endpoint, o->type, o->repo_id, o->revision,
-				   f->path);
-		d->req.resp = (struct sbuf)SBUF_INIT;
-		d->req.url = d->url.buf;
-		d->req.bearer = hf->token;
-		d->req.follow_redirects = true;
-		d->req.hooks = &dl_hooks;
-		d->req.data = d;
-		reqs[i] = &d->req;
 		dl.p.bytes_total += f->size;
 		dl.sorted[i] = f->path;
 	}
 	if (files->nr > 1)
 		qsort(dl.sorted, files->nr, sizeof(*dl.sorted), str_cmp);
 	gdn_http_set_tick(hf->http, dl_progress, &dl);
-	gdn_http_run(hf->http, reqs, files->nr, o->jobs, &ignored);
+	for (size_t from = 0; from < files->nr; from += batch) {
+		size_t n = files->nr - from < batch ? files->nr - from : batch;
+		int stop = 0;
+
+		if (gdn_proc_interrupted()) {
+			cancel_rest(files, from, GDN_EINTR);
+			break;
+		}
+		batch_setup(&dl, files, from, n, reqs);
+		gdn_http_run(hf->http, reqs, n, o->jobs, &ignored);
+		for (size_t i = 0; i < n; i++) {
+			int r = files->v[from + i].result;
+
+			if (r == GDN_EINTR || (r == GDN_ETIMEOUT && !stop))
+				stop = r;
+		}
+		batch_release(&dl);
+		if (stop) {
+			cancel_rest(files, from + n, stop);
+			break;
+		}
+	}
 	gdn_http_set_tick(hf->http, NULL, NULL);
+	dl.nr = 0;
+	dl_progress(&dl);
 	hasher_stop(&dl.hs);
 	for (size_t i = 0; i < files->nr; i++) {
 		struct gdn_hf_file *f = &files->v[i];
-		int code = f->state == GDN_HF_FAILED ? f->result : 0;
+		int code =
+		    f->state == GDN_HF_FAILED || f->state == GDN_HF_CANCELLED ? f->result : 0;
 
 		if (severity(code) > severity(worst)) {
 			worst = code;
-			ret = gdn_err_set(err, code, "%s", f->error ? f->error : "download failed");
+			if (f->error)
+				ret = gdn_err_set(err, code, "%s", f->error);
+			else if (f->state == GDN_HF_CANCELLED)
+				ret = gdn_err_set(err, code, "'%s': not started: %s", f->path,
+						  code == GDN_EINTR ? "interrupted"
+								    : "the deadline passed");
+			else
+				ret = gdn_err_set(err, code, "download failed");
 		}
-		close_part(&dl.df[i]);
-		free(dl.df[i].part);
-		sbuf_release(&dl.df[i].url);
-		gdn_http_req_release(&dl.df[i].req);
 	}
 	free(reqs);
 	free(dl.sorted);

@@ -428,6 +428,8 @@ static void error_detail(struct sbuf *out, const struct sbuf *body)
 	if (json_is_object(j)) {
 		json_t *e = json_object_get(j, "error"); /* borrowed */
 
+		if (json_is_object(e)) /* Google APIs: {"error": {"code", "message"}} */
+			e = json_object_get(e, "message");
 		if (!json_is_string(e))
 			e = json_object_get(j, "message");
 		if (!json_is_string(e)) /* GraphQL: {"errors": [{"message": ...}]} */

@@ -638,6 +638,12 @@ static int graphql(struct gdn_wandb *c, const char *query, json_t *vars, json_t 
 	return ret;
 }
 
+int gdn_wandb_graphql(struct gdn_wandb *c, const char *query, json_t *vars, json_t **data,
+		      struct gdn_err *err)
+{
+	return graphql(c, query, vars, data, err);
+}
+
 static char *dup_str(const json_t *v)
 {
 	return json_is_string(v) ? xstrdup(json_string_value(v)) : NULL;

@@ -375,7 +375,7 @@ const struct agent_driver agent_claude_driver = {
 	    .name = "claude",
 	    .help = "Claude Code (claude -p, stream-json)",
 	    .install_hint = "install Claude Code (npm install -g @anthropic-ai/claude-code) or "
-			    "pass --agent-bin PATH",
+			    "pass --codex-bin PATH",
 	    .version_check = true,
 	    .login_vars = login_vars,
 	    .login_dir_var = "CLAUDE_CONFIG_DIR",

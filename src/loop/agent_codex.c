@@ -411,7 +411,7 @@ const struct agent_driver agent_codex_driver = {
 	    .default_model = "gpt-5.4",
 	    .default_effort = "xhigh",
 	    .install_hint = "install the Codex CLI (npm install -g @openai/codex) or pass "
-			    "--agent-bin PATH",
+			    "--codex-bin PATH",
 	    .version_check = true,
 	    .login_vars = login_vars,
 	    .login_dir_var = "CODEX_HOME",

@@ -536,12 +536,72 @@ static int iso_begin(struct loop *l, struct gdn_err *err)
 	return gdn_git_set_ref(&l->ugit, l->champion_ref, l->champion, NULL, err);
 }
 
+/* The worktree is known clean (nothing ran since it was checked) and at the champion. */
+static bool worktree_at_champion(struct loop *l)
+{
+	struct gdn_err ignored = GDN_ERR_INIT;
+	char *head = NULL;
+	bool yes;
+
+	if (!l->clean_known || !l->repo)
+		return false;
+	yes = !gdn_repo_head(l->repo, &head, NULL, &ignored) && head && !strcmp(head, l->champion);
+	free(head);
+	return yes;
+}
+
 /* Make the agent's worktree at the champion (journaled first, so a resume can remove it). */
 static int iso_worktree(struct loop *l, struct gdn_err *err)
 {
 	journal_event(l, "worktree_add",
 		      json_pack("{ssss}", "path", l->o->workdir, "commit", l->champion));
 	return gdn_git_worktree_add(&l->ugit, l->o->workdir, l->champion, err);
+}
+
+/*
+ * --resume: the interrupted iteration was promoted, but its decision was
+ * never journaled. It is redone, so the champion and the loop branch go
+ * back to where it began (its commits are kept with the worktree's), and
+ * so does the user's checkout when a kill -9 cut the fast-forward between
+ * its tree and its ref (the index has the undone champion's version of
+ * every path the promotion changed).
+ */
+static int undo_undecided_promotion(struct loop *l, const char *from, struct gdn_err *err)
+{
+	char *undone = l->champion;
+	struct strvec argv = STRVEC_INIT;
+	struct sbuf why = SBUF_INIT, out = SBUF_INIT;
+	int rc = 0, ret;
+
+	l->champion = xstrdup(from);
+	ret = gdn_git_set_ref(&l->ugit, l->champion_ref, l->champion, undone, err);
+	if (!ret && !strcmp(l->btip, undone)) {
+		ret = gdn_git_move_branch(&l->ugit, l->branch, undone, from, l->o->workdir, &why,
+					  err);
+		if (!ret && !why.len) {
+			free(l->btip);
+			l->btip = xstrdup(from);
+		}
+		goto out;
+	}
+	if (ret || strcmp(l->btip, from))
+		goto out;
+	ret = gdn_git_runl(&l->ugit, &rc, &out, err, "diff", "--name-only", from, undone, NULL);
+	if (ret || rc || !out.len)
+		goto out;
+	strvec_pushl(&argv, "diff-index", "--cached", "--quiet", undone, "--", NULL);
+	sbuf_trim(&out);
+	strvec_split(&argv, out.buf, '\n');
+	ret = gdn_git_run(&l->ugit, argv.v, &rc, NULL, err);
+	if (!ret && !rc)
+		ret = gdn_git_runl(&l->ugit, &rc, NULL, err, "read-tree", "-m", "-u", undone, from,
+				   NULL);
+out:
+	free(undone);
+	strvec_clear(&argv);
+	sbuf_release(&why);
+	sbuf_release(&out);
+	return ret;
 }
 
 /*
@@ -584,6 +644,12 @@ static int iso_resume(struct loop *l, struct gdn_loop_state *st, struct gdn_err 
 		l->btip = xstrdup(l->champion);
 	stop_orphan_agent(l, st);
 	wait_for_git(l);
+	if (st->open_iter && !st->open_decided && st->open_head &&
+	    strcmp(l->champion, st->open_head)) {
+		ret = undo_undecided_promotion(l, st->open_head, err);
+		if (ret)
+			return ret;
+	}
 	if (strcmp(st->worktree, l->o->workdir) && !access(st->worktree, F_OK))
 		gdn_git_worktree_remove(&l->ugit, st->worktree, err);
 	gdn_err_clear(err);
@@ -1003,9 +1069,14 @@ static enum step iteration_body(struct loop *l, struct iter *c, struct gdn_err *
 	else
 		say(l, GDN_LOOP_HEADING, "=== iteration %ld/%ld (%s) ===", c->it, l->total,
 		    l->o->agent_name);
-	/* a worktree removed under the run (the agent deleted the log dir) is made again */
-	if (isolated(l) && ((access(l->o->workdir, F_OK) && iso_worktree(l, err)) ||
-			    gdn_git_reset_clean(&l->wgit, l->champion, err))) {
+	/*
+	 * The agent starts from a clean worktree at the champion: made again
+	 * when it was removed under the run (the agent deleted the log dir),
+	 * reset unless the last iteration left it so (nothing ran since).
+	 */
+	if (isolated(l) &&
+	    ((access(l->o->workdir, F_OK) && iso_worktree(l, err)) ||
+	     (!worktree_at_champion(l) && gdn_git_reset_clean(&l->wgit, l->champion, err)))) {
 		step = STEP_ERROR;
 		goto out;
 	}

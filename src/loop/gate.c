@@ -202,36 +202,6 @@ out:
 	return ret;
 }
 
-/* The newest regular file matching the trace glob modified at or after `since`, or NULL. */
-static char *newest_trace(const struct gdn_gate *g, const struct timespec *since)
-{
-	char *pattern = xstrfmt("%s/%s", g->workdir, g->trace_glob), *best = NULL;
-	struct timespec best_t = {0, 0};
-	glob_t gl;
-
-	if (glob(pattern, 0, NULL, &gl))
-		goto out;
-	for (size_t i = 0; i < gl.gl_pathc; i++) {
-		struct stat st;
-
-		if (stat(gl.gl_pathv[i], &st) || !S_ISREG(st.st_mode))
-			continue;
-		if (st.st_mtim.tv_sec < since->tv_sec ||
-		    (st.st_mtim.tv_sec == since->tv_sec && st.st_mtim.tv_nsec < since->tv_nsec))
-			continue;
-		if (!best || st.st_mtim.tv_sec > best_t.tv_sec ||
-		    (st.st_mtim.tv_sec == best_t.tv_sec && st.st_mtim.tv_nsec > best_t.tv_nsec)) {
-			free(best);
-			best = xstrdup(gl.gl_pathv[i]);
-			best_t = st.st_mtim;
-		}
-	}
-	globfree(&gl);
-out:
-	free(pattern);
-	return best;
-}
-
 /* Where the metric sources report (gdn_measure_sample) while one sample is taken. */
 struct sample_ctx {
 	const struct gdn_gate *g;
@@ -294,7 +264,7 @@ static int profile_once(const struct gdn_gate *g, const struct gdn_loop_iter *it
 		trace = gdn_trace_source_find(g->trace_source, it, k, (int64_t)since.tv_sec,
 					      out.buf, out.len);
 	else if (g->trace_glob && *g->trace_glob)
-		trace = newest_trace(g, &since);
+		trace = gdn_trace_newest_local(g->workdir, g->trace_glob, &since);
 	in.metric = g->perf_config->metric;
 	in.perf_config = g->perf_config;
 	in.iteration = it->iteration;

@@ -359,6 +359,7 @@ static int read_run(struct gdn_loop_setup *s, struct gdn_loop_state *st)
 	struct sbuf sb = SBUF_INIT;
 	struct gdn_err ignored = GDN_ERR_INIT;
 	char *dir, *path;
+	pid_t holder = 0;
 	int ret = 0;
 
 	if (!s->workdir && find_workdir(s))
@@ -366,8 +367,19 @@ static int read_run(struct gdn_loop_setup *s, struct gdn_loop_state *st)
 	dir = log_dir_path(s);
 	if (!dir)
 		return 0;
+	/* a run that lives is refused as such, before its options are compared */
+	path = xstrfmt("%s/loop.lock", dir);
+	if (gdn_lock_probe(path, &holder) == 1)
+		ret = holder > 0
+			  ? gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EFAILED,
+						"another gdnctl loop (pid %ld) is running on "
+						"this tree",
+						(long)holder)
+			  : gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EFAILED,
+						"another gdnctl loop is running on this tree");
+	free(path);
 	path = xstrfmt("%s/loop.jsonl", dir);
-	if (!sbuf_read_file(&sb, path, 256 * 1024 * 1024, &ignored) &&
+	if (!ret && !sbuf_read_file(&sb, path, 256 * 1024 * 1024, &ignored) &&
 	    !gdn_journal_parse(sb.buf, sb.len, st, &ignored) && st->run_id)
 		ret = 1;
 	free(dir);

@@ -205,8 +205,7 @@ static void because(struct found *f, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* The newest regular file matching glob under dir modified at or after since_s, or NULL. */
-static char *newest_local(const char *dir, const char *pattern_rel, int64_t since_s)
+char *gdn_trace_newest_local(const char *dir, const char *pattern_rel, const struct timespec *since)
 {
 	char *pattern = xstrfmt("%s/%s", dir, pattern_rel), *best = NULL;
 	struct timespec best_t = {0, 0};
@@ -219,7 +218,8 @@ static char *newest_local(const char *dir, const char *pattern_rel, int64_t sinc
 
 		if (stat(gl.gl_pathv[i], &st) || !S_ISREG(st.st_mode))
 			continue;
-		if ((int64_t)st.st_mtim.tv_sec < since_s)
+		if (st.st_mtim.tv_sec < since->tv_sec ||
+		    (st.st_mtim.tv_sec == since->tv_sec && st.st_mtim.tv_nsec < since->tv_nsec))
 			continue;
 		if (!best || st.st_mtim.tv_sec > best_t.tv_sec ||
 		    (st.st_mtim.tv_sec == best_t.tv_sec && st.st_mtim.tv_nsec > best_t.tv_nsec)) {
@@ -379,7 +379,8 @@ char *gdn_trace_source_find(const struct gdn_trace_source *ts, const struct gdn_
 	if (any || m == GDN_TRACE_SRC_LOCAL) {
 		if (glob_set) {
 			f.tried = true;
-			f.path = newest_local(ts->workdir, ts->trace_glob, since_s);
+			f.path = gdn_trace_newest_local(ts->workdir, ts->trace_glob,
+							&(struct timespec){(time_t)since_s, 0});
 			if (f.path)
 				f.source = "local";
 			if (f.path && ts->keep_local)

@@ -5,6 +5,7 @@
 #include "gdnctl/compat.h"
 #include "gdnctl/trace.h"
 #include "gdnctl/err.h"
+#include "gdnctl/proc.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
 #include "gdnctl/xalloc.h"
@@ -194,9 +195,15 @@ static int read_all(int fd, const char *label, struct gdn_gz *gz, struct gdn_err
 	int ret = 0;
 
 	for (;;) {
-		ssize_t n = read(fd, buf, READ_SIZE);
+		int ready = gdn_proc_wait_input(fd);
+		ssize_t n;
 
-		if (n < 0 && errno == EINTR)
+		if (!ready) {
+			ret = gdn_err_set(err, GDN_EINTR, "interrupted while reading '%s'", label);
+			break;
+		}
+		n = ready < 0 ? -1 : read(fd, buf, READ_SIZE);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n < 0) {
 			ret = gdn_err_errno(err, GDN_EIO, "cannot read '%s'", label);
@@ -347,12 +354,15 @@ int gdn_trace_summarize_file(const char *path, const struct gdn_trace_opts *opts
 			     struct gdn_trace_summary *out, struct gdn_err *err)
 {
 	bool is_stdin = !strcmp(path, "-");
-	int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO waits for a writer in gdn_proc_wait_input(), not here */
+	int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	struct gdn_trace *t = NULL;
 	struct gdn_gz *gz = NULL;
+	struct stat st;
 	int ret = 0;
 
-	if (!is_stdin) {
+	/* only a regular file can be an XPlane (read twice, with seeks); a stream is JSON */
+	if (!is_stdin && (fd < 0 || (!fstat(fd, &st) && S_ISREG(st.st_mode)))) {
 		bool xplane = false;
 
 		ret = gdn_xplane_sniff_file(path, &xplane, err);

@@ -35,6 +35,7 @@
 #include <zlib.h>
 #include "gdnctl/trace.h"
 #include "gdnctl/err.h"
+#include "gdnctl/proc.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/xalloc.h"
 
@@ -376,12 +377,26 @@ static ssize_t raw_read(struct xp *x, unsigned char *dst, size_t n)
 		return (ssize_t)k;
 	}
 	for (;;) {
-		ssize_t r = read(x->f.fd, dst, n);
+		int ready = gdn_proc_wait_input(x->f.fd);
+		ssize_t r;
 
-		if (r < 0 && errno == EINTR)
+		if (!ready) {
+			errno = EINTR;
+			return -1;
+		}
+		r = read(x->f.fd, dst, n);
+		if (r < 0 && errno == EINTR && !gdn_proc_interrupted())
 			continue;
 		return r;
 	}
+}
+
+/* A read failed: interrupted by SIGINT/SIGTERM, or an OS error. */
+static int read_failed(struct gdn_err *err)
+{
+	if (gdn_proc_interrupted())
+		return gdn_err_set(err, GDN_EINTR, "interrupted while reading");
+	return gdn_err_errno(err, GDN_EIO, "cannot read");
 }
 
 /* Make bytes available: 1 ok, 0 end of input, or a negative error. */
@@ -397,7 +412,7 @@ static int fill(struct xp *x, struct gdn_err *err)
 		ssize_t r = raw_read(x, x->buf, XP_BUF);
 
 		if (r < 0)
-			return gdn_err_errno(err, GDN_EIO, "cannot read");
+			return read_failed(err);
 		if (!r) {
 			x->eof = true;
 			return 0;
@@ -412,7 +427,7 @@ static int fill(struct xp *x, struct gdn_err *err)
 			ssize_t r = raw_read(x, x->raw, XP_BUF);
 
 			if (r < 0)
-				return gdn_err_errno(err, GDN_EIO, "cannot read");
+				return read_failed(err);
 			if (!r) {
 				x->eof = true;
 				if (x->in_member)
@@ -464,7 +479,7 @@ static int xp_open(struct xp *x, struct gdn_err *err)
 		ssize_t r = raw_read(x, head + nhead, 2 - nhead);
 
 		if (r < 0)
-			return gdn_err_errno(err, GDN_EIO, "cannot read");
+			return read_failed(err);
 		if (!r)
 			break;
 		nhead += (size_t)r;

@@ -54,6 +54,8 @@ static volatile sig_atomic_t sig_count;
 
 /* Self-pipe: the handler and gdn_proc_kill_all() write a byte, running loops poll it. */
 static int wake_pipe[2] = {-1, -1};
+/* Written by the handler only and never drained: readable once a signal came. */
+static int sig_pipe[2] = {-1, -1};
 static pthread_once_t wake_once = PTHREAD_ONCE_INIT;
 
 static void wake_init(void)
@@ -61,6 +63,10 @@ static void wake_init(void)
 	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK)) {
 		wake_pipe[0] = -1;
 		wake_pipe[1] = -1;
+	}
+	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK)) {
+		sig_pipe[0] = -1;
+		sig_pipe[1] = -1;
 	}
 }
 
@@ -90,6 +96,9 @@ static void on_signal(int sig)
 	sig_last = sig;
 	sig_count = sig_count + 1;
 	wake_all();
+	if (sig_pipe[1] >= 0 && write(sig_pipe[1], "", 1) < 0) {
+		/* full: it is readable already */
+	}
 	errno = saved;
 }
 
@@ -111,6 +120,29 @@ void gdn_proc_install_signal_handlers(void)
 int gdn_proc_interrupted(void)
 {
 	return sig_first;
+}
+
+int gdn_proc_wait_input(int fd)
+{
+	struct pollfd pf[2] = {{fd, POLLIN, 0}, {sig_pipe[0], POLLIN, 0}};
+
+	if (fd < 0)
+		return 1; /* poll() would ignore it: let the read report EBADF */
+	for (;;) {
+		int n;
+
+		if (sig_first)
+			return 0;
+		n = poll(pf, 2, -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (sig_first || pf[1].revents)
+			return 0;
+		if (pf[0].revents)
+			return 1;
+	}
 }
 
 static int live_reserve(int grace_ms)

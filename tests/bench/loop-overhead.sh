@@ -13,6 +13,7 @@
 #
 #   tests/bench/loop-overhead.sh [BINARY...]
 #
+# ISOLATION=worktree|in-place passes --isolation (default: the binary's own).
 # Without arguments: GDNCTL_BIN (default: build/dev/gdnctl). To compare
 # with the main branch, build it elsewhere and pass both binaries, e.g.
 #   git -C /work/main archive HEAD | (mkdir -p /tmp/base/src && tar -x -C /tmp/base/src)
@@ -105,7 +106,7 @@ run_once() {
 	(cd "$WORK/repo" && "$@" "$bin" loop --agent command --agent-cmd "$WORK/agents/$agent" \
 		--prompt-file "$WORK/prompt.md" --log-dir "$WORK/repo/logs" \
 		--iterations "$ITERATIONS" --sleep-seconds 0 --retry-sleep-seconds 0 \
-		--allow-no-commit >/dev/null 2>&1)
+		--allow-no-commit ${ISOLATION:+--isolation "$ISOLATION"} >/dev/null 2>&1)
 	t1=$(now_us)
 	agent_ms=$(sed -n 's/.*"event":"agent_end".*"duration_ms":\([0-9]*\).*/\1/p' \
 		"$WORK/repo/logs/loop.jsonl" | awk '{ s += $1 } END { print s + 0 }')

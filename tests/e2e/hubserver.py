@@ -5,9 +5,16 @@ Two HTTP/1.1 servers on 127.0.0.1 with OS-chosen ports:
 
   hub  the Hugging Face Hub API (tree listing with Link pagination,
        /resolve/ with a redirect to the cdn for LFS files, 401 for private
-       repositories without the token) and the W&B GraphQL API (POST
-       /graphql: runs, run, sampledHistory).
-  cdn  serves LFS objects (/cdn/<sha256>/<name>), with Range support.
+       repositories without the token), the W&B GraphQL API (POST
+       /graphql: runs, run, sampledHistory; a run's outputArtifacts, an
+       artifact by name, an artifact's files, every one paginated) and
+       the GCS JSON API (--gcs-root: object listing with nextPageToken,
+       media downloads with Range, md5Hash; Bearer --gcs-token).
+  cdn  serves LFS objects (/cdn/<sha256>/<name>), with Range support, and
+       W&B artifact manifests and files through signed URLs
+       (/wbmanifest/<id>?sig=, /wbfile/<id>/<name>?sig=): a request there
+       that carries an Authorization header is refused with 400 and logged
+       (the API key must never reach a signed URL on another host).
 
 Repositories are directories: ROOT/<type>s/<owner>/<name>/<quoted revision>/...
 where the revision directory is urllib.parse.quote(revision, safe="")
@@ -32,6 +39,18 @@ KIND (COUNT times, default 1; -1 = always):
   lie-less   claim a Content-Length 100 bytes too small (send that much)
   norange    ignore Range and send the whole file with 200
   offhost    (PATH "tree") link the next listing page to the cdn host
+  503        (GCS: PATH an object name, or "gcs-list") answer with 503
+  404        (GCS: PATH an object name) answer its media download with 404,
+             as if it was deleted after the listing
+
+GCS (--gcs-root DIR): each directory of DIR is a bucket, its files the
+objects. A bucket named "forbidden" answers 403. --gcs-synthetic
+BUCKET/PREFIX:N adds N virtual objects PREFIX/fNNNNNNN.trace.json.gz (a
+listing that big is what the interruption tests need).
+
+W&B artifacts: a project in the --wandb file may have "artifacts": [{"id",
+"name", "versionIndex", "type", "aliases": [..], "updatedAt", "run",
+"files": [{"name", "src" (a file), "bad_digest": bool}]}].
 
 Every request (but control ones) is logged as one JSON line
 {"time", "server", "method", "path", "headers"[, "body"]} to --log, so tests can check
@@ -174,8 +193,14 @@ class Handler(BaseHTTPRequestHandler):
         self.delay()
         try:
             if self.server_name_tag == "cdn":
+                if self.path.startswith("/wb"):
+                    return self.wandb_signed()
                 return self.cdn()
             path = self.path.split("?", 1)[0]
+            if path.startswith("/storage/v1/b/"):
+                return self.gcs_list()
+            if path.startswith("/download/storage/v1/b/"):
+                return self.gcs_media()
             if path.startswith("/api/"):
                 return self.tree()
             if "/resolve/" in path:
@@ -367,7 +392,207 @@ class Handler(BaseHTTPRequestHandler):
                 self.close_connection = True
                 self.connection.shutdown(socket.SHUT_RDWR)
 
+    # ---- GCS ----
+    def gcs_error(self, code, message):
+        return self.send_json(code, {"error": {"code": code, "message": message,
+                                               "errors": [{"message": message}]}})
+
+    def gcs_authorized(self):
+        if not ARGS.gcs_token:
+            return True
+        return self.headers.get("Authorization") == "Bearer " + ARGS.gcs_token
+
+    def gcs_objects(self, bucket, prefix):
+        """Sorted [(name, fs path or None, synthetic index or None)]."""
+        out = []
+        base = os.path.join(ARGS.gcs_root or "/nonexistent", bucket)
+        if os.path.isdir(base):
+            for dirpath, dirnames, filenames in os.walk(base):
+                for fn in filenames:
+                    fs = os.path.join(dirpath, fn)
+                    name = os.path.relpath(fs, base)
+                    if name.startswith(prefix):
+                        out.append((name, fs, None))
+            if prefix.endswith("/") or prefix == "":
+                out.append((prefix + "placeholder-dir/", None, None))
+        key = (bucket, prefix)
+        with LOCK:
+            syn = STATE.setdefault("synthetic", {}).get(key)
+        if syn is None:
+            syn = []
+            for spec in ARGS.gcs_synthetic or []:
+                sb, _, rest = spec.partition("/")
+                sp, _, n = rest.rpartition(":")
+                if sb != bucket:
+                    continue
+                for i in range(int(n)):
+                    name = "%s/f%07d.trace.json.gz" % (sp, i)
+                    if name.startswith(prefix):
+                        syn.append((name, None, i))
+            with LOCK:
+                STATE["synthetic"][key] = syn
+        out.extend(syn)
+        out.sort()
+        return out
+
+    def gcs_bucket_ok(self, bucket):
+        if bucket == "forbidden":
+            self.gcs_error(403, "caller does not have storage.objects.list access")
+            return False
+        exists = os.path.isdir(os.path.join(ARGS.gcs_root or "/nonexistent", bucket)) or any(
+            sp.partition("/")[0] == bucket for sp in (ARGS.gcs_synthetic or []))
+        if not exists:
+            self.gcs_error(404, "The specified bucket does not exist.")
+            return False
+        return True
+
+    def gcs_list(self):
+        url = urllib.parse.urlsplit(self.path)
+        parts = url.path.split("/")
+        # /storage/v1/b/<bucket>/o
+        if len(parts) != 6 or parts[5] != "o":
+            return self.gcs_error(404, "Not Found")
+        bucket = urllib.parse.unquote(parts[4])
+        if not self.gcs_authorized():
+            return self.gcs_error(401, "Invalid Credentials")
+        if not self.gcs_bucket_ok(bucket):
+            return
+        if take_fault("gcs-list", "503", "500"):
+            return self.gcs_error(503, "Backend Error")
+        q = urllib.parse.parse_qs(url.query)
+        prefix = q.get("prefix", [""])[0]
+        objs = self.gcs_objects(bucket, prefix)
+        start = int(base64.b64decode(q["pageToken"][0]).decode()) if "pageToken" in q else 0
+        size = ARGS.gcs_page_size
+        if any(sp.partition("/")[0] == bucket for sp in (ARGS.gcs_synthetic or [])):
+            size = 5000  # a big synthetic listing: big pages, as the real API allows
+        page = objs[start:start + size]
+        items = []
+        for name, fs, idx in page:
+            if fs is None and idx is None:
+                items.append({"kind": "storage#object", "name": name, "size": "0",
+                              "md5Hash": base64.b64encode(hashlib.md5(b"").digest()).decode()})
+                continue
+            data = synthetic(idx) if fs is None else open(fs, "rb").read()
+            items.append({"kind": "storage#object", "bucket": bucket, "name": name,
+                          "size": str(len(data)),
+                          "md5Hash": base64.b64encode(hashlib.md5(data).digest()).decode()})
+        doc = {"kind": "storage#objects", "items": items}
+        if start + size < len(objs):
+            doc["nextPageToken"] = base64.b64encode(str(start + size).encode()).decode()
+        self.send_json(200, doc)
+
+    def gcs_media(self):
+        url = urllib.parse.urlsplit(self.path)
+        parts = url.path.split("/")
+        # /download/storage/v1/b/<bucket>/o/<name, '/' as %2F>
+        if len(parts) != 8 or parts[6] != "o" or url.query != "alt=media":
+            return self.gcs_error(404, "Not Found (bad media URL: %s)" % url.path)
+        bucket, name = urllib.parse.unquote(parts[5]), urllib.parse.unquote(parts[7])
+        if not self.gcs_authorized():
+            return self.gcs_error(401, "Invalid Credentials")
+        if not self.gcs_bucket_ok(bucket):
+            return
+        if take_fault(name, "503"):
+            return self.gcs_error(503, "Backend Error")
+        if take_fault(name, "404"):
+            return self.gcs_error(404, "No such object: %s/%s" % (bucket, name))
+        m = re.fullmatch(r".*/f(\d{7})\.trace\.json\.gz", name)
+        if m and not os.path.isfile(os.path.join(ARGS.gcs_root or "/nonexistent", bucket, name)):
+            data = synthetic(int(m.group(1)))
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
+        fs = os.path.join(ARGS.gcs_root or "/nonexistent", bucket, name)
+        if ".." in name.split("/") or not os.path.isfile(fs):
+            return self.gcs_error(404, "No such object: %s/%s" % (bucket, name))
+        self.serve_file(name, fs)
+
+    # ---- W&B signed URLs (cdn) ----
+    def wandb_signed(self):
+        if "Authorization" in self.headers:
+            with LOCK:
+                LOG.write(json.dumps({"time": time.time(), "server": "cdn",
+                                      "LEAK": self.headers["Authorization"] != "",
+                                      "path": self.path}) + "\n")
+                LOG.flush()
+            return self.send_json(400, {"error": "credentials sent to a signed URL"})
+        url = urllib.parse.urlsplit(self.path)
+        if "sig=" not in url.query:
+            return self.send_json(403, {"error": "unsigned"})
+        parts = url.path.split("/")
+        art = find_artifact(parts[2])
+        if art is None:
+            return self.send_json(404, {"error": "no such artifact"})
+        if parts[1] == "wbmanifest":
+            contents = {}
+            for f in art["files"]:
+                data = open(f["src"], "rb").read()
+                digest = hashlib.md5(data).digest()
+                if f.get("bad_digest"):
+                    digest = hashlib.md5(data + b"x").digest()
+                contents[f["name"]] = {"digest": base64.b64encode(digest).decode(),
+                                       "size": len(data)}
+            return self.send_json(200, {"version": 1, "storagePolicy": "wandb-storage-policy-v1",
+                                        "contents": contents})
+        name = urllib.parse.unquote("/".join(parts[3:]))
+        f = next((f for f in art["files"] if f["name"] == name), None)
+        if f is None:
+            return self.send_json(404, {"error": "no such file"})
+        self.serve_file(name, f["src"])
+
     # ---- W&B GraphQL ----
+    def graphql_artifacts(self, query, var):
+        db = load_wandb()
+        cdn = "http://127.0.0.1:%d" % PORTS["cdn"]
+
+        def node(a):
+            return {"id": a["id"], "versionIndex": a.get("versionIndex", 0),
+                    "updatedAt": a.get("updatedAt"), "createdAt": a.get("createdAt"),
+                    "artifactType": {"name": a.get("type", "jax_profile")},
+                    "artifactSequence": {"name": a["name"]},
+                    "aliases": [{"alias": x} for x in a.get("aliases", [])],
+                    "currentManifest": {"file": {
+                        "directUrl": "%s/wbmanifest/%s?sig=s3cr3t" % (cdn, a["id"])}}}
+        if "query ArtifactFiles(" in query:
+            a = find_artifact(var.get("id"))
+            if a is None:
+                return self.send_json(200, {"data": {"artifact": None}})
+            start = int(var.get("cursor") or 0)
+            per = min(int(var.get("per") or 50), ARGS.wandb_files_page)
+            page = a["files"][start:start + per]
+            edges = [{"node": {"name": f["name"],
+                               "directUrl": "%s/wbfile/%s/%s?sig=s3cr3t" % (
+                                   cdn, a["id"], urllib.parse.quote(f["name"])),
+                               "sizeBytes": os.path.getsize(f["src"]), "md5": None}}
+                     for f in page]
+            more = start + len(page) < len(a["files"])
+            return self.send_json(200, {"data": {"artifact": {"files": {
+                "edges": edges,
+                "pageInfo": {"hasNextPage": more, "endCursor": str(start + len(page))}}}}})
+        proj = db.get("%s/%s" % (var.get("entity"), var.get("project")))
+        if proj is None:
+            return self.send_json(200, {"data": {"project": None}})
+        arts = proj.get("artifacts", [])
+        if "query RunOutputArtifacts(" in query:
+            if not any(r["name"] == var.get("name") for r in proj.get("runs", [])):
+                return self.send_json(200, {"data": {"project": {"run": None}}})
+            mine = [a for a in arts if a.get("run") == var.get("name")]
+            start = int(var.get("cursor") or 0)
+            per = min(int(var.get("per") or 50), 2)
+            page = mine[start:start + per]
+            more = start + len(page) < len(mine)
+            return self.send_json(200, {"data": {"project": {"run": {"outputArtifacts": {
+                "edges": [{"node": node(a)} for a in page],
+                "pageInfo": {"hasNextPage": more, "endCursor": str(start + len(page))}}}}}})
+        name, _, alias = var.get("name", "").partition(":")
+        hit = [a for a in arts if a["name"] == name and
+               (alias in a.get("aliases", []) or alias == "v%d" % a.get("versionIndex", 0))]
+        return self.send_json(200, {"data": {"project": {
+            "artifact": node(hit[0]) if hit else None}}})
+
     def graphql(self, body):
         if ARGS.wandb_key:
             want = "Basic " + base64.b64encode(("api:" + ARGS.wandb_key).encode()).decode()
@@ -380,6 +605,8 @@ class Handler(BaseHTTPRequestHandler):
                                   {"Retry-After": str(fault_arg("graphql", "429", 1))})
         req = json.loads(body)
         query, var = req.get("query", ""), req.get("variables") or {}
+        if "Artifact" in query.split("(", 1)[0]:
+            return self.graphql_artifacts(query, var)
         with open(ARGS.wandb) as f:
             db = json.load(f)
         proj = db.get("%s/%s" % (var.get("entity"), var.get("project")))
@@ -424,6 +651,24 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+
+def load_wandb():
+    with open(ARGS.wandb) as f:
+        return json.load(f)
+
+
+def find_artifact(aid):
+    for proj in load_wandb().values():
+        for a in proj.get("artifacts", []):
+            if a["id"] == aid:
+                return a
+    return None
+
+
+def synthetic(i):
+    """The bytes of synthetic GCS object i (deterministic, small)."""
+    return ("synthetic object %d\n" % i).encode()
 
 
 def run_node(r, with_summary):
@@ -516,6 +761,11 @@ def main():
     s.add_argument("--private", action="append")
     s.add_argument("--wandb")
     s.add_argument("--wandb-key")
+    s.add_argument("--wandb-files-page", type=int, default=2)
+    s.add_argument("--gcs-root")
+    s.add_argument("--gcs-token")
+    s.add_argument("--gcs-page-size", type=int, default=2)
+    s.add_argument("--gcs-synthetic", action="append")
     c = sub.add_parser("ctl")
     c.add_argument("ports")
     c.add_argument("op", choices=["fault", "reset"])

@@ -17,12 +17,14 @@ gone() {
 
 test_expect_success 'run: output streams, the exit code is the command'"'"'s' '
 	test_expect_code 3 gdnctl run -- sh -c "echo out; echo err >&2; exit 3" >out 2>err &&
-	test_grep "^\[gdnctl\] \$ sh -c '"'"'echo out; echo err >&2; exit 3'"'"'$" out &&
+	test_grep "^\[gdnctl\] \$ sh -c '"'"'echo out; echo err >&2; exit 3'"'"'$" err &&
 	test_grep "^out$" out &&
 	test_grep "^err$" out &&
-	test_grep "^\[gdnctl\] command on local finished: FAILED (exit 3)$" out &&
-	gdnctl run -- true >out &&
-	test_line_count = 1 out
+	test_grep "^\[gdnctl\] command on local finished: FAILED (exit 3)$" err &&
+	test_line_count = 2 out &&
+	gdnctl run -- true >out 2>err &&
+	test_line_count = 0 out &&
+	test_line_count = 1 err
 '
 
 test_expect_success 'run: argv words are not split or expanded' '
@@ -34,8 +36,8 @@ test_expect_success 'run: argv words are not split or expanded' '
 '
 
 test_expect_success 'run --shell runs a bash -lc string' '
-	gdnctl run --shell "echo \$((6 * 7)) | tr 4 X" >out &&
-	test_grep "^\[gdnctl\] \$ bash -lc " out &&
+	gdnctl run --shell "echo \$((6 * 7)) | tr 4 X" >out 2>err &&
+	test_grep "^\[gdnctl\] \$ bash -lc " err &&
 	test_grep "^X2$" out
 '
 
@@ -52,7 +54,7 @@ test_expect_success 'run: a missing program exits 127 with the reason' '
 
 test_expect_success 'run --timeout stops the whole process group, exit 124' '
 	start=$(date +%s) &&
-	test_expect_code 124 gdnctl -c backends.local.kill_grace=1s run --timeout 1s -- sh -c "sleep 60 & echo \$! >bg.pid; sleep 61" >out &&
+	test_expect_code 124 gdnctl -c backends.local.kill_grace=1s run --timeout 1s -- sh -c "sleep 60 & echo \$! >bg.pid; sleep 61" 2>out &&
 	test $(($(date +%s) - start)) -lt 6 &&
 	test_grep "finished: TIMEOUT (stopped after the timeout of 1s)" out &&
 	gone "$(cat bg.pid)"
@@ -61,8 +63,8 @@ test_expect_success 'run --timeout stops the whole process group, exit 124' '
 test_expect_success 'secrets are masked in the echo and in GDNCTL_TRACE' '
 	GDNCTL_TRACE=1 gdnctl run -e HF_TOKEN=hf_sekrit -e MY_PASSWORD="p w" -e PLAIN=shown \
 		-- sh -c "test \"\$HF_TOKEN\" = hf_sekrit" >out 2>err &&
-	test_grep "HF_TOKEN=\*\*\*" out &&
-	test_grep "PLAIN=shown" out &&
+	test_grep "HF_TOKEN=\*\*\*" err &&
+	test_grep "PLAIN=shown" err &&
 	test_grep "trace: spawn:" err &&
 	test_grep ! -e sekrit -e "p w" out err
 '
@@ -99,10 +101,11 @@ test_expect_success 'run --no-wait, wait --show-logs, logs --tail' '
 	gdnctl run --no-wait -- sh -c "echo one; sleep 1; echo two; exit 4" >out &&
 	id=$(tail -n1 out) &&
 	test_grep "^[0-9]\{8\}-[0-9]\{6\}-[0-9a-f]\{6\}$" out &&
-	test_expect_code 1 gdnctl wait --poll 200ms --show-logs "$id" >wait.out &&
+	test_expect_code 1 gdnctl wait --poll 200ms --show-logs "$id" >wait.out 2>wait.err &&
 	test_grep "^one$" wait.out &&
 	test_grep "^two$" wait.out &&
-	test_grep "^\[gdnctl\] job $id finished: FAILED (exit 4)$" wait.out &&
+	test_line_count = 2 wait.out &&
+	test_grep "^\[gdnctl\] job $id finished: FAILED (exit 4)$" wait.err &&
 	gdnctl logs --tail 1 "$id" >logs.out &&
 	test_grep "^two$" logs.out &&
 	test_grep ! "^one$" logs.out &&
@@ -119,16 +122,17 @@ test_expect_success 'wait --timeout: 124, one progress line, the job keeps runni
 	gdnctl run --no-wait --json -- sh -c "sleep 60 & echo \$! >$TRASH/bg2.pid; sleep 61" >out &&
 	id=$(python3 -c "import json; print(json.load(open(\"out\"))[\"job_id\"])") &&
 	test_expect_code 124 gdnctl wait --timeout 1s --poll 200ms "$id" >wout 2>werr &&
-	test_grep "^\[gdnctl\] waiting for job $id on local (RUNNING) for 0s$" wout &&
-	test_line_count = 2 wout &&
+	test_grep "^\[gdnctl\] waiting for job $id on local (RUNNING) for 0s$" werr &&
+	test_line_count = 0 wout &&
+	test_line_count = 3 werr &&
 	test_grep "timed out after 1s waiting for job $id on local (RUNNING)" werr &&
 	! gone "$(cat bg2.pid)" &&
-	gdnctl stop "$id" >sout &&
+	gdnctl stop "$id" 2>sout &&
 	test_grep "stopped job $id on local" sout &&
 	gone "$(cat bg2.pid)" &&
-	test_expect_code 1 gdnctl wait "$id" >wout &&
+	test_expect_code 1 gdnctl wait "$id" 2>wout &&
 	test_grep "finished: STOPPED" wout &&
-	gdnctl stop "$id" >sout &&
+	gdnctl stop "$id" 2>sout &&
 	test_grep "had already finished: STOPPED" sout
 '
 
@@ -158,7 +162,7 @@ test_expect_success 'SIGTERM during wait exits 143 and leaves the job alone' '
 	{ wait $pid; rc=$?; } &&
 	test $rc = 143 &&
 	test_grep "interrupted while waiting for job $id" err &&
-	gdnctl stop "$id" >out &&
+	gdnctl stop "$id" 2>out &&
 	test_grep "stopped job" out
 '
 
@@ -202,7 +206,7 @@ test_expect_success 'configuration: the default backend, workdir, bad keys' '
 	test_grep "^$TRASH/wd$" out &&
 	id=$(gdnctl run --no-wait -- true | tail -n1) &&
 	test -d "jobs/$id" &&
-	gdnctl wait "$id" >out &&
+	gdnctl wait "$id" 2>out &&
 	test_grep "finished: COMPLETED" out &&
 	test_expect_code 3 gdnctl -c backends.here.type=nope run -- true 2>err &&
 	test_expect_code 3 gdnctl -c backends.other.host=x run --backend other -- true 2>err &&

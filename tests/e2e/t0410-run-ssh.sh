@@ -36,7 +36,7 @@ test_expect_success 'run: the remote exit code, output, workdir' '
 	test_grep "^err$" out &&
 	test_grep "finished: FAILED (exit 7)" out &&
 	gdnctl run -b box -- true &&
-	test_expect_code 255 gdnctl run -b box -- sh -c "exit 255" >out &&
+	test_expect_code 255 gdnctl run -b box -- sh -c "exit 255" >out 2>&1 &&
 	test_grep "finished: FAILED (exit 255)" out
 '
 
@@ -73,7 +73,7 @@ test_expect_success 'a workdir with metacharacters is quoted, not run' '
 test_expect_success 'a command past its timeout is killed on the server (exit 124)' '
 	start=$(date +%s) &&
 	test_expect_code 124 gdnctl run -b box --timeout 2s -- \
-		sh -c "sleep 60 & echo \$! >$R/bg.pid; echo \$\$ >$R/fg.pid; wait" >out &&
+		sh -c "sleep 60 & echo \$! >$R/bg.pid; echo \$\$ >$R/fg.pid; wait" >out 2>&1 &&
 	test $(($(date +%s) - start)) -lt 15 &&
 	test_grep "^\[gdnctl\] stopping job [0-9a-f-]* on box$" out &&
 	test_grep "bash -s -- stop $R/jobs/[0-9a-f-]* 1 1'"'"'$" out &&
@@ -99,22 +99,22 @@ test_expect_success 'run --no-wait, then wait --show-logs, logs, stop' '
 	gdnctl run -b box --no-wait -- sh -c "echo one; sleep 1; echo two" >out &&
 	id=$(tail -n1 out) &&
 	test -d "$R/jobs/$id" &&
-	gdnctl wait -b box --show-logs "$id" >out &&
+	gdnctl wait -b box --show-logs "$id" >out 2>wait.err &&
 	test_grep "^one$" out && test_grep "^two$" out &&
-	test_grep "^\[gdnctl\] job $id finished: COMPLETED$" out &&
-	gdnctl logs -b box --tail 1 "$id" >out &&
+	test_grep "^\[gdnctl\] job $id finished: COMPLETED$" wait.err &&
+	gdnctl logs -b box --tail 1 "$id" >out 2>logs.err &&
 	test_grep "^two$" out &&
-	test_grep "bash -s -- logs $R/jobs/$id 1'"'"'$" out &&
+	test_grep "bash -s -- logs $R/jobs/$id 1'"'"'$" logs.err &&
 
 	gdnctl run -b box --no-wait -- sh -c "sleep 60 & echo \$! >$R/bg3.pid; wait" >out &&
 	id=$(tail -n1 out) &&
 	for i in $(seq 50); do test -s "$R/bg3.pid" && break; sleep 0.1; done &&
 	test_expect_code 124 gdnctl wait -b box --timeout 1s "$id" >/dev/null 2>&1 &&
 	! remote_gone "$(cat "$R/bg3.pid")" &&
-	gdnctl stop -b box "$id" >out &&
+	gdnctl stop -b box "$id" 2>out &&
 	test_grep "stopped job $id on box" out &&
 	remote_gone "$(cat "$R/bg3.pid")" &&
-	test_expect_code 1 gdnctl wait -b box "$id" >out &&
+	test_expect_code 1 gdnctl wait -b box "$id" 2>out &&
 	test_grep "finished: STOPPED" out &&
 	test_expect_code 4 gdnctl logs -b box 20000101-000000-abcdef 2>err &&
 	test_grep "no job" err

@@ -46,7 +46,7 @@ test_expect_success 'submit the job that will run out of time (checked last)' '
 '
 
 test_expect_success 'run: a job that succeeds, its output streamed' '
-	gdnctl run -b hpc -- sh -c "echo hello from \$SLURM_JOB_ID; sleep 1; echo bye" >out &&
+	gdnctl run -b hpc -- sh -c "echo hello from \$SLURM_JOB_ID; sleep 1; echo bye" >out 2>&1 &&
 	test_grep "^\[gdnctl\] \$ sbatch --parsable $TRASH/jobs/gdnctl-......\.sh$" out &&
 	test_grep "^\[gdnctl\] submitted batch job [0-9]* to hpc$" out &&
 	id=$(sed -n "s/^\[gdnctl\] submitted batch job \([0-9]*\) to hpc$/\1/p" out) &&
@@ -60,7 +60,7 @@ test_expect_success 'run: a job that succeeds, its output streamed' '
 '
 
 test_expect_success 'run: a job that fails with exit 3 makes gdnctl exit 3' '
-	test_expect_code 3 gdnctl run -b hpc -- sh -c "echo failing; exit 3" >out &&
+	test_expect_code 3 gdnctl run -b hpc -- sh -c "echo failing; exit 3" >out 2>&1 &&
 	test_grep "^failing$" out &&
 	test_grep "finished: FAILED (exit 3, reason: NonZeroExitCode)$" out
 '
@@ -97,19 +97,19 @@ test_expect_success 'run --dry-run shows the batch script, secrets masked, and s
 test_expect_success 'no-wait, wait --timeout (124), stop, then wait says CANCELLED' '
 	id=$(gdnctl run -b hpc --no-wait -- sleep 60 | tail -n1) &&
 	test_expect_code 124 gdnctl wait -b hpc --timeout 2s "$id" >out 2>err &&
-	test_grep "^\[gdnctl\] waiting for job $id on hpc (\(PENDING\|RUNNING\)) for 0s$" out &&
+	test_grep "^\[gdnctl\] waiting for job $id on hpc (\(PENDING\|RUNNING\)) for 0s$" err &&
 	test_grep "timed out after 2s waiting for job $id on hpc (\(PENDING\|RUNNING\))" err &&
-	gdnctl stop -b hpc "$id" >out &&
+	gdnctl stop -b hpc "$id" >out 2>&1 &&
 	test_grep "^\[gdnctl\] \$ scancel $id$" out &&
 	test_grep "^\[gdnctl\] cancelled job $id on hpc$" out &&
-	test_expect_code 1 gdnctl wait -b hpc "$id" >out &&
+	test_expect_code 1 gdnctl wait -b hpc "$id" >out 2>&1 &&
 	test_grep "^\[gdnctl\] job $id finished: CANCELLED$" out &&
-	gdnctl stop -b hpc "$id" >out &&
+	gdnctl stop -b hpc "$id" >out 2>&1 &&
 	test_grep "had already finished: CANCELLED" out
 '
 
 test_expect_success 'run --timeout cancels the job (exit 124)' '
-	test_expect_code 124 gdnctl run -b hpc --timeout 3s -- sleep 60 >out &&
+	test_expect_code 124 gdnctl run -b hpc --timeout 3s -- sleep 60 >out 2>&1 &&
 	id=$(sed -n "s/^\[gdnctl\] submitted batch job \([0-9]*\) to hpc$/\1/p" out) &&
 	test_grep "^\[gdnctl\] \$ scancel $id$" out &&
 	test_grep "finished: TIMEOUT (cancelled after the timeout of 3s)" out &&
@@ -134,7 +134,7 @@ test_expect_success 'logs: the output file, or its last lines' '
 	id=$(gdnctl run -b hpc --no-wait -- sh -c "seq 1 5" | tail -n1) &&
 	gdnctl wait -b hpc --tail 2 "$id" >out &&
 	test_grep "^4$" out && test_grep "^5$" out && test_grep ! "^3$" out &&
-	gdnctl logs -b hpc "$id" >out &&
+	gdnctl logs -b hpc "$id" >out 2>&1 &&
 	test_grep "^\[gdnctl\] output of job $id: $TRASH/jobs/slurm-$id.out$" out &&
 	test_grep "^1$" out && test_grep "^5$" out &&
 	gdnctl logs -b hpc --tail 1 "$id" >out &&
@@ -155,7 +155,7 @@ test_expect_success 'job ids: malformed ones are refused, unknown ones are backe
 test_expect_success 'the job past its time limit ends TIMEOUT: wait exits 1 and says so' '
 	id=$(cat limited.id) &&
 	test_expect_code 1 gdnctl wait -b limited --timeout 170s "$id" >out 2>err &&
-	test_grep "^\[gdnctl\] job $id finished: TIMEOUT (reason: TimeLimit)$" out &&
+	test_grep "^\[gdnctl\] job $id finished: TIMEOUT (reason: TimeLimit)$" err &&
 	test_expect_code 1 gdnctl wait -b limited --json "$id" >out 2>/dev/null &&
 	python3 -c "
 import json

@@ -52,7 +52,7 @@ test_expect_success 'sbatch "ID;CLUSTER": the job id is ID@CLUSTER, later calls 
 	gdnctl run -b hpc --no-wait -- echo hi >out &&
 	test "$(tail -n1 out)" = 12@alpha &&
 	echo "12|CANCELLED by 0|0:15" >"$FAKE/sacct.out" &&
-	test_expect_code 1 gdnctl wait -b hpc 12@alpha >out &&
+	test_expect_code 1 gdnctl wait -b hpc 12@alpha 2>out &&
 	test_grep "^\[gdnctl\] job 12@alpha finished: CANCELLED (cancelled by uid 0)$" out &&
 	test_grep "^squeue -h -j 12 -o %T --clusters=alpha$" "$FAKE/log" &&
 	test_grep "^sacct -j 12 -X -n -P -o JobID,State,ExitCode --clusters=alpha$" "$FAKE/log" &&
@@ -84,17 +84,17 @@ test_expect_success 'the batch script: directives, workdir, exports, exec; 0600 
 test_expect_success 'final states from sacct: OUT_OF_MEMORY, TIMEOUT fail; COMPLETED succeeds' '
 	reset_fakes &&
 	echo "14|OUT_OF_MEMORY|0:125" >"$FAKE/sacct.out" &&
-	test_expect_code 1 gdnctl wait -b hpc 14 >out &&
+	test_expect_code 1 gdnctl wait -b hpc 14 2>out &&
 	test_grep "finished: OUT_OF_MEMORY$" out &&
 	echo "14|TIMEOUT|0:15" >"$FAKE/sacct.out" &&
-	test_expect_code 1 gdnctl wait -b hpc 14 >out &&
+	test_expect_code 1 gdnctl wait -b hpc 14 2>out &&
 	test_grep "finished: TIMEOUT$" out &&
 	echo "14|COMPLETED|0:0" >"$FAKE/sacct.out" &&
-	gdnctl wait -b hpc 14 >out &&
+	gdnctl wait -b hpc 14 2>out &&
 	test_grep "finished: COMPLETED$" out &&
 	echo 15 >"$FAKE/sbatch.out" &&
 	echo "15|OUT_OF_MEMORY|0:125" >"$FAKE/sacct.out" &&
-	test_expect_code 1 gdnctl run -b hpc -- true >out &&
+	test_expect_code 1 gdnctl run -b hpc -- true 2>out &&
 	test_grep "job 15 on hpc finished: OUT_OF_MEMORY$" out
 '
 
@@ -105,7 +105,7 @@ test_expect_success 'RUNNING, then gone from the queue: the final state is looke
 	echo 1 >"$FAKE/sacct.rc" &&
 	printf "JobId=16 JobName=x\n   JobState=FAILED Reason=NonZeroExitCode\n   ExitCode=2:0\n" \
 		>"$FAKE/scontrol.out" &&
-	test_expect_code 1 gdnctl wait -b hpc 16 >out &&
+	test_expect_code 1 gdnctl wait -b hpc 16 2>out &&
 	test_grep "(PENDING) for" out &&
 	test_grep "(RUNNING) for" out &&
 	test_grep "finished: FAILED (exit 2, reason: NonZeroExitCode)$" out &&
@@ -122,7 +122,7 @@ test_expect_success 'an empty queue with no record anywhere is an error, never s
 	test_grep "job 17 is not known to Slurm" err &&
 	echo 21 >"$FAKE/sbatch.out" &&
 	test_expect_code 4 gdnctl run -b hpc -- true >out 2>err &&
-	test_grep "submitted batch job 21" out &&
+	test_grep "submitted batch job 21" err &&
 	test_grep "job 21 is not known to Slurm" err
 '
 
@@ -131,7 +131,7 @@ test_expect_success 'a controller that does not answer: retried, then exit 4 wit
 	echo "squeue: error: Unable to contact slurm controller (connect failure)" >"$FAKE/squeue.out" &&
 	echo 1 >"$FAKE/squeue.rc" &&
 	test_expect_code 4 gdnctl wait -b hpc 18 >out 2>err &&
-	test "$(grep -c "retrying$" out)" = 3 &&
+	test "$(grep -c "retrying$" err)" = 3 &&
 	test_grep "'"'"'$TRASH/bin/squeue'"'"' failed (exit 1): squeue: error: Unable to contact slurm controller" err
 '
 
@@ -150,11 +150,11 @@ test_expect_success 'sbatch that fails or prints no job id: exit 4' '
 test_expect_success 'stop: scancel only for a job that has not finished' '
 	reset_fakes &&
 	echo RUNNING >"$FAKE/squeue.out" &&
-	gdnctl stop -b hpc 20 >out &&
+	gdnctl stop -b hpc 20 2>out &&
 	test_grep "^scancel 20$" "$FAKE/log" &&
 	reset_fakes &&
 	echo "20|COMPLETED|0:0" >"$FAKE/sacct.out" &&
-	gdnctl stop -b hpc 20 >out &&
+	gdnctl stop -b hpc 20 2>out &&
 	test_grep "had already finished: COMPLETED" out &&
 	test_grep ! "^scancel" "$FAKE/log"
 '

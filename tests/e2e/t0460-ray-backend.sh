@@ -56,7 +56,7 @@ test_expect_success 'Marin: --no-wait prints the submission id; wait reads the f
 	gdnctl wait --backend ray $JOB >out &&
 	expect_call 2 uv run scripts/ray/cluster.py --cluster us-central1 wait-job $JOB --poll 5.0 \
 		--tail 200 &&
-	FAKE_JOB_STATUS=FAILED test_expect_code 1 gdnctl wait --backend ray $JOB >out &&
+	FAKE_JOB_STATUS=FAILED test_expect_code 1 gdnctl wait --backend ray $JOB 2>out &&
 	test_grep "FAILED" out
 '
 
@@ -64,7 +64,7 @@ test_expect_success 'Marin: a STOPPED job is not a success; stop and status' '
 	calls_reset &&
 	gdnctl stop --backend ray $JOB >out &&
 	expect_call 1 uv run scripts/ray/cluster.py --cluster us-central1 stop-job $JOB &&
-	test_expect_code 1 gdnctl wait --backend ray $JOB >out &&
+	test_expect_code 1 gdnctl wait --backend ray $JOB 2>out &&
 	test_grep "STOPPED" out
 '
 
@@ -111,7 +111,7 @@ test_expect_success 'plain Ray CLI: a failed job is exit 1; submit --no-wait and
 test_expect_success 'plain Ray CLI: stop, then wait says STOPPED (exit 1); wait --timeout is 124' '
 	FAKE_RAY_ID=raysubmit_third gdnctl test --backend plain --no-wait >out &&
 	gdnctl stop --backend plain raysubmit_third >out &&
-	test_expect_code 1 gdnctl wait --backend plain raysubmit_third >out &&
+	test_expect_code 1 gdnctl wait --backend plain raysubmit_third 2>out &&
 	test_grep STOPPED out &&
 	FAKE_RAY_ID=raysubmit_fourth gdnctl test --backend plain --no-wait >out &&
 	FAKE_RUNNING_POLLS=100000 test_expect_code 124 gdnctl wait --backend plain --timeout 1s \

@@ -20,7 +20,7 @@ backends:
 EOF
 
 test_expect_success 'a Slurm job leaves traces in its workdir; download-trace copies them back' '
-	gdnctl run -b hpc -- sh -c "mkdir -p traces/run1 && printf slurm | gzip >traces/run1/p.trace.json.gz && echo x >traces/run1/other.txt && hostname" >out &&
+	gdnctl run -b hpc -- sh -c "mkdir -p traces/run1 && printf slurm | gzip >traces/run1/p.trace.json.gz && echo x >traces/run1/other.txt && hostname" >out 2>&1 &&
 	test_grep "finished: SUCCEEDED\|COMPLETED" out &&
 	test -e wd/traces/run1/p.trace.json.gz &&
 	gdnctl download-trace hpc:traces --output-dir got >out 2>err &&

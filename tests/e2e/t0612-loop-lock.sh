@@ -107,7 +107,7 @@ test_expect_success 'a second loop, or --resume, while a run lives is refused na
 test_expect_success 'kill -9 frees the locks: --resume runs' '
 	new_repo && start_bg hang --iterations 1 && kill9_bg &&
 	test -s "$(log_dir)/loop.lock" &&
-	loop commit-one --resume >out 2>err &&
+	loop commit-one --resume --resume-override >out 2>err &&
 	test_grep "resuming run" out &&
 	test_grep "1 iteration, 1 commit" out
 '
@@ -122,7 +122,7 @@ test_expect_success 'git clean -fdx by the agent does not reach the default log 
 
 test_expect_success 'git clean -fdx then kill -9: --resume finds the journal' '
 	new_repo && start_bg clean-then-hang --iterations 1 && kill9_bg &&
-	loop clean-then-hang --resume >out 2>err &&
+	loop clean-then-hang --resume --resume-override >out 2>err &&
 	test_grep "resuming run" out &&
 	test -s "$(log_dir)/loop.jsonl" &&
 	test_grep "1 iteration, 1 commit" out &&
@@ -135,7 +135,7 @@ test_expect_success '--resume points at the journal of an earlier gdnctl inside 
 	test_must_fail =1 loop commit-one --resume >out 2>err &&
 	echo "[gdnctl] error: nothing to resume: no journal at '"'"'$(log_dir)/loop.jsonl'"'"' (the journal of a run of an earlier gdnctl is at '"'"'$old/loop.jsonl'"'"': pass --log-dir '"'"'$old'"'"')" >expect &&
 	test_cmp expect err &&
-	loop commit-one --resume --log-dir "$old" >out 2>err &&
+	loop commit-one --resume --resume-override --log-dir "$old" >out 2>err &&
 	test_grep "1 iteration, 1 commit" out
 '
 

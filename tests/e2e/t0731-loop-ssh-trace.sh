@@ -20,6 +20,11 @@ command -v rsync >/dev/null 2>&1 || skip_all "rsync is not installed"
 sshd_start
 
 export GOOGLE_OAUTH_ACCESS_TOKEN=ya29.secret-gcs-token-7f3a WANDB_API_KEY=0123456789abcdef0123456789abcdef01234567 HF_TOKEN=hf_secretHFtoken42
+# A loopback GCS (tests/e2e/hubserver.py) without the bucket: the fetcher's
+# listing reaches it and gets a 404 at once.
+mkdir -p "$TRASH/gcs-empty"
+test_start_hubserver --root "$TRASH/gcs-empty" --gcs-root "$TRASH/gcs-empty"
+export STORAGE_EMULATOR_HOST=127.0.0.1:$HUB_PORT
 
 R=$TRASH/remote
 mkdir -p "$R/jobs" "$XDG_CONFIG_HOME/gdnctl"
@@ -139,14 +144,15 @@ test_expect_success 'a profile that prints a GCS URI or a hosted-XProf link: fou
 	EOF
 	(cd repo && git commit -qam "profile that uploads to GCS") &&
 	run_loop --iterations 1 >out 2>err || { cat out err; false; } &&
-	test_grep "no trace for profile run 1, trace figures unscored: gcs gs://marin-tmp/ttl=30d/xprof/run-1.0/plugins/profile/steps-5-to-30: source not available" out err &&
+	test_grep "no trace for profile run 1, trace figures unscored: gcs gs://marin-tmp/ttl=30d/xprof/run-1.0/plugins/profile/steps-5-to-30: cannot list gs://marin-tmp/ttl=30d/xprof/run-1.0/plugins/profile/steps-5-to-30: no such bucket (HTTP 404)" out err &&
+	grep -q "/storage/v1/b/marin-tmp/o?prefix=ttl%3D30d%2Fxprof%2Frun-1.0%2Fplugins%2Fprofile%2Fsteps-5-to-30&" "$TRASH/requests.log" &&
 	test_grep "\"event\":\"trace\",\"iteration\":0,\"attempt\":1,\"source\":null,\"path\":null,\"reason\":\"gcs gs://marin-tmp/ttl=30d/xprof/run-1.0/plugins/profile/steps-5-to-30: " logs/loop.jsonl &&
 	no_figures &&
 	: the hosted-XProf link alone: its uri= is the profile root &&
 	rm -rf logs &&
 	sed -i "/Uploaded XProf/d" repo/bench.sh && (cd repo && git commit -qam "link only") &&
 	GDNCTL_TRACE_SOURCE=gcs run_loop --iterations 1 >out 2>err || { cat out err; false; } &&
-	test_grep "trace figures unscored: gcs gs://marin-tmp/ttl=30d/xprof/run-link/plugins/profile: source not available" out err &&
+	test_grep "trace figures unscored: gcs gs://marin-tmp/ttl=30d/xprof/run-link/plugins/profile: cannot list gs://marin-tmp/ttl=30d/xprof/run-link/plugins/profile: no such bucket (HTTP 404)" out err &&
 	no_token_anywhere out err logs
 '
 

@@ -2,16 +2,22 @@
  * Fuzz the hub clients' parsers with every input: the HF tree listing
  * page, Link and Retry-After header values, URL hosts and repository
  * path checks, .netrc, W&B run references, step windows, GraphQL
- * answers, summaryMetrics and sampledHistory rows. Inputs must never
+ * answers, summaryMetrics and sampledHistory rows, GCS listing pages
+ * and gs:// URIs, W&B artifact lists, manifests and references, and the
+ * source spellings of download-trace. Inputs must never
  * crash or leak, errors are one non-empty line, and what the parsers
  * return must hold together (selected paths are safe, links are
  * non-empty, aggregates of OK metrics are finite).
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/err.h"
+#include "gdnctl/gcs.h"
 #include "gdnctl/hub_text.h"
+#include "gdnctl/md5.h"
+#include "gdnctl/source.h"
 #include "gdnctl/hf.h"
 #include "gdnctl/wandb.h"
+#include "gdnctl/wandb_artifact.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
 #include "gdnctl/xalloc.h"
@@ -122,6 +128,96 @@ static void wandb(const char *s, size_t len)
 		BUG("step window backwards");
 }
 
+static void check_files(const struct gdn_hf_files *f, const char *what)
+{
+	for (size_t i = 0; i < f->nr; i++) {
+		if (!f->v[i].path || !*f->v[i].path)
+			BUG("%s: a file without a path", what);
+		if (f->v[i].has_md5 && !gdn_md5_b64_valid(f->v[i].md5))
+			BUG("%s: a malformed md5 '%s'", what, f->v[i].md5);
+	}
+}
+
+static void gcs(const char *text, size_t len, const char *s)
+{
+	struct gdn_hf_files f = {0};
+	struct gdn_err err = GDN_ERR_INIT;
+	char *next = NULL, *bucket = NULL, *prefix = NULL;
+	int ret = gdn_gcs_parse_list(text, len, "http://127.0.0.1:1", "b", &f, &next, &err);
+
+	check_err(ret, &err, "gcs listing");
+	if (ret && (f.nr || next))
+		BUG("a failed GCS page added %zu objects", f.nr);
+	check_files(&f, "gcs listing");
+	for (size_t i = 0; i < f.nr; i++)
+		if (!f.v[i].url || strncmp(f.v[i].url, "http://127.0.0.1:1/download/", 28))
+			BUG("object '%s' has no media URL", f.v[i].path);
+	if (next && !*next)
+		BUG("an empty page token");
+	gdn_hf_files_release(&f);
+	free(next);
+	ret = gdn_gcs_parse_uri(s, &bucket, &prefix, &err);
+	check_err(ret, &err, "gs uri");
+	if (!ret && (!*bucket || !prefix || strchr(bucket, '/')))
+		BUG("bad bucket from '%s'", s);
+	free(bucket);
+	free(prefix);
+}
+
+static void artifacts(const char *text, size_t len, const char *s)
+{
+	struct gdn_hf_files f = {0};
+	struct gdn_wandb_artifact a = {0};
+	struct gdn_err err = GDN_ERR_INIT;
+	char *e = NULL, *p = NULL, *n = NULL, *al = NULL;
+	json_t *doc = json_loadb(text, len, 0, NULL); /* new */
+	int ret;
+
+	ret = gdn_wandb_parse_manifest(text, len, &f, &err);
+	check_err(ret, &err, "manifest");
+	if (ret && f.nr)
+		BUG("a failed manifest added %zu files", f.nr);
+	check_files(&f, "manifest");
+	gdn_hf_files_release(&f);
+	ret = gdn_wandb_pick_artifact(doc, "jax_profile", NULL, &a, &err);
+	if (ret < 0)
+		check_err(ret, &err, "artifacts");
+	if (ret == 1 && (!a.id || strcmp(a.type ? a.type : "", "jax_profile")))
+		BUG("picked an artifact without id or of another type");
+	gdn_wandb_artifact_release(&a);
+	json_decref(doc);
+	ret = gdn_wandb_parse_artifact_ref(s, &e, &p, &n, &al, &err);
+	check_err(ret, &err, "artifact ref");
+	if (!ret && (!*e || !*p || !*n || (al && !*al)))
+		BUG("an empty artifact reference part");
+	free(e);
+	free(p);
+	free(n);
+	free(al);
+}
+
+static void spellings(const char *s)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+	char *repo = NULL, *path = NULL, *e = NULL, *p = NULL, *r = NULL, *al = NULL;
+	int ret = gdn_source_parse_hf(s, &repo, &path, &err);
+
+	check_err(ret, &err, "hf spelling");
+	if (!ret && (!strchr(repo, '/') || (path && !*path)))
+		BUG("bad hf repository from '%s'", s);
+	free(repo);
+	free(path);
+	ret = gdn_source_parse_wandb_run(s, "ent", "proj", &e, &p, &r, &al, &err);
+	check_err(ret, &err, "wandb spelling");
+	if (!ret && (!*e || !*p || !*r))
+		BUG("an empty run part from '%s'", s);
+	free(e);
+	free(p);
+	free(r);
+	free(al);
+	(void)gdn_source_is_wandb_run(s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *s = xstrndup((const char *)data, size); /* NUL-terminated; stops at a NUL */
@@ -130,6 +226,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	headers(s);
 	netrc((const char *)data, size);
 	wandb(s, strlen(s));
+	gcs((const char *)data, size, s);
+	artifacts((const char *)data, size, s);
+	spellings(s);
 	free(s);
 	return 0;
 }

@@ -9,7 +9,11 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include "gdnctl/err.h"
+#include "gdnctl/gcs.h"
+#include "gdnctl/md5.h"
 #include "gdnctl/sha256.h"
+#include "gdnctl/source.h"
+#include "gdnctl/wandb_artifact.h"
 #include "gdnctl/hub_text.h"
 #include "gdnctl/http.h"
 #include "gdnctl/hf.h"
@@ -769,6 +773,156 @@ static void history(void **state)
 	sbuf_release(&rows);
 }
 
+/* RFC 1321 test suite, as base64 (what GCS and W&B give). */
+static void md5_vectors(void **state)
+{
+	static const struct {
+		const char *in, *hex;
+	} v[] = {
+	    {"", "d41d8cd98f00b204e9800998ecf8427e"},
+	    {"a", "0cc175b9c0f1b6a831c399e269772661"},
+	    {"abc", "900150983cd24fb0d6963f7d28e17f72"},
+	    {"message digest", "f96b697d7cb7938d525a2f31aaf161d0"},
+	    {"abcdefghijklmnopqrstuvwxyz", "c3fcd3d76192e4007dfb496cca67e13b"},
+	    {"12345678901234567890123456789012345678901234567890123456789012345678901234567890",
+	     "57edf4a22be3c955ac49da2e2107b67a"},
+	};
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(v); i++) {
+		struct gdn_md5 c;
+		unsigned char d[GDN_MD5_LEN];
+		char hex[33], b64[GDN_MD5_B64_SIZE];
+		size_t len = strlen(v[i].in);
+
+		/* In two pieces, to cross block boundaries. */
+		gdn_md5_init(&c);
+		gdn_md5_update(&c, v[i].in, len / 3);
+		gdn_md5_update(&c, v[i].in + len / 3, len - len / 3);
+		gdn_md5_final(&c, d);
+		for (int j = 0; j < GDN_MD5_LEN; j++)
+			snprintf(hex + 2 * j, 3, "%02x", d[j]);
+		assert_string_equal(hex, v[i].hex);
+		gdn_md5_b64(d, b64);
+		assert_true(gdn_md5_b64_valid(b64));
+	}
+	{
+		struct gdn_md5 c;
+		unsigned char d[GDN_MD5_LEN];
+		char b64[GDN_MD5_B64_SIZE];
+
+		gdn_md5_init(&c);
+		gdn_md5_final(&c, d);
+		gdn_md5_b64(d, b64);
+		assert_string_equal(b64, "1B2M2Y8AsgTpgAmY7PhCfg==");
+	}
+	assert_false(gdn_md5_b64_valid("1B2M2Y8AsgTpgAmY7PhCfh=="));
+	assert_false(gdn_md5_b64_valid("1B2M2Y8AsgTpgAmY7PhCfg="));
+	assert_false(gdn_md5_b64_valid("1B2M2Y8AsgTpgAmY7PhC!g=="));
+}
+
+static void gcs_urls_and_pages(void **state)
+{
+	struct sbuf sb = SBUF_INIT;
+	struct gdn_hf_files f = {0};
+	struct gdn_err err = GDN_ERR_INIT;
+	char *next = NULL, *b = NULL, *p = NULL;
+	const char page[] = "{\"items\":[{\"name\":\"x/a b.trace.json.gz\",\"size\":\"12\","
+			    "\"md5Hash\":\"1B2M2Y8AsgTpgAmY7PhCfg==\"},{\"name\":\"x/d/\",\"size\":"
+			    "\"0\"}],\"nextPageToken\":\"T/1=\"}";
+
+	(void)state;
+	gdn_gcs_media_url(&sb, "http://h:1", "bkt", "x/a b.trace.json.gz");
+	assert_string_equal(
+	    sb.buf, "http://h:1/download/storage/v1/b/bkt/o/x%2Fa%20b.trace.json.gz?alt=media");
+	sbuf_reset(&sb);
+	gdn_gcs_list_url(&sb, "http://h:1", "bkt", "x/", "T/1=");
+	assert_string_equal(sb.buf, "http://h:1/storage/v1/b/bkt/o?prefix=x%2F&fields=items(name,"
+				    "size,md5Hash),nextPageToken&pageToken=T%2F1%3D");
+	assert_int_equal(
+	    gdn_gcs_parse_list(page, strlen(page), "http://h:1", "bkt", &f, &next, &err), 0);
+	assert_int_equal(f.nr, 1);
+	assert_int_equal(f.ignored, 1);
+	assert_int_equal(f.v[0].size, 12);
+	assert_true(f.v[0].has_md5);
+	assert_string_equal(next, "T/1=");
+	free(next);
+	assert_int_equal(gdn_gcs_parse_list("{\"items\":[{\"name\":\"y\",\"size\":\"x\"}]}", 36,
+					    NULL, "bkt", &f, &next, &err),
+			 GDN_EPARSE);
+	assert_int_equal(f.nr, 1);
+	assert_int_equal(gdn_gcs_parse_uri("gs://bkt/a/b", &b, &p, &err), 0);
+	assert_string_equal(b, "bkt");
+	assert_string_equal(p, "a/b");
+	free(b);
+	free(p);
+	assert_int_equal(gdn_gcs_parse_uri("gs://Bad/x", &b, &p, &err), GDN_EUSAGE);
+	assert_int_equal(gdn_gcs_parse_uri("gs:///x", &b, &p, &err), GDN_EUSAGE);
+	setenv("STORAGE_EMULATOR_HOST", "localhost:9023/", 1);
+	p = gdn_gcs_endpoint();
+	assert_string_equal(p, "http://localhost:9023");
+	free(p);
+	unsetenv("STORAGE_EMULATOR_HOST");
+	p = gdn_gcs_endpoint();
+	assert_string_equal(p, "https://storage.googleapis.com");
+	free(p);
+	gdn_hf_files_release(&f);
+	sbuf_release(&sb);
+}
+
+static void artifact_choice(void **state)
+{
+	const char nodes[] =
+	    "[{\"id\":\"A1\",\"artifactType\":{\"name\":\"jax_profile\"},\"aliases\":[{\"alias\":"
+	    "\"v0\"}],\"updatedAt\":\"2025-01-03\",\"versionIndex\":0},"
+	    "{\"id\":\"A2\",\"artifactType\":{\"name\":\"model\"},\"aliases\":[{\"alias\":"
+	    "\"latest\"}],\"updatedAt\":\"2025-02-01\"},"
+	    "{\"id\":\"A3\",\"artifactType\":{\"name\":\"jax_profile\"},\"aliases\":[{\"alias\":"
+	    "\"latest\"}],\"updatedAt\":\"2025-01-02\",\"versionIndex\":1.0}]";
+	json_t *doc = json_loads(nodes, 0, NULL); /* new */
+	struct gdn_wandb_artifact a = {0};
+	struct gdn_err err = GDN_ERR_INIT;
+	char *e, *p, *n, *al;
+
+	(void)state;
+	assert_int_equal(gdn_wandb_pick_artifact(doc, "jax_profile", NULL, &a, &err), 1);
+	assert_string_equal(a.id, "A3"); /* the alias "latest" */
+	assert_string_equal(a.version, "v1");
+	assert_int_equal(gdn_wandb_pick_artifact(doc, "jax_profile", "nosuch", &a, &err), 1);
+	assert_string_equal(a.id, "A1"); /* else the most recently updated */
+	assert_int_equal(gdn_wandb_pick_artifact(doc, "dataset", NULL, &a, &err), 0);
+	gdn_wandb_artifact_release(&a);
+	json_decref(doc);
+	assert_int_equal(gdn_wandb_parse_artifact_ref("e/p/name:v3", &e, &p, &n, &al, &err), 0);
+	assert_string_equal(n, "name");
+	assert_string_equal(al, "v3");
+	free(e);
+	free(p);
+	free(n);
+	free(al);
+	assert_int_equal(
+	    gdn_source_parse_wandb_run("wandb:e/p/r1@best", NULL, NULL, &e, &p, &n, &al, &err), 0);
+	assert_string_equal(n, "r1");
+	assert_string_equal(al, "best");
+	free(e);
+	free(p);
+	free(n);
+	free(al);
+	assert_int_equal(gdn_source_parse_wandb_run("r2", "ent", "proj", &e, &p, &n, &al, &err), 0);
+	assert_string_equal(e, "ent");
+	assert_null(al);
+	free(e);
+	free(p);
+	free(n);
+	assert_int_equal(gdn_source_parse_hf("hf:org/repo/a/b", &e, &p, &err), 0);
+	assert_string_equal(e, "org/repo");
+	assert_string_equal(p, "a/b");
+	free(e);
+	free(p);
+	assert_int_equal(gdn_source_parse_hf("hf:org", &e, &p, &err), GDN_EUSAGE);
+	assert_true(gdn_source_is_wandb_run("https://wandb.ai/e/p/runs/x"));
+	assert_false(gdn_source_is_wandb_run("https://example.com/x"));
+}
+
 int main(void)
 {
 	/* clang-format off */
@@ -776,6 +930,9 @@ int main(void)
 		cmocka_unit_test(sha256_vectors),
 		cmocka_unit_test(sha256_lengths_and_chunks),
 		cmocka_unit_test(sha256_file),
+		cmocka_unit_test(md5_vectors),
+		cmocka_unit_test(gcs_urls_and_pages),
+		cmocka_unit_test(artifact_choice),
 		cmocka_unit_test(url_encoding),
 		cmocka_unit_test(hub_urls),
 		cmocka_unit_test(url_hosts),
