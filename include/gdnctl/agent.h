@@ -80,6 +80,9 @@ struct gdn_agent_request {
 	/* Called when the agent's process group exists (for the journal), or NULL. */
 	void (*on_spawn)(pid_t pgid, void *spawn_payload);
 	void *spawn_payload;
+	/* Called every tick_ms (> 0) while the agent runs (gdn_proc.on_tick), or NULL. */
+	void (*on_tick)(int64_t elapsed_ms, int64_t idle_ms, void *spawn_payload);
+	int tick_ms;
 	/*
 	 * The attempt's mark, "GDNCTL_AGENT_RUN=<unique>" (the caller journals
 	 * it, so that a resume after a crash finds what the agent left), or

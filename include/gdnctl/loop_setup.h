@@ -39,7 +39,7 @@ struct gdn_loop_args {
 	int ephemeral, search, show_file_updates;
 	struct strvec directives, directive_files, presets, post_checks;
 	double sleep_seconds, codex_timeout, codex_idle_timeout, retry_sleep;
-	long agent_timeout_ms, agent_idle_timeout_ms, kill_grace_ms;
+	long agent_timeout_ms, agent_idle_timeout_ms, kill_grace_ms, heartbeat_ms;
 	int post_check_policy, no_commit_policy, iteration_error_policy; /* gdn_loop_policy */
 	long max_failures, codex_retries, post_check_retries;
 	int resilient, allow_dirty, allow_no_commit, resume, json, dry_run;

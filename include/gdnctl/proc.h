@@ -74,6 +74,12 @@ struct gdn_proc {
 	/* Called once the program runs (exec succeeded), with its pid = process group id. */
 	void (*on_spawn)(pid_t pgid, void *payload);
 	/*
+	 * Called every tick_ms (> 0) while the child runs, with the time since
+	 * it started and since its last output (a heartbeat), or NULL.
+	 */
+	void (*on_tick)(int64_t elapsed_ms, int64_t idle_ms, void *payload);
+	int tick_ms;
+	/*
 	 * The child writes straight to our stdout/stderr: nothing is read, so
 	 * capture, on_line and idle_timeout_ms cannot be used with it
 	 * (gdn_proc_run rejects the combination with GDN_EUSAGE).

@@ -14,6 +14,8 @@
 #include "gdnctl/cmd.h"
 #include "gdnctl/err.h"
 #include "gdnctl/exitcode.h"
+#include "gdnctl/file.h"
+#include "gdnctl/loop_status.h"
 #include "gdnctl/opt.h"
 #include "gdnctl/proc.h"
 #include "gdnctl/report.h"
@@ -365,12 +367,16 @@ static void read_journal(const char *path, const char *repo, const char *log_dir
 		const char *subj = it->hypothesis ? it->hypothesis : "?";
 
 		if (it->reverted) {
+			struct sbuf why = SBUF_INIT;
+
+			gdn_loop_reason_words(&why, it->reason);
 			o->reverted++;
 			if (!o->first_discarded)
 				o->first_discarded = it->iteration;
 			strvec_pushf(&o->lines, "iteration %ld reverted (%s): %s, kept as %s",
-				     it->iteration, it->reason ? it->reason : "?", subj,
+				     it->iteration, why.len ? why.buf : "?", subj,
 				     it->discarded_ref ? it->discarded_ref : "no discarded ref");
+			sbuf_release(&why);
 		} else if (it->kept > 0) {
 			o->kept++;
 			strvec_pushf(&o->lines, "iteration %ld kept (%ld commit%s): %s",
@@ -555,12 +561,64 @@ static int make_project(struct demo *d)
 	return 0;
 }
 
+/*
+ * The loop's console goes to DIR/logs/loop-console.log, not the terminal
+ * (the agents' output is in the transcripts): the demo shows each
+ * iteration's banner as it starts, then its decisions (sum_up).
+ */
+struct console {
+	FILE *f;
+};
+
+static int console_line(const char *line, size_t len, void *payload)
+{
+	struct console *c = payload;
+	const char *b = memmem(line, len, "] === ", 6);
+
+	if (c->f) {
+		fwrite(line, 1, len, c->f);
+		fputc('\n', c->f);
+		fflush(c->f);
+	}
+	if (b && len > 4 && !memcmp(line + len - 4, " ===", 4))
+		gdn_say("%.*s", (int)(len - (size_t)(b + 6 - line) - 4), b + 6);
+	return 0;
+}
+
+/* The loop, its console to `path`; -1 with err when it could not run, else its exit code. */
+static int run_loop_child(const struct strvec *argv, const char *dir, const char *path,
+			  struct gdn_err *err)
+{
+	struct gdn_proc p = GDN_PROC_INIT;
+	struct console c = {fopen(path, "w")};
+	int rc = -1;
+
+	fflush(stdout);
+	fflush(stderr);
+	if (!c.f)
+		gdn_warn("cannot write %s: %s (the loop's console is not kept)", path,
+			 strerror(errno));
+	p.argv = argv->v;
+	p.dir = dir;
+	p.env = demo_env;
+	p.kill_grace_ms = 10000;
+	p.on_line = console_line;
+	p.payload = &c;
+	if (!gdn_proc_run(&p, err))
+		rc = gdn_proc_exit_code(&p);
+	gdn_proc_release(&p);
+	if (c.f)
+		fclose(c.f);
+	return rc;
+}
+
 /* `gdnctl loop` on the project; its exit status in d->loop_rc. */
 static int run_loop(struct demo *d)
 {
 	struct strvec av = STRVEC_INIT;
 	struct sbuf agent_cmd = SBUF_INIT;
 	struct gdn_err err = GDN_ERR_INIT;
+	char *console;
 	int code = 0;
 
 	strvec_pushl(&av, d->exe, "loop", "--iterations", NULL);
@@ -589,15 +647,20 @@ static int run_loop(struct demo *d)
 			   : d->a.agent,
 		d->project);
 	d->loop_started = true;
-	d->loop_rc = run_child(&av, d->project, false, demo_env, &err);
+	console = xstrfmt("%s/loop-console.log", d->logs);
+	if (gdn_mkdir_p(d->logs, 0755, NULL))
+		gdn_warn("cannot create %s: %s", d->logs, strerror(errno));
+	gdn_say("the loop's output (the agent's in the transcripts there): %s", console);
+	d->loop_rc = run_loop_child(&av, d->project, console, &err);
 	if (d->loop_rc < 0) {
 		code = gdn_die_err(&err);
 	} else if (interrupted_code()) {
 		gdn_error("interrupted: the loop was stopped");
 		code = interrupted_code();
 	} else if (d->loop_rc) {
-		gdn_error("gdnctl loop failed (exit %d)", d->loop_rc);
+		gdn_error("gdnctl loop failed (exit %d): its output is in %s", d->loop_rc, console);
 	}
+	free(console);
 	strvec_clear(&av);
 	sbuf_release(&agent_cmd);
 	return code;

@@ -30,6 +30,9 @@
 #include "gdnctl/strvec.h"
 #include "gdnctl/xalloc.h"
 
+#include <stdarg.h>
+#include <time.h>
+
 static const struct opt_usage loop_usage = {
     "gdnctl loop --iterations N [options]\n"
     "gdnctl loop --resume [options]\n"
@@ -61,25 +64,37 @@ struct printer {
 	bool json; /* progress to stderr: stdout is the summary document */
 };
 
+/* "[gdnctl 02:14:07]": every line of the loop carries the (local) time, for a run read later */
+static const char *tag(char buf[32])
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (!localtime_r(&now, &tm) || !strftime(buf, 32, "[gdnctl %H:%M:%S]", &tm))
+		snprintf(buf, 32, "[gdnctl]");
+	return buf;
+}
+
 static void on_say(enum gdn_loop_level level, const char *msg, void *payload)
 {
 	struct printer *pr = payload;
 	FILE *info = pr->json ? stderr : stdout;
+	char t[32];
 
 	switch (level) {
 	case GDN_LOOP_HEADING:
-		fprintf(info, "\n[gdnctl] %s\n", msg);
+		fprintf(info, "\n%s %s\n", tag(t), msg);
 		fflush(info);
 		break;
 	case GDN_LOOP_INFO:
-		fprintf(info, "[gdnctl] %s\n", msg);
+		fprintf(info, "%s %s\n", tag(t), msg);
 		fflush(info);
 		break;
 	case GDN_LOOP_NOTE:
-		fprintf(stderr, "[gdnctl] %s\n", msg);
+		fprintf(stderr, "%s %s\n", tag(t), msg);
 		break;
 	case GDN_LOOP_WARN:
-		fprintf(stderr, "[gdnctl] WARNING: %s\n", msg);
+		fprintf(stderr, "%s WARNING: %s\n", tag(t), msg);
 		break;
 	}
 }
@@ -113,53 +128,153 @@ static void on_backend_event(enum gdn_backend_event ev, const char *text, void *
 	sbuf_release(&sb);
 }
 
-static void print_summary(const struct gdn_loop_summary *s)
+static const char *plural(long n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+static void print_summary(const struct gdn_loop_summary *s, const char *perf_champion)
 {
 	struct sbuf kinds = SBUF_INIT;
+	long failed = 0;
+	char t[32];
 
 	/* the original's five kinds always; those gdnctl added when they happened */
-	for (int k = 0; k < GDN_FAIL_NR; k++)
+	for (int k = 0; k < GDN_FAIL_NR; k++) {
+		failed += s->fail_kinds[k];
 		if (k <= GDN_FAIL_ITERATION_ERROR || s->fail_kinds[k])
 			sbuf_addf(&kinds, "%s%s=%ld", k ? ", " : "", gdn_loop_failure_name(k),
 				  s->fail_kinds[k]);
-	printf("[gdnctl] loop summary: run %s: %ld iterations, %ld commits, %ld failures (%s), "
+	}
+	/* failed iterations by kind, and how many of them the policies counted */
+	printf("%s loop summary: run %s: %ld %s, %ld %s, %ld failed %s (%ld counted; %s), "
 	       "%.3fs in the agent; stopped: %s (exit %d)\n",
-	       s->run_id, s->iterations_run, s->commits, s->failures, kinds.buf,
+	       tag(t), s->run_id, s->iterations_run,
+	       plural(s->iterations_run, "iteration", "iterations"), s->commits,
+	       plural(s->commits, "commit", "commits"), failed,
+	       plural(failed, "iteration", "iterations"), s->failures, kinds.buf,
 	       (double)s->agent_ms / 1000.0, s->stop_reason ? s->stop_reason : "unknown",
 	       s->exit_code);
 	for (size_t i = 0; i < s->stashes_kept.nr; i++) {
 		const char *sp = strchr(s->stashes_kept.v[i], ' ');
 
-		printf("[gdnctl] stash kept for manual recovery: %.*s (%s)\n",
+		printf("%s stash kept for manual recovery: %.*s (%s)\n", tag(t),
 		       (int)(sp ? sp - s->stashes_kept.v[i] : (long)strlen(s->stashes_kept.v[i])),
 		       s->stashes_kept.v[i], sp ? sp + 1 : "");
 	}
 	for (size_t i = 0; i < s->refs_kept.nr; i++) {
 		const char *sp = strchrnul(s->refs_kept.v[i], ' ');
 
-		printf("[gdnctl] set aside: %.*s (%s)\n", (int)(sp - s->refs_kept.v[i]),
+		printf("%s set aside: %.*s (%s)\n", tag(t), (int)(sp - s->refs_kept.v[i]),
 		       s->refs_kept.v[i], *sp ? sp + 1 : "");
 	}
 	if (s->champion && s->champion_parked)
-		printf(
-		    "[gdnctl] the champion %.12s is at %s; bring it in with `git merge --ff-only "
-		    "%s`\n",
-		    s->champion, s->champion_ref, s->champion_ref);
+		printf("%s the champion %.12s is at %s; bring it in with `git merge --ff-only "
+		       "%s`\n",
+		       tag(t), s->champion, s->champion_ref, s->champion_ref);
 	else if (s->champion)
-		printf("[gdnctl] champion: %.12s\n", s->champion);
-	printf("[gdnctl] journal: %s\n", s->journal ? s->journal : "(none)");
+		printf("%s champion: %.12s\n", tag(t), s->champion);
+	else if (perf_champion) /* --isolation in-place: the performance policy's */
+		printf("%s champion: %.12s\n", tag(t), perf_champion);
+	printf("%s journal: %s\n", tag(t), s->journal ? s->journal : "(none)");
 	sbuf_release(&kinds);
 }
 
-static int dry_run(struct gdn_agent *agent, const struct gdn_loop_opts *lo, struct gdn_err *err)
+/* The banner's agent: the driver, and for --agent command the program's name. */
+static char *banner_agent(const struct gdn_loop_args *a)
 {
+	const char *p = a->agent_cmd, *end, *base;
+
+	if (!p || strcmp(a->agent, "command"))
+		return xstrdup(a->agent);
+	p += strspn(p, " \t");
+	end = p + strcspn(p, " \t");
+	for (base = p; p < end; p++)
+		if (*p == '/')
+			base = p + 1;
+	return xstrfmt("%.*s", (int)(end - base), base);
+}
+
+/* The plan's lines: "[gdnctl HH:MM:SS] dry run: ...". */
+static void plan(const char *fmt, ...) GDN_PRINTF(1, 2);
+static void plan(const char *fmt, ...)
+{
+	char t[32];
+	va_list ap;
+
+	printf("%s dry run: ", tag(t));
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+static const char *policy(int p)
+{
+	return gdn_loop_policy_name((enum gdn_loop_policy)p);
+}
+
+/* The pre-flight's plan: what a real run with these options would do. */
+static void dry_run_plan(const struct gdn_loop_setup *s)
+{
+	const struct gdn_loop_args *a = &s->a;
+	const struct gdn_loop_opts *lo = &s->lo;
+	const char *bname = a->backend ? a->backend : gdn_config_str(s->cfg, "loop.backend");
+
+	plan("agent: %s%s%s", a->agent, a->agent_cmd ? ": " : "", a->agent_cmd ? a->agent_cmd : "");
+	if (s->gate.mode == GDN_GATE_OFF && !a->perf_on) {
+		plan("validation: off (--validation-mode off, --perf-mode off)");
+	} else {
+		plan("validation: %s, on backend %s (%s)",
+		     gdn_enum_name(gdn_gate_mode_enum, (int)s->gate.mode),
+		     bname && *bname ? bname : "local",
+		     s->w.h || s->w.hold ? "a held dev TPU first" : "no hold");
+		if (s->gate.test_command || gdn_config_str(s->cfg, "project.test_command"))
+			plan("  tests: %s", s->gate.test_command
+						? s->gate.test_command
+						: gdn_config_str(s->cfg, "project.test_command"));
+		if (s->gate.profile_command || gdn_config_str(s->cfg, "project.profile_command"))
+			plan("  profile: %s",
+			     s->gate.profile_command
+				 ? s->gate.profile_command
+				 : gdn_config_str(s->cfg, "project.profile_command"));
+	}
+	if (a->perf_on)
+		plan("metric: %s (%s); promote at >= %g%%, regression at >= %g%% (%s), %ld "
+		     "repeat%s",
+		     a->perf_metric, gdn_enum_name(gdn_perf_direction_enum, a->perf_direction),
+		     a->perf_min_improvement, a->perf_max_regression,
+		     gdn_enum_name(gdn_perf_policy_enum, a->perf_policy), a->perf_repeats,
+		     a->perf_repeats == 1 ? "" : "s");
+	else
+		plan("metric: none (--perf-mode off)");
+	plan("isolation: %s; loop branch: %s", gdn_enum_name(gdn_isolation_enum, a->isolation),
+	     a->loop_branch ? a->loop_branch : "the checkout's branch");
+	plan("log dir: %s (journal loop.jsonl)", s->log_dir);
+	plan("hill-climb log: %s", s->hlog ? s->hlog : "(none)");
+	plan("stop: after %ld iteration%s; --max-failures %ld (-1: unlimited); "
+	     "--stop-after-failures %ld (0: never)%s%s%s",
+	     a->iterations, a->iterations == 1 ? "" : "s", lo->max_failures,
+	     lo->stop_after_failures, a->until_time ? "; --until-time " : "",
+	     a->until_time ? a->until_time : "",
+	     a->max_agent_minutes > 0 ? "; --max-agent-minutes set" : "");
+	plan("policies: no commit %s, post-check %s, iteration error %s, validation %s",
+	     policy(a->no_commit_policy), policy(a->post_check_policy),
+	     policy(a->iteration_error_policy), policy(a->validation_policy));
+}
+
+static int dry_run(const struct gdn_loop_setup *s, const char *agent_missing, struct gdn_err *err)
+{
+	const struct gdn_loop_opts *lo = &s->lo;
 	struct sbuf prompt = SBUF_INIT, line = SBUF_INIT;
 	struct strvec argv = STRVEC_INIT;
 	char *head = NULL, *branch = NULL, *pfile = NULL, *mfile = NULL, *tfile = NULL;
 	struct gdn_prompt_vars v = {1, lo->iterations, NULL, NULL, NULL};
 	struct gdn_agent_request req = {0};
+	char t[32];
 	int ret;
 
+	dry_run_plan(s);
 	/* with --isolation worktree the agent's worktree does not exist yet: the checkout's HEAD */
 	ret = gdn_repo_head_at(lo->user_workdir ? lo->user_workdir : lo->workdir, &head, &branch,
 			       err);
@@ -180,14 +295,19 @@ static int dry_run(struct gdn_agent *agent, const struct gdn_loop_opts *lo, stru
 					 .prompt_file = pfile,
 					 .last_message_file = mfile,
 					 .transcript_file = tfile};
-	gdn_agent_argv(agent, &req, &argv);
-	printf("[gdnctl] dry run: the prompt of iteration 1 (%s):\n", pfile);
+	printf("%s dry run: the prompt of iteration 1 (%s):\n", tag(t), pfile);
 	fwrite(prompt.buf, 1, prompt.len, stdout);
 	if (prompt.len && prompt.buf[prompt.len - 1] != '\n')
 		putchar('\n');
-	gdn_argv_format(&line, argv.v);
-	printf("[gdnctl] dry run: the agent command (in %s):\n[gdnctl] $ %s\n", lo->workdir,
-	       line.buf);
+	if (s->agent) {
+		gdn_agent_argv(s->agent, &req, &argv);
+		gdn_argv_format(&line, argv.v);
+		printf("%s dry run: the agent command (in %s):\n%s $ %s\n", tag(t), lo->workdir,
+		       tag(t), line.buf);
+	} else {
+		printf("%s dry run: the agent command (in %s): not available (%s)\n", tag(t),
+		       lo->workdir, agent_missing);
+	}
 out:
 	free(head);
 	free(branch);
@@ -234,8 +354,12 @@ static struct opt loop_opts[] = {
 	       "with --resume: accept options that differ from the run's (journaled)",
 	       OPT_INVOCATION),
     OPT_BOOL_F(0, "dry-run", &setup.a.dry_run,
-	       "print the prompt and the agent command of iteration 1, run nothing",
+	       "pre-flight: every check of a real run, the plan, the prompt and the agent "
+	       "command of iteration 1; start nothing",
 	       OPT_INVOCATION),
+    OPT_DURATION_F(0, "heartbeat", &setup.a.heartbeat_ms,
+		   "print `still running` this often while the agent is silent (0: off)", "60s",
+		   OPT_INVOCATION),
     OPT_BOOL_F(0, "json", &setup.a.json,
 	       "print the summary as JSON (gdnctl.loop_summary.v1); progress goes to stderr",
 	       OPT_INVOCATION),
@@ -531,7 +655,9 @@ static int run(struct gdn_loop_setup *s, struct printer *pr)
 		if (gdn_json_print(gdn_loop_summary_json(&sum)))
 			code = GDN_EXIT_FAILED;
 	} else {
-		print_summary(&sum);
+		json_t *champ = s->a.perf_on ? gdn_perf_state_champion(&s->ps) : NULL;
+
+		print_summary(&sum, json_string_value(json_object_get(champ, "commit")));
 	}
 	if (!code)
 		code = sum.exit_code;
@@ -548,6 +674,7 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 	struct printer pr = {false};
 	struct strvec rest = STRVEC_INIT;
 	struct gdn_err err = GDN_ERR_INIT;
+	char *agent_missing = NULL, *agent_name = NULL;
 	int code = GDN_EXIT_OK;
 
 	if (argc > 1 && !strcmp(argv[1], "status")) /* src/cmd/cmd_loop_status.c */
@@ -572,8 +699,14 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 		       "resilient mode active: unlimited failures, stash dirty handling, "
 		       "best-effort dev TPU hold, and retry-enabled command paths.",
 		       &pr);
-	if (gdn_loop_setup_agent(s))
-		goto failed;
+	if (gdn_loop_setup_agent(s)) {
+		/* the pre-flight warns of a missing agent: the plan is still worth reading */
+		if (!s->a.dry_run || s->err.code != GDN_EBACKEND || s->agent)
+			goto failed;
+		gdn_warn("%s (a real run stops here)", s->err.msg);
+		agent_missing = xstrdup(s->err.msg);
+		gdn_err_clear(&s->err);
+	}
 	for (size_t i = 0; i < s->warnings.nr; i++)
 		gdn_warn("%s", s->warnings.v[i]);
 	if (s->directives.nr) {
@@ -585,18 +718,25 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 	if (gdn_loop_setup_perf(s))
 		goto failed;
 	gdn_loop_setup_opts(s);
+	if (!s->original) /* the banner's agent; codex-loop keeps the original's */
+		s->lo.agent_name = agent_name = banner_agent(&s->a);
+	/* with --dry-run: the gate's checks, nothing started (no hold, no targets) */
+	if (gdn_loop_setup_gate(s, opts))
+		goto failed;
 	if (s->a.dry_run) {
-		if (dry_run(s->agent, &s->lo, &err))
+		if (dry_run(s, agent_missing, &err))
 			code = gdn_die_err(&err);
 		goto out;
 	}
-	if (gdn_loop_setup_gate(s, opts) || gdn_loop_setup_journal_override(s))
+	if (gdn_loop_setup_journal_override(s))
 		goto failed;
 	code = run(s, &pr);
 	goto out;
 failed:
 	code = setup_failed(s);
 out:
+	free(agent_missing);
+	free(agent_name);
 	gdn_loop_setup_release(s);
 	strvec_clear(&rest);
 	return code;

@@ -157,6 +157,13 @@ static void on_child_spawn(pid_t pgid, void *payload)
 		r->req->on_spawn(pgid, r->req->spawn_payload);
 }
 
+static void on_child_tick(int64_t elapsed_ms, int64_t idle_ms, void *payload)
+{
+	struct agent_run *r = payload;
+
+	r->req->on_tick(elapsed_ms, idle_ms, r->req->spawn_payload);
+}
+
 static int on_child_line(const char *line, size_t len, void *payload)
 {
 	struct agent_run *r = payload;
@@ -243,6 +250,10 @@ int gdn_agent_run(struct gdn_agent *a, const struct gdn_agent_request *req,
 	p.kill_grace_ms = a->kill_grace_ms > INT_MAX ? INT_MAX : (int)a->kill_grace_ms;
 	p.on_line = on_child_line;
 	p.on_spawn = on_child_spawn;
+	if (req->on_tick && req->tick_ms > 0) {
+		p.on_tick = on_child_tick;
+		p.tick_ms = req->tick_ms;
+	}
 	p.payload = &r;
 	ret = gdn_proc_run(&p, err);
 	if (!ret && p.pid > 0)

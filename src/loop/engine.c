@@ -185,6 +185,34 @@ struct spawn_note {
 };
 static void agent_spawned(pid_t pgid, void *payload);
 
+/* "5m12s", "42s" */
+static void add_elapsed(struct sbuf *sb, int64_t ms)
+{
+	int64_t s = ms / 1000;
+
+	if (s >= 3600)
+		sbuf_addf(sb, "%lldh%02lldm", (long long)(s / 3600), (long long)(s % 3600 / 60));
+	else if (s >= 60)
+		sbuf_addf(sb, "%lldm%02llds", (long long)(s / 60), (long long)(s % 60));
+	else
+		sbuf_addf(sb, "%llds", (long long)s);
+}
+
+/* The heartbeat: `still running: agent, 5m12s, last output 3m ago` while it is silent. */
+static void agent_tick(int64_t elapsed_ms, int64_t idle_ms, void *payload)
+{
+	const struct spawn_note *n = payload;
+	struct sbuf sb = SBUF_INIT;
+
+	if (idle_ms < n->l->o->heartbeat_ms)
+		return;
+	add_elapsed(&sb, elapsed_ms);
+	sbuf_adds(&sb, ", last output ");
+	add_elapsed(&sb, idle_ms);
+	say(n->l, GDN_LOOP_INFO, "still running: agent, %s ago", sb.buf);
+	sbuf_release(&sb);
+}
+
 static int interrupted(void)
 {
 	return gdn_proc_interrupted();
@@ -213,7 +241,8 @@ struct iter {
 	enum gdn_loop_failure kind;
 	int rc;
 	enum gdn_loop_policy policy;
-	bool agent_note; /* the agent's failure: counted, no "Continuing" suffix */
+	bool agent_note;  /* the agent's failure: counted, no "Continuing" suffix */
+	int64_t agent_ms; /* the agent's last attempt */
 	struct sbuf msg;
 	struct strvec ids;
 };
@@ -674,15 +703,18 @@ static enum step run_agent(struct loop *l, struct iter *c, const char *prompt, s
 	char *mfile = iter_path(l, c->it, "last-message.txt");
 	char *tfile = iter_path(l, c->it, "transcript.log");
 	struct spawn_note note = {l, c->it};
-	struct gdn_agent_request req = {.workdir = l->o->workdir,
-					.prompt = prompt,
-					.prompt_file = pfile,
-					.last_message_file = mfile,
-					.transcript_file = tfile,
-					.on_line = l->o->on_agent_line,
-					.payload = l->o->payload,
-					.on_spawn = agent_spawned,
-					.spawn_payload = &note};
+	struct gdn_agent_request req = {
+	    .workdir = l->o->workdir,
+	    .prompt = prompt,
+	    .prompt_file = pfile,
+	    .last_message_file = mfile,
+	    .transcript_file = tfile,
+	    .on_line = l->o->on_agent_line,
+	    .payload = l->o->payload,
+	    .on_spawn = agent_spawned,
+	    .spawn_payload = &note,
+	    .on_tick = l->o->heartbeat_ms > 0 ? agent_tick : NULL,
+	    .tick_ms = l->o->heartbeat_ms > INT_MAX ? INT_MAX : (int)l->o->heartbeat_ms};
 	long attempts = l->o->agent_retries + 1;
 	enum step step = STEP_OK;
 	char msg[128], *mark = NULL;
@@ -712,6 +744,7 @@ static enum step run_agent(struct loop *l, struct iter *c, const char *prompt, s
 		if (rc == 0 && !res.ok)
 			rc = 1;
 		l->sum->agent_ms = gdn_add_sat_i64(l->sum->agent_ms, res.duration_ms);
+		c->agent_ms = res.duration_ms;
 		ev = gdn_journal_iteration(c->it);
 		json_object_set_new(ev, "attempt", json_integer(a));
 		json_object_set_new(ev, "rc", json_integer(rc));
@@ -826,6 +859,35 @@ out:
 	return step;
 }
 
+/* `agent done in 5.0 s: 1 commit abc123 "subject"` (the newest commit's subject). */
+static void agent_done(struct loop *l, const struct iter *c)
+{
+	struct gdn_git g = l->wgit;
+	struct sbuf subj = SBUF_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	int rc = 1;
+
+	if (l->o->original_exit_codes)
+		return;
+	g.quiet = true;
+	g.retries = 0;
+	if (c->commits > 0 &&
+	    !gdn_git_runl(&g, &rc, &subj, &err, "log", "-1", "--format=%s", c->head_after, NULL) &&
+	    !rc)
+		sbuf_rtrim(&subj);
+	else
+		sbuf_reset(&subj);
+	if (c->commits > 0)
+		say(l, GDN_LOOP_INFO, "agent done in %.1f s: %ld commit%s %.7s \"%s\"",
+		    (double)c->agent_ms / 1000.0, c->commits, c->commits == 1 ? "" : "s",
+		    c->head_after, subj.buf);
+	else
+		say(l, GDN_LOOP_INFO, "agent done in %.1f s: no commit",
+		    (double)c->agent_ms / 1000.0);
+	gdn_err_clear(&err);
+	sbuf_release(&subj);
+}
+
 /* HEAD after the agent: commits on top of head_before, or a reset reported. */
 static int detect_commits(struct loop *l, struct iter *c, struct gdn_err *err)
 {
@@ -870,6 +932,7 @@ static int detect_commits(struct loop *l, struct iter *c, struct gdn_err *err)
 		json_array_append_new(ids, json_string(c->ids.v[i]));
 	json_object_set_new(ev, "ids", ids);
 	journal_event(l, "head", ev);
+	agent_done(l, c);
 	ret = gdn_repo_dirty(l->repo, &dirty, err);
 	l->clean_known = !ret && !dirty;
 	c->dirty_after = !ret && dirty;
@@ -1001,7 +1064,11 @@ static enum step iteration_body(struct loop *l, struct iter *c, struct gdn_err *
 	enum step step = STEP_OK;
 	json_t *ev;
 
-	say(l, GDN_LOOP_HEADING, "=== codex iteration %ld/%ld ===", c->it, l->total);
+	if (l->o->original_exit_codes || !l->o->agent_name)
+		say(l, GDN_LOOP_HEADING, "=== codex iteration %ld/%ld ===", c->it, l->total);
+	else
+		say(l, GDN_LOOP_HEADING, "=== iteration %ld/%ld (%s) ===", c->it, l->total,
+		    l->o->agent_name);
 	/*
 	 * The agent starts from a clean worktree at the champion: made again
 	 * when it was removed under the run (the agent deleted the log dir),
@@ -1214,17 +1281,24 @@ static int iteration(struct loop *l, long it)
 			      json_pack("{sIss}", "iteration", (json_int_t)it, "message", err.msg));
 	}
 	if (step == STEP_FAIL || step == STEP_ERROR) {
+		bool stops;
+
 		failed = true;
-		if (c.agent_note)
+		stops = gdn_loop_policy_apply(c.policy, &l->failures, l->o->max_failures,
+					      &counted) == GDN_VERDICT_EXIT;
+		if (stops)
+			exit = gdn_loop_exit_code(c.kind, c.rc, l->o->original_exit_codes);
+		if (c.agent_note || c.policy == GDN_POLICY_FAIL)
 			say(l, GDN_LOOP_NOTE, "%s", c.msg.buf);
-		else if (c.policy == GDN_POLICY_FAIL)
-			say(l, GDN_LOOP_NOTE, "%s", c.msg.buf);
+		else if (stops && !l->o->original_exit_codes)
+			say(l, GDN_LOOP_NOTE,
+			    "%s%s stopping: %ld counted failure%s exceeds --max-failures %ld (-1: "
+			    "unlimited)",
+			    c.msg.buf, step == STEP_ERROR ? "." : "", l->failures,
+			    l->failures == 1 ? "" : "s", l->o->max_failures);
 		else
 			say(l, GDN_LOOP_NOTE, "%s%s Continuing due to policy=%s.", c.msg.buf,
 			    step == STEP_ERROR ? "." : "", gdn_loop_policy_name(c.policy));
-		if (gdn_loop_policy_apply(c.policy, &l->failures, l->o->max_failures, &counted) ==
-		    GDN_VERDICT_EXIT)
-			exit = gdn_loop_exit_code(c.kind, c.rc, l->o->original_exit_codes);
 		l->sum->fail_kinds[c.kind]++;
 		l->consecutive++;
 	} else if (step == STEP_OK) {

@@ -79,6 +79,7 @@ void gdn_loop_setup_init(struct gdn_loop_setup *s, const char *cwd, const char *
 	    .agent_timeout_ms = -1,
 	    .agent_idle_timeout_ms = -1,
 	    .kill_grace_ms = 10000,
+	    .heartbeat_ms = 60000,
 	    .post_check_policy = GDN_POLICY_FAIL,
 	    .no_commit_policy = GDN_POLICY_FAIL,
 	    .iteration_error_policy = GDN_POLICY_FAIL,
@@ -1323,6 +1324,7 @@ void gdn_loop_setup_opts(struct gdn_loop_setup *s)
 	lo->stop_after_failures = a->stop_after_failures;
 	lo->resume = a->resume;
 	lo->git_retry_sleep_ms = 2000;
+	lo->heartbeat_ms = a->heartbeat_ms;
 	lo->say = s->say;
 	lo->on_agent_line = s->on_line;
 	lo->payload = s->payload;
@@ -1377,7 +1379,8 @@ int gdn_loop_setup_gate(struct gdn_loop_setup *s, const struct opt *opts)
 		return -1;
 	s->ts.backend = s->backend; /* where the profile ran: the trace source's backend */
 	s->ts.targets = s->gate.targets;
-	if ((s->w.mg.tests || s->w.mg.profile) && !s->gate.targets)
+	if ((s->w.mg.tests || s->w.mg.profile) && !s->gate.targets &&
+	    !(s->a.dry_run && (s->w.hold || s->w.clusters.nr || s->w.auto_clusters)))
 		return gdn_loop_setup_fail(
 		    s, GDN_SETUP_ERROR, GDN_EUSAGE,
 		    "the Marin validation defaults need a held dev TPU or Ray fallback "

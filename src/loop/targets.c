@@ -838,6 +838,8 @@ int gdn_loop_where_open(struct gdn_loop_setup *s, const struct opt *opts)
 						   "--hold-dev-tpu requires --dev-tpu-name.");
 		}
 	}
+	if (s->a.dry_run) /* the pre-flight: checked, nothing started */
+		return 0;
 	if (w->hold && acquire_dev(s, opts))
 		return -1;
 	if (s->gate_on &&

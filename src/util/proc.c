@@ -652,7 +652,7 @@ struct run {
 	int wstatus, grace;
 	enum gdn_proc_status reason; /* why we are killing it, or NOT_RUN */
 	int stage;		     /* signals sent: 1 SIGINT, 2 SIGTERM, 3 SIGKILL */
-	int64_t start, last_out, next_kill;
+	int64_t start, last_out, next_kill, next_tick;
 	sig_atomic_t sig_seen;
 	unsigned gen_seen;
 };
@@ -831,6 +831,10 @@ static void check_deadlines(struct run *r, int64_t now)
 			start_kill(r, GDN_PROC_IDLE, now);
 		}
 	}
+	if (p->on_tick && p->tick_ms > 0 && !r->reason && !r->reaped && now >= r->next_tick) {
+		r->next_tick = now + p->tick_ms;
+		p->on_tick(now - r->start, now - r->last_out, p->payload);
+	}
 	if (r->reason && r->stage < 3 && now >= r->next_kill) {
 		r->stage++;
 		kill(-r->pgid, r->stage == 2 ? SIGTERM : SIGKILL);
@@ -866,6 +870,8 @@ static int poll_timeout(const struct run *r, int64_t now)
 	/* the next escalation; after SIGKILL, only the pidfd or a tick wakes us */
 	if (r->reason && r->stage < 3 && r->next_kill < wake)
 		wake = r->next_kill;
+	if (p->on_tick && p->tick_ms > 0 && !r->reason && !r->reaped && r->next_tick < wake)
+		wake = r->next_tick;
 	if ((r->reaped || r->pid_fd < 0) && now + REAP_TICK_MS < wake)
 		wake = now + REAP_TICK_MS;
 	return wake > now ? (int)(wake - now) : 0;
@@ -1065,6 +1071,7 @@ int gdn_proc_run(struct gdn_proc *p, struct gdn_err *err)
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	r.start = gdn_now_ms();
+	r.next_tick = r.start + p->tick_ms;
 	pid = fork();
 	if (!pid)
 		child_exec(&cp);

@@ -188,7 +188,7 @@ test_expect_success 'a dirty tree: loop --isolation in-place refuses it before t
 
 test_expect_success 'a dirty tree under codex-loop --isolation in-place: the original iteration error, exit 2' '
 	test_expect_code 2 loop_cmd codex-loop commit-one --isolation in-place --iterations 1 >out 2>err &&
-	test_grep "^\\[gdnctl\\] iteration 1 raised: Working tree is dirty before starting the iteration" err &&
+	test_grep "^\\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\\] iteration 1 raised: Working tree is dirty before starting the iteration" err &&
 	test_expect_code 2 loop_cmd codex-loop commit-one --isolation in-place --iterations 1 \
 		--iteration-error-policy count-failure >out 2>err &&
 	loop_cmd loop commit-one --isolation in-place --iterations 1 --allow-dirty >out 2>err &&

@@ -99,7 +99,7 @@ test_expect_isolation in-place 'commit one change: exit 0, one commit, user chan
 	user_change_intact &&
 	test -z "$(git -C repo stash list)" &&
 	test_grep "stashed dirty tree: gdnctl-loop: .* iteration 1" out &&
-	test_grep "loop summary: run .*: 1 iterations, 1 commits, 0 failures" out &&
+	test_grep "loop summary: run .*: 1 iteration, 1 commit, 0 failed iterations (0 counted" out &&
 	events >ev &&
 	for e in run_start iteration_start stash_saving stash_saved agent_start agent_end head \
 		decision stash_restoring stash_restored iteration_end run_end; do
@@ -120,7 +120,7 @@ test_expect_isolation worktree 'commit one change: the branch fast-forwards, the
 	test "$(git -C repo diff --cached --name-only)" = notes.txt &&
 	test_grep "^one " repo/work.txt &&
 	test -z "$(git -C repo stash list)" &&
-	test_grep "loop summary: run .*: 1 iterations, 1 commits, 0 failures" out &&
+	test_grep "loop summary: run .*: 1 iteration, 1 commit, 0 failed iterations (0 counted" out &&
 	test_grep "champion: $(git -C repo rev-parse --short=12 HEAD)" out &&
 	events >ev &&
 	for e in run_start worktree_add iteration_start agent_start agent_end head promote \
@@ -135,34 +135,34 @@ test_expect_isolation worktree 'commit one change: the branch fast-forwards, the
 test_expect_success 'two commits in one iteration are both recognised' '
 	new_repo &&
 	run_loop commit-two --iterations 1 >out 2>err &&
-	test_grep "1 iterations, 2 commits" out &&
+	test_grep "1 iteration, 2 commits" out &&
 	test_grep "\"descendant\":true,\"commits\":2" logs/loop.jsonl
 '
 
 test_expect_success 'no change: the original message; exit 1 (codex-loop: the original 3)' '
 	new_repo &&
 	test_must_fail =1 run_loop no-change --iterations 2 >out 2>err &&
-	test_grep "^\[gdnctl\] Iteration did not produce a new commit. Use --allow-no-commit or set --no-commit-policy count-failure/continue.$" err &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] Iteration did not produce a new commit. Use --allow-no-commit or set --no-commit-policy count-failure/continue.$" err &&
 	test_grep "\"failure\":\"no_commit\"" logs/loop.jsonl &&
-	test_grep ! "codex iteration 2/2" out &&
+	test_grep ! "iteration 2/2" out &&
 	LOOP=codex-loop test_must_fail =3 run_loop no-change --iterations 2 >out 2>err &&
-	test_grep "^\[gdnctl\] Iteration did not produce a new commit. Use --allow-no-commit or set --no-commit-policy count-failure/continue.$" err &&
-	test_grep ! "codex iteration 2/2" out
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] Iteration did not produce a new commit. Use --allow-no-commit or set --no-commit-policy count-failure/continue.$" err &&
+	test_grep ! "iteration 2/2" out
 '
 
 test_expect_success 'no change with --no-commit-policy continue: exit 0, message says so' '
 	new_repo &&
 	run_loop no-change --iterations 2 --no-commit-policy continue >out 2>err &&
 	test_grep "Continuing due to policy=continue." err &&
-	test_grep "codex iteration 2/2" out
+	test_grep "iteration 2/2" out
 '
 
 test_expect_success 'no change with count-failure: the second failure exceeds --max-failures 1' '
 	new_repo &&
 	test_must_fail =1 run_loop no-change --iterations 5 --no-commit-policy count-failure \
 		--max-failures 1 >out 2>err &&
-	test_grep "codex iteration 2/5" out &&
-	test_grep ! "codex iteration 3/5" out &&
+	test_grep "iteration 2/5" out &&
+	test_grep ! "iteration 3/5" out &&
 	test_grep "\"failures\":2" logs/loop.jsonl
 '
 
@@ -217,10 +217,10 @@ test_expect_success 'agent leaves a dirty tree: warned, set aside under refs/gdn
 test_expect_success 'agent exits non-zero: exit 4 (codex-loop: its exit code), the original message, stash restored' '
 	new_repo dirty &&
 	LOOP=codex-loop test_must_fail =7 run_loop fail --iterations 3 --dirty-policy stash >out 2>err &&
-	test_grep "^\[gdnctl\] codex iteration failed with exit code 7$" err &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] codex iteration failed with exit code 7$" err &&
 	test_must_fail =4 run_loop fail --iterations 3 --dirty-policy stash >out 2>err &&
 	test_grep "stopped: failure (exit 4)" out &&
-	test_grep "^\[gdnctl\] codex iteration failed with exit code 7$" err &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] codex iteration failed with exit code 7$" err &&
 	user_change_intact &&
 	test -z "$(git -C repo stash list)" &&
 	test_grep "\"event\":\"agent_end\",\"iteration\":1,\"attempt\":1,\"rc\":7" logs/loop.jsonl
@@ -329,7 +329,7 @@ test_expect_isolation in-place 'conflict with --stash-restore-policy fail: itera
 	test_must_fail =1 run_loop conflict --iterations 2 --dirty-policy stash \
 		--stash-restore-policy fail >out 2>err &&
 	test_grep "Failed to restore stashed dirty tree" err &&
-	test_grep ! "codex iteration 2/2" out
+	test_grep ! "iteration 2/2" out
 '
 
 test_expect_isolation in-place 'a failing restore does not turn an exit into "continue" (a bug of the original)' '
@@ -339,7 +339,7 @@ test_expect_isolation in-place 'a failing restore does not turn an exit into "co
 		>out 2>err &&
 	test_grep "stash restore failed; stash was kept for manual recovery" err &&
 	test_grep "iteration 1 raised: Failed to restore stashed dirty tree" err &&
-	test_grep ! "codex iteration 2/3" out &&
+	test_grep ! "iteration 2/3" out &&
 	sha=$(git -C repo rev-parse "stash@{0}") &&
 	test "$(git -C repo show "$sha:user.txt")" = "user change"
 '

@@ -176,7 +176,7 @@ test_expect_isolation in-place 'kill -9 with a clean tree at the start: the agen
 	git -C repo show "stash@{0}:user.txt" >stashed &&
 	test_grep "agent half edit" stashed &&
 	test "$(cat repo/user.txt)" = base &&
-	test_grep "1 iterations, 1 commits" out
+	test_grep "1 iteration, 1 commit" out
 '
 
 test_expect_success 'kill -9 leaves its agent running: --resume stops that agent first' '
@@ -250,7 +250,7 @@ test_expect_success 'SIGTERM to gdnctl: exit 143; --resume then finishes the run
 	user_change_intact &&
 	test_grep "\"signal\":15" logs/loop.jsonl &&
 	run_loop commit-one --resume --resume-override >out 2>err &&
-	test_grep "1 iterations, 1 commits" out &&
+	test_grep "1 iteration, 1 commit" out &&
 	user_change_intact
 '
 

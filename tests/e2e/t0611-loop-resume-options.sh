@@ -93,7 +93,7 @@ test_expect_success 'kill -9 mid-iteration, --resume without --validation-mode: 
 	test_grep "\"event\":\"revert\"" logs/loop.jsonl &&
 	test "$(git -C repo show HEAD:state.txt)" = ok &&
 	test "$(cat repo/state.txt)" = ok &&
-	test_grep "1 iterations, 0 commits, 1 failures" out &&
+	test_grep "1 iteration, 0 commits, 1 failed iteration (1 counted" out &&
 	test_grep "\"event\":\"run_end\",\"reason\":\"completed\",\"exit_code\":0" logs/loop.jsonl
 '
 

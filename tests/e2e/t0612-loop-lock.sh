@@ -101,7 +101,7 @@ test_expect_success 'a second loop, or --resume, while a run lives is refused na
 	kill -TERM "$BG" && { wait "$BG"; test $? = 143; } &&
 	# the lock went with it: a new run starts
 	loop commit-one --iterations 1 >out 2>err &&
-	test_grep "1 iterations, 1 commits" out
+	test_grep "1 iteration, 1 commit" out
 '
 
 test_expect_success 'kill -9 frees the locks: --resume runs' '
@@ -109,7 +109,7 @@ test_expect_success 'kill -9 frees the locks: --resume runs' '
 	test -s "$(log_dir)/loop.lock" &&
 	loop commit-one --resume --resume-override >out 2>err &&
 	test_grep "resuming run" out &&
-	test_grep "1 iterations, 1 commits" out
+	test_grep "1 iteration, 1 commit" out
 '
 
 test_expect_success 'git clean -fdx by the agent does not reach the default log dir' '
@@ -125,7 +125,7 @@ test_expect_success 'git clean -fdx then kill -9: --resume finds the journal' '
 	loop clean-then-hang --resume --resume-override >out 2>err &&
 	test_grep "resuming run" out &&
 	test -s "$(log_dir)/loop.jsonl" &&
-	test_grep "1 iterations, 1 commits" out &&
+	test_grep "1 iteration, 1 commit" out &&
 	test "$(git -C repo log -1 --format=%s)" = "agent: after the crash"
 '
 
@@ -136,7 +136,7 @@ test_expect_success '--resume points at the journal of an earlier gdnctl inside 
 	echo "[gdnctl] error: nothing to resume: no journal at '"'"'$(log_dir)/loop.jsonl'"'"' (the journal of a run of an earlier gdnctl is at '"'"'$old/loop.jsonl'"'"': pass --log-dir '"'"'$old'"'"')" >expect &&
 	test_cmp expect err &&
 	loop commit-one --resume --resume-override --log-dir "$old" >out 2>err &&
-	test_grep "1 iterations, 1 commits" out
+	test_grep "1 iteration, 1 commit" out
 '
 
 test_expect_success 'a log dir removed under the run is made again, journal and all' '

@@ -103,7 +103,7 @@ test_expect_success '--dry-run prints the prompt and the agent command, runs not
 		--dry-run >out 2>err &&
 	test_grep "^Iteration 1 of 3$" out &&
 	test_grep "^\[Directive 1\]$" out &&
-	test_grep "^\[gdnctl\] \$ $AG/commit-one $TRASH/logs/iteration-001-prompt.txt$" out &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] \$ $AG/commit-one $TRASH/logs/iteration-001-prompt.txt$" out &&
 	test ! -e logs &&
 	test "$(git -C repo rev-list --count HEAD)" = 1
 '
@@ -118,7 +118,7 @@ assert s[\"schema\"] == \"gdnctl.loop_summary.v1\"
 assert s[\"iterations\"] == 2 and s[\"commits\"] == 2 and s[\"exit_code\"] == 0
 assert s[\"failures_by_kind\"][\"agent\"] == 0 and s[\"stop_reason\"] == \"completed\"
 " &&
-	test_grep "=== codex iteration 2/2 ===" err
+	test_grep "=== iteration 2/2 (commit-one) ===" err
 '
 
 test_expect_success '--until-time in the past: no iteration, reason journaled, exit 0' '
@@ -197,7 +197,7 @@ test_expect_success '--agent-cmd implies --agent command; with another --agent i
 	(cd repo && PATH=/usr/bin:/bin GDNCTL_CODEX=/nonexistent/codex gdnctl loop \
 		--agent-cmd "$AG/commit-one {prompt_file}" --log-dir "$TRASH/logs" --sleep-seconds 0 \
 		--prompt-file "$TRASH/prompt.md" --iterations 1 >"$TRASH/out" 2>"$TRASH/err") &&
-	test_grep "1 commits" out &&
+	test_grep "1 iteration, 1 commit," out &&
 	test_must_fail =2 run_loop commit-one --iterations 1 --prompt-file "$TRASH/prompt.md" \
 		--agent codex >out 2>err &&
 	echo "[gdnctl] error: --agent-cmd runs a command of your own, which is --agent command; --agent codex does not take it" >expect &&
@@ -260,7 +260,7 @@ test_expect_success 'sync conflict: fail aborts the merge (exit 1, codex-loop: 2
 	run_loop commit-one --iterations 1 --prompt-file "$TRASH/prompt.md" \
 		--sync-main-policy each-iteration --sync-main-conflict-policy skip >out 2>err &&
 	test_grep "WARNING: sync-main merge conflict detected; continuing without syncing from main this iteration due policy=skip." err &&
-	test_grep "1 iterations, 1 commits" out
+	test_grep "1 iteration, 1 commit" out
 '
 
 test_expect_success 'a lock left by the killed agent is removed, the loop goes on' '
@@ -278,7 +278,7 @@ test_expect_success 'codex-loop runs the same engine' '
 	(cd repo && gdnctl codex-loop --agent command --agent-cmd "$AG/commit-one {prompt_file}" \
 		--log-dir "$TRASH/logs" --sleep-seconds 0 --prompt-file "$TRASH/prompt.md" \
 		--iterations 1 >"$TRASH/out" 2>"$TRASH/err") &&
-	test_grep "1 iterations, 1 commits" out
+	test_grep "1 iteration, 1 commit" out
 '
 
 test_expect_success 'the default log dir lies in the git directory and does not make the tree dirty' '

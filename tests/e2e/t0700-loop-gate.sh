@@ -56,22 +56,22 @@ test_expect_success 'passing validation: tests then profile run, the commit is k
 	new_repo &&
 	run_loop faster --iterations 1 --validation-mode required >out 2>err &&
 	test "$(git -C repo log -1 --format=%s)" = "agent: faster" &&
-	test_grep "^\[gdnctl\] validation tests attempt 1$" out &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] validation tests attempt 1$" out &&
 	test_grep "^tests: ok$" out &&
-	test_grep "^\[gdnctl\] validation profile attempt 1$" out &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] validation profile attempt 1$" out &&
 	test_grep "^throughput/mfu=2.0$" out &&
 	test_grep "\"event\":\"validation\",\"iteration\":1,\"phase\":\"tests\",\"attempt\":1,\"rc\":0,\"state\":\"succeeded\",\"duration_ms\":" logs/loop.jsonl &&
 	test_grep "\"event\":\"validation\",.*\"phase\":\"profile\",\"attempt\":1,\"rc\":0" logs/loop.jsonl &&
 	test_grep ! "\"event\":\"revert\"" logs/loop.jsonl &&
-	test_grep "1 iterations, 1 commits, 0 failures" out
+	test_grep "1 iteration, 1 commit, 0 failed iterations (0 counted" out
 '
 
 test_expect_success 'failing tests: both commits reverted, discarded ref kept, failure counted' '
 	new_repo &&
 	base=$(git -C repo rev-parse HEAD) &&
 	run_loop broken --iterations 1 --validation-mode required >out 2>err &&
-	test_grep "^\[gdnctl\] validation failed: tests exit 3$" err &&
-	test_grep "^\[gdnctl\] iteration 1 reverted (validation failed: tests exit 3); discarded commits kept as refs/gdnctl/discarded/1$" err &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] validation failed: tests exit 3$" err &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] iteration 1 reverted (validation failed: tests exit 3); discarded commits kept as refs/gdnctl/discarded/1$" err &&
 	test_grep "Iteration failed the validation gate (validation failed: tests exit 3). Continuing due to policy=count-failure." err &&
 	test_grep ! "validation profile attempt" out &&
 	git -C repo rev-parse -q --verify refs/gdnctl/discarded/1 &&
@@ -84,20 +84,20 @@ test_expect_success 'failing tests: both commits reverted, discarded ref kept, f
 	head=$(git -C repo rev-parse HEAD) &&
 	test_grep "\"event\":\"revert\",\"iteration\":1,\"reason\":\"validation failed: tests exit 3\",\"ok\":true,\"discarded_ref\":\"refs/gdnctl/discarded/1\",\"head\":\"$head\",\"commits\":2" logs/loop.jsonl &&
 	test_grep "\"failure\":\"hook\",\"counted\":true" logs/loop.jsonl &&
-	test_grep "1 iterations, 0 commits, 1 failures" out
+	test_grep "1 iteration, 0 commits, 1 failed iteration (1 counted" out
 '
 
 test_expect_success 'validation-policy fail: exit 1 (codex-loop: the tests exit code)' '
 	new_repo &&
 	LOOP=codex-loop test_must_fail =3 run_loop broken --iterations 2 --validation-mode required \
 		--validation-policy fail >out 2>err &&
-	test_grep ! "codex iteration 2/2" out &&
+	test_grep ! "iteration 2/2" out &&
 	new_repo &&
 	test_must_fail =1 run_loop broken --iterations 2 --validation-mode required \
 		--validation-policy fail >out 2>err &&
 	git -C repo rev-parse -q --verify refs/gdnctl/discarded/1 &&
 	test "$(cat repo/state.txt)" = ok &&
-	test_grep ! "codex iteration 2/2" out
+	test_grep ! "iteration 2/2" out
 '
 
 test_expect_success 'profile-only: tests are not run; a failing profile reverts' '
@@ -105,7 +105,7 @@ test_expect_success 'profile-only: tests are not run; a failing profile reverts'
 	(cd repo && printf "#!/bin/sh\necho no profile; exit 5\n" >bench.sh && git commit -qam "bad bench") &&
 	run_loop faster --iterations 1 --validation-mode profile-only >out 2>err &&
 	test_grep ! "validation tests attempt" out &&
-	test_grep "^\[gdnctl\] validation failed: profile exit 5$" err &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] validation failed: profile exit 5$" err &&
 	test "$(cat repo/speed.txt)" = 1.0 &&
 	git -C repo rev-parse -q --verify refs/gdnctl/discarded/1
 '
@@ -195,9 +195,9 @@ test_expect_success 'baseline before iteration 1, then a faster commit is promot
 	new_perf_repo &&
 	base=$(git -C repo rev-parse HEAD) &&
 	SPEED=2.0 run_perf --iterations 1 >out 2>err &&
-	test_grep "^\[gdnctl\] measuring the starting commit ${base:0:12} as the baseline$" out &&
-	test_grep "^\[gdnctl\] performance baseline initialized: throughput/mfu=1 @ ${base:0:12}" out &&
-	test_grep "^\[gdnctl\] performance champion promoted: 1 -> 2 (+100.00%" out &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] measuring the starting commit ${base:0:12} as the baseline$" out &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] performance baseline initialized: throughput/mfu=1 @ ${base:0:12}" out &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] performance champion promoted: 1 -> 2 (+100.00%" out &&
 	events="$(sed -n "s/.*\"event\":\"\([a-z_]*\)\".*/\1/p" logs/loop.jsonl | grep -vx worktree_add | tr "\n" " ")" &&
 	case "$events" in *"run_start validation trace perf_decision iteration_start"*) ;; *) echo "$events"; exit 1 ;; esac &&
 	: with a worktree, which goes at the end of the run, the trace is kept under the log dir &&
@@ -220,7 +220,7 @@ test_expect_success 'the champion in the state is kept: no new baseline' '
 	SPEED=2.001 run_perf --iterations 1 >out 2>err &&
 	test_grep ! "baseline" out &&
 	test_grep "performance champion kept from .*perf_state.json: throughput/mfu=2$" out &&
-	test_grep "^\[gdnctl\] performance within hold band vs champion: 2 -> 2.001 (+0.05%" out &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] performance within hold band vs champion: 2 -> 2.001 (+0.05%" out &&
 	test "$(git -C repo log -1 --format=%s)" = "agent: speed 2.001 while same" &&
 	test "$(champion | cut -d" " -f2-)" = "2.0 promoted"
 '
@@ -229,15 +229,15 @@ test_expect_success 'a regression is reverted: discarded ref, clean tree, failur
 	new_perf_repo &&
 	base=$(git -C repo rev-parse HEAD) &&
 	SPEED=0.5 run_perf --iterations 1 >out 2>err &&
-	test_grep "^\[gdnctl\] performance regression detected vs champion: 1 -> 0.5 (-50.00%" err &&
-	test_grep "^\[gdnctl\] iteration 1 reverted (performance regression: throughput/mfu); discarded commits kept as refs/gdnctl/discarded/1$" err &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] performance regression detected vs champion: 1 -> 0.5 (-50.00%" err &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] iteration 1 reverted (performance regression: throughput/mfu); discarded commits kept as refs/gdnctl/discarded/1$" err &&
 	test_grep "performance policy failed this iteration (regression). Continuing due to policy=count-failure." err &&
 	git -C repo diff "$base" refs/gdnctl/discarded/1 >diff &&
 	test_grep "^+0.5$" diff &&
 	git -C repo diff --quiet "$base" HEAD &&
 	test -z "$(git -C repo status --porcelain)" &&
 	test_grep "\"event\":\"revert\",\"iteration\":1,\"reason\":\"performance regression: throughput/mfu\",\"ok\":true,\"discarded_ref\":\"refs/gdnctl/discarded/1\"" logs/loop.jsonl &&
-	test_grep "1 iterations, 0 commits, 1 failures" out &&
+	test_grep "1 iteration, 0 commits, 1 failed iteration (1 counted" out &&
 	test "$(champion)" = "$base 1.0 baseline"
 '
 
@@ -252,26 +252,26 @@ test_expect_success 'validation and perf together: failing tests revert before a
 test_expect_success 'missing metric under continue: kept, not counted' '
 	new_perf_repo &&
 	SPEED=NA run_perf --iterations 1 --perf-regression-policy continue >out 2>err &&
-	test_grep "^\[gdnctl\] required performance metric is unavailable: throughput/mfu" out &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] required performance metric is unavailable: throughput/mfu" out &&
 	test "$(git -C repo log -1 --format=%s)" = "agent: speed NA while same" &&
 	test_grep "\"decision\":\"unscored\"" logs/loop.jsonl &&
-	test_grep "1 iterations, 1 commits, 0 failures" out
+	test_grep "1 iteration, 1 commit, 0 failed iterations (0 counted" out
 '
 
 test_expect_success 'missing metric under revert-continue: reverted, not counted' '
 	new_perf_repo &&
 	SPEED=NA run_perf --iterations 1 --perf-regression-policy revert-continue >out 2>err &&
-	test_grep "^\[gdnctl\] required performance metric is unavailable: throughput/mfu" err &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] required performance metric is unavailable: throughput/mfu" err &&
 	test "$(cat repo/speed.txt)" = 1.0 &&
 	git -C repo rev-parse -q --verify refs/gdnctl/discarded/1 &&
-	test_grep "1 iterations, 0 commits, 0 failures" out
+	test_grep "1 iteration, 0 commits, 0 failed iterations (0 counted" out
 '
 
 test_expect_success 'gate: `while` grows 10 ms/step with a small win: rejected and reverted' '
 	new_perf_repo &&
 	SPEED=1.01 WHILE=20000 run_perf --iterations 1 >out 2>err &&
-	test_grep "^\[gdnctl\] performance gate triggered vs champion: 1 -> 1.01 (+1.00%" err &&
-	test_grep "^\[gdnctl\] gate: .while. grew 10.000 ms/step (10.000 -> 20.000, limit 5.000)" err &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] performance gate triggered vs champion: 1 -> 1.01 (+1.00%" err &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] gate: .while. grew 10.000 ms/step (10.000 -> 20.000, limit 5.000)" err &&
 	test_grep "\"decision\":\"gate_regression\"" logs/loop.jsonl &&
 	test "$(cat repo/while_us.txt)" = 10000
 '
@@ -279,7 +279,7 @@ test_expect_success 'gate: `while` grows 10 ms/step with a small win: rejected a
 test_expect_success 'gate: a metric win of 5 % or more overrides it' '
 	new_perf_repo &&
 	SPEED=1.10 WHILE=20000 run_perf --iterations 1 >out 2>err &&
-	test_grep "^\[gdnctl\] gate: skipped, metric win +10.00% >= 5.00%" out &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] gate: skipped, metric win +10.00% >= 5.00%" out &&
 	test_grep "performance champion promoted: 1 -> 1.1 (+10.00%" out &&
 	test "$(cat repo/while_us.txt)" = 20000
 '

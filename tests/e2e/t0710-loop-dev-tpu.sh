@@ -96,13 +96,13 @@ test_expect_success '(a) the dev TPU is held, validation runs on it, released at
 	expect_call 3 uv run $DEV_TPU --cluster us-central1 --tpu-name me execute -- ./bench.sh &&
 	test "$(calls_with allocate)" = 1 &&
 	test "$(calls_with ray_run.py)" = 0 &&
-	test_grep "^\[gdnctl\] starting managed dev TPU allocation for codex-loop$" out &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] starting managed dev TPU allocation for codex-loop$" out &&
 	test_grep "dev TPU allocation is active: dev-tpu-me (cluster us-central1)" out &&
-	test_grep "^\[gdnctl\] releasing managed dev TPU allocation: dev-tpu-me (cluster us-central1)$" out &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] releasing managed dev TPU allocation: dev-tpu-me (cluster us-central1)$" out &&
 	test_grep ! "releasing dev TPU allocation" out &&
 	test "$(grep -c "^tests on dev-tpu-me$" where)" = 2 &&
 	test "$(grep -c "^profile on dev-tpu-me$" where)" = 2 &&
-	test_grep "2 iterations, 2 commits, 0 failures" out &&
+	test_grep "2 iterations, 2 commits, 0 failed iterations (0 counted" out &&
 	no_allocation_left &&
 	test_grep "\"event\":\"dev_tpu\",\"action\":\"acquired\",\"tpu_name\":\"me\",\"cluster\":\"us-central1\"" logs/loop.jsonl &&
 	test_grep "\"event\":\"dev_tpu\",\"action\":\"released\"" logs/loop.jsonl &&
@@ -122,16 +122,16 @@ test_expect_success '(b) the allocation dies mid-loop: re-acquired on the next c
 	test "$(calls_with allocate c1)" = 2 &&
 	test "$(calls_with allocate c2)" = 1 &&
 	test_grep "managed dev TPU allocation dev-tpu-me (cluster c1) is gone" err &&
-	test_grep "^\[gdnctl\] attempting managed dev TPU re-acquire (validation tests starting without an active held dev TPU)$" err &&
-	test_grep "^\[gdnctl\] managed dev TPU re-acquire is active: dev-tpu-me (cluster c2)$" out &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] attempting managed dev TPU re-acquire (validation tests starting without an active held dev TPU)$" err &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] managed dev TPU re-acquire is active: dev-tpu-me (cluster c2)$" out &&
 	test_grep "\"action\":\"lost\"" logs/loop.jsonl &&
 	test_grep "\"action\":\"reacquired\",\"tpu_name\":\"me\",\"cluster\":\"c2\",\"reason\":\"validation tests starting without an active held dev TPU\",\"iteration\":1" logs/loop.jsonl &&
 	test "$(grep -c "^tests on dev-tpu-me$" where)" = 2 &&
-	test_grep "2 iterations, 2 commits, 0 failures" out &&
+	test_grep "2 iterations, 2 commits, 0 failed iterations (0 counted" out &&
 	test_grep "dev-tpu-test --cluster c1 " logs/iteration-001-prompt.txt &&
 	test_grep "dev-tpu-test --cluster c2 " logs/iteration-002-prompt.txt &&
 	test_grep ! "cluster c1" logs/iteration-002-prompt.txt &&
-	test_grep "^\[gdnctl\] releasing managed dev TPU allocation: dev-tpu-me (cluster c2)$" out &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] releasing managed dev TPU allocation: dev-tpu-me (cluster c2)$" out &&
 	no_allocation_left
 '
 
@@ -177,14 +177,14 @@ test_expect_success '(d) the dev TPU tests fail: the Ray fallback cluster valida
 	new_repo &&
 	FAIL_ON=dev-tpu run_loop faster --iterations 1 --validation-mode required --hold-dev-tpu \
 		--dev-tpu-name me --validation-ray-cluster r1 --validation-ray-tpu v5e-4 >out 2>err &&
-	test_grep "^\[gdnctl\] validation tests failed on held dev TPU; trying Ray fallback.$" err &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] validation tests failed on held dev TPU; trying Ray fallback.$" err &&
 	test "$(calls_with $RAY_RUN --cluster r1 --tpu v5e-4 ./check.sh)" = 1 &&
 	test "$(calls_with $RAY_RUN)" = 1 &&
 	test_grep "^tests on ray-r1$" where &&
 	test_grep "^profile on dev-tpu-me$" where &&
 	test_grep "\"target\":\"Ray cluster r1\",\"cluster\":\"r1\",\"rc\":0" logs/loop.jsonl &&
 	test_grep "\"target\":\"dev TPU (cluster us-central1)\",\"cluster\":\"us-central1\",\"rc\":4,\"state\":\"failed\"" logs/loop.jsonl &&
-	test_grep "1 iterations, 1 commits, 0 failures" out &&
+	test_grep "1 iteration, 1 commit, 0 failed iterations (0 counted" out &&
 	test_grep ! "re-acquire" err &&
 	no_allocation_left
 '
@@ -195,10 +195,10 @@ test_expect_success '(e) a cluster without configuration is skipped for the rest
 		--validation-ray-cluster bad1 --validation-ray-cluster r1 >out 2>err &&
 	test "$(calls_with $RAY_RUN --cluster bad1)" = 1 &&
 	test "$(calls_with $RAY_RUN --cluster r1)" = 4 &&
-	test "$(grep -c "^\[gdnctl\] validation Ray cluster is invalid and will be skipped in future retries: bad1$" err)" = 1 &&
+	test "$(grep -c "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] validation Ray cluster is invalid and will be skipped in future retries: bad1$" err)" = 1 &&
 	test_grep "ValueError: No cluster config found for region bad1" out &&
 	test_grep "\"event\":\"validation_cluster_bad\",\"iteration\":1,\"phase\":\"tests\",\"cluster\":\"bad1\"" logs/loop.jsonl &&
-	test_grep "2 iterations, 2 commits, 0 failures" out
+	test_grep "2 iterations, 2 commits, 0 failed iterations (0 counted" out
 '
 
 test_expect_success '(e) every cluster bad: no valid Ray clusters remain, the iteration is reverted' '
@@ -206,8 +206,8 @@ test_expect_success '(e) every cluster bad: no valid Ray clusters remain, the it
 	FAKE_RAY_BAD_CLUSTERS=bad1 run_loop faster --iterations 1 --validation-mode required \
 		--validation-ray-cluster bad1 --validation-attempts 3 >out 2>err &&
 	test "$(calls_with $RAY_RUN)" = 1 &&
-	test_grep "^\[gdnctl\] no valid Ray clusters remain for validation tests.$" err &&
-	test_grep "1 iterations, 0 commits, 1 failures" out
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] no valid Ray clusters remain for validation tests.$" err &&
+	test_grep "1 iteration, 0 commits, 1 failed iteration (1 counted" out
 '
 
 test_expect_success '(f) clusters discovered from infra/marin-*.yaml with the filters' '
@@ -224,13 +224,13 @@ test_expect_success '(f) clusters discovered from infra/marin-*.yaml with the fi
 	FAIL_ON=ray-eu run_loop faster --iterations 1 --validation-mode required \
 		--validation-ray-cluster-auto --validation-ray-cluster-exclude " asia " \
 		--validation-cross-tpu-test-fallback >out 2>err &&
-	test_grep "^\[gdnctl\] auto-discovered validation Ray clusters (profile): us-central2$" out &&
-	test_grep "^\[gdnctl\] auto-discovered validation Ray clusters (test-modern): eu-west4, us-central2$" out &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] auto-discovered validation Ray clusters (profile): us-central2$" out &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] auto-discovered validation Ray clusters (test-modern): eu-west4, us-central2$" out &&
 	expect_call 1 uv run $RAY_RUN --cluster eu-west4 --tpu auto -- bash -lc ./check.sh &&
 	expect_call 2 uv run $RAY_RUN --cluster us-central2 --tpu auto -- bash -lc ./check.sh &&
 	expect_call 3 uv run $RAY_RUN --cluster us-central2 --tpu v5p-8 -- bash -lc ./bench.sh &&
 	test "$(calls_count)" = 3 &&
-	test_grep "1 iterations, 1 commits, 0 failures" out
+	test_grep "1 iteration, 1 commit, 0 failed iterations (0 counted" out
 '
 
 test_expect_success '(g) a Ray job past --validation-timeout is stopped (stop-job)' '
@@ -243,7 +243,7 @@ test_expect_success '(g) a Ray job past --validation-timeout is stopped (stop-jo
 	test_grep "stopping job job-slow-1 on validation-tests-0 (timed out)" out &&
 	test_grep "\"target\":\"Ray cluster r1\",\"cluster\":\"r1\",\"rc\":124,\"state\":\"timeout\"" logs/loop.jsonl &&
 	test_grep "validation failed: tests exit 124" err &&
-	test_grep "1 iterations, 0 commits, 1 failures" out &&
+	test_grep "1 iteration, 0 commits, 1 failed iteration (1 counted" out &&
 	wait_gone "$(cat check.pid)" 5
 '
 
@@ -252,13 +252,13 @@ test_expect_success '(h) best-effort: continue without the hold; a later re-acqu
 	echo us-central1 >"$STATE/alloc-fail" &&
 	run_loop unblock --iterations 1 --validation-mode required --hold-dev-tpu \
 		--dev-tpu-name me --hold-dev-tpu-policy best-effort >out 2>err &&
-	test_grep "^\[gdnctl\] WARNING: managed dev TPU allocation failed; continuing without held dev TPU.$" err &&
-	test_grep "^\[gdnctl\] managed dev TPU hold is not active for this run; continuing without hold-specific directives.$" err &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] WARNING: managed dev TPU allocation failed; continuing without held dev TPU.$" err &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] managed dev TPU hold is not active for this run; continuing without hold-specific directives.$" err &&
 	test_grep ! "Managed dev TPU mode" logs/iteration-001-prompt.txt &&
 	test_grep "re-acquire (validation tests starting without an active held dev TPU)" err &&
 	test_grep "^tests on dev-tpu-me$" where &&
-	test_grep "^\[gdnctl\] releasing managed dev TPU allocation: dev-tpu-me (cluster us-central1)$" out &&
-	test_grep "1 iterations, 1 commits, 0 failures" out &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] releasing managed dev TPU allocation: dev-tpu-me (cluster us-central1)$" out &&
+	test_grep "1 iteration, 1 commit, 0 failed iterations (0 counted" out &&
 	no_allocation_left
 '
 
@@ -286,7 +286,7 @@ test_expect_success '(h) required: the failed allocation aborts (exit 1; loop: 4
 		--dev-tpu-stop-timeout 0 >out 2>err &&
 	test_grep "^\[gdnctl\] error: --dev-tpu-stop-timeout must be > 0.$" err &&
 	run_loop faster --iterations 1 --hold-dev-tpu --resilient >out 2>err &&
-	test_grep "^\[gdnctl\] WARNING: --hold-dev-tpu requested without --dev-tpu-name; continuing without managed dev TPU due to --resilient.$" err &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] WARNING: --hold-dev-tpu requested without --dev-tpu-name; continuing without managed dev TPU due to --resilient.$" err &&
 	test "$(calls_count)" = 2
 '
 
@@ -295,7 +295,7 @@ test_expect_success 'a hold without the validation gate: the agent gets the dire
 	run_loop faster --iterations 1 --hold-dev-tpu --dev-tpu-name me >out 2>err &&
 	test "$(calls_count)" = 1 &&
 	test_grep "Do not finish an iteration without post-check/profile evidence configured for this run (off)." logs/iteration-001-prompt.txt &&
-	test_grep "^\[gdnctl\] releasing managed dev TPU allocation: dev-tpu-me (cluster us-central1)$" out &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] releasing managed dev TPU allocation: dev-tpu-me (cluster us-central1)$" out &&
 	no_allocation_left
 '
 

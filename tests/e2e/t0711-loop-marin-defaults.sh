@@ -73,7 +73,7 @@ test_expect_success 'dev TPU, defaults: the tests and profile argv are the origi
 	new_repo &&
 	run_loop --iterations 1 --validation-mode required --hold-dev-tpu --dev-tpu-name me \
 		--dev-tpu-cluster us-east5-a >out 2>err &&
-	test_grep "1 iterations, 1 commits, 0 failures" out &&
+	test_grep "1 iteration, 1 commit, 0 failed iterations (0 counted" out &&
 	calls_matching execute loop.calls &&
 	test_line_count = 2 loop.calls &&
 	alias_calls want.calls dev-tpu-test --cluster us-east5-a --tpu-name me &&
@@ -100,7 +100,7 @@ test_expect_success 'dev TPU, every value given: same argv as dev-tpu-test / dev
 		--validation-profile-ce-implementation XLA --validation-profile-ce-bwd-mode xla \
 		--validation-profile-run-name-prefix gp --validation-profile-wandb-mode offline \
 		--validation-profile-marin-prefix gs://mine --validation-profile-dry-run >out 2>err &&
-	test_grep "2 iterations, 2 commits, 0 failures" out &&
+	test_grep "2 iterations, 2 commits, 0 failed iterations (0 counted" out &&
 	calls_matching execute loop.calls &&
 	test_line_count = 4 loop.calls &&
 	: >want.calls &&
@@ -128,7 +128,7 @@ test_expect_success 'Ray fallback clusters: the argv are ray-test / ray-profile'
 		--validation-ray-tpu v5e-4 --validation-profile-tpu v6e-8 \
 		--validation-tests layer --validation-profile-num-steps 9 \
 		--validation-profile-dry-run >out 2>err &&
-	test_grep "1 iterations, 1 commits, 0 failures" out &&
+	test_grep "1 iteration, 1 commit, 0 failed iterations (0 counted" out &&
 	calls_matching $RAY_RUN loop.calls &&
 	test_line_count = 2 loop.calls &&
 	alias_calls want.calls ray-test --cluster r1 --tpu v5e-4 --tests layer &&
@@ -150,7 +150,7 @@ test_expect_success 'dev TPU first, then Ray; a project command still wins for i
 	test_grep "GDN_PROFILE_RUN_NAME_PREFIX=gdn_loopgate_iter001" <(sed -n 2p loop.calls) &&
 	calls_matching $RAY_RUN ray.calls &&
 	test_line_count = 0 ray.calls &&
-	test_grep "1 iterations, 1 commits, 0 failures" out
+	test_grep "1 iteration, 1 commit, 0 failed iterations (0 counted" out
 '
 
 test_expect_success 'profile-only with the performance policy: baseline iter000, metric from the output' '
@@ -227,7 +227,7 @@ test_expect_success '--validation-max-attempts -1: passes until one succeeds' '
 	test "$(calls_with_tests)" = 4 &&
 	test_grep "validation tests on Ray cluster r1 (pass 4)$" out &&
 	test "$(grep -c "validation tests failed; waiting 0s before retry." err)" = 3 &&
-	test_grep "1 iterations, 1 commits, 0 failures" out
+	test_grep "1 iteration, 1 commit, 0 failed iterations (0 counted" out
 '
 
 test_expect_success '--validation-max-attempts N is --validation-attempts N' '
@@ -237,7 +237,7 @@ test_expect_success '--validation-max-attempts N is --validation-attempts N' '
 	test "$(calls_with_tests)" = 2 &&
 	test_grep "validation tests on Ray cluster r1 (pass 2/2)$" out &&
 	test_grep "validation failed: tests exit 1" err &&
-	test_grep "1 iterations, 0 commits, 1 failures" out
+	test_grep "1 iteration, 0 commits, 1 failed iteration (1 counted" out
 '
 
 test_expect_success '--validation-ray-test-timeout overrides --validation-timeout for Ray tests jobs' '
@@ -280,7 +280,7 @@ test_expect_success '--validation-ray-log-tail: only the last N lines of a Ray j
 	test "$(grep -c "^job line [45]$" out)" = 4 &&
 	test_grep ! "^job line [123]$" out &&
 	test_grep ! "Job submitted with ID" out &&
-	test_grep "1 iterations, 1 commits, 0 failures" out
+	test_grep "1 iteration, 1 commit, 0 failed iterations (0 counted" out
 '
 
 test_expect_success 'a job stopped from outside after --validation-retries: iteration error, reverted' '

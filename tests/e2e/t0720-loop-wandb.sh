@@ -136,8 +136,8 @@ state() { # python expression over the state file s
 test_expect_success 'summary: the run URL the profile printed names the run; W&B value, not the CLI one' '
 	new_repo base &&
 	run_loop fast -- --iterations 1 --perf-aggregation summary >out 2>err &&
-	test_grep "^\[gdnctl\] performance baseline initialized: throughput/mfu=1 @ .*source=wandb-summary" out &&
-	test_grep "^\[gdnctl\] performance champion promoted: 1 -> 2 (+100.00%, source=wandb-summary" out &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] performance baseline initialized: throughput/mfu=1 @ .*source=wandb-summary" out &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] performance champion promoted: 1 -> 2 (+100.00%, source=wandb-summary" out &&
 	test_grep ! "=7 " out &&
 	test "$(state "s[\"champion\"][\"metric_source\"], s[\"champion\"][\"run_url\"]")" = \
 		"wandb-summary http://127.0.0.1:$HUB_PORT/ent/proj/runs/fast" &&
@@ -230,11 +230,11 @@ test_expect_success '--perf-source wandb with nothing naming a run: unscored, on
 
 # one iteration per line: policy, then what must hold afterwards
 for case in \
-	"revert-count-failure 0 reverted 2-iterations,-0-commits,-2-failures" \
-	"revert-continue 0 reverted 2-iterations,-0-commits,-0-failures" \
-	"count-failure 0 kept 2-iterations,-.*-2-failures.*stopped:-completed" \
-	"continue 0 kept 2-iterations,-2-commits,-0-failures" \
-	"fail 1 kept 1-iterations,-.*stopped:-failure-(exit-1)"; do
+	"revert-count-failure 0 reverted 2-iterations,-0-commits,-2-failed-iterations-(2-counted;" \
+	"revert-continue 0 reverted 2-iterations,-0-commits,-0-failed-iterations-(0-counted;" \
+	"count-failure 0 kept 2-iterations,-.*-2-failed-iterations-(2-counted;.*stopped:-completed" \
+	"continue 0 kept 2-iterations,-2-commits,-0-failed-iterations-(0-counted;" \
+	"fail 1 kept 1-iteration,-.*stopped:-failure-(exit-1)"; do
 	set -- $case
 	test_expect_success "missing W&B metric under --perf-regression-policy $1: the policy, no abort" "
 		new_repo base &&

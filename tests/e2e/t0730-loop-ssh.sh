@@ -90,7 +90,7 @@ test_expect_success 'a test that fails on the server reverts the iteration' '
 	test_grep -c "validation tests attempt" out >n && test "$(cat n)" = 1 &&
 	test_grep ! "validation_retry" "$TRASH/logs/loop.jsonl" &&
 	test_grep "BROKEN" "$R/wd/state.txt" &&
-	test_grep "^\[gdnctl\] validation failed: tests exit 3$" err &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] validation failed: tests exit 3$" err &&
 	test_grep "iteration 1 reverted (validation failed: tests exit 3)" err &&
 	test_grep ! "validation profile attempt" out &&
 	git -C repo diff --quiet "$before" HEAD &&
@@ -104,10 +104,10 @@ test_expect_success 'a test that fails on the server reverts the iteration' '
 test_expect_success 'an unreachable server: retried, then an iteration error; the unvalidated commit is reverted' '
 	before=$(git -C repo rev-parse HEAD) &&
 	test_must_fail =1 run_loop faster --iterations 1 --backend down --validation-retries 1 >out 2>err &&
-	test_grep "^\[gdnctl\] validation tests could not run (.*Connection refused); retry 1/1 in 0s$" err &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] validation tests could not run (.*Connection refused); retry 1/1 in 0s$" err &&
 	test_grep -c "\"event\":\"validation_retry\"" "$TRASH/logs/loop.jsonl" >n && test "$(cat n)" = 1 &&
 	test_grep -c "validation tests attempt" out >n && test "$(cat n)" = 2 &&
-	test_grep "^\[gdnctl\] validation could not run: .ssh. for backend .down. failed (exit 255): .*Connection refused$" err &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] validation could not run: .ssh. for backend .down. failed (exit 255): .*Connection refused$" err &&
 	test_grep "iteration 1 raised: .ssh. for backend .down. failed (exit 255)" err &&
 	test_grep ! "validation failed: tests" err &&
 	test_grep "\"event\":\"revert\",\"iteration\":1,\"reason\":\"validation could not run: " "$TRASH/logs/loop.jsonl" &&
@@ -133,8 +133,8 @@ test_expect_success '--validation-retries: a phase that could not run (ssh faile
 	GDNCTL_SSH=$TRASH/flaky-ssh run_loop faster --iterations 1 --backend box \
 		--validation-retries 2 >out 2>err &&
 	test -e ssh-failed &&
-	test_grep "^\[gdnctl\] validation tests could not run (creating the workdir for backend .box. failed (exit 255)); retry 1/2 in 0s$" err &&
-	test_grep "^\[gdnctl\] validation tests attempt 2$" out &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] validation tests could not run (creating the workdir for backend .box. failed (exit 255)); retry 1/2 in 0s$" err &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] validation tests attempt 2$" out &&
 	test_grep "^tests: ok$" out &&
 	test_grep "\"event\":\"validation_retry\",\"iteration\":1,\"phase\":\"tests\",\"attempt\":1,\"retry\":1" "$TRASH/logs/loop.jsonl" &&
 	test_grep "\"phase\":\"tests\",\"attempt\":2,\"rc\":0,\"state\":\"succeeded\"" "$TRASH/logs/loop.jsonl" &&

@@ -101,15 +101,15 @@ test_expect_success 'the remote trace is copied back; figures, gate and deltas c
 		test_line_count = 1 <(find "logs/traces/iteration-$i/run-1" -name "run-*.trace.json.gz") || return 1
 	done &&
 	test_grep "\"event\":\"trace\",\"iteration\":1,\"attempt\":1,\"source\":\"backend\",\"path\":\"$TRASH/logs/traces/iteration-001/run-1/run-[0-9]*.trace.json.gz\",\"file\":\"traces/iteration-001/run-1/run-[0-9]*.trace.json.gz\",\"origin\":\"box:traces/\*.trace.json.gz\"" logs/loop.jsonl &&
-	test_grep "^\[gdnctl\] trace of profile run 1: $TRASH/logs/traces/iteration-002/run-1/run-[0-9]*.trace.json.gz (backend box:traces/\*.trace.json.gz)$" out &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] trace of profile run 1: $TRASH/logs/traces/iteration-002/run-1/run-[0-9]*.trace.json.gz (backend box:traces/\*.trace.json.gz)$" out &&
 	: the newest trace of the run, not one of the earlier runs still in the workdir &&
 	test "$(ls "$R/wd/traces" | wc -l)" = 3 &&
 	test "$(gzip -dc logs/traces/iteration-002/run-1/*.gz | grep -c "\"dur\":20000,\"name\":\"while.1\"")" = 1 &&
 	: the figures of the champion and of the candidate come from the remote traces &&
 	python3 -c "import json,sys; s=json.load(open(sys.argv[1])); t=s[\"champion\"][\"trace\"]; assert abs(t[\"step_ms\"]-30)<1e-6, t; assert abs(t[\"categories\"][\"while\"]-10)<1e-6, t" logs/perf_state.json &&
-	test_grep "^\[gdnctl\] performance champion promoted: 1 -> 2 (+100.00%" out &&
-	test_grep "^\[gdnctl\] performance gate triggered vs champion: 2 -> 2.03 (+1.50%" err &&
-	test_grep "^\[gdnctl\] gate: .while. grew 10.000 ms/step (10.000 -> 20.000, limit 5.000)$" err &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] performance champion promoted: 1 -> 2 (+100.00%" out &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] performance gate triggered vs champion: 2 -> 2.03 (+1.50%" err &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] gate: .while. grew 10.000 ms/step (10.000 -> 20.000, limit 5.000)$" err &&
 	test_grep "\"iteration\":2,.*\"decision\":\"gate_regression\"" logs/loop.jsonl &&
 	test "$(cat repo/speed.txt)" = 2.0 && test "$(cat repo/while_us.txt)" = 10000 &&
 	gdnctl report --log-dir logs >rep &&
@@ -126,7 +126,7 @@ test_expect_success 'no trace written by the run: trace figures unscored, the re
 	reset_repo &&
 	GDNCTL_TRACE_GLOB="traces/none-*.json.gz" run_loop --iterations 1 >out 2>err ||
 		{ cat out err; false; } &&
-	test_grep "^\[gdnctl\] WARNING: no trace for profile run 1, trace figures unscored: local: no file matching .traces/none-\*.json.gz. written by this run; backend box: no file matching .traces/none-\*.json.gz. written by this run; gcs: the profile printed no gs://.../plugins/profile URI or hosted-XProf link; wandb: the profile printed no W&B run$" err &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] WARNING: no trace for profile run 1, trace figures unscored: local: no file matching .traces/none-\*.json.gz. written by this run; backend box: no file matching .traces/none-\*.json.gz. written by this run; gcs: the profile printed no gs://.../plugins/profile URI or hosted-XProf link; wandb: the profile printed no W&B run$" err &&
 	no_figures &&
 	test_grep "\"event\":\"trace\",\"iteration\":1,\"attempt\":1,\"source\":null,\"path\":null,\"reason\":\"local: no file matching" logs/loop.jsonl &&
 	test_grep "\"iteration\":1,.*\"decision\":\"promoted\"" logs/loop.jsonl &&

@@ -101,12 +101,12 @@ test_expect_success 'perf count-failure keeps the commit: summary, journal and e
 		>out 2>err &&
 	cand=$(git -C repo rev-parse HEAD~1) &&
 	test "$(git -C repo log -1 --format=%s "$cand")" = "agent: entry 1 speed 0.5" &&
-	test_grep "^\[gdnctl\] performance regression detected vs champion: 1 -> 0.5" err &&
-	test_grep "^\[gdnctl\] performance policy failed this iteration (regression). Continuing due to policy=count-failure.$" err &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] performance regression detected vs champion: 1 -> 0.5" err &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] performance policy failed this iteration (regression). Continuing due to policy=count-failure.$" err &&
 	test_grep ! "\"event\":\"revert\"" logs/loop.jsonl &&
 	test_grep "\"event\":\"decision\",\"iteration\":1,\"outcome\":\"failed\",\"failure\":\"hook\",\"counted\":true,\"commits\":1," logs/loop.jsonl &&
-	test_grep "^\[gdnctl\] loop summary: run .*: 1 iterations, 1 commits, 1 failures (agent=0, post_check=0, no_commit=0, hook=1, iteration_error=0)" out &&
-	test_grep "^\[gdnctl\] stamped last hill-climb log entry with commit ${cand:0:12}$" out &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] loop summary: run .*: 1 iteration, 1 commit, 1 failed iteration (1 counted; agent=0, post_check=0, no_commit=0, hook=1, iteration_error=0)" out &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] stamped last hill-climb log entry with commit ${cand:0:12}$" out &&
 	test "$(git -C repo log -1 --format=%s)" = "gdnctl: stamp hill-climb log entry with commit ${cand:0:12}" &&
 	test_grep "\"event\":\"stamp\",\"iteration\":1,\"commit\":\"$(git -C repo rev-parse HEAD)\"" logs/loop.jsonl &&
 	test_grep "^- Commit: $cand$" repo/log.md &&
@@ -119,7 +119,7 @@ test_expect_success '--resume counts the kept commits of the journal once' '
 	SPEED=0.25 run_loop --resume --iterations 2 --perf-mode on \
 		--perf-regression-policy count-failure >out 2>err &&
 	test_grep "resuming run .* after iteration 1 of 2" out &&
-	test_grep "^\[gdnctl\] loop summary: run .*: 2 iterations, 2 commits, 2 failures (agent=0, post_check=0, no_commit=0, hook=2," out &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] loop summary: run .*: 2 iterations, 2 commits, 2 failed iterations (2 counted; agent=0, post_check=0, no_commit=0, hook=2," out &&
 	test_grep -c "\"event\":\"stamp\"" logs/loop.jsonl >n && test "$(cat n)" = 2 &&
 	test "$(grep -c "^- Commit: [0-9a-f]\{40\}$" repo/log.md)" = 2 &&
 	lint
@@ -133,7 +133,7 @@ test_expect_success 'perf fail keeps the commit too: counted and stamped, exit 1
 	test "$(git -C repo log -1 --format=%s "$cand")" = "agent: entry 1 speed 0.5" &&
 	test_grep ! "Continuing due to" err &&
 	test_grep "\"event\":\"decision\",\"iteration\":1,\"outcome\":\"failed\",\"failure\":\"hook\",\"counted\":false,\"commits\":1,.*\"exit\":1" logs/loop.jsonl &&
-	test_grep "1 iterations, 1 commits, 0 failures" out &&
+	test_grep "1 iteration, 1 commit, 1 failed iteration (0 counted; agent=0, post_check=0, no_commit=0, hook=1," out &&
 	test_grep "^- Commit: $cand$" repo/log.md &&
 	test -z "$(git -C repo status --porcelain)" &&
 	lint
@@ -146,7 +146,7 @@ test_expect_success 'a reverted iteration is never stamped; its entry goes with 
 	test_grep ! "stamped" out &&
 	test_grep ! "\"event\":\"stamp\"" logs/loop.jsonl &&
 	test_grep "\"event\":\"decision\",\"iteration\":1,\"outcome\":\"failed\",\"failure\":\"hook\",\"counted\":true,\"commits\":0," logs/loop.jsonl &&
-	test_grep "1 iterations, 0 commits, 1 failures" out &&
+	test_grep "1 iteration, 0 commits, 1 failed iteration (1 counted" out &&
 	test_grep ! "### Iteration" repo/log.md &&
 	test -z "$(git -C repo status --porcelain)" &&
 	lint
@@ -159,7 +159,7 @@ test_expect_success 'a failed validation (count-failure) reverts: not stamped, 0
 	test_grep "validation failed: tests exit 4" err &&
 	test_grep ! "\"event\":\"stamp\"" logs/loop.jsonl &&
 	test_grep "\"failure\":\"hook\",\"counted\":true,\"commits\":0," logs/loop.jsonl &&
-	test_grep "1 iterations, 0 commits, 1 failures" out &&
+	test_grep "1 iteration, 0 commits, 1 failed iteration (1 counted" out &&
 	lint
 '
 
@@ -170,7 +170,7 @@ test_expect_isolation worktree 'a failed post-check (count-failure): counted, th
 	test "$(git -C repo rev-parse HEAD)" = "$base" &&
 	test "$(git -C repo log -1 --format=%s refs/gdnctl/discarded/1~1)" = "agent: entry 1 speed same" &&
 	test_grep "\"event\":\"decision\",\"iteration\":1,\"outcome\":\"failed\",\"failure\":\"post_check\",\"counted\":true,\"commits\":0," logs/loop.jsonl &&
-	test_grep "1 iterations, 0 commits, 1 failures" out &&
+	test_grep "1 iteration, 0 commits, 1 failed iteration (1 counted" out &&
 	test -z "$(git -C repo status --porcelain)"
 '
 
@@ -181,7 +181,7 @@ test_expect_isolation in-place 'a failed post-check (count-failure) keeps the co
 	test "$(git -C repo log -1 --format=%s "$cand")" = "agent: entry 1 speed same" &&
 	test_grep "post-check failed. Use --post-check-policy count-failure/continue to avoid exiting. Continuing due to policy=count-failure.$" err &&
 	test_grep "\"event\":\"decision\",\"iteration\":1,\"outcome\":\"failed\",\"failure\":\"post_check\",\"counted\":true,\"commits\":1," logs/loop.jsonl &&
-	test_grep "1 iterations, 1 commits, 1 failures" out &&
+	test_grep "1 iteration, 1 commit, 1 failed iteration (1 counted" out &&
 	test_grep "^- Commit: $cand$" repo/log.md &&
 	test -z "$(git -C repo status --porcelain)" &&
 	lint
@@ -199,11 +199,11 @@ test_expect_success 'SIGINT during the validation tests: no policy continuation,
 	! alive "$tests" &&
 	test_grep "iteration 1 reverted (validation interrupted by signal 2)" err &&
 	test_grep ! "Continuing due to policy" err &&
-	test_grep ! "codex iteration 2/2" out &&
+	test_grep ! "iteration 2/2" out &&
 	test_grep "\"event\":\"interrupted\",\"iteration\":1,\"signal\":2" logs/loop.jsonl &&
 	test_grep ! "\"event\":\"decision\"" logs/loop.jsonl &&
 	test_grep "\"reason\":\"interrupted\",\"exit_code\":130" logs/loop.jsonl &&
-	test_grep "^\[gdnctl\] loop summary: run .*: 0 iterations, 0 commits, 0 failures (agent=0, post_check=0, no_commit=0, hook=0, iteration_error=0), .*stopped: interrupted (exit 130)$" out &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] loop summary: run .*: 0 iterations, 0 commits, 0 failed iterations (0 counted; agent=0, post_check=0, no_commit=0, hook=0, iteration_error=0), .*stopped: interrupted (exit 130)$" out &&
 	test_grep ! "\"event\":\"stamp\"" logs/loop.jsonl &&
 	git -C repo diff --quiet "$base" HEAD &&
 	test -z "$(git -C repo status --porcelain)" &&
@@ -217,11 +217,11 @@ test_expect_success '--resume after it redoes the interrupted iteration' '
 	touch go-fast &&
 	run_loop --resume --validation-mode required >out 2>err &&
 	test_grep "resuming run .* after iteration 0 of 2" out &&
-	test_grep "codex iteration 1/2" out &&
-	test_grep "codex iteration 2/2" out &&
+	test_grep "iteration 1/2" out &&
+	test_grep "iteration 2/2" out &&
 	{ test "$ISOLATION" = worktree ||
-		test_grep "^\[gdnctl\] WARNING: iteration 1 was interrupted; its commits are kept at refs/gdnctl/loop/.*/iteration-1 and the branch is back at ${base:0:12}$" err; } &&
-	test_grep "2 iterations, 2 commits, 0 failures" out &&
+		test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] WARNING: iteration 1 was interrupted; its commits are kept at refs/gdnctl/loop/.*/iteration-1 and the branch is back at ${base:0:12}$" err; } &&
+	test_grep "2 iterations, 2 commits, 0 failed iterations (0 counted" out &&
 	test "$(grep -c "^- Commit: [0-9a-f]\{40\}$" repo/log.md)" = 2 &&
 	test -z "$(git -C repo status --porcelain)" &&
 	lint
@@ -240,7 +240,7 @@ test_expect_success 'SIGINT during the performance profile: commits not kept, no
 	test_grep ! "\"event\":\"error\"" logs/loop.jsonl &&
 	test_grep ! "\"event\":\"stamp\"" logs/loop.jsonl &&
 	test_grep "stopped: interrupted (exit 130)" out &&
-	test_grep "0 failures" out &&
+	test_grep "0 failed iterations (0 counted" out &&
 	{ test "$ISOLATION" = in-place || {
 		test_grep "the commits of an interrupted iteration: kept at refs/gdnctl/loop/.*/iteration-1" err &&
 		test "$(git -C repo rev-parse HEAD)" = "$base"; }; } &&
@@ -248,8 +248,8 @@ test_expect_success 'SIGINT during the performance profile: commits not kept, no
 	run_loop --resume --iterations 1 --perf-mode on >out 2>err &&
 	{ test "$ISOLATION" = worktree ||
 		test_grep "iteration 1 was interrupted; its commits are kept at refs/gdnctl/loop/.*/iteration-1 and the branch is back at ${base:0:12}" err; } &&
-	test_grep "codex iteration 1/1" out &&
-	test_grep "1 iterations, 1 commits, 0 failures" out &&
+	test_grep "iteration 1/1" out &&
+	test_grep "1 iteration, 1 commit, 0 failed iterations (0 counted" out &&
 	test "$(grep -c "^### Iteration " repo/log.md)" = 1 &&
 	test -z "$(git -C repo status --porcelain)" &&
 	lint
@@ -264,7 +264,7 @@ test_expect_success 'SIGINT during the baseline profile: interrupted, not an err
 	test_grep ! "codex iteration" out &&
 	test_grep "\"event\":\"interrupted\",\"iteration\":0,\"signal\":2" logs/loop.jsonl &&
 	test_grep "\"reason\":\"interrupted\",\"exit_code\":130" logs/loop.jsonl &&
-	test_grep "0 iterations, 0 commits, 0 failures .*stopped: interrupted (exit 130)$" out
+	test_grep "0 iterations, 0 commits, 0 failed iterations (0 counted;.*stopped: interrupted (exit 130)$" out
 '
 
 # ---- 4: a phase that could not run ----
@@ -292,15 +292,15 @@ test_expect_success 'validation could not run: an iteration error, under count-f
 	base=$(git -C repo rev-parse HEAD) &&
 	GDNCTL_SSH=$TRASH/down-ssh run_loop --iterations 2 --validation-mode required \
 		--backend down --iteration-error-policy count-failure >out 2>err &&
-	test_grep "^\[gdnctl\] validation could not run: .*Connection refused" err &&
-	test_grep "^\[gdnctl\] iteration 1 raised: .*Continuing due to policy=count-failure.$" err &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] validation could not run: .*Connection refused" err &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] iteration 1 raised: .*Continuing due to policy=count-failure.$" err &&
 	test_grep ! "validation failed" err &&
 	test_grep ! "Iteration failed the validation gate" err &&
 	test_grep "\"event\":\"revert\",\"iteration\":1,\"reason\":\"validation could not run: " logs/loop.jsonl &&
 	test_grep "\"event\":\"error\",\"iteration\":1,\"message\":\".*Connection refused" logs/loop.jsonl &&
 	test_grep "\"event\":\"decision\",\"iteration\":1,\"outcome\":\"failed\",\"failure\":\"iteration_error\",\"counted\":true,\"commits\":0," logs/loop.jsonl &&
 	test_grep ! "\"failure\":\"hook\"" logs/loop.jsonl &&
-	test_grep "2 iterations, 0 commits, 2 failures (agent=0, post_check=0, no_commit=0, hook=0, iteration_error=2)" out &&
+	test_grep "2 iterations, 0 commits, 2 failed iterations (2 counted; agent=0, post_check=0, no_commit=0, hook=0, iteration_error=2)" out &&
 	test_grep ! "\"event\":\"stamp\"" logs/loop.jsonl &&
 	git -C repo diff --quiet "$base" HEAD &&
 	test -z "$(git -C repo status --porcelain)" &&

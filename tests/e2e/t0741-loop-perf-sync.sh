@@ -48,9 +48,9 @@ test_expect_success 'upstream made it faster: the champion is re-profiled, the n
 	) &&
 	up=$(git -C other rev-parse HEAD) &&
 	run_loop >out 2>err &&
-	test_grep "^\[gdnctl\] performance baseline initialized: throughput/mfu=1 @ " out &&
-	test_grep "^\[gdnctl\] the sync moved HEAD to ${up:0:12}: re-profiling the champion (was ${base:0:12})$" out &&
-	test_grep "^\[gdnctl\] performance champion re-profiled: throughput/mfu=3 @ ${up:0:12}$" out &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] performance baseline initialized: throughput/mfu=1 @ " out &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] the sync moved HEAD to ${up:0:12}: re-profiling the champion (was ${base:0:12})$" out &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] performance champion re-profiled: throughput/mfu=3 @ ${up:0:12}$" out &&
 	test_grep "\"event\":\"perf_reprofile\",\"iteration\":1,\"commit\":\"$up\",\"was\":\"$base\",\"metric\":\"throughput/mfu\",\"metric_value\":3" logs/loop.jsonl &&
 	test_grep "performance within hold band vs champion: 3 -> 3 " out &&
 	test_grep ! "champion promoted" out &&
@@ -69,7 +69,7 @@ test_expect_success 'upstream made it faster: the champion is re-profiled, the n
 test_expect_success 'a sync that brings nothing new re-profiles nothing' '
 	new_repos &&
 	run_loop >out 2>err &&
-	test_grep "^\[gdnctl\] syncing branch with origin/main$" out &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] syncing branch with origin/main$" out &&
 	test_grep ! "re-profil" out &&
 	test_grep ! "\"event\":\"perf_reprofile\"" logs/loop.jsonl &&
 	test_grep "performance within hold band vs champion: 1 -> 1 " out

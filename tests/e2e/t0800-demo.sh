@@ -22,12 +22,20 @@ test_expect_success 'the demo runs to the end and names what it made' '
 	echo $((($(date +%s%N) - start) / 1000000)) >"$TRASH/ms" &&
 	test_grep "^\[gdnctl\] demo directory: $D$" out &&
 	test_grep "^\[gdnctl\] demo project from $GDNCTL_SOURCE_DIR/examples/demo$" out &&
-	test_grep "^\[example agent\] THIS IS A DETERMINISTIC EXAMPLE AGENT, not an AI.$" out &&
+	: the loop and the agent are not on the terminal: in the console log and the transcripts &&
+	test_grep ! "^\[example agent\]" out &&
+	test_grep "^\[example agent\] THIS IS A DETERMINISTIC EXAMPLE AGENT, not an AI.$" "$D/logs/loop-console.log" &&
+	test_grep "THIS IS A DETERMINISTIC EXAMPLE AGENT, not an AI." "$D/logs/iteration-001-transcript.log" &&
+	test_grep "loop summary: run .*: 5 iterations, " "$D/logs/loop-console.log" &&
+	test_grep ! "loop summary" out &&
+	test_grep "^\[gdnctl\] the loop.s output (the agent.s in the transcripts there): $D/logs/loop-console.log$" out &&
+	test_grep "^\[gdnctl\] iteration 5/5 (agent.sh)$" out &&
 	test_grep "^\[gdnctl\] demo finished in [0-9.]* s: 2 iterations kept, 3 reverted$" out &&
 	test_grep "^\[gdnctl\] a discarded attempt: git -C $P diff refs/gdnctl/discarded/2^!$" out &&
 	test_grep "^\[gdnctl\] log lint passed" out &&
 	test_grep "^\[gdnctl\]   iteration 1 kept (1 commit): $SUBJ1$" out &&
-	test_grep "^\[gdnctl\]   iteration 3 reverted (performance regression: throughput/speedup): " out &&
+	test_grep "^\[gdnctl\]   iteration 3 reverted (slower than the champion (throughput/speedup)): " out &&
+	test_grep "^\[gdnctl\]   iteration 4 reverted (within the noise band (throughput/speedup)): " out &&
 	test_grep "^\[gdnctl\]   iteration 5 kept (1 commit): $SUBJ5$" out &&
 	test -d "$D/agent" && test -x "$D/agent/agent.sh" && test ! -e "$P/agent" &&
 	test -s "$D/logs/loop.jsonl"

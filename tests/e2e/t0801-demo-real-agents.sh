@@ -143,11 +143,11 @@ test_expect_success 'gdnctl demo --agent claude: the real claude applies a patch
 		{ cat out err; false; } &&
 	echo $((($(date +%s%N) - start) / 1000000)) >claude-ms &&
 	test_grep "^\[gdnctl\] running: gdnctl loop --iterations 5 --agent claude " out &&
-	test_grep "^claude session [0-9a-f-]* (model " out &&
+	test_grep "^claude session [0-9a-f-]* (model " "$TRASH/d/logs/loop-console.log" &&
 	for n in 1 2 3 4 5; do
-		test_grep "^tool Bash: printf .* $n >../it-$n.md && sh .*/agent.sh. ../it-$n.md$" out || return 1
+		test_grep "^tool Bash: printf .* $n >../it-$n.md && sh .*/agent.sh. ../it-$n.md$" "$TRASH/d/logs/loop-console.log" || return 1
 	done &&
-	test_grep "^Done: applied the patch and committed it.$" out &&
+	test_grep "^Done: applied the patch and committed it.$" "$TRASH/d/logs/loop-console.log" &&
 	check_out out &&
 	test ! -e "$TRASH/d/agent"
 '
@@ -206,7 +206,7 @@ test_expect_success 'gdnctl demo --agent codex: the real codex applies a patch p
 		{ cat xout xerr; false; } &&
 	echo $((($(date +%s%N) - start) / 1000000)) >codex-ms &&
 	test_grep "^\[gdnctl\] running: gdnctl loop --iterations 5 --agent codex " xout &&
-	test_grep "^\[example agent\] iteration 5: applying patches/5-register-tiles.patch" xout &&
+	test_grep "^\[example agent\] iteration 5: applying patches/5-register-tiles.patch" "$TRASH/x/logs/loop-console.log" &&
 	check_out xout &&
 	test ! -e "$TRASH/x/agent"
 '

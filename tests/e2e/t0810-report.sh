@@ -10,7 +10,7 @@ D=$TRASH/f
 
 test_expect_success 'setup: a seven-iteration loop run' '
 	report_fixture "$D" &&
-	test_grep "7 iterations, 3 commits, 3 failures" "$D/loop.out"
+	test_grep "7 iterations, 3 commits, 3 failed iterations (3 counted" "$D/loop.out"
 '
 
 test_expect_success 'text summary: one line per iteration with decision, metric, delta, commit' '
