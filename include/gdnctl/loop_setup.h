@@ -67,6 +67,8 @@ struct gdn_loop_args {
 	const char *until_time;
 	double max_agent_minutes;
 	long stop_after_failures;
+	long max_tokens, max_tokens_per_hour; /* 0: no limit */
+	double max_cost_usd;		      /* 0: no limit */
 };
 
 /* Where validation runs: the --hold-dev-tpu, --dev-tpu-*, --validation-* option values, and

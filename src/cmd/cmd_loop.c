@@ -127,6 +127,17 @@ static void print_summary(const struct gdn_loop_summary *s)
 	       s->run_id, s->iterations_run, s->commits, s->failures, kinds.buf,
 	       (double)s->agent_ms / 1000.0, s->stop_reason ? s->stop_reason : "unknown",
 	       s->exit_code);
+	if (s->usage_iterations > 0) {
+		printf("[gdnctl] agent usage: %lld tokens (input %lld, output %lld) in %ld "
+		       "iterations",
+		       (long long)gdn_loop_usage_tokens(&s->usage),
+		       (long long)(s->usage.input_tokens > 0 ? s->usage.input_tokens : 0),
+		       (long long)(s->usage.output_tokens > 0 ? s->usage.output_tokens : 0),
+		       s->usage_iterations);
+		if (s->usage.cost_usd > 0)
+			printf(", $%.4f", s->usage.cost_usd);
+		printf("\n");
+	}
 	for (size_t i = 0; i < s->stashes_kept.nr; i++) {
 		const char *sp = strchr(s->stashes_kept.v[i], ' ');
 
@@ -244,6 +255,15 @@ static struct opt loop_opts[] = {
 		"start no iteration after TIME (2026-11-21T18:00:00Z, UTC) or +DURATION", NULL),
     OPT_MINUTES_(0, "max-agent-minutes", &setup.a.max_agent_minutes, "M",
 		 "start no iteration once the agent has run this long in total (0: no limit)", "0"),
+    OPT_INT_(0, "max-tokens", &setup.a.max_tokens, "N",
+	     "start no iteration once the agent has used N tokens in total (0: no limit)", "0", 0,
+	     LONG_MAX),
+    OPT_INT_(0, "max-tokens-per-hour", &setup.a.max_tokens_per_hour, "N",
+	     "start no iteration once the agent has used N tokens in the last hour (0: no limit)",
+	     "0", 0, LONG_MAX),
+    OPT_FLOAT_(0, "max-cost-usd", &setup.a.max_cost_usd, "X",
+	       "start no iteration once the agent has cost X US dollars in total (0: no limit)",
+	       "0"),
     OPT_INT_(0, "stop-after-failures", &setup.a.stop_after_failures, "N",
 	     "stop (exit 1) after N consecutive failed iterations (0: never)", "0", 0, 0),
     OPT_INT_(0, "max-failures", &setup.a.max_failures, "N",

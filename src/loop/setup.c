@@ -662,6 +662,12 @@ static const char *validate(const struct gdn_loop_args *a)
 		return "--max-agent-minutes must be >= 0.";
 	if (a->stop_after_failures < 0)
 		return "--stop-after-failures must be >= 0.";
+	if (a->max_tokens < 0)
+		return "--max-tokens must be >= 0.";
+	if (a->max_tokens_per_hour < 0)
+		return "--max-tokens-per-hour must be >= 0.";
+	if (a->max_cost_usd < 0)
+		return "--max-cost-usd must be >= 0.";
 	return NULL;
 }
 
@@ -1321,6 +1327,9 @@ void gdn_loop_setup_opts(struct gdn_loop_setup *s)
 	if (a->max_agent_minutes > 0 && lo->max_agent_ms < 1)
 		lo->max_agent_ms = 1;
 	lo->stop_after_failures = a->stop_after_failures;
+	lo->max_tokens = a->max_tokens;
+	lo->max_tokens_per_hour = a->max_tokens_per_hour;
+	lo->max_cost_usd = a->max_cost_usd;
 	lo->resume = a->resume;
 	lo->git_retry_sleep_ms = 2000;
 	lo->say = s->say;
