@@ -59,6 +59,9 @@ struct gdn_loop_hook_out {
 	/* With a failure (> 0): handle it with `policy` instead of gdn_loop_hooks.policy. */
 	bool has_policy;
 	enum gdn_loop_policy policy;
+	/* A note for the next iteration's prompt (owned: xstrdup'd; the engine frees it), or NULL.
+	 */
+	char *note;
 };
 
 /*

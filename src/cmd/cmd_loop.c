@@ -167,7 +167,7 @@ static int dry_run(struct gdn_agent *agent, const struct gdn_loop_opts *lo, stru
 	struct sbuf prompt = SBUF_INIT, line = SBUF_INIT;
 	struct strvec argv = STRVEC_INIT;
 	char *head = NULL, *branch = NULL, *pfile = NULL, *mfile = NULL, *tfile = NULL;
-	struct gdn_prompt_vars v = {1, lo->iterations, NULL, NULL, NULL};
+	struct gdn_prompt_vars v = {1, lo->iterations, NULL, NULL, NULL, NULL};
 	struct gdn_agent_request req = {0};
 	int ret;
 
@@ -298,6 +298,8 @@ static struct opt loop_opts[] = {
     OPT_SECONDS_(0, "retry-sleep-seconds", &setup.a.retry_sleep, "S",
 		 "sleep between agent and post-check retries", "20.0"),
     OPT_GROUP_("Prompt and session directives"),
+    OPT_LIST_(0, "protect", &setup.a.protect, "GLOB",
+	      "a path the agent may not change (repeatable; replaces project.protected_paths)"),
     OPT_LIST_(0, "directive", &setup.a.directives, "TEXT", "an inline session directive"),
     OPT_LIST_(0, "directive-file", &setup.a.directive_files, "PATH",
 	      "a directive from a file (relative to the repository)"),

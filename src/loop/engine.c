@@ -151,6 +151,7 @@ struct loop {
 		int64_t tokens;
 	} * hour;
 	size_t hour_nr, hour_alloc;
+	char *note; /* from a hook, for the next prompt ({{LOOP_NOTE}}) */
 };
 
 static void say(struct loop *l, enum gdn_loop_level level, const char *fmt, ...) GDN_PRINTF(3, 4);
@@ -605,11 +606,21 @@ static int write_file(const char *path, const char *text, struct gdn_err *err)
 	return ret;
 }
 
+/* Keep a hook's note for the next prompt (the latest wins). */
+static void take_note(struct loop *l, struct gdn_loop_hook_out *ho)
+{
+	if (!ho->note)
+		return;
+	free(l->note);
+	l->note = ho->note;
+	ho->note = NULL;
+}
+
 static int build_prompt(struct loop *l, struct iter *c, const char *branch, struct sbuf *prompt,
 			struct gdn_err *err)
 {
 	struct sbuf log = SBUF_INIT, tail = SBUF_INIT;
-	struct gdn_prompt_vars v = {c->it, l->total, c->head_before, branch, NULL};
+	struct gdn_prompt_vars v = {c->it, l->total, c->head_before, branch, NULL, l->note};
 	int ret = 0;
 
 	if (l->o->hillclimb_log && !access(l->o->hillclimb_log, R_OK)) {
@@ -620,6 +631,7 @@ static int build_prompt(struct loop *l, struct iter *c, const char *branch, stru
 		v.log_tail = tail.buf;
 	}
 	gdn_prompt_render(l->o->prompt_template, &v, l->o->directives, prompt);
+	FREE_AND_NULL(l->note); /* said once */
 out:
 	sbuf_release(&log);
 	sbuf_release(&tail);
@@ -1119,10 +1131,12 @@ static enum step iteration_body(struct loop *l, struct iter *c, struct gdn_err *
 		if (l->hooks->validate)
 			rc = l->hooks->validate(l->hooks->payload, &gi, &ho, err);
 		reverted = ho.reverted;
+		take_note(l, &ho);
 		if (!rc && l->hooks->decide) {
 			memset(&ho, 0, sizeof(ho));
 			rc = l->hooks->decide(l->hooks->payload, &gi, &ho, err);
 			reverted = reverted || ho.reverted;
+			take_note(l, &ho);
 		}
 		if (reverted)
 			c->commits = 0; /* none of them is kept */
@@ -1812,6 +1826,7 @@ out:
 	free(l.btip);
 	free(l.champion_ref);
 	free(l.hour);
+	free(l.note);
 	gdn_stash_forget(&l.stash);
 	gdn_repo_free(l.repo);
 	gdn_loop_state_release(&st);

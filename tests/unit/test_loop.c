@@ -21,7 +21,7 @@
 static void test_prompt_without_directives(void **unused)
 {
 	struct sbuf out = SBUF_INIT;
-	struct gdn_prompt_vars v = {3, 10, "abc123", "main", "### Iteration 2\n- Commit: x\n"};
+	struct gdn_prompt_vars v = {3, 10, "abc123", "main", "### Iteration 2\n- Commit: x\n", NULL};
 
 	(void)unused;
 	gdn_prompt_render("it {{ITERATION}}/{{TOTAL_ITERATIONS}} {{HEAD_SHA}} {{ITERATION}}\n"
@@ -36,7 +36,7 @@ static void test_prompt_directive_framing(void **unused)
 {
 	struct sbuf out = SBUF_INIT;
 	struct strvec d = STRVEC_INIT;
-	struct gdn_prompt_vars v = {1, 2, "{{ITERATION}}", NULL, NULL};
+	struct gdn_prompt_vars v = {1, 2, "{{ITERATION}}", NULL, NULL, NULL};
 
 	(void)unused;
 	strvec_push(&d, "First directive\nwith two lines");
