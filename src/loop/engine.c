@@ -80,7 +80,9 @@ json_t *gdn_loop_summary_json(const struct gdn_loop_summary *s)
 				    json_integer(s->fail_kinds[k]));
 	json_object_set_new(doc, "failures_by_kind", kinds);
 	json_object_set_new(doc, "agent_seconds", json_real((double)s->agent_ms / 1000.0));
-	json_object_set_new(doc, "usage", gdn_loop_usage_json(&s->usage, s->usage_iterations));
+	if (s->usage_iterations > 0) /* only when the agent reported any */
+		json_object_set_new(doc, "usage",
+				    gdn_loop_usage_json(&s->usage, s->usage_iterations));
 	json_object_set_new(doc, "stop_reason",
 			    json_string(s->stop_reason ? s->stop_reason : "unknown"));
 	json_object_set_new(doc, "exit_code", json_integer(s->exit_code));

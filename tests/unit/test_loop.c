@@ -21,7 +21,8 @@
 static void test_prompt_without_directives(void **unused)
 {
 	struct sbuf out = SBUF_INIT;
-	struct gdn_prompt_vars v = {3, 10, "abc123", "main", "### Iteration 2\n- Commit: x\n", NULL};
+	struct gdn_prompt_vars v = {3,	 10, "abc123", "main", "### Iteration 2\n- Commit: x\n",
+				    NULL};
 
 	(void)unused;
 	gdn_prompt_render("it {{ITERATION}}/{{TOTAL_ITERATIONS}} {{HEAD_SHA}} {{ITERATION}}\n"
