@@ -99,4 +99,30 @@ test_expect_success 'negative budgets are refused' '
 	test_expect_code 2 run_loop --iterations 1 --max-cost-usd -1 2>err
 '
 
+agent spend-faster <<'EOF2'
+echo "gdnctl-usage: input=1000 output=200 cost_usd=0.5"
+echo $(( $(cat speed.txt) * 2 )) >speed.txt && git add speed.txt && git commit -qm "agent: twice as fast"
+EOF2
+
+test_expect_success 'gdnctl report: usage totals and per kept speed-up' '
+	new_repo &&
+	(cd repo && printf "#!/bin/sh\necho \"throughput/mfu=\$(cat speed.txt)\"\n" >bench.sh &&
+		echo 1 >speed.txt && git add . && git commit -qm bench) &&
+	(cd "$TRASH/repo" && GDNCTL_PROFILE_COMMAND="sh bench.sh" gdnctl loop --agent command \
+		--agent-cmd "$AG/spend-faster {prompt_file}" --prompt-file /dev/null \
+		--log-dir "$TRASH/logs" --sleep-seconds 0 --iterations 2 --perf-mode on >"$TRASH/loop-out" 2>err) &&
+	test_grep "performance champion promoted: 2 -> 4" "$TRASH/loop-out" &&
+	gdnctl report --log-dir "$TRASH/logs" >rep 2>err &&
+	test_grep "^usage: 2400 tokens (input 2000, output 400) in 2 iterations, .1.0000; per kept speed-up 1200 tokens, .0.5000$" rep &&
+	gdnctl report --log-dir "$TRASH/logs" --json >rep.json &&
+	python3 -c "
+import json
+d = json.load(open(\"rep.json\"))
+u = d[\"usage\"]
+assert u[\"tokens\"] == 2400 and u[\"tokens_per_speedup\"] == 1200 and u[\"cost_usd_per_speedup\"] == 0.5, u
+its = [i for i in d[\"iterations\"] if i[\"iteration\"] > 0]
+assert [i[\"tokens\"] for i in its] == [1200, 1200], its
+"
+'
+
 test_done
