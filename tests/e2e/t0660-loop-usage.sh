@@ -110,8 +110,8 @@ test_expect_success 'gdnctl report: usage totals and per kept speed-up' '
 		echo 1 >speed.txt && git add . && git commit -qm bench) &&
 	(cd "$TRASH/repo" && GDNCTL_PROFILE_COMMAND="sh bench.sh" gdnctl loop --agent command \
 		--agent-cmd "$AG/spend-faster {prompt_file}" --prompt-file /dev/null \
-		--log-dir "$TRASH/logs" --sleep-seconds 0 --iterations 2 --perf-mode on >"$TRASH/loop-out" 2>err) &&
-	test_grep "performance champion promoted: 2 -> 4" "$TRASH/loop-out" &&
+		--log-dir "$TRASH/logs" --sleep-seconds 0 --iterations 2 --perf-mode on >"$TRASH/loop-out" 2>"$TRASH/loop-err") &&
+	{ test_grep "performance champion promoted: 2 -> 4" "$TRASH/loop-out" || { cat "$TRASH/loop-out" "$TRASH/loop-err"; false; }; } &&
 	gdnctl report --log-dir "$TRASH/logs" >rep 2>err &&
 	test_grep "^usage: 2400 tokens (input 2000, output 400) in 2 iterations, .1.0000; per kept speed-up 1200 tokens, .0.5000$" rep &&
 	gdnctl report --log-dir "$TRASH/logs" --json >rep.json &&
