@@ -414,14 +414,11 @@ static int protected_change(const struct gdn_gate *g, const struct gdn_loop_iter
 	ret = gdn_git_runl(&git, &rc, &out, err, "-c", "core.quotepath=off", "diff", "--name-only",
 			   "--no-renames", "-z", it->head_before, "--", NULL);
 	if (!ret && rc)
-		ret = gdn_err_set(err, GDN_EFAILED,
-				  "git diff --name-only %s failed (exit %d): %.200s",
+		ret = gdn_err_set(err, GDN_EIO, "git diff --name-only %s failed (exit %d): %.200s",
 				  it->head_before, rc, out.buf);
 	for (size_t off = 0; !ret && off < out.len;) {
-		const char *p = out.buf + off;
-		size_t n = strnlen(p, out.len - off);
-
-		char *name = xstrndup(p, n);
+		size_t n = strnlen(out.buf + off, out.len - off);
+		char *name = xstrndup(out.buf + off, n);
 
 		if (n && gdn_gate_protected(g->protected_paths, name)) {
 			*path = name;

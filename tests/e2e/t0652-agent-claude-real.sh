@@ -141,7 +141,12 @@ test_expect_success 'the journal has the usage the server sent (input + cache, o
 	ev = [json.loads(l) for l in open(sys.argv[1])]
 	u = [e for e in ev if e["event"] == "usage"]
 	assert len(u) == 1 and u[0]["iteration"] == 1, u
-	res = [json.loads(l) for l in open(sys.argv[2]) if l.startswith("{\"type\":\"result\"")][-1]
+	def obj(l):
+	    try:
+	        return json.loads(l)
+	    except ValueError:
+	        return None
+	res = [o for o in map(obj, open(sys.argv[2])) if isinstance(o, dict) and o.get("type") == "result"][-1]
 	ru = res["usage"]
 	want_in = ru["input_tokens"] + ru.get("cache_creation_input_tokens", 0) + ru.get("cache_read_input_tokens", 0)
 	assert u[0]["input_tokens"] == want_in and u[0]["output_tokens"] == ru["output_tokens"], (u, ru)
