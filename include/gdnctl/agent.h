@@ -96,10 +96,11 @@ struct gdn_agent_request {
 struct gdn_agent_usage {
 	int64_t input_tokens, output_tokens;
 	double cost_usd;
+	int64_t tokens; /* a total without the input/output split (codex's "tokens used") */
 };
-#define GDN_AGENT_USAGE_NONE \
-	{                    \
-		-1, -1, -1.0 \
+#define GDN_AGENT_USAGE_NONE     \
+	{                        \
+		-1, -1, -1.0, -1 \
 	}
 /* Add `b` to `a` (a field stays -1 only when both are). */
 void gdn_agent_usage_add(struct gdn_agent_usage *a, const struct gdn_agent_usage *b);

@@ -366,7 +366,7 @@ static void claude_finish(struct agent_run *r, struct gdn_agent_result *res)
 	bool exited0 = res->status == GDN_PROC_EXITED && res->exit_code == 0;
 
 	if (st->have_result) {
-		struct gdn_agent_usage u = {st->input_tokens, st->output_tokens, st->cost_usd};
+		struct gdn_agent_usage u = {st->input_tokens, st->output_tokens, st->cost_usd, -1};
 
 		gdn_agent_usage_add(&r->usage, &u);
 	}

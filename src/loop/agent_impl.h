@@ -171,6 +171,7 @@ struct agent_run {
 	struct agent_filter filter;   /* for the drivers that filter their output */
 	void *state;		      /* the driver's own (run_create), or NULL */
 	struct gdn_agent_usage usage; /* what the run reported so far (-1: nothing) */
+	bool tokens_next;	      /* codex: the last line was "tokens used" */
 	bool consumer_stopped;
 };
 /* Pass one line to the request's on_line (if any); non-zero stops the child. */

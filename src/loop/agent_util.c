@@ -132,11 +132,13 @@ void gdn_agent_usage_add(struct gdn_agent_usage *a, const struct gdn_agent_usage
 		    gdn_add_sat_i64(a->output_tokens < 0 ? 0 : a->output_tokens, b->output_tokens);
 	if (b->cost_usd >= 0)
 		a->cost_usd = (a->cost_usd < 0 ? 0 : a->cost_usd) + b->cost_usd;
+	if (b->tokens >= 0)
+		a->tokens = gdn_add_sat_i64(a->tokens < 0 ? 0 : a->tokens, b->tokens);
 }
 
 bool gdn_agent_usage_known(const struct gdn_agent_usage *u)
 {
-	return u->input_tokens >= 0 || u->output_tokens >= 0 || u->cost_usd >= 0;
+	return u->input_tokens >= 0 || u->output_tokens >= 0 || u->cost_usd >= 0 || u->tokens >= 0;
 }
 
 /* A decimal count in [s, e): true and *out when it is all digits and fits. */

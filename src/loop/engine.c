@@ -48,8 +48,9 @@ json_t *gdn_loop_usage_json(const struct gdn_agent_usage *u, long iterations)
 
 int64_t gdn_loop_usage_tokens(const struct gdn_agent_usage *u)
 {
-	return gdn_add_sat_i64(u->input_tokens > 0 ? u->input_tokens : 0,
-			       u->output_tokens > 0 ? u->output_tokens : 0);
+	return gdn_add_sat_i64(gdn_add_sat_i64(u->input_tokens > 0 ? u->input_tokens : 0,
+					       u->output_tokens > 0 ? u->output_tokens : 0),
+			       u->tokens > 0 ? u->tokens : 0);
 }
 
 void gdn_loop_summary_release(struct gdn_loop_summary *s)

@@ -111,7 +111,11 @@ static void apply_usage(struct gdn_report *r, struct gdn_report_iter *it, json_t
 	if (!it->has_usage)
 		it->cost_usd = -1;
 	it->has_usage = true;
-	it->tokens = gdn_add_sat_i64(it->tokens, gdn_add_sat_i64(in, outn));
+	long long all = count_of(o, "tokens");
+
+	if (all < in + outn)
+		all = gdn_add_sat_i64(in, outn);
+	it->tokens = gdn_add_sat_i64(it->tokens, all);
 	if (cost >= 0)
 		it->cost_usd = (it->cost_usd < 0 ? 0 : it->cost_usd) + cost;
 	if (!t->usage_iterations)
@@ -119,7 +123,7 @@ static void apply_usage(struct gdn_report *r, struct gdn_report_iter *it, json_t
 	t->usage_iterations++;
 	t->input_tokens = gdn_add_sat_i64(t->input_tokens, in);
 	t->output_tokens = gdn_add_sat_i64(t->output_tokens, outn);
-	t->tokens = gdn_add_sat_i64(t->tokens, gdn_add_sat_i64(in, outn));
+	t->tokens = gdn_add_sat_i64(t->tokens, all);
 	if (cost >= 0)
 		t->cost_usd = (t->cost_usd < 0 ? 0 : t->cost_usd) + cost;
 }
