@@ -91,6 +91,31 @@ struct gdn_agent_request {
 	const char *mark;
 };
 
+/*
+ * Tokens and cost one agent run reported in its own event stream (codex
+ * --json turn.completed usage, claude's result usage and total_cost_usd,
+ * the command agent's "gdnctl-usage:" lines). -1: not reported.
+ */
+struct gdn_agent_usage {
+	int64_t input_tokens, output_tokens;
+	double cost_usd;
+	int64_t tokens; /* a total without the input/output split (codex's "tokens used") */
+};
+#define GDN_AGENT_USAGE_NONE     \
+	{                        \
+		-1, -1, -1.0, -1 \
+	}
+/* Add `b` to `a` (a field stays -1 only when both are). */
+void gdn_agent_usage_add(struct gdn_agent_usage *a, const struct gdn_agent_usage *b);
+/* Whether anything was reported. */
+bool gdn_agent_usage_known(const struct gdn_agent_usage *u);
+/*
+ * Parse one "gdnctl-usage: input=N output=N cost_usd=X" line (fields in
+ * any order, each optional; leading blanks allowed). Returns true and
+ * fills `u` (missing fields -1) when the line is one; false otherwise.
+ */
+bool gdn_agent_parse_usage_line(const char *line, size_t len, struct gdn_agent_usage *u);
+
 struct gdn_agent_result {
 	enum gdn_proc_status status; /* how the process ended (TIMEOUT, IDLE, ...) */
 	int exit_code;		     /* gdn_proc_exit_code(): code, 124, 128+N */
@@ -98,6 +123,7 @@ struct gdn_agent_result {
 	char *last_message; /* owned; NULL when none */
 	char reason[256];   /* why not ok, one line */
 	int64_t duration_ms;
+	struct gdn_agent_usage usage; /* set by gdn_agent_run (-1: not reported) */
 	/*
 	 * Processes the agent left running when it ended (its group's, and
 	 * those that left it with setsid), stopped by gdn_agent_run; owned.

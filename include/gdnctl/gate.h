@@ -54,7 +54,15 @@ struct gdn_gate {
 	/* Private: the profile runs of the validation gate, reused by decide. */
 	void *measured;
 	long measured_iter;
+	/*
+	 * Globs (fnmatch(3) without flags: '*' matches '/' too; "dir/" covers
+	 * everything below): an iteration that changes a matching path is
+	 * reverted without validation. Borrowed; NULL or empty: none.
+	 */
+	const struct strvec *protected_paths;
 };
+/* Whether `path` (relative to the repository) matches one of the protected globs. */
+bool gdn_gate_protected(const struct strvec *globs, const char *path);
 /*
  * The validate hook (payload: struct gdn_gate). For an iteration with
  * commits, runs each phase with `bash -lc` on the backend (in the working
@@ -68,6 +76,9 @@ struct gdn_gate {
  * also reverts (reason "validation could not run: ..." or "validation
  * interrupted by signal N") and returns the error (< 0).
  * Never reverts an iteration without commits (it does nothing then).
+ * Before any phase, an iteration whose commits (or uncommitted changes)
+ * touch a protected path is reverted with reason "protected path changed:
+ * <path>", returns 1 and sets out->note for the next prompt.
  */
 int gdn_gate_validate(void *payload, const struct gdn_loop_iter *it, struct gdn_loop_hook_out *out,
 		      struct gdn_err *err);

@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 #include "gdnctl/compat.h"
+#include "gdnctl/agent.h"
 #include "gdnctl/loop_policy.h"
 #include "gdnctl/proc.h"
 #include "gdnctl/sbuf.h"
@@ -52,7 +53,9 @@ struct gdn_loop_state {
 	long commits;	     /* commits kept by completed iterations */
 	long iterations_run; /* iterations that reached a decision */
 	long fail_kinds[GDN_FAIL_NR];
-	int64_t agent_ms; /* time spent in the agent */
+	int64_t agent_ms;	      /* time spent in the agent */
+	struct gdn_agent_usage usage; /* the usage events' sum (-1: none) */
+	long usage_iterations;
 	/* The iteration in progress at the crash (0: none) and what it had done. */
 	long open_iter;
 	char *open_head;	 /* HEAD before it, or NULL */

@@ -59,6 +59,9 @@ struct gdn_loop_hook_out {
 	/* With a failure (> 0): handle it with `policy` instead of gdn_loop_hooks.policy. */
 	bool has_policy;
 	enum gdn_loop_policy policy;
+	/* A note for the next iteration's prompt (owned: xstrdup'd; the engine frees it), or NULL.
+	 */
+	char *note;
 };
 
 /*
@@ -132,11 +135,15 @@ struct gdn_loop_opts {
 	time_t until_time;	  /* wall clock, seconds since the epoch */
 	int64_t max_agent_ms;	  /* total time in the agent */
 	long stop_after_failures; /* consecutive failed iterations */
-	bool resume;		  /* continue the last run of the journal */
-	const char *run_id;	  /* for a new run; NULL: generated */
-	int git_retry_sleep_ms;	  /* transient lock retries (default 2000) */
-	long heartbeat_ms;	  /* "still running" while the agent is silent this long (0: off) */
-	const char *agent_name;	  /* the banner's; NULL (or codex-loop): the original's banner */
+	/* the agent's reported usage (gdn_agent_result.usage) */
+	int64_t max_tokens;	     /* input + output, in total */
+	int64_t max_tokens_per_hour; /* input + output, in the last 60 minutes */
+	double max_cost_usd;	     /* in total */
+	bool resume;		     /* continue the last run of the journal */
+	const char *run_id;	     /* for a new run; NULL: generated */
+	int git_retry_sleep_ms;	     /* transient lock retries (default 2000) */
+	long heartbeat_ms;	     /* "still running" while the agent is silent this long (0: off) */
+	const char *agent_name;	     /* the banner's; NULL (or codex-loop): the original's banner */
 	gdn_loop_say_fn say;
 	gdn_line_fn on_agent_line; /* the agent's filtered output, for the terminal */
 	void *payload;
@@ -149,6 +156,8 @@ struct gdn_loop_summary {
 	long failures;	     /* counted failures */
 	long fail_kinds[GDN_FAIL_NR];
 	int64_t agent_ms;
+	struct gdn_agent_usage usage; /* what the agent reported (all sessions; -1: nothing) */
+	long usage_iterations;	      /* iterations that reported usage */
 	char *stop_reason; /* "completed", "iterations", "failure-limit", "until-time", ... */
 	int exit_code;
 	struct strvec stashes_kept; /* "sha message" */
@@ -163,6 +172,10 @@ struct gdn_loop_summary {
 		.stashes_kept = STRVEC_INIT, .refs_kept = STRVEC_INIT \
 	}
 void gdn_loop_summary_release(struct gdn_loop_summary *s);
+/* Input + output tokens of `u` (unreported fields count 0). */
+int64_t gdn_loop_usage_tokens(const struct gdn_agent_usage *u);
+/* {"iterations", "input_tokens", "output_tokens", "tokens", "cost_usd"}, or null (none). */
+json_t *gdn_loop_usage_json(const struct gdn_agent_usage *u, long iterations);
 /* New reference: {"schema": "gdnctl.loop_summary.v1", ...}. */
 json_t *gdn_loop_summary_json(const struct gdn_loop_summary *s);
 

@@ -67,6 +67,9 @@ struct gdn_loop_args {
 	const char *until_time;
 	double max_agent_minutes;
 	long stop_after_failures;
+	long max_tokens, max_tokens_per_hour; /* 0: no limit */
+	struct strvec protect;		      /* --protect GLOB */
+	double max_cost_usd;		      /* 0: no limit */
 };
 
 /* Where validation runs: the --hold-dev-tpu, --dev-tpu-*, --validation-* option values, and
@@ -127,6 +130,8 @@ struct gdn_loop_setup {
 	struct gdn_measure_opts mo;
 	struct gdn_trace_source ts; /* project.trace_source: the gate's trace_source */
 	char *marin_tests, *marin_profile, *wandb_prefix;
+	bool protect_explicit;	       /* given (not the Marin default): the gate runs */
+	struct strvec protected_paths; /* --protect, project.protected_paths or the Marin default */
 	/* one run per tree: <git common dir>/gdnctl.lock and <log dir>/loop.lock, held until
 	 * release */
 	struct gdn_lock repo_lock, dir_lock;

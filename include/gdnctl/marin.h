@@ -33,6 +33,11 @@ struct gdn_err;
 #define GDN_MARIN_LEVANTER	 "lib/levanter"
 #define GDN_MARIN_PROMPT	 "scripts/gdn/codex_iteration_prompt.md"
 #define GDN_MARIN_DIRECTIVES_DIR "scripts/gdn/session_directives"
+/* What `gdnctl loop` protects by default in a Marin checkout: the GDN tests and the profile
+ * harness. */
+#define GDN_MARIN_PROTECTED                                                               \
+	"lib/levanter/tests/test_gdn_kernels.py", "lib/levanter/tests/test_gdn_layer.py", \
+	    "experiments/speedrun/hackable_transformer_gdn/tiny_profile.py"
 
 /*
  * Whether `root` (a repository root; NULL: no) is a Marin checkout: it

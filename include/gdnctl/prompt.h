@@ -15,6 +15,7 @@ struct gdn_prompt_vars {
 	const char *head_sha;
 	const char *branch;   /* NULL: "" */
 	const char *log_tail; /* NULL: "" */
+	const char *note;     /* {{LOOP_NOTE}}, else appended after the template; NULL: none */
 };
 /*
  * The prompt of one iteration, appended to out: the template with

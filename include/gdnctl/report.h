@@ -75,6 +75,9 @@ struct gdn_report_iter {
 	double champion_after;	/* the champion after this iteration's decision, or NAN */
 	double delta_pct;	/* (metric - champion_before) / |champion_before| * 100, or NAN */
 	long long agent_ms, validation_ms;
+	bool has_usage;	  /* a `usage` event: what the agent reported */
+	long long tokens; /* input + output */
+	double cost_usd;  /* < 0: not reported */
 	struct gdn_report_delta deltas[GDN_REPORT_TOP_DELTAS];
 	size_t nr_deltas;
 	bool seen_decision, seen_error, validation_failed;
@@ -96,6 +99,10 @@ struct gdn_report_totals {
 	long commits_kept, commits_reverted, failures, promoted;
 	/* iterations (> 0, with a decision) by what became of them */
 	long iters_kept, iters_reverted, iters_no_commit, iters_failed;
+	/* the agent's reported usage (`usage` events; usage_iterations 0: none) */
+	long usage_iterations;
+	long long input_tokens, output_tokens, tokens;
+	double cost_usd; /* < 0: never reported */
 };
 
 struct gdn_report {

@@ -155,6 +155,17 @@ static void print_summary(const struct gdn_loop_summary *s, const char *perf_cha
 	       plural(failed, "iteration", "iterations"), s->failures, kinds.buf,
 	       (double)s->agent_ms / 1000.0, s->stop_reason ? s->stop_reason : "unknown",
 	       s->exit_code);
+	if (s->usage_iterations > 0) {
+		printf("[gdnctl] agent usage: %lld tokens (input %lld, output %lld) in %ld "
+		       "iterations",
+		       (long long)gdn_loop_usage_tokens(&s->usage),
+		       (long long)(s->usage.input_tokens > 0 ? s->usage.input_tokens : 0),
+		       (long long)(s->usage.output_tokens > 0 ? s->usage.output_tokens : 0),
+		       s->usage_iterations);
+		if (s->usage.cost_usd > 0)
+			printf(", $%.4f", s->usage.cost_usd);
+		printf("\n");
+	}
 	for (size_t i = 0; i < s->stashes_kept.nr; i++) {
 		const char *sp = strchr(s->stashes_kept.v[i], ' ');
 
@@ -269,7 +280,7 @@ static int dry_run(const struct gdn_loop_setup *s, const char *agent_missing, st
 	struct sbuf prompt = SBUF_INIT, line = SBUF_INIT;
 	struct strvec argv = STRVEC_INIT;
 	char *head = NULL, *branch = NULL, *pfile = NULL, *mfile = NULL, *tfile = NULL;
-	struct gdn_prompt_vars v = {1, lo->iterations, NULL, NULL, NULL};
+	struct gdn_prompt_vars v = {1, lo->iterations, NULL, NULL, NULL, NULL};
 	struct gdn_agent_request req = {0};
 	char t[32];
 	int ret;
@@ -368,6 +379,15 @@ static struct opt loop_opts[] = {
 		"start no iteration after TIME (2026-11-21T18:00:00Z, UTC) or +DURATION", NULL),
     OPT_MINUTES_(0, "max-agent-minutes", &setup.a.max_agent_minutes, "M",
 		 "start no iteration once the agent has run this long in total (0: no limit)", "0"),
+    OPT_INT_(0, "max-tokens", &setup.a.max_tokens, "N",
+	     "start no iteration once the agent has used N tokens in total (0: no limit)", "0", 0,
+	     LONG_MAX),
+    OPT_INT_(0, "max-tokens-per-hour", &setup.a.max_tokens_per_hour, "N",
+	     "start no iteration once the agent has used N tokens in the last hour (0: no limit)",
+	     "0", 0, LONG_MAX),
+    OPT_FLOAT_(0, "max-cost-usd", &setup.a.max_cost_usd, "X",
+	       "start no iteration once the agent has cost X US dollars in total (0: no limit)",
+	       "0"),
     OPT_INT_(0, "stop-after-failures", &setup.a.stop_after_failures, "N",
 	     "stop (exit 1) after N consecutive failed iterations (0: never)", "0", 0, 0),
     OPT_INT_(0, "max-failures", &setup.a.max_failures, "N",
@@ -402,6 +422,8 @@ static struct opt loop_opts[] = {
     OPT_SECONDS_(0, "retry-sleep-seconds", &setup.a.retry_sleep, "S",
 		 "sleep between agent and post-check retries", "20.0"),
     OPT_GROUP_("Prompt and session directives"),
+    OPT_LIST_(0, "protect", &setup.a.protect, "GLOB",
+	      "a path the agent may not change (repeatable; replaces project.protected_paths)"),
     OPT_LIST_(0, "directive", &setup.a.directives, "TEXT", "an inline session directive"),
     OPT_LIST_(0, "directive-file", &setup.a.directive_files, "PATH",
 	      "a directive from a file (relative to the repository)"),

@@ -172,6 +172,10 @@ const struct gdn_cfg_key gdn_cfg_schema[] = {
      "loop: the prompt template without --prompt-file (unset: "
      "scripts/gdn/codex_iteration_prompt.md, then prompts/iteration.md)",
      false},
+    {"project.protected_paths", GDN_CFG_LIST, NULL, "GDNCTL_PROTECTED_PATHS", NULL,
+     "loop: globs of files the agent may not change (unset: in a Marin checkout, the GDN tests "
+     "and the profile harness)",
+     false},
     {"project.test_command", GDN_CFG_STRING, NULL, "GDNCTL_TEST_COMMAND", NULL,
      "the test command (bash -lc); unset: the built-in Marin GDN tests", false},
     {"project.trace_glob", GDN_CFG_STRING, NULL, "GDNCTL_TRACE_GLOB", NULL,

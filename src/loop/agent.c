@@ -216,6 +216,7 @@ int gdn_agent_run(struct gdn_agent *a, const struct gdn_agent_request *req,
 	    .req = req,
 	    .transcript_fd = -1,
 	    .filter = AGENT_FILTER_INIT,
+	    .usage = GDN_AGENT_USAGE_NONE,
 	};
 	struct strvec argv = STRVEC_INIT;
 	struct gdn_proc p = GDN_PROC_INIT;
@@ -225,6 +226,7 @@ int gdn_agent_run(struct gdn_agent *a, const struct gdn_agent_request *req,
 	int ret = 0;
 
 	memset(res, 0, sizeof(*res));
+	res->usage = r.usage;
 	r.filter.show_all = a->show_file_updates;
 	if (a->drv->run_create)
 		r.state = a->drv->run_create(a);
@@ -272,6 +274,7 @@ int gdn_agent_run(struct gdn_agent *a, const struct gdn_agent_request *req,
 	}
 	a->drv->finish(&r, res);
 out:
+	res->usage = r.usage;
 	if (r.transcript_fd >= 0)
 		close(r.transcript_fd);
 	agent_filter_release(&r.filter);

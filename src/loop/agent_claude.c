@@ -149,6 +149,13 @@ static int64_t duration_ms(const json_t *v)
 	return (int64_t)d;
 }
 
+/* A token count: a non-negative integer, else -1. */
+static int64_t count_of(const json_t *v)
+{
+	return json_is_integer(v) && json_integer_value(v) >= 0 ? (int64_t)json_integer_value(v)
+								: -1;
+}
+
 static void feed_result(struct agent_claude_stream *st, const json_t *ev, struct strvec *show)
 {
 	const json_t *v;
@@ -164,7 +171,26 @@ static void feed_result(struct agent_claude_stream *st, const json_t *ev, struct
 	st->num_turns = json_is_integer(v) ? (long)json_integer_value(v) : -1;
 	st->duration_ms = duration_ms(json_object_get(ev, "duration_ms"));
 	v = json_object_get(ev, "total_cost_usd");
-	st->cost_usd = json_is_number(v) ? json_number_value(v) : -1;
+	st->cost_usd =
+	    json_is_number(v) && json_number_value(v) >= 0 && isfinite(json_number_value(v))
+		? json_number_value(v)
+		: -1;
+	/* input counts every prompt token: uncached, cache writes and cache reads */
+	v = json_object_get(ev, "usage");
+	st->input_tokens = -1;
+	st->output_tokens = count_of(json_object_get(v, "output_tokens"));
+	{
+		static const char *const in[] = {"input_tokens", "cache_creation_input_tokens",
+						 "cache_read_input_tokens"};
+
+		for (size_t i = 0; i < sizeof(in) / sizeof(*in); i++) {
+			int64_t n = count_of(json_object_get(v, in[i]));
+
+			if (n >= 0)
+				st->input_tokens =
+				    gdn_add_sat_i64(st->input_tokens < 0 ? 0 : st->input_tokens, n);
+		}
+	}
 	render_result(st, show);
 }
 
@@ -339,6 +365,11 @@ static void claude_finish(struct agent_run *r, struct gdn_agent_result *res)
 	const struct agent_claude_stream *st = &((struct claude_run *)r->state)->stream;
 	bool exited0 = res->status == GDN_PROC_EXITED && res->exit_code == 0;
 
+	if (st->have_result) {
+		struct gdn_agent_usage u = {st->input_tokens, st->output_tokens, st->cost_usd, -1};
+
+		gdn_agent_usage_add(&r->usage, &u);
+	}
 	if (st->result) {
 		res->last_message = xstrdup(st->result);
 		write_message(r->req->last_message_file, st->result);

@@ -387,8 +387,40 @@ static void codex_argv(const struct gdn_agent *a, const struct gdn_agent_request
 	sbuf_release(&kv);
 }
 
+/*
+ * Codex's plain output ends a turn with "tokens used" and, on the next
+ * line, the session's total ("1,234"; older versions: "tokens used: N"
+ * on one line). The total is cumulative: the last one wins.
+ */
+static void codex_usage(struct agent_run *r, const char *line, size_t len)
+{
+	static const char tag[] = "tokens used";
+	bool next = r->tokens_next;
+	int64_t v = 0;
+	size_t i = 0, digits = 0;
+
+	r->tokens_next = len == sizeof(tag) - 1 && !memcmp(line, tag, len);
+	if (!next) {
+		if (len <= sizeof(tag) || memcmp(line, "tokens used: ", sizeof(tag)))
+			return;
+		i = sizeof(tag);
+	}
+	for (; i < len; i++) {
+		if (line[i] == ' ' && !digits)
+			continue;
+		if (line[i] == ',' && digits)
+			continue;
+		if (line[i] < '0' || line[i] > '9' || ++digits > 18)
+			return;
+		v = v * 10 + (line[i] - '0');
+	}
+	if (digits)
+		r->usage.tokens = v;
+}
+
 static int codex_line(struct agent_run *r, const char *line, size_t len)
 {
+	codex_usage(r, line, len);
 	if (!agent_filter_show(&r->filter, line, len))
 		return 0;
 	return agent_emit(r, line, len);

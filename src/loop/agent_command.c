@@ -151,6 +151,10 @@ static void command_argv(const struct gdn_agent *a, const struct gdn_agent_reque
 
 static int command_line(struct agent_run *r, const char *line, size_t len)
 {
+	struct gdn_agent_usage u;
+
+	if (gdn_agent_parse_usage_line(line, len, &u))
+		gdn_agent_usage_add(&r->usage, &u); /* one line per model call, or one in all */
 	if (!agent_filter_show(&r->filter, line, len))
 		return 0;
 	return agent_emit(r, line, len);

@@ -114,6 +114,7 @@ struct agent_claude_stream {
 	char *result; /* owned: the last result event's "result" text */
 	long num_turns;
 	double cost_usd;
+	int64_t input_tokens, output_tokens; /* the result's usage (-1: none) */
 	int64_t duration_ms;
 	bool rate_limited;   /* a rate_limit_event with status "rejected" */
 	char rate_info[160]; /* "five_hour, resets at 1771390800" */
@@ -167,8 +168,10 @@ struct agent_run {
 	struct gdn_agent *a;
 	const struct gdn_agent_request *req;
 	int transcript_fd;
-	struct agent_filter filter; /* for the drivers that filter their output */
-	void *state;		    /* the driver's own (run_create), or NULL */
+	struct agent_filter filter;   /* for the drivers that filter their output */
+	void *state;		      /* the driver's own (run_create), or NULL */
+	struct gdn_agent_usage usage; /* what the run reported so far (-1: nothing) */
+	bool tokens_next;	      /* codex: the last line was "tokens used" */
 	bool consumer_stopped;
 };
 /* Pass one line to the request's on_line (if any); non-zero stops the child. */

@@ -121,3 +121,108 @@ int agent_emit(struct agent_run *r, const char *line, size_t len)
 		r->consumer_stopped = true;
 	return r->consumer_stopped;
 }
+
+void gdn_agent_usage_add(struct gdn_agent_usage *a, const struct gdn_agent_usage *b)
+{
+	if (b->input_tokens >= 0)
+		a->input_tokens =
+		    gdn_add_sat_i64(a->input_tokens < 0 ? 0 : a->input_tokens, b->input_tokens);
+	if (b->output_tokens >= 0)
+		a->output_tokens =
+		    gdn_add_sat_i64(a->output_tokens < 0 ? 0 : a->output_tokens, b->output_tokens);
+	if (b->cost_usd >= 0)
+		a->cost_usd = (a->cost_usd < 0 ? 0 : a->cost_usd) + b->cost_usd;
+	if (b->tokens >= 0)
+		a->tokens = gdn_add_sat_i64(a->tokens < 0 ? 0 : a->tokens, b->tokens);
+}
+
+bool gdn_agent_usage_known(const struct gdn_agent_usage *u)
+{
+	return u->input_tokens >= 0 || u->output_tokens >= 0 || u->cost_usd >= 0 || u->tokens >= 0;
+}
+
+/* A decimal count in [s, e): true and *out when it is all digits and fits. */
+static bool parse_count(const char *s, const char *e, int64_t *out)
+{
+	int64_t v = 0;
+
+	if (s == e || e - s > 18)
+		return false;
+	for (; s < e; s++) {
+		if (*s < '0' || *s > '9')
+			return false;
+		v = v * 10 + (*s - '0');
+	}
+	*out = v;
+	return true;
+}
+
+/* A non-negative decimal ("12", "0.5", "3.25") in [s, e), no exponent. */
+static bool parse_cost(const char *s, const char *e, double *out)
+{
+	double v = 0, scale = 1;
+	bool dot = false, digits = false;
+
+	if (e - s > 32)
+		return false;
+	for (; s < e; s++) {
+		if (*s == '.' && !dot) {
+			dot = true;
+			continue;
+		}
+		if (*s < '0' || *s > '9')
+			return false;
+		digits = true;
+		if (dot) {
+			scale /= 10;
+			v += (*s - '0') * scale;
+		} else
+			v = v * 10 + (*s - '0');
+	}
+	if (!digits)
+		return false;
+	*out = v;
+	return true;
+}
+
+bool gdn_agent_parse_usage_line(const char *line, size_t len, struct gdn_agent_usage *u)
+{
+	static const char tag[] = "gdnctl-usage:";
+	const char *p = line, *end = line + len;
+	struct gdn_agent_usage got = GDN_AGENT_USAGE_NONE;
+
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if ((size_t)(end - p) < sizeof(tag) - 1 || memcmp(p, tag, sizeof(tag) - 1))
+		return false;
+	p += sizeof(tag) - 1;
+	for (;;) {
+		const char *key, *eq, *val;
+
+		while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
+			p++;
+		if (p == end)
+			break;
+		key = p;
+		while (p < end && *p != ' ' && *p != '\t' && *p != '\r')
+			p++;
+		eq = memchr(key, '=', (size_t)(p - key));
+		if (!eq)
+			return false;
+		val = eq + 1;
+		if (eq - key == 5 && !memcmp(key, "input", 5)) {
+			if (!parse_count(val, p, &got.input_tokens))
+				return false;
+		} else if (eq - key == 6 && !memcmp(key, "output", 6)) {
+			if (!parse_count(val, p, &got.output_tokens))
+				return false;
+		} else if (eq - key == 8 && !memcmp(key, "cost_usd", 8)) {
+			if (!parse_cost(val, p, &got.cost_usd))
+				return false;
+		} /* other keys: ignored (room to grow) */
+	}
+	if (!gdn_agent_usage_known(&got))
+		return false;
+	*u = got;
+	return true;
+}

@@ -35,6 +35,24 @@ enum gdn_loop_verdict gdn_loop_policy_apply(enum gdn_loop_policy p, long *failur
 	return GDN_VERDICT_NEXT;
 }
 
+json_t *gdn_loop_usage_json(const struct gdn_agent_usage *u, long iterations)
+{
+	if (iterations <= 0)
+		return json_null();
+	return json_pack("{sIsIsIsoso}", "iterations", (json_int_t)iterations, "input_tokens",
+			 (json_int_t)(u->input_tokens > 0 ? u->input_tokens : 0), "output_tokens",
+			 (json_int_t)(u->output_tokens > 0 ? u->output_tokens : 0), "tokens",
+			 json_integer(gdn_loop_usage_tokens(u)), "cost_usd",
+			 u->cost_usd >= 0 ? json_real(u->cost_usd) : json_null());
+}
+
+int64_t gdn_loop_usage_tokens(const struct gdn_agent_usage *u)
+{
+	return gdn_add_sat_i64(gdn_add_sat_i64(u->input_tokens > 0 ? u->input_tokens : 0,
+					       u->output_tokens > 0 ? u->output_tokens : 0),
+			       u->tokens > 0 ? u->tokens : 0);
+}
+
 void gdn_loop_summary_release(struct gdn_loop_summary *s)
 {
 	free(s->run_id);
@@ -63,6 +81,9 @@ json_t *gdn_loop_summary_json(const struct gdn_loop_summary *s)
 				    json_integer(s->fail_kinds[k]));
 	json_object_set_new(doc, "failures_by_kind", kinds);
 	json_object_set_new(doc, "agent_seconds", json_real((double)s->agent_ms / 1000.0));
+	if (s->usage_iterations > 0) /* only when the agent reported any */
+		json_object_set_new(doc, "usage",
+				    gdn_loop_usage_json(&s->usage, s->usage_iterations));
 	json_object_set_new(doc, "stop_reason",
 			    json_string(s->stop_reason ? s->stop_reason : "unknown"));
 	json_object_set_new(doc, "exit_code", json_integer(s->exit_code));
@@ -127,6 +148,13 @@ struct loop {
 	 */
 	struct gdn_git ugit, wgit;
 	char *branch, *champion, *btip, *champion_ref;
+	/* --max-tokens-per-hour: this session's usage events (when, tokens) */
+	struct usage_mark {
+		time_t when;
+		int64_t tokens;
+	} * hour;
+	size_t hour_nr, hour_alloc;
+	char *note; /* from a hook, for the next prompt ({{LOOP_NOTE}}) */
 };
 
 static void say(struct loop *l, enum gdn_loop_level level, const char *fmt, ...) GDN_PRINTF(3, 4);
@@ -676,11 +704,21 @@ static int write_file(const char *path, const char *text, struct gdn_err *err)
 	return ret;
 }
 
+/* Keep a hook's note for the next prompt (the latest wins). */
+static void take_note(struct loop *l, struct gdn_loop_hook_out *ho)
+{
+	if (!ho->note)
+		return;
+	free(l->note);
+	l->note = ho->note;
+	ho->note = NULL;
+}
+
 static int build_prompt(struct loop *l, struct iter *c, const char *branch, struct sbuf *prompt,
 			struct gdn_err *err)
 {
 	struct sbuf log = SBUF_INIT, tail = SBUF_INIT;
-	struct gdn_prompt_vars v = {c->it, l->total, c->head_before, branch, NULL};
+	struct gdn_prompt_vars v = {c->it, l->total, c->head_before, branch, NULL, l->note};
 	int ret = 0;
 
 	if (l->o->hillclimb_log && !access(l->o->hillclimb_log, R_OK)) {
@@ -691,10 +729,48 @@ static int build_prompt(struct loop *l, struct iter *c, const char *branch, stru
 		v.log_tail = tail.buf;
 	}
 	gdn_prompt_render(l->o->prompt_template, &v, l->o->directives, prompt);
+	FREE_AND_NULL(l->note); /* said once */
 out:
 	sbuf_release(&log);
 	sbuf_release(&tail);
 	return ret;
+}
+
+/*
+ * The tokens and cost the agent reported for iteration `it` (all its
+ * attempts): journaled as one "usage" event, added to the totals and to
+ * the last hour's window.
+ */
+static void record_usage(struct loop *l, long it, const struct gdn_agent_usage *u)
+{
+	json_t *ev = gdn_journal_iteration(it);
+	int64_t tokens = gdn_loop_usage_tokens(u);
+
+	json_object_set_new(ev, "input_tokens",
+			    u->input_tokens >= 0 ? json_integer(u->input_tokens) : json_null());
+	json_object_set_new(ev, "output_tokens",
+			    u->output_tokens >= 0 ? json_integer(u->output_tokens) : json_null());
+	json_object_set_new(ev, "tokens", json_integer(tokens));
+	json_object_set_new(ev, "cost_usd",
+			    u->cost_usd >= 0 ? json_real(u->cost_usd) : json_null());
+	journal_event(l, "usage", ev);
+	gdn_agent_usage_add(&l->sum->usage, u);
+	l->sum->usage_iterations++;
+	ALLOC_GROW(l->hour, l->hour_nr + 1, l->hour_alloc);
+	l->hour[l->hour_nr].when = time(NULL);
+	l->hour[l->hour_nr++].tokens = tokens;
+}
+
+/* Tokens the agent used in the last 60 minutes (of this session). */
+static int64_t tokens_last_hour(const struct loop *l)
+{
+	time_t now = time(NULL);
+	int64_t n = 0;
+
+	for (size_t i = 0; i < l->hour_nr; i++)
+		if (now - l->hour[i].when < 3600)
+			n = gdn_add_sat_i64(n, l->hour[i].tokens);
+	return n;
 }
 
 static enum step run_agent(struct loop *l, struct iter *c, const char *prompt, struct gdn_err *err)
@@ -718,6 +794,7 @@ static enum step run_agent(struct loop *l, struct iter *c, const char *prompt, s
 	long attempts = l->o->agent_retries + 1;
 	enum step step = STEP_OK;
 	char msg[128], *mark = NULL;
+	struct gdn_agent_usage usage = GDN_AGENT_USAGE_NONE;
 
 	if (write_file(pfile, prompt, err)) {
 		step = STEP_ERROR;
@@ -745,6 +822,7 @@ static enum step run_agent(struct loop *l, struct iter *c, const char *prompt, s
 			rc = 1;
 		l->sum->agent_ms = gdn_add_sat_i64(l->sum->agent_ms, res.duration_ms);
 		c->agent_ms = res.duration_ms;
+		gdn_agent_usage_add(&usage, &res.usage);
 		ev = gdn_journal_iteration(c->it);
 		json_object_set_new(ev, "attempt", json_integer(a));
 		json_object_set_new(ev, "rc", json_integer(rc));
@@ -789,6 +867,8 @@ static enum step run_agent(struct loop *l, struct iter *c, const char *prompt, s
 		c->agent_note = true;
 	}
 out:
+	if (gdn_agent_usage_known(&usage))
+		record_usage(l, c->it, &usage);
 	free(mark);
 	free(pfile);
 	free(mfile);
@@ -1192,10 +1272,12 @@ static enum step iteration_body(struct loop *l, struct iter *c, struct gdn_err *
 		if (l->hooks->validate)
 			rc = l->hooks->validate(l->hooks->payload, &gi, &ho, err);
 		reverted = ho.reverted;
+		take_note(l, &ho);
 		if (!rc && l->hooks->decide) {
 			memset(&ho, 0, sizeof(ho));
 			rc = l->hooks->decide(l->hooks->payload, &gi, &ho, err);
 			reverted = reverted || ho.reverted;
+			take_note(l, &ho);
 		}
 		if (reverted)
 			c->commits = 0; /* none of them is kept */
@@ -1382,6 +1464,12 @@ static const char *stop_condition(struct loop *l)
 		return "agent-budget";
 	if (l->o->stop_after_failures && l->consecutive >= l->o->stop_after_failures)
 		return "consecutive-failures";
+	if (l->o->max_tokens && gdn_loop_usage_tokens(&l->sum->usage) >= l->o->max_tokens)
+		return "token-budget";
+	if (l->o->max_cost_usd > 0 && l->sum->usage.cost_usd >= l->o->max_cost_usd)
+		return "cost-budget";
+	if (l->o->max_tokens_per_hour && tokens_last_hour(l) >= l->o->max_tokens_per_hour)
+		return "tokens-per-hour";
 	return NULL;
 }
 
@@ -1737,6 +1825,8 @@ static int resume(struct loop *l, struct gdn_loop_state *st, struct gdn_err *err
 	l->sum->commits = st->commits;
 	l->sum->iterations_run = st->iterations_run;
 	l->sum->agent_ms = st->agent_ms;
+	l->sum->usage = st->usage;
+	l->sum->usage_iterations = st->usage_iterations;
 	memcpy(l->sum->fail_kinds, st->fail_kinds, sizeof(l->sum->fail_kinds));
 	for (size_t i = 0; i < st->kept.nr; i++) {
 		long index = -1;
@@ -1883,6 +1973,8 @@ out:
 	free(l.champion);
 	free(l.btip);
 	free(l.champion_ref);
+	free(l.hour);
+	free(l.note);
 	gdn_stash_forget(&l.stash);
 	gdn_repo_free(l.repo);
 	gdn_loop_state_release(&st);

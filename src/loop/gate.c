@@ -8,6 +8,7 @@
  * iteration's report and journal callbacks.
  */
 #include "gdnctl/compat.h"
+#include <fnmatch.h>
 #include <glob.h>
 #include <math.h>
 #include <sys/stat.h>
@@ -17,6 +18,7 @@
 #include "gdnctl/loop_policy.h"
 #include "gdnctl/loop.h"
 #include "gdnctl/gate.h"
+#include "gdnctl/gitops.h"
 #include "gdnctl/targets.h"
 #include "gdnctl/trace_source.h"
 #include "gdnctl/measure.h"
@@ -349,6 +351,56 @@ static int revert_unvalidated(const struct gdn_gate *g, const struct gdn_loop_it
 	return ret;
 }
 
+bool gdn_gate_protected(const struct strvec *globs, const char *path)
+{
+	for (size_t i = 0; globs && i < globs->nr; i++) {
+		const char *g = globs->v[i];
+		size_t n = strlen(g);
+
+		if (!fnmatch(g, path, 0))
+			return true;
+		/* "dir/" and "dir" protect everything below */
+		if (n && (g[n - 1] == '/' ? !strncmp(path, g, n)
+					  : !strncmp(path, g, n) && path[n] == '/'))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The first protected path that differs between the iteration's starting
+ * commit and the working tree (its commits and anything left uncommitted;
+ * renames count as a deletion and an addition). *path is NULL when none.
+ * Returns 0 or a negative gdn_errcode (git could not run or failed).
+ */
+static int protected_change(const struct gdn_gate *g, const struct gdn_loop_iter *it, char **path,
+			    struct gdn_err *err)
+{
+	struct gdn_git git = {.workdir = g->workdir, .quiet = true};
+	struct sbuf out = SBUF_INIT;
+	int rc = 0, ret;
+
+	*path = NULL;
+	ret = gdn_git_runl(&git, &rc, &out, err, "-c", "core.quotepath=off", "diff", "--name-only",
+			   "--no-renames", "-z", it->head_before, "--", NULL);
+	if (!ret && rc)
+		ret = gdn_err_set(err, GDN_EIO, "git diff --name-only %s failed (exit %d): %.200s",
+				  it->head_before, rc, out.buf);
+	for (size_t off = 0; !ret && off < out.len;) {
+		size_t n = strnlen(out.buf + off, out.len - off);
+		char *name = xstrndup(out.buf + off, n);
+
+		if (n && gdn_gate_protected(g->protected_paths, name)) {
+			*path = name;
+			break;
+		}
+		free(name);
+		off += n + 1;
+	}
+	sbuf_release(&out);
+	return ret;
+}
+
 int gdn_gate_validate(void *payload, const struct gdn_loop_iter *it, struct gdn_loop_hook_out *out,
 		      struct gdn_err *err)
 {
@@ -357,7 +409,30 @@ int gdn_gate_validate(void *payload, const struct gdn_loop_iter *it, struct gdn_
 	int ret = 0, rc = 0;
 
 	drop_measured(g);
-	if (g->mode == GDN_GATE_OFF || it->commits <= 0)
+	if (it->commits <= 0)
+		goto out;
+	if (g->protected_paths && g->protected_paths->nr) {
+		char *path = NULL;
+
+		ret = protected_change(g, it, &path, err);
+		if (ret) {
+			ret = revert_unvalidated(g, it, out, ret, err);
+			goto out;
+		}
+		if (path) {
+			sbuf_addf(&reason, "protected path changed: %s", path);
+			out->note =
+			    xstrfmt("Iteration %ld was reverted without validation: it changed "
+				    "the protected path %s. The tests, the benchmark and the "
+				    "profile harness are not yours to change: leave them as "
+				    "they are.",
+				    it->iteration, path);
+			free(path);
+			rc = 1;
+			goto reject;
+		}
+	}
+	if (g->mode == GDN_GATE_OFF)
 		goto out;
 	if (g->mode == GDN_GATE_REQUIRED && g->test_command && *g->test_command) {
 		ret = run_phase_retry(g, it, "tests", 1, g->test_command, &rc, NULL, err);
@@ -389,6 +464,7 @@ int gdn_gate_validate(void *payload, const struct gdn_loop_iter *it, struct gdn_
 	}
 	if (!rc)
 		goto out;
+reject:
 	drop_measured(g);
 	gdn_loop_reportf(it, GDN_LOOP_NOTE, "%s", reason.buf);
 	ret = revert(g, it, reason.buf, err);

@@ -285,6 +285,17 @@ static void apply_event(struct gdn_loop_state *st, const char *ev, json_t *o)
 		st->agent_pgid = 0;
 		FREE_AND_NULL(st->agent_mark);
 		st->agent_ms = gdn_add_sat_i64(st->agent_ms, int_of(o, "duration_ms"));
+	} else if (!strcmp(ev, "usage")) {
+		const json_t *c = json_object_get(o, "cost_usd");
+		struct gdn_agent_usage u = {int_of(o, "input_tokens"), int_of(o, "output_tokens"),
+					    json_is_number(c) ? json_number_value(c) : -1, -1};
+		long long rest = int_of(o, "tokens") - (u.input_tokens > 0 ? u.input_tokens : 0) -
+				 (u.output_tokens > 0 ? u.output_tokens : 0);
+
+		u.tokens = rest > 0 ? rest : -1; /* a total without the split */
+
+		gdn_agent_usage_add(&st->usage, &u);
+		st->usage_iterations++;
 	} else if (!strcmp(ev, "decision")) {
 		if (it == st->open_iter)
 			st->open_decided = true;

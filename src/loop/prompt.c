@@ -28,6 +28,7 @@ void gdn_prompt_render(const char *tmpl, const struct gdn_prompt_vars *v,
 	    {"{{HEAD_SHA}}", v->head_sha ? v->head_sha : ""},
 	    {"{{BRANCH}}", v->branch ? v->branch : ""},
 	    {"{{LOG_TAIL}}", v->log_tail ? v->log_tail : ""},
+	    {"{{LOOP_NOTE}}", v->note ? v->note : ""},
 	};
 
 	snprintf(num, sizeof(num), "%ld", v->iteration);
@@ -45,6 +46,10 @@ void gdn_prompt_render(const char *tmpl, const struct gdn_prompt_vars *v,
 		} else {
 			sbuf_addch(&body, *p++);
 		}
+	}
+	if (v->note && *v->note && !strstr(tmpl, "{{LOOP_NOTE}}")) {
+		sbuf_rtrim(&body);
+		sbuf_addf(&body, "\n\nNote from gdnctl loop: %s\n", v->note);
 	}
 	if (directives && directives->nr) {
 		sbuf_rtrim(&body);

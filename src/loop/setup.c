@@ -115,6 +115,8 @@ void gdn_loop_setup_init(struct gdn_loop_setup *s, const char *cwd, const char *
 	    .agent = GDN_AGENT_DEFAULT,
 	};
 	strvec_init(&s->a.directives);
+	strvec_init(&s->a.protect);
+	strvec_init(&s->protected_paths);
 	strvec_init(&s->a.directive_files);
 	strvec_init(&s->a.presets);
 	strvec_init(&s->a.post_checks);
@@ -165,6 +167,8 @@ void gdn_loop_setup_release(struct gdn_loop_setup *s)
 	gdn_backend_free(s->backend);
 	gdn_agent_free(s->agent);
 	strvec_clear(&s->a.directives);
+	strvec_clear(&s->a.protect);
+	strvec_clear(&s->protected_paths);
 	strvec_clear(&s->a.directive_files);
 	strvec_clear(&s->a.presets);
 	strvec_clear(&s->a.post_checks);
@@ -663,6 +667,12 @@ static const char *validate(const struct gdn_loop_args *a)
 		return "--max-agent-minutes must be >= 0.";
 	if (a->stop_after_failures < 0)
 		return "--stop-after-failures must be >= 0.";
+	if (a->max_tokens < 0)
+		return "--max-tokens must be >= 0.";
+	if (a->max_tokens_per_hour < 0)
+		return "--max-tokens-per-hour must be >= 0.";
+	if (a->max_cost_usd < 0)
+		return "--max-cost-usd must be >= 0.";
 	return NULL;
 }
 
@@ -1245,6 +1255,27 @@ static int setup_policy(struct gdn_loop_setup *s)
 	return 0;
 }
 
+/*
+ * The protected paths (globs): --protect, else project.protected_paths,
+ * else in a Marin checkout the GDN test files and the profile harness the
+ * gate runs. An iteration that changes one is reverted, not validated.
+ */
+static void setup_protected(struct gdn_loop_setup *s)
+{
+	const struct strvec *cfg = gdn_config_list(s->cfg, "project.protected_paths");
+	static const char *const marin[] = {GDN_MARIN_PROTECTED, NULL};
+
+	strvec_clear(&s->protected_paths);
+	if (s->a.protect.nr)
+		strvec_pushv(&s->protected_paths, s->a.protect.v);
+	else if (cfg && cfg->nr)
+		strvec_pushv(&s->protected_paths, cfg->v);
+	s->protect_explicit = s->protected_paths.nr > 0;
+	if (!s->protected_paths.nr && gdn_marin_checkout(s->agent_dir))
+		strvec_pushv(&s->protected_paths, marin);
+	s->gate.protected_paths = &s->protected_paths;
+}
+
 int gdn_loop_setup_perf(struct gdn_loop_setup *s)
 {
 	const struct gdn_loop_args *a = &s->a;
@@ -1270,7 +1301,8 @@ int gdn_loop_setup_perf(struct gdn_loop_setup *s)
 		    s, GDN_SETUP_ERROR, GDN_EUSAGE,
 		    "--log-measurements needs --perf-mode on (it logs the measured "
 		    "figures)");
-	s->gate_on = s->gate.mode != GDN_GATE_OFF || a->perf_on;
+	setup_protected(s);
+	s->gate_on = s->gate.mode != GDN_GATE_OFF || a->perf_on || s->protect_explicit;
 	if (a->backend) { /* a name that does not exist is refused even when unused */
 		struct gdn_backend *b = NULL;
 		int ret = gdn_backend_open(s->cfg, a->backend, &b, &s->err);
@@ -1322,6 +1354,9 @@ void gdn_loop_setup_opts(struct gdn_loop_setup *s)
 	if (a->max_agent_minutes > 0 && lo->max_agent_ms < 1)
 		lo->max_agent_ms = 1;
 	lo->stop_after_failures = a->stop_after_failures;
+	lo->max_tokens = a->max_tokens;
+	lo->max_tokens_per_hour = a->max_tokens_per_hour;
+	lo->max_cost_usd = a->max_cost_usd;
 	lo->resume = a->resume;
 	lo->git_retry_sleep_ms = 2000;
 	lo->heartbeat_ms = a->heartbeat_ms;

@@ -98,6 +98,36 @@ static const char *str_of(json_t *o, const char *key)
 }
 
 /* A non-negative integer field (0 when absent, negative or not an integer). */
+static long long count_of(json_t *o, const char *key);
+
+/* A `usage` event: the iteration's and the run's token and cost figures. */
+static void apply_usage(struct gdn_report *r, struct gdn_report_iter *it, json_t *o)
+{
+	struct gdn_report_totals *t = &r->totals;
+	const json_t *c = json_object_get(o, "cost_usd");
+	double cost = json_is_number(c) && json_number_value(c) >= 0 ? json_number_value(c) : -1;
+	long long in = count_of(o, "input_tokens"), outn = count_of(o, "output_tokens");
+
+	if (!it->has_usage)
+		it->cost_usd = -1;
+	it->has_usage = true;
+	long long all = count_of(o, "tokens");
+
+	if (all < in + outn)
+		all = gdn_add_sat_i64(in, outn);
+	it->tokens = gdn_add_sat_i64(it->tokens, all);
+	if (cost >= 0)
+		it->cost_usd = (it->cost_usd < 0 ? 0 : it->cost_usd) + cost;
+	if (!t->usage_iterations)
+		t->cost_usd = -1;
+	t->usage_iterations++;
+	t->input_tokens = gdn_add_sat_i64(t->input_tokens, in);
+	t->output_tokens = gdn_add_sat_i64(t->output_tokens, outn);
+	t->tokens = gdn_add_sat_i64(t->tokens, all);
+	if (cost >= 0)
+		t->cost_usd = (t->cost_usd < 0 ? 0 : t->cost_usd) + cost;
+}
+
 static long long count_of(json_t *o, const char *key)
 {
 	json_int_t v = json_integer_value(json_object_get(o, key));
@@ -293,6 +323,8 @@ static void apply_event(struct gdn_report *r, const char *ev, json_t *o)
 		return;
 	if (!strcmp(ev, "agent_end")) {
 		it->agent_ms = gdn_add_sat_i64(it->agent_ms, count_of(o, "duration_ms"));
+	} else if (!strcmp(ev, "usage")) {
+		apply_usage(r, it, o);
 	} else if (!strcmp(ev, "head")) {
 		apply_head(it, o);
 	} else if (!strcmp(ev, "validation")) {

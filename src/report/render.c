@@ -227,6 +227,41 @@ void gdn_report_render_text(const struct gdn_report *r, struct sbuf *out)
 	sbuf_adds(out, ", wall ");
 	add_secs(out, t->wall_ms);
 	sbuf_addch(out, '\n');
+	if (t->usage_iterations > 0) {
+		sbuf_addf(out, "usage: %lld tokens (input %lld, output %lld) in %ld iterations",
+			  t->tokens, t->input_tokens, t->output_tokens, t->usage_iterations);
+		if (t->cost_usd >= 0)
+			sbuf_addf(out, ", $%.4f", t->cost_usd);
+		if (t->promoted > 0) {
+			sbuf_addf(out, "; per kept speed-up %lld tokens", t->tokens / t->promoted);
+			if (t->cost_usd >= 0)
+				sbuf_addf(out, ", $%.4f", t->cost_usd / (double)t->promoted);
+		}
+		sbuf_addch(out, '\n');
+	}
+}
+
+/*
+ * The run's usage figures, or NULL when the agent reported none:
+ * totals, and per kept speed-up (promoted decisions; null when none).
+ */
+static json_t *usage_json(const struct gdn_report_totals *t)
+{
+	json_t *u;
+
+	if (t->usage_iterations <= 0)
+		return NULL;
+	u = json_pack("{sIsIsIsI}", "iterations", (json_int_t)t->usage_iterations, "input_tokens",
+		      (json_int_t)t->input_tokens, "output_tokens", (json_int_t)t->output_tokens,
+		      "tokens", (json_int_t)t->tokens);
+	json_object_set_new(u, "cost_usd", t->cost_usd >= 0 ? json_real(t->cost_usd) : json_null());
+	json_object_set_new(u, "tokens_per_speedup",
+			    t->promoted > 0 ? json_integer(t->tokens / t->promoted) : json_null());
+	json_object_set_new(u, "cost_usd_per_speedup",
+			    t->promoted > 0 && t->cost_usd >= 0
+				? json_real(t->cost_usd / (double)t->promoted)
+				: json_null());
+	return u;
 }
 
 /* ---- JSON ---- */
@@ -254,6 +289,11 @@ static json_t *iter_json(const struct gdn_report_iter *it)
 	json_object_set_new(o, "delta_pct", num_or_null(it->delta_pct));
 	json_object_set_new(o, "agent_ms", json_integer(it->agent_ms));
 	json_object_set_new(o, "validation_ms", json_integer(it->validation_ms));
+	if (it->has_usage) {
+		json_object_set_new(o, "tokens", json_integer(it->tokens));
+		json_object_set_new(o, "cost_usd",
+				    it->cost_usd >= 0 ? json_real(it->cost_usd) : json_null());
+	}
 	json_object_set_new(o, "hypothesis", gdn_json_string_lossy(it->hypothesis));
 	json_object_set_new(o, "reason", gdn_json_string_lossy(it->reason));
 	json_object_set_new(o, "reason_text", gdn_json_string_lossy(it->reason_text));
@@ -333,6 +373,8 @@ json_t *gdn_report_json(const struct gdn_report *r)
 	json_object_set_new(json_object_get(doc, "totals"), "active_ms",
 			    json_integer(t->active_ms));
 	json_object_set_new(json_object_get(doc, "totals"), "idle_ms", json_integer(t->idle_ms));
+	if (t->usage_iterations > 0)
+		json_object_set_new(doc, "usage", usage_json(t));
 	json_object_set_new(json_object_get(doc, "totals"), "resumes", json_integer(t->resumes));
 	json_object_set_new(json_object_get(doc, "totals"), "iterations_kept",
 			    json_integer(t->iters_kept));
@@ -782,6 +824,20 @@ static void html_totals(struct sbuf *out, const struct gdn_report *r)
 	html_total(out, "total-commits-reverted", "commits reverted", t->commits_reverted, false);
 	html_total(out, "total-failures", "failures", t->failures, false);
 	html_total(out, "total-promoted", "promoted", t->promoted, false);
+	if (t->usage_iterations > 0) {
+		html_total(out, "total-tokens", "agent tokens", t->tokens, false);
+		if (t->cost_usd >= 0)
+			sbuf_addf(out, "<dt>agent cost</dt><dd id=\"total-cost-usd\">$%.4f</dd>\n",
+				  t->cost_usd);
+		if (t->promoted > 0)
+			html_total(out, "tokens-per-speedup", "tokens per kept speed-up",
+				   t->tokens / t->promoted, false);
+		if (t->promoted > 0 && t->cost_usd >= 0)
+			sbuf_addf(out,
+				  "<dt>cost per kept speed-up</dt><dd id=\"cost-per-speedup\">"
+				  "$%.4f</dd>\n",
+				  t->cost_usd / (double)t->promoted);
+	}
 	sbuf_adds(out, "</dl>\n");
 }
 

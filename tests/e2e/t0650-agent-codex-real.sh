@@ -139,6 +139,25 @@ if gdnctl loop -h >loop-help 2>&1 && grep -q -- "--agent" loop-help; then
 		test_grep "could not determine supported reasoning-effort values" loop.err &&
 		test_grep "search" loop.err
 	'
+
+	# codex exec (plain output) says "tokens used" and the session total: input
+	# + output of every response (responses_server.py: 10 + 5 each)
+	test_expect_success 'the journal has the tokens the server sent' '
+		n=$(req_json "len(posts)") &&
+		test "$n" -ge 1 &&
+		test_grep "\"event\":\"usage\",\"iteration\":1,\"input_tokens\":null,\"output_tokens\":null,\"tokens\":$((15 * n)),\"cost_usd\":null" loop-logs/loop.jsonl &&
+		test_grep "agent usage: $((15 * n)) tokens" loop.out
+	'
+
+	test_expect_success '--max-tokens stops the loop after the iteration that spent them' '
+		rm -rf loop-logs2 && : >"$TRASH/requests.jsonl" &&
+		gdnctl loop --agent codex --codex-bin "$CODEX" --iterations 3 --max-tokens 1 \
+			--workdir "$TRASH/repo" --log-dir "$TRASH/loop-logs2" --prompt-file prompt.md \
+			--model gpt-gdnctl-test "${loop_flags[@]}" --allow-no-commit >loop2.out 2>loop2.err ||
+			{ cat loop2.out loop2.err; false; } &&
+		test_grep "stopping before iteration 2: token-budget" loop2.out &&
+		test_grep "\"event\":\"stop\",\"iteration\":2,\"reason\":\"token-budget\"" loop-logs2/loop.jsonl
+	'
 else
 	test_skip 'gdnctl loop --agent codex with the real codex' 'gdnctl loop does not exist yet'
 fi

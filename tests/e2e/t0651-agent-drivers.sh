@@ -21,6 +21,10 @@ ok)
 	echo '{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"[main abc] notes"}]}}'
 	echo '{"type":"result","subtype":"success","is_error":false,"duration_ms":2100,"num_turns":3,"result":"Committed the note.","session_id":"0b3c5e1a","total_cost_usd":0.01}'
 	;;
+usage)
+	echo "claude was here" >>notes.txt && git add notes.txt && git commit -q -m "claude: usage"
+	echo '{"type":"result","subtype":"success","is_error":false,"result":"Done.","total_cost_usd":0.0375,"usage":{"input_tokens":12,"cache_creation_input_tokens":100,"cache_read_input_tokens":1000,"output_tokens":34}}'
+	;;
 noresult)
 	echo '{"type":"assistant","message":{"content":[{"type":"text","text":"thinking about it"}]}}'
 	;;
@@ -79,6 +83,13 @@ test_expect_success 'claude: stream-json rendered, result decides, last message 
 	test_grep "\"type\":\"result\"" logs/iteration-001-transcript.log &&
 	echo "Committed the note." >expect &&
 	test_cmp expect logs/iteration-001-last-message.txt
+'
+
+test_expect_success 'claude: the result event usage and total_cost_usd are journaled' '
+	rm -rf logs &&
+	FAKE_CLAUDE=usage loop --agent claude --codex-bin "$BIN/claude" >out 2>err &&
+	test_grep "\"event\":\"usage\",\"iteration\":1,\"input_tokens\":1112,\"output_tokens\":34,\"tokens\":1146,\"cost_usd\":0.03749" logs/loop.jsonl &&
+	test_grep "agent usage: 1146 tokens (input 1112, output 34) in 1 iterations, .0.0375" out
 '
 
 test_expect_success 'claude: exit 0 without a result event is a failed iteration' '

@@ -135,6 +135,29 @@ test_expect_success 'the transcript has the raw stream-json between header and t
 	test_grep "^==== gdnctl: claude agent ended: exit 0" $t
 '
 
+test_expect_success 'the journal has the usage the server sent (input + cache, output, cost)' '
+	python3 - logs/loop.jsonl logs/iteration-001-transcript.log "$TRASH/ok.jsonl" <<-\PY
+	import json, sys
+	ev = [json.loads(l) for l in open(sys.argv[1])]
+	u = [e for e in ev if e["event"] == "usage"]
+	assert len(u) == 1 and u[0]["iteration"] == 1, u
+	def obj(l):
+	    try:
+	        return json.loads(l)
+	    except ValueError:
+	        return None
+	res = [o for o in map(obj, open(sys.argv[2])) if isinstance(o, dict) and o.get("type") == "result"][-1]
+	ru = res["usage"]
+	want_in = ru["input_tokens"] + ru.get("cache_creation_input_tokens", 0) + ru.get("cache_read_input_tokens", 0)
+	assert u[0]["input_tokens"] == want_in and u[0]["output_tokens"] == ru["output_tokens"], (u, ru)
+	assert abs(u[0]["cost_usd"] - res["total_cost_usd"]) < 1e-9, (u, res)
+	# what messages_server.py sent: 10 input and 5 output tokens per /v1/messages reply
+	reqs = [json.loads(l) for l in open(sys.argv[3]) if l.strip()]
+	n = sum(1 for r in reqs if r["method"] == "POST" and r["path"].split("?")[0] == "/v1/messages")
+	assert (u[0]["input_tokens"], u[0]["output_tokens"]) == (10 * n, 5 * n), (u, n)
+	PY
+'
+
 test_expect_success 'the model saw the prompt on stdin, --model, --effort, the tool round trip' '
 	test "$(req_json ok "len(posts)")" = 2 &&
 	test "$(req_json ok "all(r[\"key_ok\"] for r in posts)")" = True &&

@@ -2,7 +2,8 @@
  * Fuzz the agent drivers' parsers with one input: the claude stream-json
  * event parser and the output filter (line by line), the codex
  * reasoning-effort probe parser, the --search help detection, and the
- * command word splitter with placeholder substitution.
+ * command word splitter with placeholder substitution, the "gdnctl-usage:"
+ * line parser.
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/agent.h"
@@ -13,6 +14,22 @@
 #include "../../src/loop/agent_impl.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The usage-line parser: never reads past the line; what it accepts is sane. */
+static void check_usage_line(const char *line, size_t len)
+{
+	struct gdn_agent_usage u = GDN_AGENT_USAGE_NONE, sum = GDN_AGENT_USAGE_NONE;
+
+	if (!gdn_agent_parse_usage_line(line, len, &u))
+		return;
+	if (!gdn_agent_usage_known(&u) || u.input_tokens < -1 || u.output_tokens < -1 ||
+	    !(u.cost_usd >= 0 || u.cost_usd == -1.0) || !memmem(line, len, "gdnctl-usage:", 13))
+		abort();
+	gdn_agent_usage_add(&sum, &u);
+	gdn_agent_usage_add(&sum, &u);
+	if (sum.input_tokens < u.input_tokens || sum.output_tokens < u.output_tokens)
+		abort();
+}
 
 static void feed_lines(const char *text, size_t size, bool full)
 {
@@ -31,6 +48,7 @@ static void feed_lines(const char *text, size_t size, bool full)
 		line[len] = '\0';
 
 		agent_filter_show(&f, line, len);
+		check_usage_line(line, len);
 		agent_claude_feed(&st, line, len, full, &show);
 		if (st.result_success && (!st.have_result || st.is_error))
 			abort();

@@ -1410,9 +1410,54 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* "gdnctl-usage:" lines: fields in any order, each optional; anything malformed is no usage line.
+ */
+static void usage_line_parser(void **state)
+{
+	struct gdn_agent_usage u, sum = GDN_AGENT_USAGE_NONE;
+	static const char *const bad[] = {
+	    "",
+	    "gdnctl-usage:",
+	    "gdnctl-usage: ",
+	    "usage: input=1",
+	    "x gdnctl-usage: input=1",
+	    "gdnctl-usage: input=",
+	    "gdnctl-usage: input=-1",
+	    "gdnctl-usage: input=1x",
+	    "gdnctl-usage: cost_usd=.",
+	    "gdnctl-usage: cost_usd=1e3",
+	    "gdnctl-usage: cost_usd=1.2.3",
+	    "gdnctl-usage: input",
+	    "gdnctl-usage: model=x",
+	    "gdnctl-usage: input=1234567890123456789",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+		assert_false(gdn_agent_parse_usage_line(bad[i], strlen(bad[i]), &u));
+	assert_true(
+	    gdn_agent_parse_usage_line("gdnctl-usage: input=100 output=20 cost_usd=0.125", 48, &u));
+	assert_int_equal(u.input_tokens, 100);
+	assert_int_equal(u.output_tokens, 20);
+	assert_true(u.cost_usd == 0.125);
+	gdn_agent_usage_add(&sum, &u);
+	assert_true(gdn_agent_parse_usage_line("\t gdnctl-usage: output=5 model=x\r", 33, &u));
+	assert_int_equal(u.input_tokens, -1);
+	assert_int_equal(u.output_tokens, 5);
+	assert_true(u.cost_usd == -1);
+	gdn_agent_usage_add(&sum, &u);
+	assert_int_equal(sum.input_tokens, 100);
+	assert_int_equal(sum.output_tokens, 25);
+	assert_true(sum.cost_usd == 0.125);
+	/* the length bounds the line: nothing past it is read */
+	assert_true(gdn_agent_parse_usage_line("gdnctl-usage: input=12345", 23, &u));
+	assert_int_equal(u.input_tokens, 123);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(usage_line_parser),
 	    cmocka_unit_test(codex_argv_defaults_to_ephemeral),
 	    cmocka_unit_test(codex_argv_every_combination),
 	    cmocka_unit_test(codex_effort_is_json_quoted),

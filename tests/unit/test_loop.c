@@ -21,7 +21,8 @@
 static void test_prompt_without_directives(void **unused)
 {
 	struct sbuf out = SBUF_INIT;
-	struct gdn_prompt_vars v = {3, 10, "abc123", "main", "### Iteration 2\n- Commit: x\n"};
+	struct gdn_prompt_vars v = {3,	 10, "abc123", "main", "### Iteration 2\n- Commit: x\n",
+				    NULL};
 
 	(void)unused;
 	gdn_prompt_render("it {{ITERATION}}/{{TOTAL_ITERATIONS}} {{HEAD_SHA}} {{ITERATION}}\n"
@@ -36,7 +37,7 @@ static void test_prompt_directive_framing(void **unused)
 {
 	struct sbuf out = SBUF_INIT;
 	struct strvec d = STRVEC_INIT;
-	struct gdn_prompt_vars v = {1, 2, "{{ITERATION}}", NULL, NULL};
+	struct gdn_prompt_vars v = {1, 2, "{{ITERATION}}", NULL, NULL, NULL};
 
 	(void)unused;
 	strvec_push(&d, "First directive\nwith two lines");
@@ -616,9 +617,34 @@ static void test_engine_start_hook(void **unused)
 	}
 }
 
+/* Protected-path globs: fnmatch without flags ('*' crosses '/'), "dir/" and "dir" cover below. */
+static void test_gate_protected(void **state)
+{
+	struct strvec g = STRVEC_INIT;
+
+	(void)state;
+	assert_false(gdn_gate_protected(NULL, "a"));
+	assert_false(gdn_gate_protected(&g, "a"));
+	strvec_pushl(&g, "bench.sh", "tests/", "lib", "*.md", "x/*/y.py", NULL);
+	assert_true(gdn_gate_protected(&g, "bench.sh"));
+	assert_false(gdn_gate_protected(&g, "bench.sh.orig"));
+	assert_false(gdn_gate_protected(&g, "sub/bench.sh"));
+	assert_true(gdn_gate_protected(&g, "tests/check.sh"));
+	assert_true(gdn_gate_protected(&g, "tests/deep/er.py"));
+	assert_false(gdn_gate_protected(&g, "tests"));
+	assert_false(gdn_gate_protected(&g, "testsuite/a"));
+	assert_true(gdn_gate_protected(&g, "lib"));
+	assert_true(gdn_gate_protected(&g, "lib/levanter/a.py"));
+	assert_false(gdn_gate_protected(&g, "library/a.py"));
+	assert_true(gdn_gate_protected(&g, "docs/a.md"));
+	assert_true(gdn_gate_protected(&g, "x/a/b/y.py"));
+	strvec_clear(&g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_gate_protected),
 	    cmocka_unit_test(test_prompt_without_directives),
 	    cmocka_unit_test(test_prompt_directive_framing),
 	    cmocka_unit_test(test_directive_files),
