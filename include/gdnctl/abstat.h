@@ -6,7 +6,8 @@
  * candidate (B) profiled alternately, A B A B ..., give n pairs. The
  * estimate is the geometric mean of the paired ratios B_i / A_i (slow
  * drift cancels within a pair), with a seeded, deterministic percentile
- * bootstrap confidence interval over the pairs. Pure: no I/O.
+ * bootstrap confidence interval over the pairs, widened on few pairs as
+ * Student's t is (sqrt(n / (n - 1)) x t(n - 1) / z). Pure: no I/O.
  */
 #include "gdnctl/compat.h"
 

@@ -43,6 +43,31 @@ static double quantile(const double *v, size_t n, double q)
 	return v[i] + f * (v[i + 1] - v[i]);
 }
 
+/* the standard normal quantile of p in (0, 1), by bisection on erfc */
+static double normal_quantile(double p)
+{
+	double lo = -40, hi = 40;
+
+	for (int i = 0; i < 200; i++) {
+		double mid = (lo + hi) / 2;
+
+		if (0.5 * erfc(-mid / M_SQRT2) < p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
+}
+
+/* Student's t quantile from the normal one z, nu degrees of freedom (Cornish-Fisher) */
+static double t_from_z(double z, double nu)
+{
+	double z3 = z * z * z, z5 = z3 * z * z, z7 = z5 * z * z;
+
+	return z + (z3 + z) / (4 * nu) + (5 * z5 + 16 * z3 + 3 * z) / (96 * nu * nu) +
+	       (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * nu * nu * nu);
+}
+
 static double to_pct(double mean_log, bool lower_is_better)
 {
 	return (exp(lower_is_better ? -mean_log : mean_log) - 1.0) * 100.0;
@@ -72,9 +97,15 @@ int gdn_abstat_ratio_ci(const double *a, const double *b, size_t n, bool lower_i
 	out->resamples = nres;
 	/*
 	 * The percentile bootstrap is too narrow on few pairs: the resampled
-	 * deviations are widened by sqrt(n / (n - 1)) (the unbiased variance).
+	 * deviations are widened by sqrt(n / (n - 1)) (the unbiased variance)
+	 * and by t(n - 1) / z at the interval's quantile (Student's t).
 	 */
-	scale = n > 1 ? sqrt((double)n / (double)(n - 1)) : 1.0;
+	scale = 1.0;
+	if (n > 1) {
+		double z = normal_quantile(1.0 - (1.0 - confidence) / 2.0);
+
+		scale = sqrt((double)n / (double)(n - 1)) * t_from_z(z, (double)(n - 1)) / z;
+	}
 	for (r = 0; r < nres; r++) {
 		double m = 0;
 
