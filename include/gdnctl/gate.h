@@ -67,6 +67,7 @@ struct gdn_gate {
 	void *measured_champion; /* --perf-ab: the champion's runs, paired with measured */
 	char *champion_dir;	 /* --perf-ab: the champion's worktree, and its commit */
 	char *champion_dir_commit;
+	char *champion_gitdir; /* the repository's common git dir, to remove it at the end */
 };
 /*
  * The validate hook (payload: struct gdn_gate). For an iteration with

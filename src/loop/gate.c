@@ -346,7 +346,9 @@ void gdn_gate_release(struct gdn_gate *g)
 {
 	drop_measured(g);
 	if (g->champion_dir) {
-		struct gdn_git git = {.workdir = g->workdir, .quiet = true};
+		/* the agent's worktree may be gone: git from the common dir */
+		struct gdn_git git = {
+		    .workdir = g->champion_gitdir ? g->champion_gitdir : g->workdir, .quiet = true};
 		struct gdn_err err = GDN_ERR_INIT;
 
 		gdn_git_worktree_remove(&git, g->champion_dir, &err);
@@ -355,6 +357,8 @@ void gdn_gate_release(struct gdn_gate *g)
 	}
 	free(g->champion_dir_commit);
 	g->champion_dir_commit = NULL;
+	free(g->champion_gitdir);
+	g->champion_gitdir = NULL;
 }
 
 /*
@@ -396,6 +400,19 @@ static int champion_worktree(struct gdn_gate *g, const struct gdn_loop_iter *it,
 	}
 	free(g->champion_dir_commit);
 	g->champion_dir_commit = xstrdup(sha);
+	if (!g->champion_gitdir) {
+		struct sbuf out = SBUF_INIT;
+		int rc = 0;
+
+		if (!gdn_git_runl(&git, &rc, &out, err, "rev-parse", "--path-format=absolute",
+				  "--git-common-dir", NULL) &&
+		    !rc) {
+			sbuf_trim(&out);
+			g->champion_gitdir = sbuf_detach(&out, NULL);
+		}
+		sbuf_release(&out);
+		gdn_err_clear(err);
+	}
 	it->journal(it->ctx, "champion_worktree",
 		    json_pack("{sIssss}", "iteration", (json_int_t)it->iteration, "path",
 			      g->champion_dir, "commit", sha));
@@ -699,11 +716,11 @@ static int evaluate(struct gdn_gate *g, const struct gdn_loop_iter *it, const ch
 	if (v->ab)
 		it->journal(
 		    it->ctx, "perf_ab",
-		    json_pack("{sIsssIsfsfsfsfsssso?}", "iteration", (json_int_t)it->iteration,
+		    json_pack("{sIsssIsfsfsfsfssssso?}", "iteration", (json_int_t)it->iteration,
 			      "commit", commit, "pairs", (json_int_t)v->pairs, "improvement_pct",
 			      v->improvement_pct, "ci_low_pct", v->ci_low_pct, "ci_high_pct",
 			      v->ci_high_pct, "confidence", v->confidence, "verdict", v->ab_verdict,
-			      "decision", gdn_perf_decision_name(v->decision), "samples",
+			      "decision", gdn_perf_decision_name(v->decision), "ab",
 			      json_deep_copy(json_object_get(
 				  json_array_get(json_object_get(g->perf_state->doc, "history"),
 						 json_array_size(json_object_get(g->perf_state->doc,
