@@ -67,7 +67,13 @@ test_expect_success 'a true +8% is promoted, then measured against the new champ
 	test "$(decisions)" = "promoted promoted " &&
 	test_grep "performance champion promoted: .* interval \[+[0-9.]*%, +[0-9.]*%\] over 3 A/B pairs: promote" out &&
 	test "$(git -C repo log -1 --format=%s)" = "agent: +8%" &&
-	test "$(grep -c "\"event\":\"champion_worktree\"" logs/loop.jsonl)" = 2
+	test "$(grep -c "\"event\":\"champion_worktree\"" logs/loop.jsonl)" = 2 &&
+	: the report draws the intervals as error bars, and its JSON has them &&
+	gdnctl report --log-dir logs >rout 2>rerr &&
+	test "$(grep -o "class=\"error-bar\"" logs/report.html | wc -l)" = 2 &&
+	test_grep "interval \[+[0-9.]*%, +[0-9.]*%\] over 3 A/B pairs</title>" logs/report.html &&
+	gdnctl report --log-dir logs --json >out.json &&
+	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); its=[i for i in d[\"iterations\"] if i.get(\"ab\")]; assert len(its) == 2 and its[0][\"ab\"][\"pairs\"] >= 3 and its[0][\"ab\"][\"ci_low_pct\"] > 0.25, its" out.json
 '
 
 test_expect_success '--no-perf-ab, and --perf-repeats 1 (the default): no champion runs' '
