@@ -457,6 +457,8 @@ static int measure_ab(struct gdn_gate *g, const struct gdn_loop_iter *it, const 
 			*rc = one;
 		if (!ret && gdn_proc_interrupted())
 			ret = gdn_err_set(err, GDN_EINTR, "interrupted during the profile");
+		if (!ret && *rc && i >= k)
+			break; /* the candidate failed: no more pairs */
 		if (ret || *rc || i < k)
 			continue;
 		if (gdn_perf_ab_stat(g->perf_config, cm, m, g->perf_confidence, max - k + 1, &st,
