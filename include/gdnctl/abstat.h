@@ -38,7 +38,10 @@ struct gdn_abstat {
 int gdn_abstat_ratio_ci(const double *a, const double *b, size_t n, bool lower_is_better,
 			double confidence, unsigned long long seed, struct gdn_abstat *out);
 
-/* Classify an interval against the band [-max_regression_pct, +min_improvement_pct]. */
+/*
+ * Classify an interval against the band [-max_regression_pct,
+ * +min_improvement_pct]; always inconclusive on fewer than 2 pairs.
+ */
 enum gdn_abstat_verdict gdn_abstat_classify(const struct gdn_abstat *s, double min_improvement_pct,
 					    double max_regression_pct);
 

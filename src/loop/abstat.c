@@ -131,6 +131,8 @@ int gdn_abstat_ratio_ci(const double *a, const double *b, size_t n, bool lower_i
 enum gdn_abstat_verdict gdn_abstat_classify(const struct gdn_abstat *s, double min_improvement_pct,
 					    double max_regression_pct)
 {
+	if (s->pairs < 2) /* one pair says nothing of the noise */
+		return GDN_AB_INCONCLUSIVE;
 	if (s->lo_pct > min_improvement_pct)
 		return GDN_AB_PROMOTE;
 	if (s->hi_pct < -max_regression_pct)

@@ -62,7 +62,9 @@ static void test_classify(void **unused)
 	struct gdn_abstat s = {0};
 
 	(void)unused;
-	s.lo_pct = 0.5, s.hi_pct = 9;
+	s.pairs = 1, s.lo_pct = 5, s.hi_pct = 5;
+	assert_int_equal(gdn_abstat_classify(&s, 0.25, 1.0), GDN_AB_INCONCLUSIVE);
+	s.pairs = 2, s.lo_pct = 0.5, s.hi_pct = 9;
 	assert_int_equal(gdn_abstat_classify(&s, 0.25, 1.0), GDN_AB_PROMOTE);
 	s.lo_pct = 0.2, s.hi_pct = 9;
 	assert_int_equal(gdn_abstat_classify(&s, 0.25, 1.0), GDN_AB_INCONCLUSIVE);
