@@ -51,6 +51,16 @@ struct gdn_gate {
 	long phase_retries, retry_sleep_ms;
 	/* Where the phases run (targets.c); NULL: on `backend` only. Borrowed. */
 	struct gdn_targets *targets;
+	/*
+	 * --perf-ab: the champion (a detached worktree of its commit under
+	 * log_dir/champion) and the candidate profiled alternately, at least
+	 * perf_repeats pairs and up to perf_max_repeats while the interval at
+	 * perf_confidence is inconclusive. Local backend only.
+	 */
+	bool perf_ab;
+	long perf_max_repeats;
+	double perf_confidence;
+	const char *log_dir;
 	/* Private: the profile runs of the validation gate, reused by decide. */
 	void *measured;
 	long measured_iter;
@@ -60,6 +70,10 @@ struct gdn_gate {
 	 * reverted without validation. Borrowed; NULL or empty: none.
 	 */
 	const struct strvec *protected_paths;
+	void *measured_champion; /* --perf-ab: the champion's runs, paired with measured */
+	char *champion_dir;	 /* --perf-ab: the champion's worktree, and its commit */
+	char *champion_dir_commit;
+	char *champion_gitdir; /* the repository's common git dir, to remove it at the end */
 };
 /* Whether `path` (relative to the repository) matches one of the protected globs. */
 bool gdn_gate_protected(const struct strvec *globs, const char *path);

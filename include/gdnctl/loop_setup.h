@@ -57,6 +57,9 @@ struct gdn_loop_args {
 	double perf_min_improvement, perf_max_regression, perf_min_confidence;
 	struct strvec perf_gates;
 	long perf_repeats;
+	int perf_ab;		/* --perf-ab / --no-perf-ab; -1: on when perf_repeats > 1 */
+	long perf_max_repeats;	/* --perf-ab: pairs at most (0: 4 x perf_repeats) */
+	double perf_confidence; /* --perf-ab: of the interval */
 	int perf_source, perf_history, perf_history_agg; /* measure source, aggregation, gdn_agg */
 	long perf_step_start, perf_step_end, perf_min_points, perf_wandb_retries;
 	long perf_wandb_timeout_ms;

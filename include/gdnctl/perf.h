@@ -277,6 +277,11 @@ struct gdn_perf_verdict {
 	bool confident;		/* |candidate - champion| > noise */
 	char *champion_commit;	/* the champion before the decision (owned), or NULL */
 	struct strvec reasons;	/* one line each, for printing and the journal */
+	/* --perf-ab: the paired interval the decision used (ab false: not interleaved) */
+	bool ab;
+	size_t pairs;
+	double ci_low_pct, ci_high_pct, confidence;
+	const char *ab_verdict; /* gdn_abstat_verdict_name() */
 };
 #define GDN_PERF_VERDICT_INIT          \
 	{                              \
@@ -308,6 +313,31 @@ struct gdn_perf_action gdn_perf_action_config(enum gdn_perf_decision d,
  * The caller saves the state. Returns 0, or
  * GDN_EUSAGE for a bad configuration.
  */
+struct gdn_abstat;
+
+/*
+ * --perf-ab: the paired statistic of an interleaved measurement (champion
+ * sample i and candidate sample i were taken one after the other; pairs
+ * where either has no value are skipped), at the per-look confidence of
+ * `confidence` over `looks` sequential looks. Deterministic (a fixed seed).
+ * Returns 0 with *stat and *verdict (an enum gdn_abstat_verdict), or -1
+ * when no pair has two positive values.
+ */
+int gdn_perf_ab_stat(const struct gdn_perf_config *c, const struct gdn_perf_measurement *champion,
+		     const struct gdn_perf_measurement *cand, double confidence, long looks,
+		     struct gdn_abstat *stat, int *verdict);
+
+/*
+ * gdn_perf_decide with an interleaved measurement: the decision follows
+ * the interval of the paired statistic (gdn_perf_ab_stat) instead of the
+ * medians; the record keeps the champion's samples of this measurement,
+ * the interval and the statistic under "ab".
+ */
+int gdn_perf_decide_ab(const struct gdn_perf_config *c, struct gdn_perf_state *st,
+		       const char *commit, const struct gdn_perf_measurement *cand,
+		       const struct gdn_perf_measurement *champion, const struct gdn_abstat *stat,
+		       int verdict, struct gdn_perf_verdict *out, struct gdn_err *err);
+
 int gdn_perf_decide(const struct gdn_perf_config *c, struct gdn_perf_state *st, const char *commit,
 		    const struct gdn_perf_measurement *cand, struct gdn_perf_verdict *out,
 		    struct gdn_err *err);

@@ -74,6 +74,10 @@ struct gdn_report_iter {
 	double champion_before; /* NAN when there was no champion */
 	double champion_after;	/* the champion after this iteration's decision, or NAN */
 	double delta_pct;	/* (metric - champion_before) / |champion_before| * 100, or NAN */
+	/* --perf-ab: the improvement's interval (percent) over ab_pairs pairs */
+	bool has_ci;
+	double ci_low_pct, ci_high_pct, ci_confidence;
+	long ab_pairs;
 	long long agent_ms, validation_ms;
 	bool has_usage;	  /* a `usage` event: what the agent reported */
 	long long tokens; /* input + output */

@@ -606,6 +606,16 @@ static struct opt loop_opts[] = {
 	       "z of the noise rule (0: off)", "0"),
     OPT_INT_(0, "perf-repeats", &setup.a.perf_repeats, "K", "profile runs per commit", "1", 1,
 	     1000),
+    OPT_NEGBOOL_(0, "perf-ab", &setup.a.perf_ab,
+		 "profile the champion (from its own worktree) and the candidate alternately "
+		 "and decide on the paired interval",
+		 "on when --perf-repeats > 1"),
+    OPT_INT_(0, "perf-max-repeats", &setup.a.perf_max_repeats, "K",
+	     "--perf-ab: add pairs up to K while the interval is inconclusive (0: 4 x "
+	     "--perf-repeats)",
+	     "0", 0, 10000),
+    OPT_FLOAT_(0, "perf-confidence", &setup.a.perf_confidence, "P",
+	       "--perf-ab: confidence of the interval", "0.95"),
     OPT_STRING_(0, "perf-state-file", &setup.a.perf_state_file, "PATH", "champion and history",
 		"<log-dir>/perf_state.json"),
     OPT_ENUM_(0, "perf-source", &setup.a.perf_source, gdn_measure_source_enum,

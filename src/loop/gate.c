@@ -18,6 +18,7 @@
 #include "gdnctl/loop_policy.h"
 #include "gdnctl/loop.h"
 #include "gdnctl/gate.h"
+#include "gdnctl/abstat.h"
 #include "gdnctl/gitops.h"
 #include "gdnctl/targets.h"
 #include "gdnctl/trace_source.h"
@@ -210,6 +211,7 @@ struct sample_ctx {
 	const struct gdn_loop_iter *it;
 	long k;
 	struct gdn_perf_measurement *m;
+	const char *arm; /* --perf-ab: "champion" or "candidate"; NULL otherwise */
 };
 
 static void on_measure_warn(const char *line, void *payload)
@@ -233,6 +235,8 @@ static void on_measure_detail(json_t *detail, void *payload)
 
 	json_object_set_new(detail, "iteration", json_integer(c->it->iteration));
 	json_object_set_new(detail, "attempt", json_integer(c->k));
+	if (c->arm)
+		json_object_set_new(detail, "arm", json_string(c->arm));
 	json_object_set_new(detail, "metric", json_string(c->g->perf_config->metric));
 	c->it->journal(c->it->ctx, "measurement", detail);
 }
@@ -243,14 +247,25 @@ static void on_measure_detail(json_t *detail, void *payload)
  * the newest trace the run wrote. Returns 0 (*rc: the profile's exit
  * code) or a negative gdn_errcode.
  */
+static int profile_arm(const struct gdn_gate *g, const struct gdn_loop_iter *it, const char *phase,
+		       const char *arm, long k, struct gdn_perf_measurement *m, int *rc,
+		       struct gdn_err *err);
+
 static int profile_once(const struct gdn_gate *g, const struct gdn_loop_iter *it, long k,
 			struct gdn_perf_measurement *m, int *rc, struct gdn_err *err)
+{
+	return profile_arm(g, it, "profile", NULL, k, m, rc, err);
+}
+
+static int profile_arm(const struct gdn_gate *g, const struct gdn_loop_iter *it, const char *phase,
+		       const char *arm, long k, struct gdn_perf_measurement *m, int *rc,
+		       struct gdn_err *err)
 {
 	struct sbuf out = SBUF_INIT;
 	struct timespec since;
 	struct gdn_perf_sample *s;
 	struct gdn_measure_input in = {0};
-	struct sample_ctx sc = {g, it, k, m};
+	struct sample_ctx sc = {g, it, k, m, arm};
 	const struct gdn_measure_sink sink = {on_measure_warn, on_measure_run_url,
 					      on_measure_detail, &sc};
 	char *trace = NULL;
@@ -258,7 +273,7 @@ static int profile_once(const struct gdn_gate *g, const struct gdn_loop_iter *it
 
 	clock_gettime(CLOCK_REALTIME, &since);
 	since.tv_sec -= 1; /* file systems with coarse timestamps */
-	ret = run_phase_retry(g, it, "profile", k, g->profile_command, rc, m ? &out : NULL, err);
+	ret = run_phase_retry(g, it, phase, k, g->profile_command, rc, m ? &out : NULL, err);
 	if (ret || !m)
 		goto out;
 	s = gdn_perf_measurement_add(m);
@@ -290,20 +305,171 @@ static void drop_measured(struct gdn_gate *g)
 		free(g->measured);
 		g->measured = NULL;
 	}
+	if (g->measured_champion) {
+		gdn_perf_measurement_release(g->measured_champion);
+		free(g->measured_champion);
+		g->measured_champion = NULL;
+	}
 	g->measured_iter = 0;
 }
 
 void gdn_gate_release(struct gdn_gate *g)
 {
 	drop_measured(g);
+	if (g->champion_dir) {
+		/* the agent's worktree may be gone: git from the common dir */
+		struct gdn_git git = {
+		    .workdir = g->champion_gitdir ? g->champion_gitdir : g->workdir, .quiet = true};
+		struct gdn_err err = GDN_ERR_INIT;
+
+		gdn_git_worktree_remove(&git, g->champion_dir, &err);
+		free(g->champion_dir);
+		g->champion_dir = NULL;
+	}
+	free(g->champion_dir_commit);
+	g->champion_dir_commit = NULL;
+	free(g->champion_gitdir);
+	g->champion_gitdir = NULL;
+}
+
+/*
+ * --perf-ab applies to this iteration: the champion's commit (borrowed
+ * from the state), or NULL for a plain measurement.
+ */
+static const char *ab_champion(const struct gdn_gate *g, const struct gdn_loop_iter *it)
+{
+	json_t *champ;
+	const char *sha;
+
+	if (!g->perf_ab || !g->perf_config || !g->log_dir || it->iteration <= 0 || g->targets ||
+	    strcmp(g->backend->ops->type, "local"))
+		return NULL;
+	champ = gdn_perf_state_champion(g->perf_state);
+	sha = json_string_value(json_object_get(champ, "commit"));
+	if (!sha || !json_is_number(json_object_get(champ, "metric_value")) ||
+	    (it->head_after && !strcmp(sha, it->head_after)))
+		return NULL;
+	return sha;
+}
+
+/* The champion's worktree at `sha` (made, or moved, under the log dir). */
+static int champion_worktree(struct gdn_gate *g, const struct gdn_loop_iter *it, const char *sha,
+			     struct gdn_err *err)
+{
+	struct gdn_git git = {.workdir = g->workdir, .quiet = true};
+	int ret;
+
+	if (g->champion_dir && g->champion_dir_commit && !strcmp(g->champion_dir_commit, sha))
+		return 0;
+	if (!g->champion_dir)
+		g->champion_dir = xstrfmt("%s/champion", g->log_dir);
+	ret = gdn_git_worktree_add(&git, g->champion_dir, sha, err);
+	if (ret) {
+		free(g->champion_dir);
+		g->champion_dir = NULL;
+		return ret;
+	}
+	free(g->champion_dir_commit);
+	g->champion_dir_commit = xstrdup(sha);
+	if (!g->champion_gitdir) {
+		struct sbuf out = SBUF_INIT;
+		int rc = 0;
+
+		if (!gdn_git_runl(&git, &rc, &out, err, "rev-parse", "--path-format=absolute",
+				  "--git-common-dir", NULL) &&
+		    !rc) {
+			sbuf_trim(&out);
+			g->champion_gitdir = sbuf_detach(&out, NULL);
+		}
+		sbuf_release(&out);
+		gdn_err_clear(err);
+	}
+	it->journal(it->ctx, "champion_worktree",
+		    json_pack("{sIssss}", "iteration", (json_int_t)it->iteration, "path",
+			      g->champion_dir, "commit", sha));
+	gdn_loop_reportf(it, GDN_LOOP_INFO, "champion worktree at %.12s: %s", sha, g->champion_dir);
+	return 0;
+}
+
+/*
+ * --perf-ab: champion and candidate alternately (A B A B ...), at least
+ * perf_repeats pairs, then one pair more at a time up to perf_max_repeats
+ * while the interval is inconclusive. *rc: the candidate's first failing
+ * exit code (the champion's failures leave its sample without a value).
+ */
+static int measure_ab(struct gdn_gate *g, const struct gdn_loop_iter *it, const char *sha,
+		      struct gdn_perf_measurement *m, int *rc, struct gdn_err *err)
+{
+	struct gdn_perf_measurement *cm = xcalloc(1, sizeof(*cm));
+	struct gdn_gate cg;
+	long k = g->perf_repeats > 0 ? g->perf_repeats : 1;
+	long max = g->perf_max_repeats > k ? g->perf_max_repeats : k;
+	int ret;
+
+	cm->iteration = it->iteration;
+	g->measured_champion = cm;
+	ret = champion_worktree(g, it, sha, err);
+	if (ret)
+		return ret;
+	cg = *g;
+	cg.workdir = g->champion_dir;
+	cg.trace_source = NULL;
+	for (long i = 1; i <= max && !ret; i++) {
+		int one = 0, crc = 0;
+		struct gdn_abstat st;
+		int verdict;
+
+		ret = profile_arm(&cg, it, "profile-champion", "champion", i, cm, &crc, err);
+		if (!ret && crc && cm->nr)
+			cm->v[cm->nr - 1].has_value = false;
+		if (!ret && !gdn_proc_interrupted())
+			ret = profile_arm(g, it, "profile", "candidate", i, m, &one, err);
+		if (one && !*rc)
+			*rc = one;
+		if (!ret && gdn_proc_interrupted())
+			ret = gdn_err_set(err, GDN_EINTR, "interrupted during the profile");
+		if (!ret && *rc && i >= k)
+			break; /* the candidate failed: no more pairs */
+		if (ret || *rc || i < k)
+			continue;
+		if (gdn_perf_ab_stat(g->perf_config, cm, m, g->perf_confidence, max - k + 1, &st,
+				     &verdict))
+			continue;
+		it->journal(it->ctx, "perf_ab_look",
+			    json_pack("{sIsIsfsfsfsfss}", "iteration", (json_int_t)it->iteration,
+				      "pairs", (json_int_t)st.pairs, "improvement_pct",
+				      st.improvement_pct, "ci_low_pct", st.lo_pct, "ci_high_pct",
+				      st.hi_pct, "confidence", st.confidence, "verdict",
+				      gdn_abstat_verdict_name((enum gdn_abstat_verdict)verdict)));
+		if (verdict != GDN_AB_INCONCLUSIVE)
+			break;
+		if (i < max)
+			gdn_loop_reportf(it, GDN_LOOP_INFO,
+					 "A/B inconclusive after %zu pairs ([%+.2f%%, %+.2f%%]): "
+					 "one pair more",
+					 st.pairs, st.lo_pct, st.hi_pct);
+	}
+	return ret;
 }
 
 /* Profile perf_repeats times into a new measurement (kept in g->measured). */
+static int measure_opt(struct gdn_gate *g, const struct gdn_loop_iter *it, bool ab, int *rc,
+		       struct gdn_err *err);
+
 static int measure(struct gdn_gate *g, const struct gdn_loop_iter *it, int *rc, struct gdn_err *err)
+{
+	return measure_opt(g, it, true, rc, err);
+}
+
+/* ab: --perf-ab may apply (not when the champion itself is re-profiled) */
+static int measure_opt(struct gdn_gate *g, const struct gdn_loop_iter *it, bool ab, int *rc,
+		       struct gdn_err *err)
 {
 	struct gdn_perf_measurement *m;
 	long k = g->perf_repeats > 0 ? g->perf_repeats : 1;
 	int ret = 0;
+
+	const char *sha = ab ? ab_champion(g, it) : NULL;
 
 	drop_measured(g);
 	m = xcalloc(1, sizeof(*m));
@@ -311,6 +477,8 @@ static int measure(struct gdn_gate *g, const struct gdn_loop_iter *it, int *rc, 
 	g->measured = m;
 	g->measured_iter = it->iteration;
 	*rc = 0;
+	if (sha)
+		return measure_ab(g, it, sha, m, rc, err);
 	for (long i = 1; i <= k && !ret; i++) {
 		int one = 0;
 
@@ -503,6 +671,27 @@ static void log_measurements(const struct gdn_gate *g, const struct gdn_loop_ite
 		meas.before = NAN;
 	gdn_measure_trace_deltas(json_object_get(champ, "trace"), json_object_get(rec, "trace"),
 				 g->measure->log_trace_deltas, &lines);
+	if (v->ab) {
+		json_t *ab = json_object_get(rec, "ab");
+		char *cs = json_dumps(json_object_get(ab, "champion_samples"), JSON_COMPACT);
+		char *ks = NULL;
+		json_t *vals = json_array(), *s;
+		size_t i;
+
+		json_array_foreach(json_object_get(rec, "samples"), i, s)
+		    json_array_append(vals, json_object_get(s, "value"));
+		ks = json_dumps(vals, JSON_COMPACT);
+		strvec_pushf(&lines,
+			     "A/B: %+.2f%%, %.4g%% interval [%+.2f%%, %+.2f%%] over %zu pairs "
+			     "(paired log-ratio, bootstrap; %s)",
+			     v->improvement_pct, v->confidence * 100, v->ci_low_pct, v->ci_high_pct,
+			     v->pairs, v->ab_verdict);
+		strvec_pushf(&lines, "A/B samples: champion %s, candidate %s", cs ? cs : "?",
+			     ks ? ks : "?");
+		free(cs);
+		free(ks);
+		json_decref(vals);
+	}
 	meas.lines = (const char *const *)lines.v;
 	if (gdn_revert_log_measurements(g->workdir, g->measure->log_file, &meas, &commit, &err)) {
 		gdn_loop_reportf(it, GDN_LOOP_WARN, "measured figures not logged: %s", err.msg);
@@ -534,7 +723,22 @@ static int evaluate(struct gdn_gate *g, const struct gdn_loop_iter *it, const ch
 			goto out;
 	}
 	champ = json_incref(gdn_perf_state_champion(g->perf_state));
-	ret = gdn_perf_decide(g->perf_config, g->perf_state, commit, g->measured, v, err);
+	if (g->measured_champion) {
+		struct gdn_abstat st;
+		int verdict;
+		long k = g->perf_repeats > 0 ? g->perf_repeats : 1;
+		long max = g->perf_max_repeats > k ? g->perf_max_repeats : k;
+
+		if (!gdn_perf_ab_stat(g->perf_config, g->measured_champion, g->measured,
+				      g->perf_confidence, max - k + 1, &st, &verdict))
+			ret = gdn_perf_decide_ab(g->perf_config, g->perf_state, commit, g->measured,
+						 g->measured_champion, &st, verdict, v, err);
+		else
+			ret = gdn_perf_decide(g->perf_config, g->perf_state, commit, g->measured, v,
+					      err);
+	} else {
+		ret = gdn_perf_decide(g->perf_config, g->perf_state, commit, g->measured, v, err);
+	}
 	if (ret)
 		goto out;
 	ret = gdn_perf_state_save(g->perf_state, err);
@@ -556,6 +760,20 @@ static int evaluate(struct gdn_gate *g, const struct gdn_loop_iter *it, const ch
 		      num_or_null(v->champion), "improvement_pct", num_or_null(v->improvement_pct),
 		      "confident", v->confident, "action", "revert", v->action.revert,
 		      "count_failure", v->action.count_failure, "stop", v->action.stop));
+	if (v->ab)
+		it->journal(
+		    it->ctx, "perf_ab",
+		    json_pack("{sIsssIsfsfsfsfssssso?}", "iteration", (json_int_t)it->iteration,
+			      "commit", commit, "pairs", (json_int_t)v->pairs, "improvement_pct",
+			      v->improvement_pct, "ci_low_pct", v->ci_low_pct, "ci_high_pct",
+			      v->ci_high_pct, "confidence", v->confidence, "verdict", v->ab_verdict,
+			      "decision", gdn_perf_decision_name(v->decision), "ab",
+			      json_deep_copy(json_object_get(
+				  json_array_get(json_object_get(g->perf_state->doc, "history"),
+						 json_array_size(json_object_get(g->perf_state->doc,
+										 "history")) -
+						     1),
+				  "ab"))));
 out:
 	json_decref(reasons);
 	json_decref(champ);
@@ -615,7 +833,7 @@ int gdn_gate_synced(void *payload, const struct gdn_loop_iter *it, struct gdn_er
 	gdn_loop_reportf(it, GDN_LOOP_INFO,
 			 "the sync moved HEAD to %.12s: re-profiling the champion (was %.12s)",
 			 it->head_after, was ? was : "?");
-	ret = measure(g, it, &rc, err);
+	ret = measure_opt(g, it, false, &rc, err);
 	if (!ret && rc)
 		ret = gdn_err_set(
 		    err, GDN_EFAILED,

@@ -8,6 +8,7 @@
 #include "gdnctl/err.h"
 #include "gdnctl/wandb.h"
 #include "gdnctl/perf.h"
+#include "gdnctl/abstat.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/trace.h"
 #include "gdnctl/xalloc.h"
@@ -853,6 +854,10 @@ static void verdict_reset(struct gdn_perf_verdict *out)
 	out->noise = 0;
 	out->confident = false;
 	out->samples = 0;
+	out->ab = false;
+	out->pairs = 0;
+	out->ci_low_pct = out->ci_high_pct = out->confidence = NAN;
+	out->ab_verdict = NULL;
 }
 
 /* the history record of the candidate, before the comparison; returns a new reference */
@@ -990,9 +995,135 @@ static void record_decision(struct gdn_perf_state *st, json_t *rec,
 		json_object_set_new(st->doc, "champion", json_deep_copy(rec));
 }
 
+/* New reference: the values of a measurement ([X|null, ...]). */
+static json_t *values_json(const struct gdn_perf_measurement *m)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < m->nr; i++)
+		json_array_append_new(a,
+				      m->v[i].has_value ? json_real(m->v[i].value) : json_null());
+	return a;
+}
+
+int gdn_perf_ab_stat(const struct gdn_perf_config *c, const struct gdn_perf_measurement *champion,
+		     const struct gdn_perf_measurement *cand, double confidence, long looks,
+		     struct gdn_abstat *stat, int *verdict)
+{
+	size_t n = champion->nr < cand->nr ? champion->nr : cand->nr, k = 0;
+	double *a = xmalloc(st_mult(n + 1, sizeof(*a))), *b = xmalloc(st_mult(n + 1, sizeof(*b)));
+	bool lower = gdn_perf_direction_resolve(c->direction, c->metric) == GDN_PERF_LOWER;
+	int ret = -1;
+
+	for (size_t i = 0; i < n; i++)
+		if (champion->v[i].has_value && cand->v[i].has_value && champion->v[i].value > 0 &&
+		    cand->v[i].value > 0) {
+			a[k] = champion->v[i].value;
+			b[k++] = cand->v[i].value;
+		}
+	if (k && !gdn_abstat_ratio_ci(a, b, k, lower, gdn_abstat_look_confidence(confidence, looks),
+				      0x6764e5eedULL + k, stat)) {
+		*verdict =
+		    (int)gdn_abstat_classify(stat, c->min_improvement_pct, c->max_regression_pct);
+		ret = 0;
+	}
+	free(a);
+	free(b);
+	return ret;
+}
+
+/* the candidate against the champion measured alternately with it (--perf-ab) */
+static void compare_ab(const struct gdn_perf_config *c, json_t *champ, json_t *cfig,
+		       const struct gdn_perf_measurement *cm, const struct gdn_abstat *stat,
+		       int verdict, const char *src, const char *csha, json_t *rec,
+		       struct gdn_perf_verdict *out)
+{
+	double *v = xmalloc(st_mult(cm->nr + 1, sizeof(*v)));
+	size_t n = 0;
+	struct strvec detail = STRVEC_INIT;
+	bool gated;
+	json_t *ab;
+
+	for (size_t i = 0; i < cm->nr; i++)
+		if (cm->v[i].has_value)
+			v[n++] = cm->v[i].value;
+	out->champion = n ? repeat_stat(c, v, n) : NAN;
+	free(v);
+	out->ab = true;
+	out->pairs = stat->pairs;
+	out->ci_low_pct = stat->lo_pct;
+	out->ci_high_pct = stat->hi_pct;
+	out->confidence = stat->confidence;
+	out->ab_verdict = gdn_abstat_verdict_name((enum gdn_abstat_verdict)verdict);
+	out->improvement_pct = stat->improvement_pct;
+	out->delta_pct = gdn_perf_direction_resolve(c->direction, c->metric) == GDN_PERF_LOWER
+			     ? -stat->improvement_pct
+			     : stat->improvement_pct;
+	out->confident = verdict != GDN_AB_INCONCLUSIVE;
+	gated =
+	    check_gates(c, champ, cfig, out->improvement_pct, verdict == GDN_AB_PROMOTE, &detail);
+	out->decision = gated			       ? GDN_PERF_GATE_REGRESSION
+			: verdict == GDN_AB_PROMOTE    ? GDN_PERF_PROMOTED
+			: verdict == GDN_AB_REGRESSION ? GDN_PERF_REGRESSION
+						       : GDN_PERF_WITHIN_THRESHOLD;
+	strvec_pushf(&out->reasons,
+		     "%s: %.6g -> %.6g (%+.2f%%, %.4g%% interval [%+.2f%%, %+.2f%%] over %zu "
+		     "A/B pair%s: %s; source=%s, champion %s)",
+		     out->decision == GDN_PERF_PROMOTED ? "performance champion promoted"
+		     : out->decision == GDN_PERF_REGRESSION
+			 ? "performance regression detected vs champion"
+		     : out->decision == GDN_PERF_GATE_REGRESSION
+			 ? "performance gate triggered vs champion"
+			 : "performance within hold band vs champion",
+		     out->champion, out->candidate, stat->improvement_pct, stat->confidence * 100,
+		     stat->lo_pct, stat->hi_pct, stat->pairs, stat->pairs == 1 ? "" : "s",
+		     out->ab_verdict, src ? src : "?", csha);
+	strvec_pushv(&out->reasons, detail.v);
+	strvec_clear(&detail);
+	json_object_set_new(rec, "delta_vs_champion_pct", json_real(out->delta_pct));
+	json_object_set_new(rec, "improvement_pct", json_real(stat->improvement_pct));
+	json_object_set_new(rec, "noise", json_real(0));
+	json_object_set_new(rec, "confident", json_boolean(out->confident));
+	ab = json_pack("{s:s, s:I, s:f, s:f, s:f, s:f, s:I, s:s, s:o, s:o}", "statistic",
+		       "paired log-ratio, bootstrap interval", "pairs", (json_int_t)stat->pairs,
+		       "improvement_pct", stat->improvement_pct, "ci_low_pct", stat->lo_pct,
+		       "ci_high_pct", stat->hi_pct, "confidence", stat->confidence, "resamples",
+		       (json_int_t)stat->resamples, "verdict", out->ab_verdict, "champion_samples",
+		       values_json(cm), "champion_value",
+		       isfinite(out->champion) ? json_real(out->champion) : json_null());
+	json_object_set_new(rec, "ab", ab);
+}
+
+struct ab_in {
+	const struct gdn_perf_measurement *champion;
+	const struct gdn_abstat *stat;
+	int verdict;
+};
+
+static int decide(const struct gdn_perf_config *c, struct gdn_perf_state *st, const char *commit,
+		  const struct gdn_perf_measurement *cand, const struct ab_in *ab,
+		  struct gdn_perf_verdict *out, struct gdn_err *err);
+
 int gdn_perf_decide(const struct gdn_perf_config *c, struct gdn_perf_state *st, const char *commit,
 		    const struct gdn_perf_measurement *cand, struct gdn_perf_verdict *out,
 		    struct gdn_err *err)
+{
+	return decide(c, st, commit, cand, NULL, out, err);
+}
+
+int gdn_perf_decide_ab(const struct gdn_perf_config *c, struct gdn_perf_state *st,
+		       const char *commit, const struct gdn_perf_measurement *cand,
+		       const struct gdn_perf_measurement *champion, const struct gdn_abstat *stat,
+		       int verdict, struct gdn_perf_verdict *out, struct gdn_err *err)
+{
+	struct ab_in ab = {champion, stat, verdict};
+
+	return decide(c, st, commit, cand, &ab, out, err);
+}
+
+static int decide(const struct gdn_perf_config *c, struct gdn_perf_state *st, const char *commit,
+		  const struct gdn_perf_measurement *cand, const struct ab_in *ab,
+		  struct gdn_perf_verdict *out, struct gdn_err *err)
 {
 	enum gdn_perf_direction dir = gdn_perf_direction_resolve(c->direction, c->metric);
 	double *vals = xmalloc(st_mult(cand->nr + 1, sizeof(*vals))), *cvals = NULL;
@@ -1052,6 +1183,9 @@ int gdn_perf_decide(const struct gdn_perf_config *c, struct gdn_perf_state *st, 
 			     "champion record was invalid (no %s value); replaced with current "
 			     "candidate: %s=%.6g @ %s",
 			     c->metric, c->metric, out->candidate, sha);
+	} else if (ab) {
+		compare_ab(c, champ, cfig, ab->champion, ab->stat, ab->verdict, src, csha, rec,
+			   out);
 	} else {
 		compare_to_champion(c, dir, champ, cfig, cvals, cn, n, src, csha, rec, out);
 	}

@@ -102,6 +102,8 @@ void gdn_loop_setup_init(struct gdn_loop_setup *s, const char *cwd, const char *
 	    .perf_min_improvement = 0.25,
 	    .perf_max_regression = 1.0,
 	    .perf_repeats = 1,
+	    .perf_ab = -1,
+	    .perf_confidence = 0.95,
 	    .perf_source = GDN_MEASURE_AUTO,
 	    .perf_history = 1,
 	    .perf_history_agg = GDN_AGG_MEDIAN,
@@ -1248,6 +1250,14 @@ static int setup_policy(struct gdn_loop_setup *s)
 	s->gate.perf_config = pc;
 	s->gate.perf_state = &s->ps;
 	s->gate.perf_repeats = a->perf_repeats;
+	if (!(a->perf_confidence > 0 && a->perf_confidence < 1))
+		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+					   "--perf-confidence must lie between 0 and 1");
+	s->gate.perf_ab = a->perf_ab < 0 ? a->perf_repeats > 1 : a->perf_ab > 0;
+	s->gate.perf_max_repeats =
+	    a->perf_max_repeats > 0 ? a->perf_max_repeats : 4 * a->perf_repeats;
+	s->gate.perf_confidence = a->perf_confidence;
+	s->gate.log_dir = s->log_dir;
 	s->gate.trace_glob = gdn_config_str(s->cfg, "project.trace_glob");
 	if (setup_measure(s) || setup_trace_source(s))
 		return -1;

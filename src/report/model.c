@@ -321,7 +321,13 @@ static void apply_event(struct gdn_report *r, const char *ev, json_t *o)
 	it = n > 0 || !strcmp(ev, "validation") ? get_iter(r, n, false) : find_iter(r, n);
 	if (!it)
 		return;
-	if (!strcmp(ev, "agent_end")) {
+	if (!strcmp(ev, "perf_ab")) {
+		it->ci_low_pct = num_or_nan(o, "ci_low_pct");
+		it->ci_high_pct = num_or_nan(o, "ci_high_pct");
+		it->ci_confidence = num_or_nan(o, "confidence");
+		it->ab_pairs = count_of(o, "pairs");
+		it->has_ci = isfinite(it->ci_low_pct) && isfinite(it->ci_high_pct);
+	} else if (!strcmp(ev, "agent_end")) {
 		it->agent_ms = gdn_add_sat_i64(it->agent_ms, count_of(o, "duration_ms"));
 	} else if (!strcmp(ev, "usage")) {
 		apply_usage(r, it, o);

@@ -287,6 +287,12 @@ static json_t *iter_json(const struct gdn_report_iter *it)
 	json_object_set_new(o, "champion", num_or_null(it->champion_before));
 	json_object_set_new(o, "champion_after", num_or_null(it->champion_after));
 	json_object_set_new(o, "delta_pct", num_or_null(it->delta_pct));
+	if (it->has_ci)
+		json_object_set_new(
+		    o, "ab",
+		    json_pack("{s:o, s:o, s:o, s:I}", "ci_low_pct", num_or_null(it->ci_low_pct),
+			      "ci_high_pct", num_or_null(it->ci_high_pct), "confidence",
+			      num_or_null(it->ci_confidence), "pairs", (json_int_t)it->ab_pairs));
 	json_object_set_new(o, "agent_ms", json_integer(it->agent_ms));
 	json_object_set_new(o, "validation_ms", json_integer(it->validation_ms));
 	if (it->has_usage) {
@@ -392,6 +398,12 @@ json_t *gdn_report_json(const struct gdn_report *r)
 #define MARGIN_T 20.0
 #define MARGIN_B 50.0
 
+/* the metric at an improvement of pct over the champion c */
+static double at_improvement(const struct gdn_report *r, double c, double pct)
+{
+	return r->lower_is_better ? c / (1 + pct / 100) : c * (1 + pct / 100);
+}
+
 struct scale {
 	double x0, x1, y0, y1;
 	bool log; /* the y axis is logarithmic */
@@ -493,6 +505,12 @@ static void chart_scale(const struct gdn_report *r, struct scale *s)
 		widen(&lo, &hi, r->v[i].has_metric ? r->v[i].metric : NAN);
 		widen(&lo, &hi, r->v[i].champion_before);
 		widen(&lo, &hi, r->v[i].champion_after);
+		if (r->v[i].has_ci && isfinite(r->v[i].champion_before)) {
+			widen(&lo, &hi,
+			      at_improvement(r, r->v[i].champion_before, r->v[i].ci_low_pct));
+			widen(&lo, &hi,
+			      at_improvement(r, r->v[i].champion_before, r->v[i].ci_high_pct));
+		}
 	}
 	if (!isfinite(lo)) {
 		lo = 0;
@@ -643,6 +661,30 @@ static void html_axes(struct sbuf *out, const struct gdn_report *r, const struct
 	sbuf_adds(out, "</text>\n");
 }
 
+/* --perf-ab: the interval of each A/B decision, an error bar around its point */
+static void html_error_bars(struct sbuf *out, const struct gdn_report *r, const struct scale *s)
+{
+	for (size_t i = 0; i < r->nr; i++) {
+		const struct gdn_report_iter *it = &r->v[i];
+		double x, y0, y1;
+
+		if (!it->has_ci || !it->has_metric || !isfinite(it->champion_before))
+			continue;
+		x = sx(s, (double)it->iteration);
+		y0 = sy(s, at_improvement(r, it->champion_before, it->ci_low_pct));
+		y1 = sy(s, at_improvement(r, it->champion_before, it->ci_high_pct));
+		if (!isfinite(y0) || !isfinite(y1))
+			continue;
+		sbuf_addf(out,
+			  "<path class=\"error-bar\" data-iteration=\"%ld\" "
+			  "d=\"M%.1f %.1fV%.1fM%.1f %.1fH%.1fM%.1f %.1fH%.1f\" stroke=\"#555\" "
+			  "fill=\"none\"><title>%.4g%% interval [%+.2f%%, %+.2f%%] over %ld "
+			  "A/B pairs</title></path>\n",
+			  it->iteration, x, y0, y1, x - 5, y0, x + 5, x - 5, y1, x + 5,
+			  it->ci_confidence * 100, it->ci_low_pct, it->ci_high_pct, it->ab_pairs);
+	}
+}
+
 static void html_chart(struct sbuf *out, const struct gdn_report *r)
 {
 	struct scale s;
@@ -654,6 +696,7 @@ static void html_chart(struct sbuf *out, const struct gdn_report *r)
 		  CHART_W, CHART_H, CHART_W, CHART_H, s.log ? "log" : "linear");
 	html_axes(out, r, &s);
 	html_champion_line(out, r, &s);
+	html_error_bars(out, r, &s);
 	for (size_t i = 0; i < r->nr; i++) {
 		const struct gdn_report_iter *it = &r->v[i];
 		const char *name = gdn_report_outcome_name(it->outcome);

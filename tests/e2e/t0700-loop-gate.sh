@@ -292,9 +292,9 @@ test_expect_success '--perf-gate replaces the defaults' '
 	test_grep "unknown setting" err
 '
 
-test_expect_success 'noisy repeats (K=3): the median decides' '
+test_expect_success 'noisy repeats (K=3) without --perf-ab: the median decides' '
 	new_perf_repo &&
-	SPEED="1.001 9.0 1.002" run_perf --iterations 1 --perf-repeats 3 >out 2>err &&
+	SPEED="1.001 9.0 1.002" run_perf --iterations 1 --perf-repeats 3 --no-perf-ab >out 2>err &&
 	test_grep -c "validation profile attempt" out >n && test "$(cat n)" = 6 &&
 	test_grep "performance within hold band vs champion: 1 -> 1.002 (+0.20%" out &&
 	test_grep "\"decision\":\"within_threshold\",.*\"samples\":3,\"candidate\":1.002" logs/loop.jsonl

@@ -5,6 +5,7 @@
 #include "gdnctl/err.h"
 #include "gdnctl/wandb.h"
 #include "gdnctl/perf.h"
+#include "gdnctl/abstat.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/trace.h"
 #include "gdnctl/xalloc.h"
@@ -137,6 +138,64 @@ static void test_baseline_then_promoted(void **unused)
 	assert_int_equal(json_array_size(json_object_get(st.doc, "history")), 2);
 	gdn_perf_verdict_release(&v);
 	gdn_perf_state_release(&st);
+	gdn_perf_config_release(&c);
+}
+
+static void ab_fill(struct gdn_perf_measurement *m, const double *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		gdn_perf_sample_set_value(gdn_perf_measurement_add(m), "cli", v[i]);
+}
+
+/* --perf-ab: the interval decides, and the record keeps it under "ab" */
+static void test_ab_decisions(void **unused)
+{
+	static const double champ[] = {1.00, 1.10, 0.95, 1.05};
+	static const double win[] = {1.08, 1.19, 1.03, 1.13};  /* +8% pair by pair */
+	static const double noop[] = {1.01, 1.09, 0.96, 1.04}; /* within +-1% */
+	static const double loss[] = {0.90, 0.99, 0.86, 0.95}; /* -10% */
+	const double *cands[] = {win, noop, loss};
+	const enum gdn_perf_decision want[] = {GDN_PERF_PROMOTED, GDN_PERF_WITHIN_THRESHOLD,
+					       GDN_PERF_REGRESSION};
+	struct gdn_perf_config c;
+	struct gdn_perf_state st;
+	struct gdn_perf_verdict v = GDN_PERF_VERDICT_INIT;
+
+	(void)unused;
+	gdn_perf_config_init(&c);
+	for (size_t k = 0; k < 3; k++) {
+		struct gdn_perf_measurement cm = {0}, m = {0};
+		struct gdn_abstat ab;
+		json_t *rec;
+		int verdict;
+
+		gdn_perf_state_init(&st, NULL);
+		assert_int_equal(decide1(&c, &st, "aaaa", 1.0, &v), GDN_PERF_BASELINE);
+		ab_fill(&cm, champ, 4);
+		ab_fill(&m, cands[k], 4);
+		assert_int_equal(gdn_perf_ab_stat(&c, &cm, &m, 0.95, 1, &ab, &verdict), 0);
+		assert_int_equal(ab.pairs, 4);
+		assert_int_equal(
+		    gdn_perf_decide_ab(&c, &st, "bbbb", &m, &cm, &ab, verdict, &v, NULL), 0);
+		assert_int_equal(v.decision, want[k]);
+		assert_true(v.ab && v.pairs == 4 && v.ci_low_pct <= v.improvement_pct &&
+			    v.improvement_pct <= v.ci_high_pct);
+		rec = last_record(&st);
+		assert_int_equal(
+		    json_integer_value(json_object_get(json_object_get(rec, "ab"), "pairs")), 4);
+		assert_int_equal(json_array_size(json_object_get(json_object_get(rec, "ab"),
+								 "champion_samples")),
+				 4);
+		assert_true(has_reason(&v, "A/B pairs"));
+		if (k == 0)
+			assert_string_equal(champion_commit(&st), "bbbb");
+		else
+			assert_string_equal(champion_commit(&st), "aaaa");
+		gdn_perf_measurement_release(&cm);
+		gdn_perf_measurement_release(&m);
+		gdn_perf_state_release(&st);
+	}
+	gdn_perf_verdict_release(&v);
 	gdn_perf_config_release(&c);
 }
 
@@ -989,6 +1048,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_cli_parse),
 	    cmocka_unit_test(test_baseline_then_promoted),
+	    cmocka_unit_test(test_ab_decisions),
 	    cmocka_unit_test(test_regression_reverts),
 	    cmocka_unit_test(test_thresholds_at_boundary),
 	    cmocka_unit_test(test_policy_actions),
