@@ -142,8 +142,8 @@ struct gdn_loop_opts {
 	bool resume;		     /* continue the last run of the journal */
 	const char *run_id;	     /* for a new run; NULL: generated */
 	int git_retry_sleep_ms;	     /* transient lock retries (default 2000) */
-	long heartbeat_ms;	     /* "still running" while the agent is silent this long (0: off) */
-	const char *agent_name;	     /* the banner's; NULL (or codex-loop): the original's banner */
+	long heartbeat_ms;	/* "still running" while the agent is silent this long (0: off) */
+	const char *agent_name; /* the banner's; NULL (or codex-loop): the original's banner */
 	gdn_loop_say_fn say;
 	gdn_line_fn on_agent_line; /* the agent's filtered output, for the terminal */
 	void *payload;

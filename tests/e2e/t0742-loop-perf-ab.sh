@@ -42,7 +42,7 @@ test_expect_success 'no-op candidates are not promoted; the interval is journale
 	new_repo &&
 	run_ab noop --iterations 2 --perf-repeats 3 --perf-max-repeats 6 >out 2>err &&
 	test "$(decisions)" = "within_threshold within_threshold " &&
-	test_grep "^\[gdnctl\] validation profile-champion attempt 1$" out &&
+	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] validation profile-champion attempt 1$" out &&
 	test_grep "performance within hold band vs champion: .* [0-9.]*% interval \[[-+][0-9.]*%, [-+][0-9.]*%\] over [3-6] A/B pairs" err &&
 	test_grep "\"event\":\"champion_worktree\",\"iteration\":1,\"path\":\"$TRASH/logs/champion\"" logs/loop.jsonl &&
 	test_grep "\"event\":\"perf_ab_look\",\"iteration\":1,\"pairs\":3," logs/loop.jsonl &&
