@@ -73,6 +73,9 @@ struct gdn_run_spec {
 	bool dry_run;		/* report the argv(s) through GDN_EV_SPAWN, run nothing */
 	gdn_line_fn on_line;	/* the work's output, per line */
 	void *payload;
+	/* every tick_ms (> 0) while the work runs, where the backend can (local, job dir) */
+	void (*on_tick)(int64_t elapsed_ms, int64_t idle_ms, void *payload);
+	int tick_ms;
 };
 
 struct gdn_wait_spec {

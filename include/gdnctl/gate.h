@@ -32,6 +32,7 @@ struct gdn_gate {
 	long timeout_ms;			    /* per phase; 0: none */
 	struct gdn_backend *backend;		    /* borrowed */
 	gdn_line_fn on_line;			    /* the phases' output */
+	long heartbeat_ms; /* --heartbeat: a phase silent this long is said to run (0: off) */
 	void *payload;
 	/* The performance policy (perf_config NULL: off); all borrowed. */
 	const struct gdn_perf_config *perf_config;

@@ -46,6 +46,9 @@ struct gdn_loop_iter {
 /* it->report with a printf format. */
 void gdn_loop_reportf(const struct gdn_loop_iter *it, enum gdn_loop_level level, const char *fmt,
 		      ...) GDN_PRINTF(3, 4);
+/* "still running: WHAT, 5m12s, last output 3m00s ago" (the --heartbeat line), to sb. */
+void gdn_loop_heartbeat_text(struct sbuf *sb, const char *what, int64_t elapsed_ms,
+			     int64_t idle_ms);
 /* What a hook did besides its return value (zeroed by the engine before each call). */
 struct gdn_loop_hook_out {
 	/*

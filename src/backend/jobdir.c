@@ -599,6 +599,8 @@ int gdn_job_run_fg(struct gdn_backend *b, const struct gdn_job_target *t, const 
 	shim_run_prepare(b, t, run_dir, spec, "fg", id, sizeof(id), &dir, &c);
 	c.p.on_line = spec->on_line;
 	c.p.payload = spec->payload;
+	c.p.on_tick = spec->on_tick;
+	c.p.tick_ms = spec->tick_ms;
 	c.p.timeout_ms = (int)spec->timeout_ms;
 	ret = gdn_backend_spawn(b, GDN_EV_SPAWN, &c.p, err);
 	if (ret || b->dry_run)

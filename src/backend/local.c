@@ -103,6 +103,8 @@ static int local_run(struct gdn_backend *b, const struct gdn_run_spec *spec,
 	p.dir = wd;
 	p.on_line = spec->on_line;
 	p.payload = spec->payload;
+	p.on_tick = spec->on_tick;
+	p.tick_ms = spec->tick_ms;
 	p.timeout_ms = (int)spec->timeout_ms;
 	p.kill_grace_ms = (int)lp->kill_grace_ms;
 	ret = gdn_backend_spawn(b, GDN_EV_SPAWN, &p, err);

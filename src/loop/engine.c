@@ -226,6 +226,15 @@ static void add_elapsed(struct sbuf *sb, int64_t ms)
 		sbuf_addf(sb, "%llds", (long long)s);
 }
 
+void gdn_loop_heartbeat_text(struct sbuf *sb, const char *what, int64_t elapsed_ms, int64_t idle_ms)
+{
+	sbuf_addf(sb, "still running: %s, ", what);
+	add_elapsed(sb, elapsed_ms);
+	sbuf_adds(sb, ", last output ");
+	add_elapsed(sb, idle_ms);
+	sbuf_adds(sb, " ago");
+}
+
 /* The heartbeat: `still running: agent, 5m12s, last output 3m ago` while it is silent. */
 static void agent_tick(int64_t elapsed_ms, int64_t idle_ms, void *payload)
 {
@@ -234,10 +243,8 @@ static void agent_tick(int64_t elapsed_ms, int64_t idle_ms, void *payload)
 
 	if (idle_ms < n->l->o->heartbeat_ms)
 		return;
-	add_elapsed(&sb, elapsed_ms);
-	sbuf_adds(&sb, ", last output ");
-	add_elapsed(&sb, idle_ms);
-	say(n->l, GDN_LOOP_INFO, "still running: agent, %s ago", sb.buf);
+	gdn_loop_heartbeat_text(&sb, "agent", elapsed_ms, idle_ms);
+	say(n->l, GDN_LOOP_INFO, "%s", sb.buf);
 	sbuf_release(&sb);
 }
 

@@ -39,7 +39,24 @@ const struct gdn_enum gdn_gate_mode_enum[] = {
 struct capture {
 	const struct gdn_gate *g;
 	struct sbuf *out;
+	const struct gdn_loop_iter *it;
+	const char *phase;
 };
+
+/* --heartbeat for a validation phase that says nothing for that long. */
+static void phase_tick(int64_t elapsed_ms, int64_t idle_ms, void *payload)
+{
+	struct capture *c = payload;
+	struct sbuf sb = SBUF_INIT, what = SBUF_INIT;
+
+	if (idle_ms < c->g->heartbeat_ms)
+		return;
+	sbuf_addf(&what, "validation %s", c->phase);
+	gdn_loop_heartbeat_text(&sb, what.buf, elapsed_ms, idle_ms);
+	c->it->report(c->it->ctx, GDN_LOOP_INFO, sb.buf);
+	sbuf_release(&sb);
+	sbuf_release(&what);
+}
 
 /* Pass a line on to the terminal, and keep it for the metric parser. */
 static int capture_line(const char *line, size_t len, void *payload)
@@ -64,7 +81,7 @@ static int run_phase(const struct gdn_gate *g, const struct gdn_loop_iter *it, c
 	struct gdn_job_status st = GDN_JOB_STATUS_INIT;
 	struct gdn_run_spec spec = {0};
 	struct sbuf shell = SBUF_INIT;
-	struct capture cap = {g, out};
+	struct capture cap = {g, out, it, phase};
 	int64_t start = gdn_now_ms();
 	int ret;
 
@@ -78,6 +95,10 @@ static int run_phase(const struct gdn_gate *g, const struct gdn_loop_iter *it, c
 	spec.timeout_ms = g->timeout_ms;
 	spec.on_line = capture_line;
 	spec.payload = &cap;
+	if (g->heartbeat_ms > 0) {
+		spec.on_tick = phase_tick;
+		spec.tick_ms = g->heartbeat_ms > INT_MAX ? INT_MAX : (int)g->heartbeat_ms;
+	}
 	gdn_loop_reportf(it, GDN_LOOP_INFO, "validation %s attempt %ld", phase, k);
 	if (g->targets) { /* the held dev TPU, then fallbacks (targets.c): journals each try */
 		ret =

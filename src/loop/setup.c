@@ -1389,6 +1389,7 @@ static int open_backend(struct gdn_loop_setup *s)
 		return failed_backend(s);
 	s->backend->repo_root = s->agent_dir;
 	gate->workdir = s->agent_dir;
+	gate->heartbeat_ms = a->heartbeat_ms;
 	gate->revert_mode =
 	    a->isolation == GDN_ISOLATION_WORKTREE ? GDN_REVERT_RESET : GDN_REVERT_COMMIT;
 	gate->test_command = gdn_config_str(s->cfg, "project.test_command");

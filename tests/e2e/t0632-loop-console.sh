@@ -70,6 +70,17 @@ test_expect_success 'a heartbeat while the agent is silent; --heartbeat 0 turns 
 	test_must_fail =2 run_loop slow-commit --iterations 1 --heartbeat soon 2>err
 '
 
+test_expect_success 'a heartbeat while a validation phase is silent' '
+	new_repo &&
+	GDNCTL_TEST_COMMAND="sleep 2.5" run_loop commit-one --iterations 1 --heartbeat 1s \
+		--validation-mode required >out 2>err &&
+	test_grep "^\[gdnctl $T\] still running: validation tests, [123]s, last output [123]s ago$" out &&
+	new_repo &&
+	GDNCTL_TEST_COMMAND="sleep 1.5" run_loop commit-one --iterations 1 --heartbeat 0 \
+		--validation-mode required >out 2>err &&
+	test_grep ! "still running" out
+'
+
 test_expect_success 'the summary: singular, failed iterations and counted ones agree, the champion' '
 	new_repo &&
 	run_loop commit-one --iterations 1 >out 2>err &&
