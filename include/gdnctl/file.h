@@ -30,5 +30,13 @@ int gdn_write_file_atomic(const char *path, const void *buf, size_t len, struct 
 int gdn_mkdir_p(const char *dir, mode_t mode, struct gdn_err *err);
 /* The same for the directories above the file `path` (not `path` itself). */
 int gdn_mkdir_parents(const char *path, mode_t mode, struct gdn_err *err);
+/*
+ * Read the first `limit` bytes of `path` (fewer at its end) in 1 MiB
+ * chunks, each passed to fn(buf, len, ctx); *done (may be NULL) gets how
+ * many. Returns 0 or GDN_EIO (cannot open or read).
+ */
+int gdn_read_chunks(const char *path, uint64_t limit,
+		    void (*fn)(const void *buf, size_t len, void *ctx), void *ctx, uint64_t *done,
+		    struct gdn_err *err);
 
 #endif

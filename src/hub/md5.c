@@ -5,6 +5,7 @@
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/err.h"
+#include "gdnctl/file.h"
 #include "gdnctl/md5.h"
 
 static const uint32_t K[64] = {
@@ -144,41 +145,14 @@ bool gdn_md5_b64_valid(const char *s)
 	return ((strchr(B64, s[21]) - B64) & 15) == 0;
 }
 
+/* gdn_read_chunks' callback: one chunk into the digest. */
+static void update_chunk(const void *buf, size_t len, void *ctx)
+{
+	gdn_md5_update(ctx, buf, len);
+}
+
 int gdn_md5_file(const char *path, uint64_t limit, struct gdn_md5 *c, uint64_t *hashed,
 		 struct gdn_err *err)
 {
-	size_t bufsz = 1 << 20;
-	char *buf = NULL;
-	uint64_t done = 0;
-	int fd, ret = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return gdn_err_errno(err, GDN_EIO, "cannot open '%s'", path);
-	buf = malloc(bufsz);
-	if (!buf) {
-		ret = gdn_err_set(err, GDN_EIO, "cannot read '%s': out of memory", path);
-		goto out;
-	}
-	while (done < limit) {
-		size_t want = limit - done < bufsz ? (size_t)(limit - done) : bufsz;
-		ssize_t n = read(fd, buf, want);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			ret = gdn_err_errno(err, GDN_EIO, "cannot read '%s'", path);
-			goto out;
-		}
-		if (!n)
-			break;
-		gdn_md5_update(c, buf, (size_t)n);
-		done += (uint64_t)n;
-	}
-	if (hashed)
-		*hashed = done;
-out:
-	free(buf);
-	close(fd);
-	return ret;
+	return gdn_read_chunks(path, limit, update_chunk, c, hashed, err);
 }

@@ -110,3 +110,43 @@ int gdn_mkdir_parents(const char *path, mode_t mode, struct gdn_err *err)
 {
 	return make_dirs(path, mode, true, err);
 }
+
+int gdn_read_chunks(const char *path, uint64_t limit,
+		    void (*fn)(const void *buf, size_t len, void *ctx), void *ctx,
+		    uint64_t *done_out, struct gdn_err *err)
+{
+	size_t bufsz = 1 << 20;
+	char *buf = NULL;
+	uint64_t done = 0;
+	int fd, ret = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return gdn_err_errno(err, GDN_EIO, "cannot open '%s'", path);
+	buf = malloc(bufsz);
+	if (!buf) {
+		ret = gdn_err_set(err, GDN_EIO, "cannot read '%s': out of memory", path);
+		goto out;
+	}
+	while (done < limit) {
+		size_t want = limit - done < bufsz ? (size_t)(limit - done) : bufsz;
+		ssize_t n = read(fd, buf, want);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = gdn_err_errno(err, GDN_EIO, "cannot read '%s'", path);
+			goto out;
+		}
+		if (!n)
+			break;
+		fn(buf, (size_t)n, ctx);
+		done += (uint64_t)n;
+	}
+	if (done_out)
+		*done_out = done;
+out:
+	free(buf);
+	close(fd);
+	return ret;
+}
