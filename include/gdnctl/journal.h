@@ -102,9 +102,9 @@ struct gdn_loop_state {
 	char *worker_tree[GDN_LOOP_WORKERS_MAX + 1];
 	long worker_open[GDN_LOOP_WORKERS_MAX + 1];
 };
-#define GDN_LOOP_STATE_INIT                                                              \
-	{                                                                                \
-		.kept = STRVEC_INIT, .open_marks = STRVEC_INIT                              \
+#define GDN_LOOP_STATE_INIT                                    \
+	{                                                      \
+		.kept = STRVEC_INIT, .open_marks = STRVEC_INIT \
 	}
 /* Whether iteration `it` has a decision in the run (st->decided). */
 bool gdn_loop_state_decided(const struct gdn_loop_state *st, long it);

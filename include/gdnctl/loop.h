@@ -132,7 +132,7 @@ struct gdn_loop_opts {
 	enum gdn_isolation isolation;
 	long workers;		  /* --workers N (>= 1) */
 	const char *worktree_dir; /* --worktree-dir (NULL: <log dir>/workers) */
-	const char *branch; /* --branch: the loop branch (NULL: the checkout's) */
+	const char *branch;	  /* --branch: the loop branch (NULL: the checkout's) */
 	enum gdn_agent_failure_commits agent_failure_commits;
 	json_t *options; /* the effective decision options, journaled with run_start; or NULL */
 	const char *log_dir;

@@ -558,6 +558,7 @@ static void retire_worktree(struct loop *l, long it)
 {
 	struct gdn_err err = GDN_ERR_INIT;
 	char *head = NULL;
+	bool behind = false;
 
 	if (access(l->o->workdir, F_OK))
 		goto prune;
@@ -565,7 +566,9 @@ static void retire_worktree(struct loop *l, long it)
 		say(l, GDN_LOOP_WARN, "%s", err.msg);
 	gdn_err_clear(&err);
 	if (!gdn_git_rev(&l->wgit, "HEAD", &head, &err) && head && l->champion &&
-	    strcmp(head, l->champion)) {
+	    strcmp(head, l->champion) &&
+	    /* a worker's worktree at a former champion holds nothing new */
+	    (gdn_git_is_ancestor(&l->ugit, head, l->champion, &behind, &err) || !behind)) {
 		char *kind = xstrfmt("loop/%s/iteration-", l->sum->run_id);
 
 		keep_ref(l, it, kind, head, "the commits of an interrupted iteration");
@@ -1422,8 +1425,9 @@ static int conclude(struct loop *l, struct iter *c, enum step step, struct gdn_e
 		c->kind = GDN_FAIL_ITERATION_ERROR;
 		c->rc = GDN_LOOP_ORIGINAL_ITERATION_ERROR;
 		c->policy = l->o->iteration_error_policy;
-		journal_event(l, "error",
-			      json_pack("{sIss}", "iteration", (json_int_t)it, "message", err->msg));
+		journal_event(
+		    l, "error",
+		    json_pack("{sIss}", "iteration", (json_int_t)it, "message", err->msg));
 	}
 	if (step == STEP_FAIL || step == STEP_ERROR) {
 		bool stops;
@@ -1512,7 +1516,6 @@ out:
 	free(candidate);
 	return exit;
 }
-
 
 static void iter_release(struct iter *c)
 {
@@ -1936,10 +1939,10 @@ static int resume(struct loop *l, struct gdn_loop_state *st, struct gdn_err *err
 
 /* ---- --workers N: each worker's iteration in a forked child, decisions here ---- */
 
-#define RECHECKS_MAX	   3
-#define WORKER_STOP_MS	   30000 /* after a stop, a child that has not ended gets SIGKILL */
-#define WORKER_TICK_MS	   50
-#define OTHERS_LINE_MAX	   160
+#define RECHECKS_MAX	3
+#define WORKER_STOP_MS	30000 /* after a stop, a child that has not ended gets SIGKILL */
+#define WORKER_TICK_MS	50
+#define OTHERS_LINE_MAX 160
 
 /* Handle worker w (NULL: none): its options, worktree, repository and tag. */
 static void use_worker(struct loop *l, struct worker *w)
@@ -2130,8 +2133,9 @@ static enum step catch_up(struct loop *l, struct iter *c, struct gdn_err *err)
 	json_object_set_new(ev, "result", json_string("clean"));
 	json_object_set_new(ev, "head", json_string(head));
 	journal_event(l, "rebase", ev);
-	say(l, GDN_LOOP_INFO, "the champion moved to %.12s: candidate carried onto it (%.7s -> %.7s)",
-	    onto, c->head_after, head);
+	say(l, GDN_LOOP_INFO,
+	    "the champion moved to %.12s: candidate carried onto it (%.7s -> %.7s)", onto,
+	    c->head_after, head);
 	free(c->head_before);
 	c->head_before = xstrdup(onto);
 	free(c->head_after);
@@ -2184,8 +2188,9 @@ static json_t *usage_delta(const struct gdn_agent_usage *now, const struct gdn_a
 		DELTA(tokens);
 #undef DELTA
 	if (now->cost_usd >= 0)
-		json_object_set_new(u, "cost_usd",
-				    json_real(now->cost_usd - (was->cost_usd > 0 ? was->cost_usd : 0)));
+		json_object_set_new(
+		    u, "cost_usd",
+		    json_real(now->cost_usd - (was->cost_usd > 0 ? was->cost_usd : 0)));
 	return u;
 }
 
@@ -2208,8 +2213,8 @@ static int worker_main(void *payload)
 	if (chdir(w->dir)) {
 		/* the worktree is checked again below */
 	}
-	journal_event(l, "worker_start", json_pack("{sIsb}", "iteration", (json_int_t)c.it,
-						     "recheck", w->recheck));
+	journal_event(l, "worker_start",
+		      json_pack("{sIsb}", "iteration", (json_int_t)c.it, "recheck", w->recheck));
 	if ((l->hooks && l->hooks->worker &&
 	     l->hooks->worker(l->hooks->payload, w->k, w->dir, &err)) ||
 	    fork_state(l, &err))
@@ -2220,20 +2225,21 @@ static int worker_main(void *payload)
 		step = STEP_INTR;
 	for (size_t i = refs; i < l->sum->refs_kept.nr; i++)
 		json_array_append_new(kept, json_string(l->sum->refs_kept.v[i]));
-	res = json_pack("{sisisisisssbsIsbsssIsos?s?}", "step", (int)step, "kind", (int)c.kind,
-			"rc", c.rc, "policy", (int)c.policy, "msg", c.msg.buf, "agent_note",
-			c.agent_note, "commits", (json_int_t)c.commits, "conflict", c.conflict,
-			"error", err.msg, "agent_ms", (json_int_t)(l->sum->agent_ms - agent_ms),
-			"refs_kept", kept, "head_before", c.head_before, "head_after",
-			c.head_after);
+	res =
+	    json_pack("{sisisisisssbsIsbsssIsoss?ss?}", "step", (int)step, "kind", (int)c.kind,
+		      "rc", c.rc, "policy", (int)c.policy, "msg", c.msg.buf, "agent_note",
+		      c.agent_note, "commits", (json_int_t)c.commits, "conflict", c.conflict,
+		      "error", err.msg, "agent_ms", (json_int_t)(l->sum->agent_ms - agent_ms),
+		      "refs_kept", kept, "head_before", c.head_before, "head_after", c.head_after);
 	json_object_set_new(res, "note", l->note ? json_string(l->note) : json_null());
 	if (l->sum->usage_iterations > usage_its)
 		json_object_set_new(res, "usage", usage_delta(&l->sum->usage, &usage));
 	text = json_dumps(res, JSON_COMPACT);
 	if (!text || gdn_write_file_atomic(w->result, text, strlen(text), &ignored))
 		say(l, GDN_LOOP_WARN, "cannot write '%s': %s", w->result, ignored.msg);
-	journal_event(l, "worker_end", json_pack("{sIss}", "iteration", (json_int_t)c.it, "step",
-						   step == STEP_INTR ? "interrupted" : "done"));
+	journal_event(l, "worker_end",
+		      json_pack("{sIss}", "iteration", (json_int_t)c.it, "step",
+				step == STEP_INTR ? "interrupted" : "done"));
 	free(text);
 	json_decref(res);
 	iter_release(&c);
@@ -2256,20 +2262,22 @@ static void others_note(struct loop *l, const struct worker *me, struct sbuf *sb
 			continue;
 		path = iter_path(l, w->it, "transcript.log");
 		if (!sbuf_read_file(&text, path, 64 * 1024, &ignored)) {
-			for (char *p = text.buf; *p && !line; p += strcspn(p, "\n") + !!p[strcspn(p, "\n")]) {
+			for (char *p = text.buf; *p && !line;
+			     p += strcspn(p, "\n") + !!p[strcspn(p, "\n")]) {
 				size_t n = strcspn(p, "\n");
 
 				while (n && isspace((unsigned char)*p)) {
 					p++;
 					n--;
 				}
-				if (n)
+				if (n && strncmp(p, "====", 4)) /* not gdnctl's own header */
 					line = p;
 			}
 		}
 		if (!any)
-			sbuf_addf(sb, "%sOther workers are working on these right now; do not "
-				      "duplicate their ideas:\n",
+			sbuf_addf(sb,
+				  "%sOther workers are working on these right now; do not "
+				  "duplicate their ideas:\n",
 				  sb->len ? "\n\n" : "");
 		any = true;
 		if (line)
@@ -2360,18 +2368,19 @@ static enum step read_result(struct loop *l, struct worker *w, int code, struct 
 	if ((v = json_object_get(res, "head_after")) && json_is_string(v))
 		c->head_after = xstrdup(json_string_value(v));
 	if (json_string_value(json_object_get(res, "error")))
-		gdn_err_set(err, GDN_EFAILED, "%s", json_string_value(json_object_get(res, "error")));
-	l->sum->agent_ms = gdn_add_sat_i64(l->sum->agent_ms,
-					   json_integer_value(json_object_get(res, "agent_ms")));
+		gdn_err_set(err, GDN_EFAILED, "%s",
+			    json_string_value(json_object_get(res, "error")));
+	l->sum->agent_ms =
+	    gdn_add_sat_i64(l->sum->agent_ms, json_integer_value(json_object_get(res, "agent_ms")));
 	json_array_foreach(json_object_get(res, "refs_kept"), i, v)
 	    strvec_push(&l->sum->refs_kept, json_string_value(v) ?: "");
 	if ((v = json_object_get(res, "usage"))) {
-		json_t *in = json_object_get(v, "input_tokens"), *o = json_object_get(v, "output_tokens");
+		json_t *in = json_object_get(v, "input_tokens"),
+		       *o = json_object_get(v, "output_tokens");
 		json_t *t = json_object_get(v, "tokens"), *cost = json_object_get(v, "cost_usd");
-		struct gdn_agent_usage u = {in ? json_integer_value(in) : -1,
-					    o ? json_integer_value(o) : -1,
-					    cost ? json_number_value(cost) : -1,
-					    t ? json_integer_value(t) : -1};
+		struct gdn_agent_usage u = {
+		    in ? json_integer_value(in) : -1, o ? json_integer_value(o) : -1,
+		    cost ? json_number_value(cost) : -1, t ? json_integer_value(t) : -1};
 
 		gdn_agent_usage_add(&l->sum->usage, &u);
 		l->sum->usage_iterations++;
@@ -2455,6 +2464,9 @@ static int worker_done(struct loop *l, struct worker *w, int code)
 	exit = conclude(l, &c, step, &err);
 	if (step != STEP_INTR && c.it <= l->total)
 		l->done[c.it] = 1;
+	if (strcmp(champion, l->champion))
+		say(l, GDN_LOOP_INFO, "iteration %ld promoted: the champion is now %.12s", c.it,
+		    l->champion);
 	if (l->hooks && l->hooks->worker_state &&
 	    l->hooks->worker_state(l->hooks->payload, w->k, GDN_WORKER_ADOPT,
 				   strcmp(champion, l->champion) != 0, &err))
@@ -2551,7 +2563,8 @@ static int run_workers(struct loop *l)
 				if (!w->pid)
 					continue;
 				w->cancelled = !interrupted();
-				gdn_proc_fork_signal(w->pid, interrupted() ? interrupted() : SIGTERM);
+				gdn_proc_fork_signal(w->pid,
+						     interrupted() ? interrupted() : SIGTERM);
 			}
 			signalled = gdn_now_ms();
 		} else if (signalled && gdn_now_ms() - signalled > WORKER_STOP_MS) {
@@ -2699,9 +2712,9 @@ int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *age
 			return gdn_err_set(err, GDN_EUSAGE,
 					   "--workers %ld needs --isolation worktree", o->workers);
 		if (o->sync_policy != GDN_SYNC_OFF)
-			return gdn_err_set(err, GDN_EUSAGE,
-					   "--workers %ld does not go with a --sync-main-policy yet",
-					   o->workers);
+			return gdn_err_set(
+			    err, GDN_EUSAGE,
+			    "--workers %ld does not go with a --sync-main-policy yet", o->workers);
 		l.nw = o->workers;
 	}
 	ignore_log_dir(o->log_dir);

@@ -22,9 +22,9 @@ static int fork_state(struct gdn_gate *g, long k, struct gdn_err *err)
 	ret = gdn_perf_state_load(ps, g->perf_main_path, err);
 	if (ret)
 		return ret;
-	json_object_set_new(ps->doc, "worker_base",
-			    json_integer((json_int_t)json_array_size(
-				json_object_get(ps->doc, "history"))));
+	json_object_set_new(
+	    ps->doc, "worker_base",
+	    json_integer((json_int_t)json_array_size(json_object_get(ps->doc, "history"))));
 	free(ps->path);
 	ps->path = xstrfmt("%s.w%ld", g->perf_main_path, k);
 	if (unlink(ps->path) && errno != ENOENT)
