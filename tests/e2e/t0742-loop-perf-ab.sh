@@ -79,7 +79,21 @@ test_expect_success 'a true +8% is promoted, then measured against the new champ
 	test "$(grep -o "class=\"error-bar\"" logs/report.html | wc -l)" = 2 &&
 	test_grep "interval \[+[0-9.]*%, +[0-9.]*%\] over 3 A/B pairs</title>" logs/report.html &&
 	gdnctl report --log-dir logs --json >out.json &&
-	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); its=[i for i in d[\"iterations\"] if i.get(\"ab\")]; assert len(its) == 2 and its[0][\"ab\"][\"pairs\"] >= 3 and its[0][\"ab\"][\"ci_low_pct\"] > 0.25, its" out.json
+	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); its=[i for i in d[\"iterations\"] if i.get(\"ab\")]; assert len(its) == 2 and its[0][\"ab\"][\"pairs\"] >= 3 and its[0][\"ab\"][\"ci_low_pct\"] > 0.25, its" out.json &&
+	: the text table: the delta with the journal interval &&
+	python3 - rout logs/loop.jsonl out.json <<-\EOF2
+	import json, re, sys
+	text = open(sys.argv[1]).read().splitlines()
+	ab = {e["iteration"]: e for e in map(json.loads, open(sys.argv[2])) if e["event"] == "perf_ab"}
+	its = {i["iteration"]: i for i in json.load(open(sys.argv[3]))["iterations"]}
+	assert sorted(ab) == [1, 2], ab
+	for n, e in ab.items():
+	    want = "%+.2f%% [%+.2f, %+.2f]" % (its[n]["delta_pct"], e["ci_low_pct"], e["ci_high_pct"])
+	    rows = [l for l in text if re.match(r" *%d  promoted " % n, l)]
+	    assert len(rows) == 1 and re.search(r" " + re.escape(want) + r"  [0-9a-f]{12}  ", rows[0]), (rows, want)
+	head = [l for l in text if l.lstrip().startswith("iter  decision")][0]
+	assert head.index("delta") + 5 == rows[0].index("]") + 1, (head, rows)
+	EOF2
 '
 
 # --log-measurements: the kept entry carries the A/B figures, the same as
