@@ -1160,7 +1160,7 @@ static void stamp_log(struct loop *l, struct iter *c)
 
 	if (!l->o->hillclimb_log || !c->commits)
 		goto out;
-	r = gdn_prompt_stamp_log(l->o->hillclimb_log, c->head_after, &err);
+	r = gdn_prompt_stamp_log(l->o->hillclimb_log, c->head_after, l->tag, &err);
 	if (r)
 		l->clean_known = false; /* the log rewritten (or maybe half-written) */
 	if (r < 0) {
@@ -2066,7 +2066,7 @@ static enum step catch_up(struct loop *l, struct iter *c, struct gdn_err *err)
 	struct sbuf out = SBUF_INIT;
 	char *onto = NULL, *range = NULL, *head = NULL;
 	enum step step = STEP_ERROR;
-	json_t *ev;
+	json_t *ev, *ids;
 	int rc = 0;
 
 	if (c->commits <= 0) {
@@ -2130,8 +2130,19 @@ static enum step catch_up(struct loop *l, struct iter *c, struct gdn_err *err)
 		json_decref(ev);
 		goto out;
 	}
+	strvec_clear(&c->ids);
+	if (gdn_repo_count_commits(l->repo, onto, head, &c->commits, &c->ids, MAX_IDS_JOURNALED,
+				   err)) {
+		json_decref(ev);
+		goto out;
+	}
 	json_object_set_new(ev, "result", json_string("clean"));
 	json_object_set_new(ev, "head", json_string(head));
+	json_object_set_new(ev, "commits", json_integer(c->commits));
+	ids = json_array();
+	for (size_t i = 0; i < c->ids.nr; i++)
+		json_array_append_new(ids, json_string(c->ids.v[i]));
+	json_object_set_new(ev, "ids", ids);
 	journal_event(l, "rebase", ev);
 	say(l, GDN_LOOP_INFO,
 	    "the champion moved to %.12s: candidate carried onto it (%.7s -> %.7s)", onto,
@@ -2141,10 +2152,7 @@ static enum step catch_up(struct loop *l, struct iter *c, struct gdn_err *err)
 	free(c->head_after);
 	c->head_after = head;
 	head = NULL;
-	strvec_clear(&c->ids);
-	if (gdn_repo_count_commits(l->repo, c->head_before, c->head_after, &c->commits, &c->ids,
-				   MAX_IDS_JOURNALED, err) ||
-	    fork_state(l, err))
+	if (fork_state(l, err))
 		goto out;
 	step = STEP_OK;
 out:

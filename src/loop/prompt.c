@@ -167,7 +167,7 @@ void gdn_prompt_log_tail(const char *log, size_t len, struct sbuf *out)
 	sbuf_add(out, log + start, len - start);
 }
 
-int gdn_prompt_stamp_log(const char *path, const char *sha, struct gdn_err *err)
+int gdn_prompt_stamp_log(const char *path, const char *sha, long worker, struct gdn_err *err)
 {
 	struct sbuf sb = SBUF_INIT, res = SBUF_INIT;
 	struct strvec lines = STRVEC_INIT;
@@ -227,6 +227,11 @@ int gdn_prompt_stamp_log(const char *path, const char *sha, struct gdn_err *err)
 				ind++;
 			sbuf_add(&res, l, ind);
 			sbuf_addf(&res, "- Commit: %s", sha);
+			if (worker > 0) {
+				sbuf_addch(&res, '\n');
+				sbuf_add(&res, l, ind);
+				sbuf_addf(&res, "- Worker: %ld", worker);
+			}
 		} else {
 			sbuf_adds(&res, l);
 		}
