@@ -64,15 +64,6 @@ static char *abspath(const char *base, const char *p)
 	return p[0] == '/' ? xstrdup(p) : xstrfmt("%s/%s", base, p);
 }
 
-static int tmp_worker(void *payload, long k, const char *workdir, struct gdn_err *err) /* TMPHACK */
-{
-	struct gdn_gate *g = payload;
-	(void)k; (void)err;
-	g->workdir = workdir;
-	if (g->backend) g->backend->repo_root = workdir;
-	return 0;
-}
-
 void gdn_loop_setup_init(struct gdn_loop_setup *s, const char *cwd, const char *repo_root,
 			 struct gdn_config *cfg)
 {
@@ -159,7 +150,7 @@ void gdn_loop_setup_init(struct gdn_loop_setup *s, const char *cwd, const char *
 	s->hooks = (struct gdn_loop_hooks){.validate = gdn_gate_validate,
 					   .payload = &s->gate,
 					   .policy = GDN_POLICY_COUNT_FAILURE,
-					   .worker_state = gdn_gate_worker_state, .worker = tmp_worker};
+					   .worker_state = gdn_gate_worker_state};
 	gdn_perf_config_init(&s->pc);
 	s->ps = (struct gdn_perf_state)GDN_PERF_STATE_INIT;
 	s->repo_lock = (struct gdn_lock)GDN_LOCK_INIT;
@@ -1343,7 +1334,6 @@ void gdn_loop_setup_opts(struct gdn_loop_setup *s)
 	struct gdn_loop_opts *lo = &s->lo;
 
 	lo->workdir = s->agent_dir;
-	lo->workers = getenv("TMPW") ? strtol(getenv("TMPW"), NULL, 10) : 1; /* TMPHACK */
 	lo->user_workdir = s->workdir;
 	lo->isolation = (enum gdn_isolation)a->isolation;
 	lo->branch = a->loop_branch;
