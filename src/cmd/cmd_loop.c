@@ -239,9 +239,12 @@ static void workers_plan(const struct gdn_loop_setup *s, const char *shared)
 		char *dir = gdn_loop_setup_worker_dir(s, k);
 		const char *tpu = s->w.wv ? s->w.wv[k - 1].tpu_name : NULL;
 
-		plan("  worker %ld: worktree %s; backend %s%s%s", k, dir,
-		     a->backends.nr > 1 ? a->backends.v[k - 1] : shared,
-		     tpu ? "; holds dev TPU " : "", tpu ? tpu : "");
+		if (gate)
+			plan("  worker %ld: worktree %s; backend %s%s%s", k, dir,
+			     a->backends.nr > 1 ? a->backends.v[k - 1] : shared,
+			     tpu ? "; holds dev TPU " : "", tpu ? tpu : "");
+		else
+			plan("  worker %ld: worktree %s", k, dir);
 		free(dir);
 	}
 }
@@ -285,7 +288,17 @@ static void dry_run_plan(const struct gdn_loop_setup *s)
 	if (a->workers > 1)
 		workers_plan(s, bname && *bname ? bname : "local");
 	plan("log dir: %s (journal loop.jsonl)", s->log_dir);
-	plan("hill-climb log: %s", s->hlog ? s->hlog : "(none)");
+	if (a->workers > 1 && s->hlog) { /* each worker's own */
+		char *w1 = gdn_loop_setup_worker_dir(s, 1);
+		char *p = gdn_loop_worker_path(s->hlog, s->agent_dir, w1);
+
+		plan("hill-climb log: %s%s", p ? p : s->hlog,
+		     p ? " (worker 1's; each worker's own)" : "");
+		free(p);
+		free(w1);
+	} else {
+		plan("hill-climb log: %s", s->hlog ? s->hlog : "(none)");
+	}
 	plan("stop: after %ld iteration%s; --max-failures %ld (-1: unlimited); "
 	     "--stop-after-failures %ld (0: never)%s%s%s",
 	     a->iterations, a->iterations == 1 ? "" : "s", lo->max_failures,
@@ -302,7 +315,7 @@ static int dry_run(const struct gdn_loop_setup *s, const char *agent_missing, st
 	const struct gdn_loop_opts *lo = &s->lo;
 	struct sbuf prompt = SBUF_INIT, line = SBUF_INIT;
 	struct strvec argv = STRVEC_INIT;
-	char *head = NULL, *branch = NULL, *pfile = NULL, *mfile = NULL, *tfile = NULL;
+	char *head = NULL, *branch = NULL, *pfile = NULL, *mfile = NULL, *tfile = NULL, *w1 = NULL;
 	struct gdn_prompt_vars v = {1, lo->iterations, NULL, NULL, NULL, NULL};
 	struct gdn_agent_request req = {0};
 	char t[32];
@@ -333,14 +346,16 @@ static int dry_run(const struct gdn_loop_setup *s, const char *agent_missing, st
 	fwrite(prompt.buf, 1, prompt.len, stdout);
 	if (prompt.len && prompt.buf[prompt.len - 1] != '\n')
 		putchar('\n');
+	if (lo->workers > 1) /* worker 1's */
+		req.workdir = w1 = gdn_loop_setup_worker_dir(s, 1);
 	if (s->agent) {
 		gdn_agent_argv(s->agent, &req, &argv);
 		gdn_argv_format(&line, argv.v);
-		printf("%s dry run: the agent command (in %s):\n%s $ %s\n", tag(t), lo->workdir,
+		printf("%s dry run: the agent command (in %s):\n%s $ %s\n", tag(t), req.workdir,
 		       tag(t), line.buf);
 	} else {
 		printf("%s dry run: the agent command (in %s): not available (%s)\n", tag(t),
-		       lo->workdir, agent_missing);
+		       req.workdir, agent_missing);
 	}
 out:
 	free(head);
@@ -348,6 +363,7 @@ out:
 	free(pfile);
 	free(mfile);
 	free(tfile);
+	free(w1);
 	strvec_clear(&argv);
 	sbuf_release(&prompt);
 	sbuf_release(&line);
