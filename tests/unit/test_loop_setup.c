@@ -219,6 +219,42 @@ static void test_argv_errors(void **unused)
 	vals_release(&v);
 }
 
+/* --backend, repeatable since --workers: journaled as a string when given once. */
+static void test_backend_once_as_string(void **unused)
+{
+	struct strvec backends = STRVEC_INIT, back = STRVEC_INIT;
+	struct opt o[] = {
+	    OPT_LIST_(0, "backend", &backends, "NAME", "where"),
+	    OPT_END_(),
+	};
+	const char *once[] = {"test", "--backend", "box"};
+	const char *twice[] = {"test", "--backend", "a", "--backend", "b"};
+	struct gdn_err err = GDN_ERR_INIT;
+	json_t *j;
+	char *text;
+
+	(void)unused;
+	parse(o, (int)ARRAY_SIZE(once), once);
+	j = gdn_loop_options_json(o);
+	text = dump(j);
+	assert_string_equal(text, "{\"backend\":\"box\"}");
+	free(text);
+	/* and back (a journal of either version) */
+	assert_int_equal(gdn_loop_options_argv(o, j, &back, &err), 0);
+	assert_int_equal(back.nr, 2);
+	assert_string_equal(back.v[1], "box");
+	json_decref(j);
+	strvec_clear(&backends);
+	parse(o, (int)ARRAY_SIZE(twice), twice);
+	j = gdn_loop_options_json(o);
+	text = dump(j);
+	assert_string_equal(text, "{\"backend\":[\"a\",\"b\"]}");
+	free(text);
+	json_decref(j);
+	strvec_clear(&backends);
+	strvec_clear(&back);
+}
+
 /* --workers: a path under the agent's worktree moved to a worker's. */
 static void test_worker_path(void **unused)
 {
@@ -327,8 +363,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_round_trip),	cmocka_unit_test(test_only_given_decision_options),
-	    cmocka_unit_test(test_argv_errors), cmocka_unit_test(test_worker_path),
-	    cmocka_unit_test(test_worker_hook),
+	    cmocka_unit_test(test_argv_errors), cmocka_unit_test(test_backend_once_as_string),
+	    cmocka_unit_test(test_worker_path), cmocka_unit_test(test_worker_hook),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
