@@ -715,10 +715,10 @@ static int check_workers(struct gdn_loop_setup *s, const struct opt *opts)
 {
 	struct gdn_loop_args *a = &s->a;
 	bool given = opt_seen(opts, "workers");
-	const char *what = given ? "--workers" : "loop.workers";
+	const struct gdn_cfg_value *v = given ? NULL : gdn_config_get(s->cfg, "loop.workers");
+	const char *what = v && v->source != GDN_SRC_DEFAULT ? "loop.workers" : "--workers";
 
 	if (!given) {
-		const struct gdn_cfg_value *v = gdn_config_get(s->cfg, "loop.workers");
 		long long n = gdn_config_int(s->cfg, "loop.workers", 1);
 
 		if (n < 1 || n > LONG_MAX)
