@@ -220,9 +220,6 @@ test_expect_success '--hold-dev-tpu with two workers: me-w1 and me-w2, both rele
 interrupt_holds() {
 	new_repo &&
 	rm -f "$TRASH/agent.pid" &&
-	AGENT_PID_FILE=$TRASH/agent.pid agent slow <<-\EOF2 &&
-		exec sleep 60
-	EOF2
 	gdnctl_bg out loop --workdir "$TRASH/repo" --agent command \
 		--agent-cmd "$AG/slow {prompt_file}" --prompt-file "$TRASH/prompt.md" \
 		--log-dir "$TRASH/logs" --iterations 2 --workers 3 --hold-dev-tpu \
