@@ -143,6 +143,8 @@ struct gdn_loop_setup {
 	char *agent_dir;    /* where the agent and the gate work: workdir, or the worktree */
 	char *worktree_dir; /* --worktree-dir, absolute (NULL: <log dir>/workers) */
 	char *worker_dir;   /* in a worker's process: its worktree (gdn_loop_setup_worker) */
+	long worker_k;	    /* and its number (0: none yet) */
+	size_t worker_base; /* the session directives before its hold's */
 	struct sbuf tmpl;
 	struct strvec directives, warnings; /* warnings: the agent driver's, to print */
 	struct gdn_agent *agent;
@@ -246,8 +248,9 @@ char *gdn_loop_setup_worker_dir(const struct gdn_loop_setup *s, long k);
  * file), name its --perf-ab champion worktree <log dir>/champion-w<K>,
  * select its backend, hold and targets, add its hold's directive to the
  * session directives, and leave every hold to the parent
- * (gdn_loop_where_forked). Mutates the setup: for a forked process only.
- * 0, or GDN_EUSAGE for a K out of 1..workers.
+ * (gdn_loop_where_forked). Mutates the setup: for a forked process only;
+ * may be called again there (a re-validation: the same result). 0, or
+ * GDN_EUSAGE for a K out of 1..workers.
  */
 int gdn_loop_setup_worker(void *payload, long k, const char *workdir, struct gdn_err *err);
 /*

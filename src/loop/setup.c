@@ -1593,16 +1593,19 @@ int gdn_loop_setup_worker(void *payload, long k, const char *workdir, struct gdn
 	struct gdn_loop_where *w = &s->w;
 	struct gdn_gate *gate = &s->gate;
 	struct gdn_loop_where_worker *x;
+	char *from;
 
 	if (!w->wv || k < 1 || k > w->workers)
 		return gdn_err_set(err, GDN_EUSAGE, "no worker %ld (--workers %ld)", k,
 				   s->a.workers);
 	x = &w->wv[k - 1];
 	gdn_loop_where_forked(w);
-	free(s->worker_dir);
+	/* again in the same process (a re-validation): from where the last call pointed */
+	from = s->worker_dir ? s->worker_dir : xstrdup(s->agent_dir);
 	s->worker_dir = xstrdup(workdir);
 	/* the running log: <agent dir>/REL is <workdir>/REL */
-	move_path(&s->hlog, s->agent_dir, s->worker_dir);
+	move_path(&s->hlog, from, s->worker_dir);
+	free(from);
 	s->lo.hillclimb_log = s->hlog;
 	if (s->mo.log_file)
 		s->mo.log_file = s->hlog;
@@ -1627,9 +1630,15 @@ int gdn_loop_setup_worker(void *payload, long k, const char *workdir, struct gdn
 	s->ts.workdir = s->worker_dir;
 	s->ts.backend = gate->backend;
 	s->ts.targets = gate->targets;
-	/* its hold's managed dev TPU directive */
-	for (size_t i = 0; i < x->directives.nr; i++)
-		strvec_push(&s->directives, x->directives.v[i]);
+	/* its hold's managed dev TPU directive (once) */
+	if (s->worker_k != k) {
+		while (s->worker_k && s->directives.nr > s->worker_base)
+			strvec_pop(&s->directives);
+		s->worker_base = s->directives.nr;
+		for (size_t i = 0; i < x->directives.nr; i++)
+			strvec_push(&s->directives, x->directives.v[i]);
+		s->worker_k = k;
+	}
 	return 0;
 }
 

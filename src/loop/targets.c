@@ -659,7 +659,6 @@ static void dev_flags(struct gdn_loop_setup *s, const struct opt *opts,
 {
 	struct gdn_loop_where *w = &s->w;
 	const char *tpu_name = k ? w->wv[k - 1].tpu_name : NULL;
-
 	struct sbuf key = SBUF_INIT, v = SBUF_INIT;
 	const struct {
 		const char *flag, *key;
@@ -719,14 +718,12 @@ static void dev_flags(struct gdn_loop_setup *s, const struct opt *opts,
 		    (struct gdn_backend_option){"sync_path", ".", "--dev-tpu-sync-path"};
 	sbuf_reset(&key);
 	sbuf_addf(&key, "backends.%s.allocate_log", name);
-	if (!alloc_log && !gdn_config_str(s->cfg, key.buf) && !k)
-		spec_opts[(*nr)++] = (struct gdn_backend_option){
-		    "allocate_log", strvec_pushf(texts, "%s/dev_tpu_allocate.log", s->log_dir),
-		    "--dev-tpu-allocate-log"};
-	else if (!alloc_log && !gdn_config_str(s->cfg, key.buf))
+	/* worker K's: <log-dir>/dev_tpu_allocate-w<K>.log */
+	if (!alloc_log && !gdn_config_str(s->cfg, key.buf))
 		spec_opts[(*nr)++] = (struct gdn_backend_option){
 		    "allocate_log",
-		    strvec_pushf(texts, "%s/dev_tpu_allocate-w%ld.log", s->log_dir, k),
+		    k ? strvec_pushf(texts, "%s/dev_tpu_allocate-w%ld.log", s->log_dir, k)
+		      : strvec_pushf(texts, "%s/dev_tpu_allocate.log", s->log_dir),
 		    "--dev-tpu-allocate-log"};
 	sbuf_release(&key);
 	sbuf_release(&v);

@@ -346,6 +346,14 @@ static void test_worker_hook(void **unused)
 	assert_int_equal(s.directives.nr, 2);
 	assert_string_equal(s.directives.v[0], "base");
 	assert_string_equal(s.directives.v[1], "dev TPU me-w2");
+	/* again (a re-validation), then in another tree: the same, nothing twice */
+	assert_int_equal(gdn_loop_setup_worker(&s.gate, 2, "/wt/w2", &err), 0);
+	assert_int_equal(gdn_loop_setup_worker(&s.gate, 2, "/wt/again", &err), 0);
+	assert_string_equal(s.hlog, "/wt/again/docs/log.md");
+	assert_string_equal(s.gate.workdir, "/wt/again");
+	assert_string_equal(own->repo_root, "/wt/again");
+	assert_int_equal(s.directives.nr, 2);
+	assert_string_equal(s.directives.v[1], "dev TPU me-w2");
 
 	/* the hooks the engine takes: the worker hook alone without a gate */
 	s.worker_hooks.worker = gdn_loop_setup_worker;
