@@ -116,6 +116,7 @@ struct gdn_loop_where {
 	/* --workers N > 1: one per worker (NULL with one worker) */
 	long workers;
 	struct gdn_loop_where_worker *wv;
+	pid_t pid;   /* the process that opened them (0: not yet) */
 	bool forked; /* in a worker's process: the holds and dev TPUs are the parent's */
 };
 
@@ -248,9 +249,10 @@ char *gdn_loop_setup_worker_dir(const struct gdn_loop_setup *s, long k);
  * file), name its --perf-ab champion worktree <log dir>/champion-w<K>,
  * select its backend, hold and targets, add its hold's directive to the
  * session directives, and leave every hold to the parent
- * (gdn_loop_where_forked). Mutates the setup: for a forked process only;
- * may be called again there (a re-validation: the same result). 0, or
- * GDN_EUSAGE for a K out of 1..workers.
+ * (gdn_loop_where_forked). Mutates the setup: meant for a worker's forked
+ * process; in the loop's own process (worker 1 for the baseline) the holds
+ * stay its own. May be called again (a re-validation, another worker):
+ * the same result as one call. 0, or GDN_EUSAGE for a K out of 1..workers.
  */
 int gdn_loop_setup_worker(void *payload, long k, const char *workdir, struct gdn_err *err);
 /*
@@ -325,7 +327,10 @@ int gdn_loop_where_open(struct gdn_loop_setup *s, const struct opt *opts);
  * (rate-limited as one hold's). Nothing without a hold or in a worker.
  */
 void gdn_loop_where_refresh(struct gdn_loop_where *w, long k);
-/* In a worker's forked process: every hold stays the parent's (gdn_hold_forked). */
+/*
+ * In a worker's forked process: every hold stays the parent's
+ * (gdn_hold_forked). Nothing in the process that opened them.
+ */
 void gdn_loop_where_forked(struct gdn_loop_where *w);
 /* After the loop: release the holds (a warning in *warning, new string, or NULL) and journal. */
 void gdn_loop_where_end(struct gdn_loop_where *w, const char *log_dir, const char *run_id,

@@ -1611,8 +1611,8 @@ int gdn_loop_setup_worker(void *payload, long k, const char *workdir, struct gdn
 		s->mo.log_file = s->hlog;
 	/* the gate: its tree, its backend, its champion worktree */
 	gate->workdir = s->worker_dir;
-	if (x->backend)
-		gate->backend = x->backend;
+	if (s->gate_on || x->backend)
+		gate->backend = x->backend ? x->backend : s->backend;
 	if (s->backend)
 		s->backend->repo_root = s->worker_dir;
 	if (gate->backend)

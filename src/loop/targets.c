@@ -890,6 +890,7 @@ int gdn_loop_where_open(struct gdn_loop_setup *s, const struct opt *opts)
 	}
 	if (s->a.dry_run) /* the pre-flight: checked, nothing started */
 		return 0;
+	w->pid = getpid();
 	if (!w->wv) {
 		if (w->hold && acquire_dev(s, opts, 0))
 			return -1;
@@ -925,6 +926,8 @@ void gdn_loop_where_refresh(struct gdn_loop_where *w, long k)
 
 void gdn_loop_where_forked(struct gdn_loop_where *w)
 {
+	if (!w->pid || w->pid == getpid())
+		return; /* the process that acquired them keeps them */
 	w->forked = true;
 	gdn_hold_forked(w->h);
 	for (long i = 0; w->wv && i < w->workers; i++)

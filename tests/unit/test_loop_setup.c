@@ -328,6 +328,13 @@ static void test_worker_hook(void **unused)
 	assert_int_equal(gdn_loop_setup_worker(&s.gate, 0, "/wt/w0", &err), GDN_EUSAGE);
 	assert_string_equal(s.gate.workdir, "/l/worktree");
 
+	/* in the process that opened the holds: they stay its own */
+	s.w.pid = getpid();
+	assert_int_equal(gdn_loop_setup_worker(&s.gate, 1, "/wt/w1", &err), 0);
+	assert_false(s.w.forked);
+	assert_string_equal(s.gate.workdir, "/wt/w1");
+	assert_ptr_equal(s.gate.backend, shared);
+	s.w.pid = 1; /* a forked process: the holds are the parent's */
 	assert_int_equal(gdn_loop_setup_worker(&s.gate, 2, "/wt/w2", &err), 0);
 	assert_true(s.w.forked);
 	assert_string_equal(s.worker_dir, "/wt/w2");
