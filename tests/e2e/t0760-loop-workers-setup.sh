@@ -11,9 +11,14 @@
 marin_setup
 unset FAKE_ALLOC_FAIL_NAMES
 export STATE=$GDNCTL_FAKE_STATE TRASH
+RAY_RUN=lib/marin/src/marin/run/ray_run.py
 
 AGENT_PID_FILE=$TRASH/agent.pid
 agent commit-one <<'EOF2'
+echo "one $(date +%s%N)" >>work.txt && git add work.txt && git commit -qm "agent: one change"
+EOF2
+agent commit-slow <<'EOF2'
+sleep 1
 echo "one $(date +%s%N)" >>work.txt && git add work.txt && git commit -qm "agent: one change"
 EOF2
 agent slow <<'EOF2'
@@ -214,6 +219,64 @@ test_expect_success '--hold-dev-tpu with two workers: me-w1 and me-w2, both rele
 	test -s logs/dev_tpu_allocate-w1.log &&
 	test -s logs/dev_tpu_allocate-w2.log &&
 	! test -e logs/dev_tpu_allocate.log
+'
+
+# A configuration whose tests say where they ran; ray backends box1 and box2 (the uv double).
+where_config() {
+	cat <<-\EOF | repo_config
+		project:
+		  test_command: echo "$GDNCTL_FAKE_HOST $PWD" >>"$TRASH/where"
+		backends:
+		  box1:
+		    type: ray
+		    cluster: c1
+		  box2:
+		    type: ray
+		    cluster: c2
+	EOF
+}
+
+test_expect_success 'validation: a shared backend runs each worker'\''s jobs from its worktree' '
+	new_repo && rm -f where &&
+	where_config &&
+	FAKE_EXEC=1 run_loop commit-slow --iterations 2 --workers 2 --validation-mode required \
+		--backend box1 >out 2>err &&
+	test "$(calls_with $RAY_RUN --cluster c1)" = 2 &&
+	test "$(calls_with $RAY_RUN --cluster c2)" = 0 &&
+	test_grep "^ray-c1 $TRASH/logs/workers/w1$" where &&
+	test_grep "^ray-c1 $TRASH/logs/workers/w2$" where &&
+	test_line_count = 2 where
+'
+
+test_expect_success 'validation: one backend per worker, each from its worktree' '
+	new_repo && rm -f where &&
+	where_config &&
+	FAKE_EXEC=1 run_loop commit-slow --iterations 2 --workers 2 --validation-mode required \
+		--backend box1 --backend box2 >out 2>err &&
+	test "$(calls_with $RAY_RUN --cluster c1)" = 1 &&
+	test "$(calls_with $RAY_RUN --cluster c2)" = 1 &&
+	test_grep "^ray-c1 $TRASH/logs/workers/w1$" where &&
+	test_grep "^ray-c2 $TRASH/logs/workers/w2$" where &&
+	test_line_count = 2 where
+'
+
+test_expect_success 'validation: each worker on its own held dev TPU, its prompt names it' '
+	new_repo && rm -f where &&
+	printf "project:\n  test_command: echo \"\$GDNCTL_FAKE_HOST\" >>\"\$TRASH/where\"\n  profile_command: \"true\"\n" |
+		repo_config &&
+	FAKE_EXEC=1 run_loop commit-slow --iterations 2 --workers 2 --validation-mode required \
+		--hold-dev-tpu --dev-tpu-name me >out 2>err &&
+	test_grep "^dev-tpu-me-w1$" where &&
+	test_grep "^dev-tpu-me-w2$" where &&
+	test_line_count = 2 where &&
+	test "$(calls_with execute --tpu-name me-w1)" = 2 &&
+	test "$(calls_with execute --tpu-name me-w2)" = 2 &&
+	for k in 1 2; do
+		p=$(grep -l "Managed dev TPU mode" logs/*prompt* | xargs grep -l -- "--tpu-name me-w$k") &&
+		test -n "$p" &&
+		test_grep ! "me-w$((3 - k))" $p || return 1
+	done &&
+	no_allocation_left
 '
 
 # Start a 3-worker run whose agent hangs, then send signal $1: exit $2, every hold released.
