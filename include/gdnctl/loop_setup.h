@@ -83,6 +83,7 @@ struct gdn_loop_args {
  * its gate backend, its held dev TPU <dev-tpu-name>-w<K> and its targets.
  */
 struct gdn_loop_where_worker {
+	char *dir;		     /* its worktree (gdn_loop_setup_worker_dir) */
 	char *tpu_name;		     /* --hold-dev-tpu: <dev-tpu-name>-w<K> */
 	char *champion_name;	     /* --perf-ab: its champion worktree, champion-w<K> */
 	struct gdn_backend *backend; /* --backend given once per worker: the K-th; NULL: shared */
@@ -255,6 +256,14 @@ char *gdn_loop_setup_worker_dir(const struct gdn_loop_setup *s, long k);
  * the same result as one call. 0, or GDN_EUSAGE for a K out of 1..workers.
  */
 int gdn_loop_setup_worker(void *payload, long k, const char *workdir, struct gdn_err *err);
+/*
+ * The hook gdn_loop_hooks.worker_state (payload: &s->gate), set when
+ * workers > 1: the gate's (gdn_gate_worker_state), and with
+ * GDN_WORKER_ADOPT (in the loop's process, worker k's child ended) worker
+ * k's hold checked and, when lost, re-acquired (gdn_loop_where_refresh).
+ */
+int gdn_loop_setup_worker_state(void *payload, long k, int what, bool promoted,
+				struct gdn_err *err);
 /*
  * After the loop: release every hold and journal its events (a warning in
  * *warning, new string, or NULL: gdn_loop_where_end), and remove the

@@ -1517,11 +1517,14 @@ static void setup_workers(struct gdn_loop_setup *s)
 		return;
 	w->wv = xcalloc((size_t)w->workers, sizeof(*w->wv));
 	for (long k = 1; k <= w->workers; k++) {
+		w->wv[k - 1].dir = gdn_loop_setup_worker_dir(s, k);
 		w->wv[k - 1].champion_name = xstrfmt("champion-w%ld", k);
 		strvec_init(&w->wv[k - 1].directives);
 	}
 	s->hooks.worker = gdn_loop_setup_worker;
+	s->hooks.worker_state = gdn_loop_setup_worker_state;
 	s->worker_hooks.worker = gdn_loop_setup_worker;
+	s->worker_hooks.worker_state = gdn_loop_setup_worker_state;
 }
 
 int gdn_loop_setup_gate(struct gdn_loop_setup *s, const struct opt *opts)
@@ -1640,6 +1643,17 @@ int gdn_loop_setup_worker(void *payload, long k, const char *workdir, struct gdn
 		s->worker_k = k;
 	}
 	return 0;
+}
+
+int gdn_loop_setup_worker_state(void *payload, long k, int what, bool promoted, struct gdn_err *err)
+{
+	struct gdn_loop_setup *s = setup_of(payload);
+	int ret = gdn_gate_worker_state(payload, k, what, promoted, err);
+
+	/* worker k's next iteration holds its dev TPU again when it was lost */
+	if (what == GDN_WORKER_ADOPT)
+		gdn_loop_where_refresh(&s->w, k);
+	return ret;
 }
 
 void gdn_loop_setup_end(struct gdn_loop_setup *s, const char *run_id, char **warning)

@@ -809,7 +809,8 @@ static int acquire_dev(struct gdn_loop_setup *s, const struct opt *opts, long k)
 			s->err.code = GDN_EBACKEND; /* the allocation failed */
 		return -1;
 	}
-	(*dev)->repo_root = s->agent_dir;
+	/* a worker's re-acquire (in the loop's process) syncs its worktree */
+	(*dev)->repo_root = x ? x->dir : s->agent_dir;
 	return 0;
 }
 
@@ -917,9 +918,10 @@ void gdn_loop_where_refresh(struct gdn_loop_where *w, long k)
 	struct gdn_hold *h = w->wv && k >= 1 && k <= w->workers ? w->wv[k - 1].h : NULL;
 	char *why;
 
-	if (!h || w->forked || gdn_hold_alive(h, NULL))
+	/* interrupted: the allocations are stopping, the end releases them */
+	if (!h || w->forked || gdn_proc_interrupted() || gdn_hold_alive(h, NULL))
 		return;
-	why = xstrfmt("worker %ld starting an iteration without an active held dev TPU", k);
+	why = xstrfmt("worker %ld's held dev TPU is not active", k);
 	gdn_hold_reacquire(h, NULL, why);
 	free(why);
 }
@@ -969,6 +971,7 @@ void gdn_loop_where_release(struct gdn_loop_where *w)
 			if (!w->forked) /* freeing it would stop the parent's allocation */
 				gdn_backend_free(x->dev);
 			gdn_backend_free(x->backend);
+			free(x->dir);
 			free(x->tpu_name);
 			free(x->champion_name);
 			strvec_clear(&x->directives);

@@ -2,14 +2,17 @@
 # gdnctl loop --workers N, the setup side: the options and their errors
 # (exit 2, one line), the loop.workers key, --resume keeping them, the
 # --dry-run plan (each worker's worktree and backend, shared or one per
-# worker), and --hold-dev-tpu holding N allocations <name>-w<K> (the uv
-# double's dev_tpu.py), all acquired before the loop and all released at
-# the end, on Ctrl-C and on SIGTERM: no allocation process is left.
+# worker), validation from each worker's worktree on a shared backend, on
+# one backend per worker and on each worker's held dev TPU, and
+# --hold-dev-tpu holding N allocations <name>-w<K> (the uv double's
+# dev_tpu.py), all acquired before the loop, a lost one re-acquired between
+# that worker's iterations, and all released at the end, on Ctrl-C and on
+# SIGTERM: no allocation process is left.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-marin.sh"
 . "$(dirname "$0")/lib-loop.sh"
 marin_setup
-unset FAKE_ALLOC_FAIL_NAMES
+unset FAKE_ALLOC_FAIL_NAMES FAKE_ALLOC_DIE_FILE
 export STATE=$GDNCTL_FAKE_STATE TRASH
 RAY_RUN=lib/marin/src/marin/run/ray_run.py
 
@@ -20,6 +23,16 @@ EOF2
 agent commit-slow <<'EOF2'
 sleep 1
 echo "one $(date +%s%N)" >>work.txt && git add work.txt && git commit -qm "agent: one change"
+EOF2
+# One agent (of any worker) kills the allocation me-w2 of the double once, then all commit.
+agent die-once <<'EOF2'
+if mkdir "$TRASH/died" 2>/dev/null; then
+	touch "$TRASH/die-me-w2"
+	while [ -e "$TRASH/die-me-w2" ]; do sleep 0.05; done
+fi
+sleep 1
+f=work-$(basename "$PWD").txt
+echo "one $(date +%s%N)" >>"$f" && git add "$f" && git commit -qm "agent: one change"
 EOF2
 agent slow <<'EOF2'
 exec sleep 60
@@ -276,6 +289,24 @@ test_expect_success 'validation: each worker on its own held dev TPU, its prompt
 		test -n "$p" &&
 		test_grep ! "me-w$((3 - k))" $p || return 1
 	done &&
+	no_allocation_left
+'
+
+test_expect_success 'a worker'\''s allocation dies: the loop re-acquires it after that iteration' '
+	new_repo && rm -rf "$TRASH/died" "$TRASH/die-me-w2" &&
+	FAKE_ALLOC_DIE_FILE="$TRASH/die-{tpu_name}" run_loop die-once --iterations 2 --workers 2 \
+		--hold-dev-tpu --dev-tpu-name me >out 2>err &&
+	test "$(calls_with allocate)" = 3 &&
+	test "$(calls_with allocate me-w2)" = 2 &&
+	test_grep "managed dev TPU allocation dev-tpu-me-w2 (cluster us-central1) is gone" err &&
+	test_grep "attempting managed dev TPU re-acquire (worker 2'\''s held dev TPU is not active)" err &&
+	test_grep "managed dev TPU re-acquire is active: dev-tpu-me-w2 (cluster us-central1)$" out &&
+	test "$(jq -c "select(.event == \"dev_tpu\" and .action == \"lost\")" logs/loop.jsonl | wc -l)" = 1 &&
+	test "$(jq -c "select(.event == \"dev_tpu\" and .action == \"reacquired\")" logs/loop.jsonl | wc -l)" = 1 &&
+	test "$(dev_tpu_events lost me-w2)" = 1 &&
+	test "$(dev_tpu_events reacquired me-w2)" = 1 &&
+	test "$(dev_tpu_events released me-w1)" = 1 &&
+	test "$(dev_tpu_events released me-w2)" = 1 &&
 	no_allocation_left
 '
 
