@@ -210,7 +210,7 @@ const struct strvec *gdn_backend_setting_list(const struct gdn_backend *b, const
  * caller sets repo_root to that tree and copy_suffix for the time of the
  * run), so that two trees alternate on b without one overwriting or
  * rebuilding the other: NULL when it can (local; ssh with `sync: rsync`;
- * slurm with no workdir or a relative one, on the shared file system; ray
+ * slurm with a relative workdir, on the shared file system; ray
  * with `cli: marin`, whose submission uploads the tree), else why not, a
  * phrase (static) for a message.
  */

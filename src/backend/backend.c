@@ -554,10 +554,12 @@ const char *gdn_backend_second_tree_refusal(const struct gdn_backend *b)
 			     "does not copy to";
 	}
 	if (!strcmp(type, "slurm")) {
+		/* with no workdir the jobs start where gdnctl runs, whatever the tree */
 		v = gdn_backend_str(b, "workdir");
-		return !v || (v[0] != '/' && v[0] != '~')
+		return v && v[0] != '/' && v[0] != '~'
 			   ? NULL
-			   : "its workdir is a fixed directory, not one relative to the repository";
+			   : "its jobs run in a fixed directory: set its workdir relative to the "
+			     "repository (workdir: .)";
 	}
 	if (!strcmp(type, "ray")) {
 		v = gdn_backend_str(b, "cli");

@@ -32,6 +32,8 @@ mkdir -p "$R/jobs" "$XDG_CONFIG_HOME/gdnctl"
 	sshd_config_yaml box "workdir: $R/wd" "jobdir: $R/jobs" "poll: 300ms" "kill_grace: 1s" \
 		"sync: rsync" 'sync_exclude: [".git"]'
 	sshd_config_yaml fixed "workdir: $R/fixed" "jobdir: $R/jobs" "kill_grace: 1s"
+	printf '  plain:\n    type: ray\n    cli: ray\n'
+	printf '  tpu:\n    type: dev-tpu\n    tpu_name: me\n'
 } >"$XDG_CONFIG_HOME/gdnctl/config.yaml"
 
 agent faster <<'EOF'
@@ -153,6 +155,16 @@ test_expect_success 'a held dev TPU: --perf-ab is refused before anything is all
 	: the dry run checks it too &&
 	test_must_fail =2 run_loop --hold-dev-tpu --dev-tpu-name me --perf-repeats 2 --dry-run >out 2>err &&
 	test_grep "give --no-perf-ab$" err
+'
+
+test_expect_success 'the plain Ray CLI and a dev-tpu backend: --perf-ab is refused at setup' '
+	new_repo &&
+	: >"$GDNCTL_FAKE_LOG" &&
+	test_must_fail =2 run_loop --backend plain --perf-repeats 2 >out 2>err &&
+	test_grep "^\[gdnctl\] error: --perf-ab cannot run the champion from its own copy on backend plain (ray): the plain Ray CLI (cli: ray) does not upload the tree; give --no-perf-ab$" err &&
+	test_must_fail =2 run_loop --backend tpu --perf-repeats 2 >out 2>err &&
+	test_grep "^\[gdnctl\] error: --perf-ab cannot run the champion from its own copy on backend tpu (dev-tpu): dev_tpu.py execute syncs every tree to one remote directory; give --no-perf-ab$" err &&
+	test "$(calls_count)" = 0
 '
 
 test_done
