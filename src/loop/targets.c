@@ -24,6 +24,7 @@
 #include "gdnctl/marin.h"
 #include "gdnctl/marin_gate.h"
 #include "gdnctl/opt.h"
+#include "gdnctl/perf.h"
 #include "gdnctl/proc.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
@@ -888,7 +889,8 @@ static bool wants_targets(struct gdn_loop_setup *s, long k)
 /*
  * --perf-ab runs the champion from its own tree on the same targets: a
  * usage error, before anything is allocated, where they cannot (the
- * held dev TPU; a backend that cannot keep a second tree apart).
+ * held dev TPU; a backend that cannot keep a second tree apart; a trace
+ * metric where only the candidate's trace is copied back).
  */
 static bool ab_on(const struct gdn_loop_setup *s)
 {
@@ -898,10 +900,31 @@ static bool ab_on(const struct gdn_loop_setup *s)
 	       *g->profile_command;
 }
 
+/* The refusal for backend b (reported, -1), or 0. */
+static int check_ab_backend(struct gdn_loop_setup *s, const struct gdn_backend *b)
+{
+	const char *why = gdn_backend_second_tree_refusal(b);
+	const char *metric = s->gate.perf_config->metric;
+
+	if (why)
+		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+					   "--perf-ab cannot run the champion from its own copy on "
+					   "backend %s (%s): %s; give --no-perf-ab",
+					   b->name, b->ops->type, why);
+	/* the champion's trace is read in its local worktree only (gate.c) */
+	if (gdn_perf_is_trace_metric(metric) &&
+	    (!strcmp(b->ops->type, "ssh") || !strcmp(b->ops->type, "ray")))
+		return gdn_loop_setup_fail(
+		    s, GDN_SETUP_ERROR, GDN_EUSAGE,
+		    "--perf-ab cannot measure the champion's %s on backend %s (%s): its trace is "
+		    "read only in its local worktree; give --no-perf-ab",
+		    metric, b->name, b->ops->type);
+	return 0;
+}
+
 static int check_ab_where(struct gdn_loop_setup *s)
 {
 	struct gdn_loop_where *w = &s->w;
-	const char *why;
 
 	if (!ab_on(s))
 		return 0;
@@ -913,13 +936,7 @@ static int check_ab_where(struct gdn_loop_setup *s)
 		    "--no-perf-ab");
 	if (w->clusters.nr || w->auto_clusters || !s->backend)
 		return 0; /* Ray targets: checked once open (check_ab_targets) */
-	why = gdn_backend_second_tree_refusal(s->backend);
-	if (why)
-		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
-					   "--perf-ab cannot run the champion from its own copy on "
-					   "backend %s (%s): %s; give --no-perf-ab",
-					   s->backend->name, s->backend->ops->type, why);
-	return 0;
+	return check_ab_backend(s, s->backend);
 }
 
 static int check_ab_targets(struct gdn_loop_setup *s)
@@ -928,17 +945,9 @@ static int check_ab_targets(struct gdn_loop_setup *s)
 
 	if (!t || !ab_on(s))
 		return 0;
-	for (size_t i = 0; i < t->nr; i++) {
-		const struct gdn_backend *b = t->v[i].profile;
-		const char *why = t->v[i].for_profile ? gdn_backend_second_tree_refusal(b) : NULL;
-
-		if (why)
-			return gdn_loop_setup_fail(
-			    s, GDN_SETUP_ERROR, GDN_EUSAGE,
-			    "--perf-ab cannot run the champion from its own copy on backend %s "
-			    "(%s): %s; give --no-perf-ab",
-			    b->name, b->ops->type, why);
-	}
+	for (size_t i = 0; i < t->nr; i++)
+		if (t->v[i].for_profile && check_ab_backend(s, t->v[i].profile))
+			return -1;
 	return 0;
 }
 

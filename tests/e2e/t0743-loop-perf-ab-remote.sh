@@ -62,7 +62,7 @@ run_loop() {
 		gdnctl loop --agent command --agent-cmd "$AG/faster {prompt_file}" \
 		--prompt-file "$TRASH/prompt.md" --log-dir "$TRASH/logs" --sleep-seconds 0 \
 		--retry-sleep-seconds 0 --max-failures 5 --validation-mode profile-only \
-		--perf-mode on --perf-source cli --iterations 1 "$@")
+		--perf-mode on --iterations 1 "$@")
 }
 
 # The profile phases of iteration 1, in the order they ran.
@@ -165,6 +165,13 @@ test_expect_success 'the plain Ray CLI and a dev-tpu backend: --perf-ab is refus
 	test_must_fail =2 run_loop --backend tpu --perf-repeats 2 >out 2>err &&
 	test_grep "^\[gdnctl\] error: --perf-ab cannot run the champion from its own copy on backend tpu (dev-tpu): dev_tpu.py execute syncs every tree to one remote directory; give --no-perf-ab$" err &&
 	test "$(calls_count)" = 0
+'
+
+test_expect_success 'a trace metric on ssh: refused (the champion'"'"'s trace is read locally only)' '
+	new_repo &&
+	test_must_fail =2 run_loop --backend box --perf-repeats 2 --perf-metric trace/step_ms \
+		--perf-source trace >out 2>err &&
+	test_grep "^\[gdnctl\] error: --perf-ab cannot measure the champion'"'"'s trace/step_ms on backend box (ssh): its trace is read only in its local worktree; give --no-perf-ab$" err
 '
 
 test_done
