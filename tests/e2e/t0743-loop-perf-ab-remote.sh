@@ -4,11 +4,13 @@
 # - ssh (a real OpenSSH server on 127.0.0.1) with `sync: rsync`: the
 #   candidate's tree is copied to WORKDIR, the champion's worktree (under
 #   the log dir) to WORKDIR.gdnctl-champion, so neither overwrites the other;
-# - Ray fallback clusters (the uv double's ray_run.py, which runs the job in
-#   the directory it was started from, as Ray uploads it): the champion's
-#   jobs start from its worktree;
+# - a ray backend and Ray fallback clusters (the uv double's ray_run.py,
+#   which runs the job in the directory it was started from, as Ray
+#   uploads it): the champion's jobs start from its worktree;
 # - where a target cannot keep the champion's tree apart (ssh without sync,
-#   a held dev TPU), setup refuses with a usage error naming --no-perf-ab.
+#   the plain Ray CLI, dev-tpu, a held dev TPU) or its trace is not read
+#   (a trace metric on ssh), setup refuses with a usage error naming
+#   --no-perf-ab.
 # The profile prints where it runs and the speed its tree holds: the
 # champion's runs print the champion's speed, the candidate's the
 # candidate's, alternately.
@@ -33,6 +35,7 @@ mkdir -p "$R/jobs" "$XDG_CONFIG_HOME/gdnctl"
 		"sync: rsync" 'sync_exclude: [".git"]'
 	sshd_config_yaml fixed "workdir: $R/fixed" "jobdir: $R/jobs" "kill_grace: 1s"
 	printf '  plain:\n    type: ray\n    cli: ray\n'
+	printf '  rr:\n    type: ray\n    cluster: r2\n'
 	printf '  tpu:\n    type: dev-tpu\n    tpu_name: me\n'
 } >"$XDG_CONFIG_HOME/gdnctl/config.yaml"
 
@@ -128,6 +131,15 @@ test_expect_success 'Ray fallback clusters: the champion jobs start from its wor
 	test "$(grep -c "^profile in .*: 2.0$" out)" = 3 &&
 	test_grep ! "^profile in $TRASH/logs/champion: 2.0$" out &&
 	test "$(git -C repo log -1 --format=%s)" = "agent: faster"
+'
+
+test_expect_success 'a ray backend (cli: marin): the champion jobs start from its worktree' '
+	new_repo &&
+	run_loop --backend rr --perf-repeats 2 >out 2>err &&
+	test "$(phases)" = "profile-champion profile profile-champion profile " &&
+	test "$(ab_samples)" = "champion 1,1 candidate 2,2 pairs 2" &&
+	test "$(grep -c "^profile in $TRASH/logs/champion: 1.0$" out)" = 2 &&
+	test_grep ! "^profile in $TRASH/logs/champion: 2.0$" out
 '
 
 test_expect_success 'ssh without sync: --perf-ab is refused at setup, --no-perf-ab runs' '
