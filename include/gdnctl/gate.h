@@ -58,8 +58,8 @@ struct gdn_gate {
 	 * same backend or targets, at least perf_repeats pairs and up to
 	 * perf_max_repeats while the interval at perf_confidence is
 	 * inconclusive. A remote backend runs the champion with repo_root
-	 * set to its worktree and copy_suffix GDN_GATE_CHAMPION_SUFFIX
-	 * (backend.h: ssh copies it to WORKDIR.gdnctl-champion); setup
+	 * set to its worktree and copy_suffix ".gdnctl-" + the worktree's
+	 * name (backend.h: ssh copies it to WORKDIR.gdnctl-champion); setup
 	 * refuses where that cannot work (gdn_backend_second_tree_refusal).
 	 */
 	bool perf_ab;
@@ -88,8 +88,6 @@ struct gdn_gate {
 	 */
 	const char *copy_suffix;
 };
-/* The remote copy of the champion's tree: the backend's workdir + this (backend.h). */
-#define GDN_GATE_CHAMPION_SUFFIX ".gdnctl-champion"
 /* Whether `path` (relative to the repository) matches one of the protected globs. */
 bool gdn_gate_protected(const struct strvec *globs, const char *path);
 /*

@@ -436,6 +436,8 @@ static int measure_ab(struct gdn_gate *g, const struct gdn_loop_iter *it, const 
 	struct gdn_gate cg;
 	long k = g->perf_repeats > 0 ? g->perf_repeats : 1;
 	long max = g->perf_max_repeats > k ? g->perf_max_repeats : k;
+	const char *base;
+	char *suffix = NULL;
 	int ret;
 
 	cm->iteration = it->iteration;
@@ -446,8 +448,13 @@ static int measure_ab(struct gdn_gate *g, const struct gdn_loop_iter *it, const 
 	cg = *g;
 	cg.workdir = g->champion_dir;
 	cg.trace_source = NULL;
-	/* a remote backend (or target) runs it from the champion's worktree, kept apart there */
-	cg.copy_suffix = GDN_GATE_CHAMPION_SUFFIX;
+	/*
+	 * A remote backend (or target) runs it from the champion's worktree,
+	 * its copy there named after the worktree: ".gdnctl-champion".
+	 */
+	base = strrchr(g->champion_dir, '/');
+	suffix = xstrfmt(".gdnctl-%s", base ? base + 1 : g->champion_dir);
+	cg.copy_suffix = suffix;
 	for (long i = 1; i <= max && !ret; i++) {
 		int one = 0, crc = 0;
 		struct gdn_abstat st;
@@ -483,6 +490,7 @@ static int measure_ab(struct gdn_gate *g, const struct gdn_loop_iter *it, const 
 					 "one pair more",
 					 st.pairs, st.lo_pct, st.hi_pct);
 	}
+	free(suffix);
 	return ret;
 }
 
