@@ -17,12 +17,12 @@
 static const char *const outcome_names[] = {
     "baseline", "promoted",	"within_band", "regression", "gate_regression",
     "unscored", "failed_tests", "no_commit",   "kept",	     "error",
-    "open",
+    "open",	"conflict",
 };
 static const char *const outcome_labels[] = {
-    "baseline", "promoted",	"within band", "regression", "gate regression",
-    "unscored", "failed tests", "no commit",   "kept",	     "error",
-    "open",
+    "baseline", "promoted",	   "within band", "regression", "gate regression",
+    "unscored", "failed tests",	   "no commit",	  "kept",	"error",
+    "open",	"rebase conflict",
 };
 
 const char *gdn_report_outcome_name(enum gdn_report_outcome o)
@@ -41,6 +41,9 @@ void gdn_report_init(struct gdn_report *r)
 	strvec_init(&r->runs);
 	r->baseline = NAN;
 	r->last_ts_ms = -1;
+	r->workers = 1;
+	r->busy = NAN;
+	r->accel_busy = NAN;
 }
 
 static void iter_release(struct gdn_report_iter *it)
@@ -72,6 +75,7 @@ static void iter_init(struct gdn_report_iter *it, long n)
 	it->champion_before = NAN;
 	it->champion_after = NAN;
 	it->delta_pct = NAN;
+	it->last_ts_ms = -1;
 }
 
 void gdn_report_release(struct gdn_report *r)
@@ -89,6 +93,7 @@ void gdn_report_release(struct gdn_report *r)
 	free(r->end_reason);
 	free(r->metric);
 	free(r->state_champion);
+	gdn_report_lanes_release(r);
 	gdn_report_init(r);
 }
 
@@ -272,6 +277,15 @@ static void apply_trace(struct gdn_report_iter *it, json_t *o)
 	it->trace_file = s && link_safe(s) ? xstrdup(s) : NULL;
 }
 
+/* The iteration's worker (its first event's) and the time of its last event. */
+static void note_worker(struct gdn_report *r, struct gdn_report_iter *it, json_t *o)
+{
+	if (!it->worker)
+		it->worker = gdn_report_event_worker(o);
+	if (r->last_ts_ms > it->last_ts_ms)
+		it->last_ts_ms = r->last_ts_ms;
+}
+
 /* Apply one event of the selected run. */
 static void apply_event(struct gdn_report *r, const char *ev, json_t *o)
 {
@@ -311,16 +325,18 @@ static void apply_event(struct gdn_report *r, const char *ev, json_t *o)
 	if (n < 0 || n > 100000000L)
 		return;
 	if (!strcmp(ev, "iteration_start")) {
-		get_iter(r, n, true);
+		note_worker(r, get_iter(r, n, true), o);
 		return;
 	}
 	if (!strcmp(ev, "perf_decision")) {
 		apply_perf_decision(r, o, n);
+		note_worker(r, get_iter(r, n, false), o);
 		return;
 	}
 	it = n > 0 || !strcmp(ev, "validation") ? get_iter(r, n, false) : find_iter(r, n);
 	if (!it)
 		return;
+	note_worker(r, it, o);
 	if (!strcmp(ev, "perf_ab")) {
 		it->ci_low_pct = num_or_nan(o, "ci_low_pct");
 		it->ci_high_pct = num_or_nan(o, "ci_high_pct");
@@ -359,6 +375,12 @@ static void apply_event(struct gdn_report *r, const char *ev, json_t *o)
 			it->reason = clean_text(s, 64);
 	} else if (!strcmp(ev, "trace")) {
 		apply_trace(it, o);
+	} else if (!strcmp(ev, "conflict")) {
+		it->conflict = true;
+		if ((s = str_of(o, "reason"))) {
+			free(it->reason);
+			it->reason = clean_text(s, 400);
+		}
 	} else if (!strcmp(ev, "error") || !strcmp(ev, "failure")) {
 		it->seen_error = true;
 		if ((s = str_of(o, "message"))) {
@@ -381,6 +403,8 @@ static enum gdn_report_outcome classify(const struct gdn_report_iter *it)
 	};
 	int d;
 
+	if (it->conflict)
+		return GDN_REPORT_CONFLICT;
 	if (it->perf_decision) {
 		if (gdn_enum_parse(gdn_perf_decision_enum, it->perf_decision, &d) ||
 		    (size_t)d >= ARRAY_SIZE(perf))
@@ -470,6 +494,7 @@ static void finalize(struct gdn_report *r)
 	if (r->metric)
 		r->lower_is_better =
 		    gdn_perf_direction_resolve(GDN_PERF_AUTO, r->metric) == GDN_PERF_LOWER;
+	gdn_report_lanes_finish(r);
 }
 
 struct each {
@@ -513,6 +538,7 @@ static void apply_if_selected(struct gdn_report *r, const char *ev, json_t *o)
 		return;
 	if (ts)
 		set_str(&r->ended, ts);
+	gdn_report_lane_event(r, ev, o, t, r->last_ts_ms);
 	if (!strcmp(ev, "run_resume")) {
 		/* the loop was not running between its last event and the resume */
 		r->totals.resumes++;

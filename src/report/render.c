@@ -25,6 +25,7 @@ static const char *const outcome_colours[] = {
     "#00897b", /* kept */
     "#212121", /* error */
     "#fdd835", /* open */
+    "#8d6e63", /* rebase conflict */
 };
 
 void gdn_report_html_escape(struct sbuf *out, const char *s)
@@ -96,6 +97,21 @@ static void add_delta(struct sbuf *out, const struct gdn_report_delta *d)
 /* The champion at the end of the run: its last promotion, else the state's. */
 static bool final_champion(const struct gdn_report *r, const char **commit, double *value)
 {
+	/* workers: the last promotion, which need not be the last iteration's */
+	for (size_t k = r->nr_promotions; gdn_report_parallel(r) && k > 0; k--) {
+		const struct gdn_report_promotion *p = &r->promotions[k - 1];
+
+		for (size_t i = 0; i < r->nr; i++) {
+			const struct gdn_report_iter *it = &r->v[i];
+
+			if (it->iteration == p->iteration && it->has_metric &&
+			    it->outcome == GDN_REPORT_PROMOTED) {
+				*commit = it->commit;
+				*value = it->metric;
+				return true;
+			}
+		}
+	}
 	for (size_t i = r->nr; i > 0; i--) {
 		const struct gdn_report_iter *it = &r->v[i - 1];
 
@@ -147,6 +163,90 @@ void gdn_report_headline(const struct gdn_report *r, struct sbuf *out)
 
 /* ---- text ---- */
 
+/* A fraction as a percentage with one decimal ("-" when unknown). */
+static void add_fraction(struct sbuf *out, double f)
+{
+	if (isfinite(f))
+		sbuf_addf(out, "%.1f%%", f * 100);
+	else
+		sbuf_adds(out, "-");
+}
+
+/* The sums of all workers' lanes. */
+static void lanes_total(const struct gdn_report *r, struct gdn_report_lane *all)
+{
+	memset(all, 0, sizeof(*all));
+	for (size_t i = 0; i < r->nr_lanes; i++) {
+		const struct gdn_report_lane *l = &r->lanes[i];
+
+		all->iterations += l->iterations;
+		all->promotions += l->promotions;
+		all->agent_ms = gdn_add_sat_i64(all->agent_ms, l->agent_ms);
+		all->validation_ms = gdn_add_sat_i64(all->validation_ms, l->validation_ms);
+		all->busy_ms = gdn_add_sat_i64(all->busy_ms, l->busy_ms);
+		all->idle_ms = gdn_add_sat_i64(all->idle_ms, l->idle_ms);
+	}
+	all->busy = r->busy;
+	all->accel_busy = r->accel_busy;
+}
+
+static void text_lane_row(struct sbuf *out, const char *name, const struct gdn_report_lane *l)
+{
+	struct sbuf a = SBUF_INIT, v = SBUF_INIT, i = SBUF_INIT, b = SBUF_INIT, x = SBUF_INIT;
+
+	add_secs(&a, l->agent_ms);
+	add_secs(&v, l->validation_ms);
+	add_secs(&i, l->idle_ms);
+	add_fraction(&b, l->busy);
+	add_fraction(&x, l->accel_busy);
+	sbuf_addf(out, "%6s  %10ld  %12s  %12s  %12s  %6s  %10s  %8ld\n", name, l->iterations,
+		  a.buf, v.buf, i.buf, b.buf, x.buf, l->promotions);
+	sbuf_release(&a);
+	sbuf_release(&v);
+	sbuf_release(&i);
+	sbuf_release(&b);
+	sbuf_release(&x);
+}
+
+/* Workers: one lane per worker, then the promotions in their order. */
+static void text_lanes(const struct gdn_report *r, struct sbuf *out)
+{
+	struct gdn_report_lane all;
+
+	sbuf_addf(out, "workers: %ld, active time ", r->workers);
+	add_secs(out, r->totals.active_ms);
+	sbuf_adds(out, "; busy ");
+	add_fraction(out, r->busy);
+	sbuf_adds(out, " (agent + validation), accelerators busy ");
+	add_fraction(out, r->accel_busy);
+	sbuf_adds(out, " (validation)\n");
+	sbuf_addf(out, "%6s  %10s  %12s  %12s  %12s  %6s  %10s  %8s\n", "worker", "iterations",
+		  "agent", "validation", "idle", "busy", "accel busy", "promoted");
+	for (size_t k = 0; k < r->nr_lanes; k++) {
+		char name[24];
+
+		snprintf(name, sizeof(name), "%ld", r->lanes[k].worker);
+		text_lane_row(out, name, &r->lanes[k]);
+	}
+	lanes_total(r, &all);
+	text_lane_row(out, "all", &all);
+	if (!r->nr_promotions)
+		return;
+	sbuf_adds(out, "promotions on the champion line, in order:\n");
+	for (size_t k = 0; k < r->nr_promotions; k++) {
+		const struct gdn_report_promotion *p = &r->promotions[k];
+
+		sbuf_addf(out, "%6ld  iteration %ld by worker %ld at ", p->order, p->iteration,
+			  p->worker);
+		add_secs(out, p->at_ms);
+		sbuf_adds(out, ": champion ");
+		add_num(out, p->metric);
+		sbuf_adds(out, " @ ");
+		add_short(out, p->champion);
+		sbuf_addch(out, '\n');
+	}
+}
+
 /* Journal text for a terminal: control characters (escape sequences) become '?'. */
 static void add_clean(struct sbuf *out, const char *s)
 {
@@ -187,8 +287,12 @@ void gdn_report_render_text(const struct gdn_report *r, struct sbuf *out)
 		}
 		sbuf_addch(out, '\n');
 	}
-	sbuf_addf(out, "%5s  %-16s %12s %10s  %-12s  %s\n", "iter", "decision", "metric", "delta",
-		  "commit", "hypothesis");
+	if (gdn_report_parallel(r))
+		sbuf_addf(out, "%5s  %6s  %-16s %12s %10s  %-12s  %s\n", "iter", "worker",
+			  "decision", "metric", "delta", "commit", "hypothesis");
+	else
+		sbuf_addf(out, "%5s  %-16s %12s %10s  %-12s  %s\n", "iter", "decision", "metric",
+			  "delta", "commit", "hypothesis");
 	for (size_t i = 0; i < r->nr; i++) {
 		const struct gdn_report_iter *it = &r->v[i];
 		struct sbuf m = SBUF_INIT, d = SBUF_INIT, c = SBUF_INIT;
@@ -196,9 +300,14 @@ void gdn_report_render_text(const struct gdn_report *r, struct sbuf *out)
 		add_num(&m, it->has_metric ? it->metric : NAN);
 		add_pct(&d, it->delta_pct);
 		add_short(&c, it->commit);
-		sbuf_addf(out, "%5ld  %-16s %12s %10s  %-12s  %s\n", it->iteration,
-			  gdn_report_outcome_label(it->outcome), m.buf, d.buf, c.buf,
-			  it->hypothesis ? it->hypothesis : "");
+		if (gdn_report_parallel(r))
+			sbuf_addf(out, "%5ld  %6ld  %-16s %12s %10s  %-12s  %s\n", it->iteration,
+				  it->worker, gdn_report_outcome_label(it->outcome), m.buf, d.buf,
+				  c.buf, it->hypothesis ? it->hypothesis : "");
+		else
+			sbuf_addf(out, "%5ld  %-16s %12s %10s  %-12s  %s\n", it->iteration,
+				  gdn_report_outcome_label(it->outcome), m.buf, d.buf, c.buf,
+				  it->hypothesis ? it->hypothesis : "");
 		if (it->nr_deltas) {
 			sbuf_adds(out, "       trace:");
 			for (size_t k = 0; k < it->nr_deltas; k++) {
@@ -239,6 +348,8 @@ void gdn_report_render_text(const struct gdn_report *r, struct sbuf *out)
 		}
 		sbuf_addch(out, '\n');
 	}
+	if (gdn_report_parallel(r))
+		text_lanes(r, out);
 }
 
 /*
