@@ -54,7 +54,7 @@ static void add_span(struct gdn_report_lane *l, enum gdn_report_span_kind kind, 
 {
 	struct gdn_report_span *s;
 
-	if (start < 0 || end < start)
+	if (start < 0 || end <= start)
 		return;
 	ALLOC_GROW(l->v, l->nr + 1, l->alloc);
 	s = &l->v[l->nr++];
@@ -136,7 +136,9 @@ void gdn_report_lane_event(struct gdn_report *r, const char *ev, json_t *o, long
 	} else if (!strcmp(ev, "validation")) {
 		add_span(l, GDN_REPORT_SPAN_VALIDATION, n, t - duration_of(o), t);
 	} else if (!strcmp(ev, "worker_end")) {
-		close_agent(l, t);
+		/* its iteration's agent, not one the worker started since */
+		if (n < 0 || n == l->open_iteration)
+			close_agent(l, t);
 	} else if (!strcmp(ev, "iteration_start") && n > 0) {
 		l->iterations++;
 	} else if (!strcmp(ev, "promote")) {

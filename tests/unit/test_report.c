@@ -684,6 +684,10 @@ static void test_lanes_overlaps(void **unused)
 			    "\"duration_ms\":5000"),
 	    EW("00:05.000", "\"event\":\"iteration_start\",\"iteration\":3,\"worker\":2"),
 	    EW("00:06.000", "\"event\":\"worker_end\",\"worker\":1,\"iteration\":1"),
+	    /* a late worker_end of an older iteration does not end the newer agent: [7, 8] */
+	    EW("00:07.000", "\"event\":\"agent_start\",\"iteration\":4,\"worker\":1"),
+	    EW("00:07.500", "\"event\":\"worker_end\",\"worker\":1,\"iteration\":1"),
+	    EW("00:08.000", "\"event\":\"agent_end\",\"iteration\":4,\"worker\":1"),
 	    /* worker 2: two validations overlapping, [6, 8] and [7, 9]: 3 s */
 	    EW("00:08.000", "\"event\":\"validation\",\"iteration\":3,\"worker\":2,"
 			    "\"duration_ms\":2000"),
@@ -706,11 +710,11 @@ static void test_lanes_overlaps(void **unused)
 	assert_int_equal(r.workers, 2);
 	assert_int_equal(r.totals.active_ms, 10000);
 	l = &r.lanes[0];
-	assert_int_equal(l->agent_ms, 4000); /* [1, 3] + [4, 6] */
+	assert_int_equal(l->agent_ms, 5000); /* [1, 3] + [4, 6] + [7, 8] */
 	assert_int_equal(l->validation_ms, 500);
-	assert_int_equal(l->busy_ms, 4500);
-	assert_int_equal(l->idle_ms, 5500);
-	assert_true(fabs(l->busy - 0.45) < 1e-12);
+	assert_int_equal(l->busy_ms, 5500);
+	assert_int_equal(l->idle_ms, 4500);
+	assert_true(fabs(l->busy - 0.55) < 1e-12);
 	assert_true(fabs(l->accel_busy - 0.05) < 1e-12);
 	l = &r.lanes[1];
 	assert_int_equal(l->iterations, 1);
@@ -720,9 +724,9 @@ static void test_lanes_overlaps(void **unused)
 	assert_int_equal(l->idle_ms, 3000);
 	assert_true(fabs(l->busy - 0.7) < 1e-12);
 	assert_true(fabs(l->accel_busy - 0.5) < 1e-12);
-	assert_int_equal(r.v[r.nr - 1].iteration, 3);
-	assert_int_equal(r.v[r.nr - 1].outcome, GDN_REPORT_CONFLICT);
-	assert_string_equal(r.v[r.nr - 1].reason, "cherry-pick conflicts");
+	assert_int_equal(r.v[r.nr - 2].iteration, 3);
+	assert_int_equal(r.v[r.nr - 2].outcome, GDN_REPORT_CONFLICT);
+	assert_string_equal(r.v[r.nr - 2].reason, "cherry-pick conflicts");
 	assert_int_equal(r.totals.promoted, 0);
 	gdn_report_release(&r);
 }
