@@ -243,14 +243,14 @@ bool gdn_report_parallel(const struct gdn_report *r);
 
 /*
  * The lanes, for the model (src/report/lanes.c; the loader calls them):
- * an event's worker (1 without "worker", 0 for an id out of range); one
+ * an event's "worker" (1 without one, 0 for an id out of range); one
  * event of the selected run at time t (ms, -1 unknown; prev: the run's
- * previous event time); the sums once the journal is read (after the
- * totals); release.
+ * previous event time) of worker k (0: none); the sums once the journal
+ * is read (after the totals); release.
  */
 long gdn_report_event_worker(json_t *o);
 void gdn_report_lane_event(struct gdn_report *r, const char *ev, json_t *o, long long t,
-			   long long prev);
+			   long long prev, long k);
 void gdn_report_lanes_finish(struct gdn_report *r);
 void gdn_report_lanes_release(struct gdn_report *r);
 

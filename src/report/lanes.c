@@ -94,11 +94,10 @@ static void set_workers(struct gdn_report *r, json_t *o)
 }
 
 void gdn_report_lane_event(struct gdn_report *r, const char *ev, json_t *o, long long t,
-			   long long prev)
+			   long long prev, long k)
 {
 	json_t *iteration = json_object_get(o, "iteration");
 	long n = json_is_integer(iteration) ? (long)json_integer_value(iteration) : -1;
-	long k = gdn_report_event_worker(o);
 	struct gdn_report_lane *l;
 
 	if (!strcmp(ev, "run_start")) {

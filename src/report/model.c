@@ -527,18 +527,32 @@ static void collect_run(struct gdn_report *r, const char *ev, json_t *o)
 		strvec_push(&r->runs, run);
 }
 
+/*
+ * An event's worker: its "worker", else its iteration's (an event a
+ * parallel run wrote without one), else worker 1.
+ */
+static long event_worker(struct gdn_report *r, json_t *o)
+{
+	json_t *iteration = json_object_get(o, "iteration");
+	struct gdn_report_iter *it;
+
+	if (json_object_get(o, "worker") || !json_is_integer(iteration))
+		return gdn_report_event_worker(o);
+	it = find_iter(r, (long)json_integer_value(iteration));
+	return it && it->worker > 0 ? it->worker : 1;
+}
+
 static void apply_if_selected(struct gdn_report *r, const char *ev, json_t *o)
 {
 	const char *run = str_of(o, "run");
 	const char *ts = str_of(o, "ts");
 
-	long long t = gdn_loop_ts_ms(ts);
+	long long t = gdn_loop_ts_ms(ts), prev = r->last_ts_ms;
 
 	if (!run || strcmp(run, r->run_id))
 		return;
 	if (ts)
 		set_str(&r->ended, ts);
-	gdn_report_lane_event(r, ev, o, t, r->last_ts_ms);
 	if (!strcmp(ev, "run_resume")) {
 		/* the loop was not running between its last event and the resume */
 		r->totals.resumes++;
@@ -548,6 +562,7 @@ static void apply_if_selected(struct gdn_report *r, const char *ev, json_t *o)
 	if (t >= 0)
 		r->last_ts_ms = t;
 	apply_event(r, ev, o);
+	gdn_report_lane_event(r, ev, o, t, prev, event_worker(r, o));
 }
 
 int gdn_report_load_journal(struct gdn_report *r, const char *buf, size_t len, const char *run_id,

@@ -774,6 +774,27 @@ static void test_lanes_resume(void **unused)
 	gdn_report_release(&r);
 }
 
+static void test_lanes_worker_of_iteration(void **unused)
+{
+	/* an event written without "worker" belongs to its iteration's worker, else to worker 1 */
+	static const char *const lines[] = {
+	    EW("00:00.000", "\"event\":\"run_start\",\"iterations\":1,\"workers\":2"),
+	    EW("00:00.000", "\"event\":\"iteration_start\",\"iteration\":1,\"worker\":2"),
+	    EW("00:01.000", "\"event\":\"validation\",\"iteration\":0,\"duration_ms\":1000"),
+	    EW("00:02.500", "\"event\":\"validation\",\"iteration\":1,\"duration_ms\":1500"),
+	    EW("00:03.000", "\"event\":\"run_end\",\"reason\":\"completed\",\"exit_code\":0"),
+	};
+	struct gdn_report r;
+
+	(void)unused;
+	load_lines(&r, lines, ARRAY_SIZE(lines));
+	assert_int_equal(r.lanes[0].validation_ms, 1000);
+	assert_int_equal(r.lanes[1].validation_ms, 1500);
+	assert_int_equal(r.lanes[1].iterations, 1);
+	assert_int_equal(r.lanes[0].iterations, 0);
+	gdn_report_release(&r);
+}
+
 static void test_lanes_rendered(void **unused)
 {
 	struct gdn_report r;
@@ -901,6 +922,7 @@ int main(void)
 	    cmocka_unit_test(test_lanes_durations),
 	    cmocka_unit_test(test_lanes_overlaps),
 	    cmocka_unit_test(test_lanes_resume),
+	    cmocka_unit_test(test_lanes_worker_of_iteration),
 	    cmocka_unit_test(test_lanes_rendered),
 	    cmocka_unit_test(test_lanes_one_worker),
 	};
