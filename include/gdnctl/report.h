@@ -96,8 +96,7 @@ struct gdn_report_iter {
 	 * fetched from; or why there was none. All owned, or NULL.
 	 */
 	char *trace_source, *trace_path, *trace_file, *trace_origin, *trace_reason;
-	long worker;	      /* the worker that ran it (its events' "worker"; 1 without one) */
-	long long last_ts_ms; /* internal: the time of its last event (-1: none) */
+	long worker; /* the worker that ran it (its events' "worker"; 1 without one) */
 };
 
 /*

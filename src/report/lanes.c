@@ -245,19 +245,22 @@ static double promoted_metric(const struct gdn_report *r, long iteration)
 }
 
 /*
- * With workers, iterations end out of order: the champion after an
- * iteration is the one of the last promotion before its last event.
+ * With workers, iterations are promoted out of order, and each promotion
+ * beats the champion of its moment: the champion after iteration N (the
+ * chart's step line) is the one of the last promotion, in promotion
+ * order, of an iteration <= N. With one worker that is the iteration
+ * order's.
  */
-static void champions_by_time(struct gdn_report *r)
+static void champions_by_promotion(struct gdn_report *r)
 {
 	for (size_t i = 0; i < r->nr; i++) {
 		struct gdn_report_iter *it = &r->v[i];
 		double v = r->baseline;
 
-		if (it->outcome == GDN_REPORT_BASELINE || it->last_ts_ms < 0)
+		if (it->outcome == GDN_REPORT_BASELINE)
 			continue;
 		for (size_t k = 0; k < r->nr_promotions; k++)
-			if (r->promotions[k].at_ms <= it->last_ts_ms &&
+			if (r->promotions[k].iteration <= it->iteration &&
 			    isfinite(r->promotions[k].metric))
 				v = r->promotions[k].metric;
 		if (isfinite(v))
@@ -278,7 +281,7 @@ void gdn_report_lanes_finish(struct gdn_report *r)
 	for (size_t k = 0; k < r->nr_promotions; k++)
 		r->promotions[k].metric = promoted_metric(r, r->promotions[k].iteration);
 	if (gdn_report_parallel(r))
-		champions_by_time(r);
+		champions_by_promotion(r);
 	for (size_t k = 0; k < r->nr_promotions; k++)
 		r->promotions[k].at_ms = active_at(r, start, end, r->promotions[k].at_ms);
 	for (size_t i = 0; i < r->nr_lanes; i++) {

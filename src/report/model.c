@@ -75,7 +75,6 @@ static void iter_init(struct gdn_report_iter *it, long n)
 	it->champion_before = NAN;
 	it->champion_after = NAN;
 	it->delta_pct = NAN;
-	it->last_ts_ms = -1;
 }
 
 void gdn_report_release(struct gdn_report *r)
@@ -277,13 +276,11 @@ static void apply_trace(struct gdn_report_iter *it, json_t *o)
 	it->trace_file = s && link_safe(s) ? xstrdup(s) : NULL;
 }
 
-/* The iteration's worker (its first event's) and the time of its last event. */
-static void note_worker(struct gdn_report *r, struct gdn_report_iter *it, json_t *o)
+/* The iteration's worker: its first event's. */
+static void note_worker(struct gdn_report_iter *it, json_t *o)
 {
 	if (!it->worker)
 		it->worker = gdn_report_event_worker(o);
-	if (r->last_ts_ms > it->last_ts_ms)
-		it->last_ts_ms = r->last_ts_ms;
 }
 
 /* Apply one event of the selected run. */
@@ -325,18 +322,18 @@ static void apply_event(struct gdn_report *r, const char *ev, json_t *o)
 	if (n < 0 || n > 100000000L)
 		return;
 	if (!strcmp(ev, "iteration_start")) {
-		note_worker(r, get_iter(r, n, true), o);
+		note_worker(get_iter(r, n, true), o);
 		return;
 	}
 	if (!strcmp(ev, "perf_decision")) {
 		apply_perf_decision(r, o, n);
-		note_worker(r, get_iter(r, n, false), o);
+		note_worker(get_iter(r, n, false), o);
 		return;
 	}
 	it = n > 0 || !strcmp(ev, "validation") ? get_iter(r, n, false) : find_iter(r, n);
 	if (!it)
 		return;
-	note_worker(r, it, o);
+	note_worker(it, o);
 	if (!strcmp(ev, "perf_ab")) {
 		it->ci_low_pct = num_or_nan(o, "ci_low_pct");
 		it->ci_high_pct = num_or_nan(o, "ci_high_pct");

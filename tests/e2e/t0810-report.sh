@@ -391,6 +391,8 @@ test_expect_success 'workers: the JSON lanes agree with the journal, the HTML ha
 		assert [i["worker"] for i in doc["iterations"]] == [1, 1, 2, 1, 2, 1, 2], doc["iterations"]
 		assert [i["decision"] for i in doc["iterations"]][5] == "conflict"
 		assert doc["champion"]["value"] == 3.0, doc["champion"]
+		# the champion line: never down, stepping at the promotions
+		assert [i["champion_after"] for i in doc["iterations"]] == [1, 2, 2.5, 2.5, 2.5, 2.5, 3], doc["iterations"]
 	EOF2
 '
 

@@ -795,6 +795,47 @@ static void test_lanes_worker_of_iteration(void **unused)
 	gdn_report_release(&r);
 }
 
+static void test_lanes_promotion_order(void **unused)
+{
+	/* iteration 3 is promoted first (2.0), then iteration 2 (2.5): the champion never drops */
+	static const char *const lines[] = {
+	    EW("00:00.000", "\"event\":\"run_start\",\"iterations\":3,\"workers\":2"),
+	    EW("00:00.000",
+	       "\"event\":\"perf_decision\",\"iteration\":0,\"commit\":\"c0\","
+	       "\"metric\":\"throughput/mfu\",\"decision\":\"baseline\",\"candidate\":1.0"),
+	    EW("00:01.000", "\"event\":\"perf_decision\",\"iteration\":3,\"worker\":1,"
+			    "\"commit\":\"c3\",\"decision\":\"promoted\",\"candidate\":2.0,"
+			    "\"champion\":1.0"),
+	    EW("00:01.000", "\"event\":\"promote\",\"iteration\":3,\"worker\":1,\"champion\":"
+			    "\"s3\""),
+	    EW("00:02.000", "\"event\":\"perf_decision\",\"iteration\":1,\"worker\":2,"
+			    "\"commit\":\"c1\",\"decision\":\"regression\",\"candidate\":0.5,"
+			    "\"champion\":1.0"),
+	    EW("00:03.000", "\"event\":\"perf_decision\",\"iteration\":2,\"worker\":2,"
+			    "\"commit\":\"c2\",\"decision\":\"promoted\",\"candidate\":2.5,"
+			    "\"champion\":2.0"),
+	    EW("00:03.000", "\"event\":\"promote\",\"iteration\":2,\"worker\":2,\"champion\":"
+			    "\"s2\""),
+	    EW("00:04.000", "\"event\":\"run_end\",\"reason\":\"completed\",\"exit_code\":0"),
+	};
+	struct gdn_report r;
+	struct sbuf sb = SBUF_INIT;
+
+	(void)unused;
+	load_lines(&r, lines, ARRAY_SIZE(lines));
+	assert_int_equal(r.nr, 4);
+	assert_true(r.v[1].champion_after == 1.0);
+	assert_true(r.v[2].champion_after == 2.5);
+	assert_true(r.v[3].champion_after == 2.5);
+	assert_int_equal(r.promotions[0].iteration, 3);
+	assert_int_equal(r.promotions[1].iteration, 2);
+	/* the final champion: the last promotion's, not the last iteration's */
+	gdn_report_render_text(&r, &sb);
+	assert_non_null(strstr(sb.buf, "champion 2.5 @ c2\n"));
+	gdn_report_release(&r);
+	sbuf_release(&sb);
+}
+
 static void test_lanes_rendered(void **unused)
 {
 	struct gdn_report r;
@@ -923,6 +964,7 @@ int main(void)
 	    cmocka_unit_test(test_lanes_overlaps),
 	    cmocka_unit_test(test_lanes_resume),
 	    cmocka_unit_test(test_lanes_worker_of_iteration),
+	    cmocka_unit_test(test_lanes_promotion_order),
 	    cmocka_unit_test(test_lanes_rendered),
 	    cmocka_unit_test(test_lanes_one_worker),
 	};
