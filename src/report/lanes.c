@@ -238,10 +238,29 @@ static double fraction(long long part, long long whole)
 /* The metric a promoted iteration was measured at (its last perf decision), or NAN. */
 static double promoted_metric(const struct gdn_report *r, long iteration)
 {
-	for (size_t i = 0; i < r->nr; i++)
-		if (r->v[i].iteration == iteration && r->v[i].has_metric)
-			return r->v[i].metric;
+	size_t lo = 0, hi = r->nr; /* r->v is sorted by iteration (finalize) */
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->v[mid].iteration < iteration)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < r->nr && r->v[lo].iteration == iteration && r->v[lo].has_metric)
+		return r->v[lo].metric;
 	return NAN;
+}
+
+static int cmp_promotion_iteration(const void *a, const void *b)
+{
+	const struct gdn_report_promotion *x = *(const struct gdn_report_promotion *const *)a;
+	const struct gdn_report_promotion *y = *(const struct gdn_report_promotion *const *)b;
+
+	if (x->iteration != y->iteration)
+		return (x->iteration > y->iteration) - (x->iteration < y->iteration);
+	return (x->order > y->order) - (x->order < y->order);
 }
 
 /*
@@ -253,19 +272,28 @@ static double promoted_metric(const struct gdn_report *r, long iteration)
  */
 static void champions_by_promotion(struct gdn_report *r)
 {
-	for (size_t i = 0; i < r->nr; i++) {
-		struct gdn_report_iter *it = &r->v[i];
-		double v = r->baseline;
+	const struct gdn_report_promotion **by_it =
+	    xmalloc(st_mult(sizeof(*by_it), r->nr_promotions + 1));
+	const struct gdn_report_promotion *last = NULL; /* the latest promotion so far */
+	size_t k = 0;
 
+	for (size_t i = 0; i < r->nr_promotions; i++)
+		by_it[i] = &r->promotions[i];
+	qsort(by_it, r->nr_promotions, sizeof(*by_it), cmp_promotion_iteration);
+	for (size_t i = 0; i < r->nr; i++) { /* iterations ascending (finalize) */
+		struct gdn_report_iter *it = &r->v[i];
+
+		for (; k < r->nr_promotions && by_it[k]->iteration <= it->iteration; k++)
+			if (isfinite(by_it[k]->metric) && (!last || by_it[k]->order > last->order))
+				last = by_it[k];
 		if (it->outcome == GDN_REPORT_BASELINE)
 			continue;
-		for (size_t k = 0; k < r->nr_promotions; k++)
-			if (r->promotions[k].iteration <= it->iteration &&
-			    isfinite(r->promotions[k].metric))
-				v = r->promotions[k].metric;
-		if (isfinite(v))
-			it->champion_after = v;
+		if (last)
+			it->champion_after = last->metric;
+		else if (isfinite(r->baseline))
+			it->champion_after = r->baseline;
 	}
+	free(by_it);
 }
 
 void gdn_report_lanes_finish(struct gdn_report *r)

@@ -1092,6 +1092,8 @@ static void html_totals(struct sbuf *out, const struct gdn_report *r)
 #define LANES_ROW_H   22.0
 #define LANES_ROW_GAP 8.0
 #define LANES_AXIS_H  40.0
+/* More promotions than this: their marks only, no rules across the lanes nor names. */
+#define LANES_MAX_LABELS 40
 
 struct lane_scale {
 	double ms;	  /* the active time the width shows (> 0) */
@@ -1131,6 +1133,7 @@ static void html_lane_promotions(struct sbuf *out, const struct gdn_report *r,
 				 const struct lane_scale *s, double bottom)
 {
 	double y = LANES_CHAMP_H / 2;
+	bool dense = r->nr_promotions > LANES_MAX_LABELS;
 
 	sbuf_addf(
 	    out,
@@ -1142,25 +1145,25 @@ static void html_lane_promotions(struct sbuf *out, const struct gdn_report *r,
 		double x = lx(s, p->at_ms);
 		struct sbuf c = SBUF_INIT;
 
+		if (!dense) /* a rule down through the lanes, and the worker's name */
+			sbuf_addf(out,
+				  "<line class=\"promotion-rule\" x1=\"%.1f\" y1=\"%.1f\" "
+				  "x2=\"%.1f\" y2=\"%.1f\"/>\n<text class=\"promotion-label\" "
+				  "x=\"%.1f\" y=\"%.1f\">w%ld</text>\n",
+				  x, y + 7, x, bottom, x + 9, y + 4, p->worker);
 		add_short(&c, p->champion);
 		sbuf_addf(
 		    out,
-		    "<line class=\"promotion-rule\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
-		    "y2=\"%.1f\"/>\n"
 		    "<path class=\"promotion-mark\" data-order=\"%ld\" data-worker=\"%ld\" "
-		    "data-iteration=\"%ld\" d=\"M%.1f %.1fl7 7l-7 7l-7 -7z\"><title>promotion %ld: "
-		    "iteration %ld by worker %ld at ",
-		    x, y + 7, x, bottom, p->order, p->worker, p->iteration, x, y - 7, p->order,
-		    p->iteration, p->worker);
+		    "data-iteration=\"%ld\" d=\"M%.1f %.1fl7 7l-7 7l-7 -7z\"><title>promotion "
+		    "%ld: iteration %ld by worker %ld at ",
+		    p->order, p->worker, p->iteration, x, y - 7, p->order, p->iteration, p->worker);
 		add_secs(out, p->at_ms);
 		sbuf_adds(out, ", champion ");
 		add_num(out, p->metric);
 		sbuf_adds(out, " at ");
 		gdn_report_html_escape(out, c.buf);
-		sbuf_addf(out,
-			  "</title></path>\n<text class=\"promotion-label\" x=\"%.1f\" y=\"%.1f\">"
-			  "w%ld</text>\n",
-			  x + 9, y + 4, p->worker);
+		sbuf_adds(out, "</title></path>\n");
 		sbuf_release(&c);
 	}
 }
