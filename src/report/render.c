@@ -900,7 +900,7 @@ static void html_chart(struct sbuf *out, const struct gdn_report *r)
 		html_title(out, r, it);
 		sbuf_adds(out, it->has_metric ? "</circle>\n" : "</rect>\n");
 	}
-	/* workers: each promotion's order and worker, under its point */
+	/* workers: each promotion's order and worker, below right of its point */
 	for (size_t k = 0; gdn_report_parallel(r) && k < r->nr_promotions; k++) {
 		const struct gdn_report_promotion *p = &r->promotions[k];
 
@@ -908,10 +908,9 @@ static void html_chart(struct sbuf *out, const struct gdn_report *r)
 			continue;
 		sbuf_addf(out,
 			  "<text class=\"promotion-label\" data-order=\"%ld\" data-worker=\"%ld\" "
-			  "data-iteration=\"%ld\" x=\"%.1f\" y=\"%.1f\" "
-			  "text-anchor=\"middle\">#%ld w%ld</text>\n",
-			  p->order, p->worker, p->iteration, sx(&s, (double)p->iteration),
-			  sy(&s, p->metric) + 22, p->order, p->worker);
+			  "data-iteration=\"%ld\" x=\"%.1f\" y=\"%.1f\">#%ld w%ld</text>\n",
+			  p->order, p->worker, p->iteration, sx(&s, (double)p->iteration) + 6,
+			  sy(&s, p->metric) + 20, p->order, p->worker);
 	}
 	/* the values, readable without hovering: above each measured point */
 	for (size_t i = 0; i < r->nr; i++) {
