@@ -138,6 +138,7 @@ struct gdn_report_promotion {
 	long iteration, worker;
 	char *champion;	 /* the new champion commit (owned), or NULL */
 	double metric;	 /* the promoted iteration's measured metric, or NAN */
+	bool best;	 /* its perf decision promoted it (not a kept within-band one) */
 	long long at_ms; /* absolute while loading; the active offset once loaded */
 };
 

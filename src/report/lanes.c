@@ -235,8 +235,8 @@ static double fraction(long long part, long long whole)
 	return whole > 0 ? (double)part / (double)whole : NAN;
 }
 
-/* The metric a promoted iteration was measured at (its last perf decision), or NAN. */
-static double promoted_metric(const struct gdn_report *r, long iteration)
+/* Iteration n's record, or NULL. */
+static const struct gdn_report_iter *iter_of(const struct gdn_report *r, long iteration)
 {
 	size_t lo = 0, hi = r->nr; /* r->v is sorted by iteration (finalize) */
 
@@ -248,9 +248,7 @@ static double promoted_metric(const struct gdn_report *r, long iteration)
 		else
 			hi = mid;
 	}
-	if (lo < r->nr && r->v[lo].iteration == iteration && r->v[lo].has_metric)
-		return r->v[lo].metric;
-	return NAN;
+	return lo < r->nr && r->v[lo].iteration == iteration ? &r->v[lo] : NULL;
 }
 
 static int cmp_promotion_iteration(const void *a, const void *b)
@@ -284,7 +282,7 @@ static void champions_by_promotion(struct gdn_report *r)
 		struct gdn_report_iter *it = &r->v[i];
 
 		for (; k < r->nr_promotions && by_it[k]->iteration <= it->iteration; k++)
-			if (isfinite(by_it[k]->metric) && (!last || by_it[k]->order > last->order))
+			if (by_it[k]->best && (!last || by_it[k]->order > last->order))
 				last = by_it[k];
 		if (it->outcome == GDN_REPORT_BASELINE)
 			continue;
@@ -306,8 +304,13 @@ void gdn_report_lanes_finish(struct gdn_report *r)
 	if (start < 0 || end < start)
 		start = end = 0;
 	close_agents(r, r->last_ts_ms);
-	for (size_t k = 0; k < r->nr_promotions; k++)
-		r->promotions[k].metric = promoted_metric(r, r->promotions[k].iteration);
+	for (size_t k = 0; k < r->nr_promotions; k++) {
+		struct gdn_report_promotion *p = &r->promotions[k];
+		const struct gdn_report_iter *it = iter_of(r, p->iteration);
+
+		p->metric = it && it->has_metric ? it->metric : NAN;
+		p->best = it && it->outcome == GDN_REPORT_PROMOTED && isfinite(p->metric);
+	}
 	if (gdn_report_parallel(r))
 		champions_by_promotion(r);
 	for (size_t k = 0; k < r->nr_promotions; k++)

@@ -372,7 +372,9 @@ static void apply_event(struct gdn_report *r, const char *ev, json_t *o)
 			it->reason = clean_text(s, 64);
 	} else if (!strcmp(ev, "trace")) {
 		apply_trace(it, o);
-	} else if (!strcmp(ev, "conflict")) {
+	} else if (!strcmp(ev, "conflict") ||
+		   (!strcmp(ev, "rebase") && (s = str_of(o, "result")) && !strcmp(s, "conflict"))) {
+		/* the candidate did not apply on the newer champion: discarded */
 		it->conflict = true;
 		if ((s = str_of(o, "reason"))) {
 			free(it->reason);

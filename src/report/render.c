@@ -199,7 +199,7 @@ static void text_lane_row(struct sbuf *out, const char *name, const struct gdn_r
 	add_secs(&i, l->idle_ms);
 	add_fraction(&b, l->busy);
 	add_fraction(&x, l->accel_busy);
-	sbuf_addf(out, "%6s  %10ld  %12s  %12s  %12s  %6s  %10s  %8ld\n", name, l->iterations,
+	sbuf_addf(out, "%6s  %10ld  %12s  %12s  %12s  %6s  %10s  %10ld\n", name, l->iterations,
 		  a.buf, v.buf, i.buf, b.buf, x.buf, l->promotions);
 	sbuf_release(&a);
 	sbuf_release(&v);
@@ -220,8 +220,8 @@ static void text_lanes(const struct gdn_report *r, struct sbuf *out)
 	sbuf_adds(out, " (agent + validation), accelerators busy ");
 	add_fraction(out, r->accel_busy);
 	sbuf_adds(out, " (validation)\n");
-	sbuf_addf(out, "%6s  %10s  %12s  %12s  %12s  %6s  %10s  %8s\n", "worker", "iterations",
-		  "agent", "validation", "idle", "busy", "accel busy", "promoted");
+	sbuf_addf(out, "%6s  %10s  %12s  %12s  %12s  %6s  %10s  %10s\n", "worker", "iterations",
+		  "agent", "validation", "idle", "busy", "accel busy", "promotions");
 	for (size_t k = 0; k < r->nr_lanes; k++) {
 		char name[24];
 
@@ -1263,7 +1263,7 @@ static void html_lanes(struct sbuf *out, const struct gdn_report *r)
 		       "promotion</li>\n</ul>\n");
 	sbuf_adds(out, "<table id=\"lanes\">\n<thead><tr><th>worker</th><th>iterations</th>"
 		       "<th>agent</th><th>validation</th><th>idle</th><th>busy</th>"
-		       "<th>accelerator busy</th><th>promoted</th></tr></thead>\n<tbody>\n");
+		       "<th>accelerator busy</th><th>promotions</th></tr></thead>\n<tbody>\n");
 	for (size_t k = 0; k < r->nr_lanes; k++) {
 		char name[24];
 

@@ -816,6 +816,20 @@ static void test_lanes_promotion_order(void **unused)
 			    "\"champion\":2.0"),
 	    EW("00:03.000", "\"event\":\"promote\",\"iteration\":2,\"worker\":2,\"champion\":"
 			    "\"s2\""),
+	    /* kept within the band: the branch advances (promote), the best metric stays */
+	    EW("00:03.500",
+	       "\"event\":\"perf_decision\",\"iteration\":4,\"worker\":1,"
+	       "\"commit\":\"c4\",\"decision\":\"within_threshold\",\"candidate\":2.49,"
+	       "\"champion\":2.5"),
+	    EW("00:03.500", "\"event\":\"promote\",\"iteration\":4,\"worker\":1,\"champion\":"
+			    "\"s4\""),
+	    /* the engine's conflict: a rebase that did not apply */
+	    EW("00:03.700", "\"event\":\"perf_decision\",\"iteration\":5,\"worker\":2,"
+			    "\"commit\":\"c5\",\"decision\":\"promoted\",\"candidate\":2.6,"
+			    "\"champion\":2.0"),
+	    EW("00:03.800",
+	       "\"event\":\"rebase\",\"iteration\":5,\"worker\":2,\"result\":"
+	       "\"conflict\",\"reason\":\"CONFLICT (content): Merge conflict in a.c\""),
 	    EW("00:04.000", "\"event\":\"run_end\",\"reason\":\"completed\",\"exit_code\":0"),
 	};
 	struct gdn_report r;
@@ -823,12 +837,20 @@ static void test_lanes_promotion_order(void **unused)
 
 	(void)unused;
 	load_lines(&r, lines, ARRAY_SIZE(lines));
-	assert_int_equal(r.nr, 4);
+	assert_int_equal(r.nr, 6);
 	assert_true(r.v[1].champion_after == 1.0);
 	assert_true(r.v[2].champion_after == 2.5);
 	assert_true(r.v[3].champion_after == 2.5);
+	assert_true(r.v[4].champion_after == 2.5);
+	assert_true(r.v[5].champion_after == 2.5);
+	assert_int_equal(r.v[5].outcome, GDN_REPORT_CONFLICT);
+	assert_string_equal(r.v[5].reason, "CONFLICT (content): Merge conflict in a.c");
+	assert_int_equal(r.nr_promotions, 3);
 	assert_int_equal(r.promotions[0].iteration, 3);
 	assert_int_equal(r.promotions[1].iteration, 2);
+	assert_true(r.promotions[1].best);
+	assert_false(r.promotions[2].best);
+	assert_true(r.promotions[2].metric == 2.49);
 	/* the final champion: the last promotion's, not the last iteration's */
 	gdn_report_render_text(&r, &sb);
 	assert_non_null(strstr(sb.buf, "champion 2.5 @ c2\n"));
@@ -852,13 +874,13 @@ static void test_lanes_rendered(void **unused)
 	assert_non_null(strstr(sb.buf, "\nworkers: 2, active time 11.000 s; busy 72.7% (agent + "
 				       "validation), accelerators busy 18.2% (validation)\n"));
 	assert_non_null(strstr(sb.buf, "\nworker  iterations         agent    validation"
-				       "          idle    busy  accel busy  promoted\n"));
+				       "          idle    busy  accel busy  promotions\n"));
 	assert_non_null(strstr(sb.buf, "\n     1           1       4.000 s       3.000 s       "
-				       "4.000 s   63.6%       27.3%         1\n"));
+				       "4.000 s   63.6%       27.3%           1\n"));
 	assert_non_null(strstr(sb.buf, "\n     2           1       8.000 s       1.000 s       "
-				       "2.000 s   81.8%        9.1%         1\n"));
+				       "2.000 s   81.8%        9.1%           1\n"));
 	assert_non_null(strstr(sb.buf, "\n   all           2      12.000 s       4.000 s       "
-				       "6.000 s   72.7%       18.2%         2\n"));
+				       "6.000 s   72.7%       18.2%           2\n"));
 	assert_non_null(strstr(sb.buf,
 			       "\npromotions on the champion line, in order:\n"
 			       "     1  iteration 1 by worker 1 at 7.000 s: champion 2 @ s1\n"
