@@ -431,7 +431,9 @@ static json_t *workers_json(const struct gdn_report *r)
 	return o;
 }
 
-/* The promotions in their order: [{"order", "iteration", "worker", "champion", "metric", "at_ms"}].
+/*
+ * The promotions in their order: [{"order", "iteration", "worker",
+ * "champion", "metric", "at_ms", "best"}].
  */
 static json_t *promotions_json(const struct gdn_report *r)
 {
@@ -441,10 +443,11 @@ static json_t *promotions_json(const struct gdn_report *r)
 		const struct gdn_report_promotion *p = &r->promotions[k];
 
 		json_array_append_new(
-		    v, json_pack("{sIsIsIsososI}", "order", (json_int_t)p->order, "iteration",
-				 (json_int_t)p->iteration, "worker", (json_int_t)p->worker,
-				 "champion", gdn_json_string_lossy(p->champion), "metric",
-				 num_or_null(p->metric), "at_ms", (json_int_t)p->at_ms));
+		    v,
+		    json_pack("{sIsIsIsososIsb}", "order", (json_int_t)p->order, "iteration",
+			      (json_int_t)p->iteration, "worker", (json_int_t)p->worker, "champion",
+			      gdn_json_string_lossy(p->champion), "metric", num_or_null(p->metric),
+			      "at_ms", (json_int_t)p->at_ms, "best", p->best));
 	}
 	return v;
 }
