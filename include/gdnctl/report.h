@@ -155,6 +155,7 @@ struct gdn_report_totals {
 	long commits_kept, commits_reverted, failures, promoted;
 	/* iterations (> 0, with a decision) by what became of them */
 	long iters_kept, iters_reverted, iters_no_commit, iters_failed;
+	long iters_conflicted; /* workers: discarded by a rebase conflict (not in iters_failed) */
 	/* the agent's reported usage (`usage` events; usage_iterations 0: none) */
 	long usage_iterations;
 	long long input_tokens, output_tokens, tokens;

@@ -372,6 +372,14 @@ static void apply_event(struct gdn_report *r, const char *ev, json_t *o)
 			it->reason = clean_text(s, 64);
 	} else if (!strcmp(ev, "trace")) {
 		apply_trace(it, o);
+	} else if (!strcmp(ev, "rebase") && (s = str_of(o, "result")) && !strcmp(s, "clean") &&
+		   (s = str_of(o, "head"))) {
+		/* carried onto a newer champion: the commit measured and promoted */
+		free(it->commit);
+		it->commit = clean_text(s, 64);
+	} else if (!strcmp(ev, "ref_kept") && it->conflict && (s = str_of(o, "ref"))) {
+		/* where a conflicting candidate was kept */
+		set_str(&it->discarded_ref, s);
 	} else if (!strcmp(ev, "conflict") ||
 		   (!strcmp(ev, "rebase") && (s = str_of(o, "result")) && !strcmp(s, "conflict"))) {
 		/* the candidate did not apply on the newer champion: discarded */
@@ -481,6 +489,8 @@ static void finalize(struct gdn_report *r)
 			r->totals.iters_kept++;
 		else if (it->outcome == GDN_REPORT_NO_COMMIT)
 			r->totals.iters_no_commit++;
+		else if (it->outcome == GDN_REPORT_CONFLICT)
+			r->totals.iters_conflicted++;
 		else
 			r->totals.iters_failed++;
 	}

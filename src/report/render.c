@@ -155,6 +155,8 @@ void gdn_report_headline(const struct gdn_report *r, struct sbuf *out)
 		  t->iterations == 1 ? "" : "s", t->iters_kept, t->iters_reverted);
 	if (t->iters_no_commit)
 		sbuf_addf(out, ", %ld without a commit", t->iters_no_commit);
+	if (t->iters_conflicted)
+		sbuf_addf(out, ", %ld in conflict", t->iters_conflicted);
 	if (t->iters_failed)
 		sbuf_addf(out, ", %ld failed", t->iters_failed);
 	sbuf_adds(out, ", ");
@@ -570,6 +572,8 @@ json_t *gdn_report_json(const struct gdn_report *r)
 	json_object_set_new(json_object_get(doc, "totals"), "iterations_reverted",
 			    json_integer(t->iters_reverted));
 	if (gdn_report_parallel(r)) {
+		json_object_set_new(json_object_get(doc, "totals"), "iterations_conflicted",
+				    json_integer(t->iters_conflicted));
 		json_object_set_new(doc, "workers", workers_json(r));
 		json_object_set_new(doc, "promotions", promotions_json(r));
 	}
@@ -1017,7 +1021,7 @@ static void html_table(struct sbuf *out, const struct gdn_report *r)
 		add_short(&t, it->commit);
 		gdn_report_html_escape(out, t.buf);
 		sbuf_adds(out, "</code>");
-		if (it->reverted && it->discarded_ref) {
+		if ((it->reverted || it->conflict) && it->discarded_ref) {
 			sbuf_adds(out, "<div class=\"ref\">");
 			gdn_report_html_escape(out, it->discarded_ref);
 			sbuf_adds(out, "</div>");
