@@ -38,15 +38,16 @@ enum gdn_report_outcome {
 	GDN_REPORT_UNSCORED,	 /* the metric was not measured */
 	GDN_REPORT_FAILED_TESTS, /* the validation gate failed: reverted */
 	GDN_REPORT_NO_COMMIT,
-	GDN_REPORT_KEPT,     /* commits kept without a performance decision */
-	GDN_REPORT_ERROR,    /* agent failure, post-check, iteration error, failed revert */
-	GDN_REPORT_OPEN,     /* no decision in the journal (running or interrupted) */
-	GDN_REPORT_CONFLICT, /* workers: the candidate conflicted with a newer champion */
+	GDN_REPORT_KEPT,       /* commits kept without a performance decision */
+	GDN_REPORT_ERROR,      /* agent failure, post-check, iteration error, failed revert */
+	GDN_REPORT_OPEN,       /* no decision in the journal (running or interrupted) */
+	GDN_REPORT_CONFLICT,   /* workers: the candidate conflicted with a newer champion */
+	GDN_REPORT_SUPERSEDED, /* workers: the champion moved on at each re-check: discarded */
 	GDN_REPORT_OUTCOME_NR
 };
 /* "baseline", "promoted", "within_band", "regression", "gate_regression", "unscored",
- * "failed_tests", "no_commit", "kept", "error", "open", "conflict" (also the HTML class
- * suffix). */
+ * "failed_tests", "no_commit", "kept", "error", "open", "conflict", "superseded" (also the HTML
+ * class suffix). */
 const char *gdn_report_outcome_name(enum gdn_report_outcome o);
 /* For people: "promoted", "within band", "failed tests", ... */
 const char *gdn_report_outcome_label(enum gdn_report_outcome o);
@@ -87,8 +88,10 @@ struct gdn_report_iter {
 	struct gdn_report_delta deltas[GDN_REPORT_TOP_DELTAS];
 	size_t nr_deltas;
 	bool seen_decision, seen_error, validation_failed;
-	bool conflict; /* a `conflict` event: discarded, not promoted */
-	char *failure; /* the decision's failure kind (owned), or NULL */
+	bool conflict;	/* a rebase conflict: discarded, not promoted */
+	long rechecks;	/* workers: `recheck` events (checked again on a newer champion) */
+	bool kept_away; /* a discarded ref kept for it (`ref_kept`) */
+	char *failure;	/* the decision's failure kind (owned), or NULL */
 	/*
 	 * The trace of the iteration's last profile run with one (`trace`
 	 * events): where it came from ("local", "backend", "gcs", "wandb"),
@@ -156,6 +159,7 @@ struct gdn_report_totals {
 	/* iterations (> 0, with a decision) by what became of them */
 	long iters_kept, iters_reverted, iters_no_commit, iters_failed;
 	long iters_conflicted; /* workers: discarded by a rebase conflict (not in iters_failed) */
+	long iters_superseded; /* workers: discarded, the champion kept moving (idem) */
 	/* the agent's reported usage (`usage` events; usage_iterations 0: none) */
 	long usage_iterations;
 	long long input_tokens, output_tokens, tokens;
