@@ -245,8 +245,10 @@ static void text_lanes(const struct gdn_report *r, struct sbuf *out)
 			  p->worker);
 		add_secs(out, p->at_ms);
 		sbuf_adds(out, ": champion ");
-		add_num(out, p->metric);
-		sbuf_adds(out, " @ ");
+		if (isfinite(p->metric)) { /* without a metric, its commit only */
+			add_num(out, p->metric);
+			sbuf_adds(out, " @ ");
+		}
 		add_short(out, p->champion);
 		sbuf_addch(out, '\n');
 	}
@@ -1185,8 +1187,10 @@ static void html_lane_promotions(struct sbuf *out, const struct gdn_report *r,
 		    p->order, p->worker, p->iteration, x, y - 7, p->order, p->iteration, p->worker);
 		add_secs(out, p->at_ms);
 		sbuf_adds(out, ", champion ");
-		add_num(out, p->metric);
-		sbuf_adds(out, " at ");
+		if (isfinite(p->metric)) {
+			add_num(out, p->metric);
+			sbuf_adds(out, " at ");
+		}
 		gdn_report_html_escape(out, c.buf);
 		sbuf_adds(out, "</title></path>\n");
 		sbuf_release(&c);
@@ -1313,8 +1317,11 @@ static void html_lanes(struct sbuf *out, const struct gdn_report *r)
 			  p->worker, p->iteration, p->iteration, p->worker);
 		add_secs(out, p->at_ms);
 		sbuf_adds(out, ": champion ");
-		add_num(out, p->metric);
-		sbuf_adds(out, " at <code>");
+		if (isfinite(p->metric)) {
+			add_num(out, p->metric);
+			sbuf_adds(out, " at ");
+		}
+		sbuf_adds(out, "<code>");
 		gdn_report_html_escape(out, c.buf);
 		sbuf_adds(out, "</code></li>\n");
 		sbuf_release(&c);
