@@ -1144,11 +1144,11 @@ static void html_lane_axis(struct sbuf *out, const struct lane_scale *s, double 
 
 	sbuf_addf(out, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
 		  LANES_ML, bottom, LANES_W - LANES_MR, bottom);
-	for (double u = 0; u <= units + 1e-9 && step > 0; u += step)
+	for (int i = 0; step > 0 && i * step <= units + 1e-9; i++)
 		sbuf_addf(out,
 			  "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g %s"
 			  "</text>\n",
-			  lx(s, (long long)(u * s->div)), bottom + 16, u, s->unit);
+			  lx(s, (long long)(i * step * s->div)), bottom + 16, i * step, s->unit);
 	sbuf_addf(out,
 		  "<text class=\"label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">active time "
 		  "since the start</text>\n",
