@@ -38,15 +38,14 @@ enum gdn_report_outcome {
 	GDN_REPORT_UNSCORED,	 /* the metric was not measured */
 	GDN_REPORT_FAILED_TESTS, /* the validation gate failed: reverted */
 	GDN_REPORT_NO_COMMIT,
-	GDN_REPORT_KEPT,       /* commits kept without a performance decision */
-	GDN_REPORT_ERROR,      /* agent failure, post-check, iteration error, failed revert */
-	GDN_REPORT_OPEN,       /* no decision in the journal (running or interrupted) */
-	GDN_REPORT_CONFLICT,   /* workers: the candidate conflicted with a newer champion */
-	GDN_REPORT_SUPERSEDED, /* workers: the champion moved on at each re-check: discarded */
+	GDN_REPORT_KEPT,     /* commits kept without a performance decision */
+	GDN_REPORT_ERROR,    /* agent failure, post-check, iteration error, failed revert */
+	GDN_REPORT_OPEN,     /* no decision in the journal (running or interrupted) */
+	GDN_REPORT_CONFLICT, /* workers: the candidate conflicted with a newer champion */
 	GDN_REPORT_OUTCOME_NR
 };
 /* "baseline", "promoted", "within_band", "regression", "gate_regression", "unscored",
- * "failed_tests", "no_commit", "kept", "error", "open", "conflict", "superseded" (also the HTML
+ * "failed_tests", "no_commit", "kept", "error", "open", "conflict" (also the HTML
  * class suffix). */
 const char *gdn_report_outcome_name(enum gdn_report_outcome o);
 /* For people: "promoted", "within band", "failed tests", ... */
@@ -159,7 +158,6 @@ struct gdn_report_totals {
 	/* iterations (> 0, with a decision) by what became of them */
 	long iters_kept, iters_reverted, iters_no_commit, iters_failed;
 	long iters_conflicted; /* workers: discarded by a rebase conflict (not in iters_failed) */
-	long iters_superseded; /* workers: discarded, the champion kept moving (idem) */
 	/* the agent's reported usage (`usage` events; usage_iterations 0: none) */
 	long usage_iterations;
 	long long input_tokens, output_tokens, tokens;

@@ -17,12 +17,12 @@
 static const char *const outcome_names[] = {
     "baseline", "promoted",	"within_band", "regression", "gate_regression",
     "unscored", "failed_tests", "no_commit",   "kept",	     "error",
-    "open",	"conflict",	"superseded",
+    "open",	"conflict",
 };
 static const char *const outcome_labels[] = {
     "baseline", "promoted",	   "within band", "regression", "gate regression",
     "unscored", "failed tests",	   "no commit",	  "kept",	"error",
-    "open",	"rebase conflict", "superseded",
+    "open",	"rebase conflict",
 };
 
 const char *gdn_report_outcome_name(enum gdn_report_outcome o)
@@ -381,7 +381,7 @@ static void apply_event(struct gdn_report *r, const char *ev, json_t *o)
 		it->rechecks++;
 	} else if (!strcmp(ev, "ref_kept") && (it->conflict || it->rechecks) &&
 		   (s = str_of(o, "kind")) && !strcmp(s, "discarded") && (s = str_of(o, "ref"))) {
-		/* where a conflicting or superseded candidate was kept */
+		/* where a conflicting candidate was kept */
 		it->kept_away = true;
 		set_str(&it->discarded_ref, s);
 	} else if (!strcmp(ev, "conflict") ||
@@ -416,10 +416,6 @@ static enum gdn_report_outcome classify(const struct gdn_report_iter *it)
 
 	if (it->conflict)
 		return GDN_REPORT_CONFLICT;
-	/* re-checked on newer champions, then dropped: the champion kept moving */
-	if (it->rechecks && it->kept_away && it->seen_decision && !it->kept && !it->reverted &&
-	    !it->validation_failed)
-		return GDN_REPORT_SUPERSEDED;
 	if (it->perf_decision) {
 		if (gdn_enum_parse(gdn_perf_decision_enum, it->perf_decision, &d) ||
 		    (size_t)d >= ARRAY_SIZE(perf))
@@ -499,8 +495,6 @@ static void finalize(struct gdn_report *r)
 			r->totals.iters_no_commit++;
 		else if (it->outcome == GDN_REPORT_CONFLICT)
 			r->totals.iters_conflicted++;
-		else if (it->outcome == GDN_REPORT_SUPERSEDED)
-			r->totals.iters_superseded++;
 		else
 			r->totals.iters_failed++;
 	}

@@ -26,7 +26,6 @@ static const char *const outcome_colours[] = {
     "#212121", /* error */
     "#fdd835", /* open */
     "#8d6e63", /* rebase conflict */
-    "#78909c", /* superseded */
 };
 
 void gdn_report_html_escape(struct sbuf *out, const char *s)
@@ -158,8 +157,6 @@ void gdn_report_headline(const struct gdn_report *r, struct sbuf *out)
 		sbuf_addf(out, ", %ld without a commit", t->iters_no_commit);
 	if (t->iters_conflicted)
 		sbuf_addf(out, ", %ld in conflict", t->iters_conflicted);
-	if (t->iters_superseded)
-		sbuf_addf(out, ", %ld superseded", t->iters_superseded);
 	if (t->iters_failed)
 		sbuf_addf(out, ", %ld failed", t->iters_failed);
 	sbuf_adds(out, ", ");
@@ -593,8 +590,6 @@ json_t *gdn_report_json(const struct gdn_report *r)
 	if (gdn_report_parallel(r)) {
 		json_object_set_new(json_object_get(doc, "totals"), "iterations_conflicted",
 				    json_integer(t->iters_conflicted));
-		json_object_set_new(json_object_get(doc, "totals"), "iterations_superseded",
-				    json_integer(t->iters_superseded));
 		json_object_set_new(doc, "workers", workers_json(r));
 		json_object_set_new(doc, "promotions", promotions_json(r));
 	}
@@ -1382,8 +1377,7 @@ static void html_style(struct sbuf *out, const struct gdn_report *r)
 	    "dl{display:grid;grid-template-columns:max-content auto;gap:4px 16px}\n"
 	    "dt{color:#555}dd{margin:0;font-variant-numeric:tabular-nums}\n");
 	for (int o = 0; o < GDN_REPORT_OUTCOME_NR; o++) {
-		if ((o == GDN_REPORT_CONFLICT || o == GDN_REPORT_SUPERSEDED) &&
-		    !gdn_report_parallel(r))
+		if (o == GDN_REPORT_CONFLICT && !gdn_report_parallel(r))
 			continue;
 		sbuf_addf(out, ".point.decision-%s{fill:%s}.decision-%s .swatch{background:%s}\n",
 			  gdn_report_outcome_name(o), outcome_colours[o],

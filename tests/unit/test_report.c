@@ -916,43 +916,6 @@ static void test_lanes_promotion_order(void **unused)
 	sbuf_release(&sb);
 }
 
-static void test_lanes_superseded(void **unused)
-{
-	/* re-checked on a newer champion, which moved again: discarded, not promoted */
-	static const char *const lines[] = {
-	    EW("00:00.000", "\"event\":\"run_start\",\"iterations\":1,\"workers\":2"),
-	    EW("00:01.000", "\"event\":\"iteration_start\",\"iteration\":1,\"worker\":2"),
-	    EW("00:01.100", "\"event\":\"head\",\"iteration\":1,\"worker\":2,\"after\":\"c1\","
-			    "\"commits\":1"),
-	    EW("00:01.200", "\"event\":\"recheck\",\"iteration\":1,\"worker\":2"),
-	    EW("00:01.300", "\"event\":\"rebase\",\"iteration\":1,\"worker\":2,\"result\":"
-			    "\"clean\",\"head\":\"c1b\""),
-	    EW("00:01.400", "\"event\":\"perf_decision\",\"iteration\":1,\"worker\":2,"
-			    "\"commit\":\"c1b\",\"metric\":\"throughput/mfu\",\"decision\":"
-			    "\"promoted\",\"candidate\":2.0,\"champion\":1.0"),
-	    EW("00:01.500", "\"event\":\"ref_kept\",\"iteration\":1,\"worker\":2,\"kind\":"
-			    "\"discarded\",\"ref\":\"refs/gdnctl/discarded/1\",\"sha\":\"c1b\""),
-	    EW("00:01.600", "\"event\":\"decision\",\"iteration\":1,\"worker\":2,\"outcome\":"
-			    "\"ok\",\"commits\":0"),
-	    EW("00:02.000", "\"event\":\"run_end\",\"reason\":\"completed\",\"exit_code\":0"),
-	};
-	struct gdn_report r;
-	struct sbuf sb = SBUF_INIT;
-
-	(void)unused;
-	load_lines(&r, lines, ARRAY_SIZE(lines));
-	assert_int_equal(r.nr, 1);
-	assert_int_equal(r.v[0].outcome, GDN_REPORT_SUPERSEDED);
-	assert_string_equal(r.v[0].commit, "c1b"); /* the rebased commit */
-	assert_string_equal(r.v[0].discarded_ref, "refs/gdnctl/discarded/1");
-	assert_int_equal(r.totals.promoted, 0);
-	assert_int_equal(r.totals.iters_superseded, 1);
-	gdn_report_headline(&r, &sb);
-	assert_non_null(strstr(sb.buf, "0 kept, 0 reverted, 1 superseded"));
-	gdn_report_release(&r);
-	sbuf_release(&sb);
-}
-
 static void test_lanes_rendered(void **unused)
 {
 	struct gdn_report r;
@@ -1083,7 +1046,6 @@ int main(void)
 	    cmocka_unit_test(test_lanes_resume),
 	    cmocka_unit_test(test_lanes_worker_of_iteration),
 	    cmocka_unit_test(test_lanes_promotion_order),
-	    cmocka_unit_test(test_lanes_superseded),
 	    cmocka_unit_test(test_lanes_rendered),
 	    cmocka_unit_test(test_lanes_one_worker),
 	};
