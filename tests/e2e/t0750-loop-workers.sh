@@ -18,7 +18,7 @@ EOF2
 # unique: its own file, and a running-log entry to stamp.
 agent unique <<EOF2
 . "$TRASH/iter.sh"
-echo "idea \$it: add f-\$it"
+echo "idea \$it: add f-\$it (worker \$GDNCTL_WORKER)"
 sleep 0.\$((it % 3))
 echo "\$it" >"f-\$it.txt" &&
 printf '\n### Iteration %s - add f-%s\n\n- Commit: (pending)\n- Result: ok\n' "\$it" "\$it" >>log.md &&
@@ -122,6 +122,16 @@ test_expect_success 'two workers: every iteration kept, promoted one at a time' 
 	test -z "$(git -C repo status --porcelain)"
 '
 
+test_expect_success 'each agent knows its worker (GDNCTL_WORKER)' '
+	python3 -c "
+import json
+for e in map(json.loads, open(\"logs/loop.jsonl\")):
+    if e[\"event\"] == \"iteration_start\":
+        t = open(\"logs/iteration-%03d-transcript.log\" % e[\"iteration\"]).read()
+        assert \"(worker %d)\" % e[\"worker\"] in t, (e, t)
+"
+'
+
 test_expect_success 'the prompt lists what the other workers are trying' '
 	grep -l "Other workers are working on these right now" logs/iteration-00[2-6]-prompt.txt >with &&
 	test -s with &&
@@ -152,6 +162,17 @@ for e in evs:
 	test_grep "\"event\":\"rebase\",\"iteration\":$it,.*\"result\":\"conflict\",\"reason\":\"CONFLICT" logs/loop.jsonl &&
 	test_grep "iteration $it conflicts with the champion .* another worker promoted meanwhile" err &&
 	test_grep "\"event\":\"decision\",\"iteration\":$it,.*\"commits\":0" logs/loop.jsonl &&
+: each promoted champion is the commit of the iteration that promoted it &&
+	python3 -c "
+import json
+for e in map(json.loads, open(\"logs/loop.jsonl\")):
+    if e[\"event\"] == \"decision\" and e.get(\"champion\"):
+        print(e[\"iteration\"], e[\"champion\"])
+" >champions &&
+	test -s champions &&
+	while read i sha; do
+		test "$(git -C repo log -1 --format=%s "$sha")" = "agent: shared $i" || exit 1
+	done <champions &&
 	: the branch holds only promoted values, each once &&
 	test "$(git -C repo log --format=%s main | grep -c "^agent: shared")" = "$(grep -c "^promote" ev)" &&
 	: the next prompt of that worker says why &&
