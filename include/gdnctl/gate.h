@@ -75,6 +75,7 @@ struct gdn_gate {
 	char *champion_dir;	 /* --perf-ab: the champion's worktree, and its commit */
 	char *champion_dir_commit;
 	char *champion_gitdir; /* the repository's common git dir, to remove it at the end */
+	char *perf_main_path;  /* --workers: the run's perf state file (a child saves beside it) */
 };
 /* Whether `path` (relative to the repository) matches one of the protected globs. */
 bool gdn_gate_protected(const struct strvec *globs, const char *path);
@@ -126,6 +127,16 @@ int gdn_gate_start(void *payload, const struct gdn_loop_iter *it, struct gdn_err
  * built on, not with a champion that predates the sync.
  */
 int gdn_gate_synced(void *payload, const struct gdn_loop_iter *it, struct gdn_err *err);
+/*
+ * The worker_state hook (--workers N, gate_worker.c). GDN_WORKER_FORK, in
+ * worker k's child: the perf state as the parent last saved it, the
+ * child's saves going to "<state file>.w<k>". GDN_WORKER_ADOPT, in the
+ * parent: the decisions that file recorded appended to the run's state,
+ * its champion taken when `promoted`, saved, the file removed.
+ * GDN_WORKER_END, in the parent at the end of the run: worker k's A/B
+ * champion worktree removed.
+ */
+int gdn_gate_worker_state(void *payload, long k, int what, bool promoted, struct gdn_err *err);
 /* Free what the hooks kept between calls. */
 void gdn_gate_release(struct gdn_gate *g);
 

@@ -42,6 +42,9 @@ json_t *gdn_journal_leftovers(long it, long attempt, const struct gdn_proc_lefto
 void gdn_journal_close(struct gdn_journal *j);
 
 /* What --resume needs to know, rebuilt from the journal of the last run. */
+/* The most workers a run may have (--workers). */
+#define GDN_LOOP_WORKERS_MAX 64
+
 struct gdn_loop_state {
 	char *run_id;	     /* NULL: the journal holds no run */
 	long iterations;     /* planned, from run_start */
@@ -85,11 +88,26 @@ struct gdn_loop_state {
 	/* The run's effective decision options (run_start "options", updated by each
 	 * resume_override "options"), or NULL. */
 	json_t *options;
+	/*
+	 * --workers N (run_start "workers"; 0 or 1: one): the agents' marks
+	 * still running ("ITERATION MARK" each, agent_start without its
+	 * agent_end), the iterations decided (decided[i] for iteration i,
+	 * up to decided_nr), and per worker K its worktree (worktree_add) and
+	 * the iteration it had begun and not decided (0: none).
+	 */
+	long workers;
+	struct strvec open_marks;
+	unsigned char *decided;
+	size_t decided_nr;
+	char *worker_tree[GDN_LOOP_WORKERS_MAX + 1];
+	long worker_open[GDN_LOOP_WORKERS_MAX + 1];
 };
-#define GDN_LOOP_STATE_INIT         \
-	{                           \
-		.kept = STRVEC_INIT \
+#define GDN_LOOP_STATE_INIT                                    \
+	{                                                      \
+		.kept = STRVEC_INIT, .open_marks = STRVEC_INIT \
 	}
+/* Whether iteration `it` has a decision in the run (st->decided). */
+bool gdn_loop_state_decided(const struct gdn_loop_state *st, long it);
 /*
  * Rebuild the state of the last run from a journal's bytes. A last line
  * without its newline (a torn write) is ignored. Returns 0, or GDN_EPARSE

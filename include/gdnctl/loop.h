@@ -102,7 +102,24 @@ struct gdn_loop_hooks {
 	 * non-zero return is an iteration error (err says why).
 	 */
 	int (*synced)(void *payload, const struct gdn_loop_iter *it, struct gdn_err *err);
+	/*
+	 * --workers N > 1: each worker's iteration runs in a forked child of
+	 * the loop. There, before the agent and again before a re-validation,
+	 * `worker` (may be NULL) points the agent's side and the gate at
+	 * worker k's worktree `workdir` and target.
+	 */
+	int (*worker)(void *payload, long k, const char *workdir, struct gdn_err *err);
+	/*
+	 * `worker_state` (may be NULL) hands shared state between the children
+	 * and the parent: GDN_WORKER_FORK in the child (after `worker`: read
+	 * what the parent saved, keep the child's own writes apart),
+	 * GDN_WORKER_ADOPT in the parent when worker k's child ended (take in
+	 * what it recorded; `promoted`: its candidate became the champion),
+	 * GDN_WORKER_END in the parent for each worker at the end of the run.
+	 */
+	int (*worker_state)(void *payload, long k, int what, bool promoted, struct gdn_err *err);
 };
+enum { GDN_WORKER_FORK = 1, GDN_WORKER_ADOPT, GDN_WORKER_END };
 
 struct gdn_loop_opts {
 	/*
@@ -113,7 +130,9 @@ struct gdn_loop_opts {
 	const char *workdir;
 	const char *user_workdir; /* the user's checkout */
 	enum gdn_isolation isolation;
-	const char *branch; /* --branch: the loop branch (NULL: the checkout's) */
+	long workers;		  /* --workers N (>= 1) */
+	const char *worktree_dir; /* --worktree-dir (NULL: <log dir>/workers) */
+	const char *branch;	  /* --branch: the loop branch (NULL: the checkout's) */
 	enum gdn_agent_failure_commits agent_failure_commits;
 	json_t *options; /* the effective decision options, journaled with run_start; or NULL */
 	const char *log_dir;

@@ -304,4 +304,17 @@ void gdn_proc_stop(struct gdn_proc_async *a, int int_grace_ms, int term_grace_ms
  */
 int gdn_proc_finish(struct gdn_proc_async *a, struct gdn_err *err);
 
+/*
+ * fn(payload) in a forked child of gdnctl (the loop's workers): the child
+ * shares nothing with the parent's running children (its registry starts
+ * empty, its wake-up pipes are its own), gets SIGTERM when the parent
+ * dies (Linux), is a child subreaper, and exits with fn's return value.
+ * stdio is flushed before the fork. 0 and *pid, or an error.
+ */
+int gdn_proc_fork_fn(int (*fn)(void *payload), void *payload, pid_t *pid, struct gdn_err *err);
+/* 1 when the forked child `pid` ended (*code: its exit code, or 128+signal), 0 while it runs. */
+int gdn_proc_fork_poll(pid_t pid, int *code);
+/* Send sig to the forked child `pid`. */
+void gdn_proc_fork_signal(pid_t pid, int sig);
+
 #endif

@@ -23,6 +23,8 @@ const char *strvec_pushf(struct strvec *sv, const char *fmt, ...) GDN_PRINTF(2, 
 void strvec_pushl(struct strvec *sv, ...); /* NULL-terminated list */
 void strvec_pushv(struct strvec *sv, const char *const *items);
 void strvec_pop(struct strvec *sv);
+/* Remove (and free) item i (< nr), keeping the order of the others. */
+void strvec_remove(struct strvec *sv, size_t i);
 /* Split `s` at each `sep`, skipping empty items after trimming spaces. */
 void strvec_split(struct strvec *sv, const char *s, char sep);
 bool strvec_contains(const struct strvec *sv, const char *s);

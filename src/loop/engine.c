@@ -7,6 +7,7 @@
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/err.h"
+#include "gdnctl/file.h"
 #include "gdnctl/loop_policy.h"
 #include "gdnctl/gitops.h"
 #include "gdnctl/journal.h"
@@ -120,8 +121,26 @@ json_t *gdn_loop_summary_json(const struct gdn_loop_summary *s)
 
 /* ---- the engine's state ---- */
 
+/* --workers N: worker K (a worktree, and a forked child while it works). */
+struct worker {
+	long k;
+	char *dir, *hlog, *result;
+	struct gdn_loop_opts o; /* the run's options, with this worktree */
+	struct gdn_repo *repo;
+	pid_t pid; /* its child (0: idle) */
+	long it;   /* the iteration it works on (0: none) */
+	/* the child re-checks `cand` (built on `base`) on the newest champion */
+	bool recheck;
+	char *base, *cand;
+	int rechecks;
+	bool cancelled;	  /* stopped by the loop (the run ends): no decision */
+	char *note;	  /* for its next prompt */
+	int64_t ready_ms; /* --sleep: not before */
+};
+
 struct loop {
 	const struct gdn_loop_opts *o;
+	const struct gdn_loop_opts *o0; /* the run's (o: a worker's copy while it is handled) */
 	const struct gdn_loop_agent *agent;
 	const struct gdn_loop_hooks *hooks;
 	struct gdn_loop_summary *sum;
@@ -155,6 +174,18 @@ struct loop {
 	} * hour;
 	size_t hour_nr, hour_alloc;
 	char *note; /* from a hook, for the next prompt ({{LOOP_NOTE}}) */
+	/*
+	 * --workers N > 1: the workers, the one whose events these are (0:
+	 * none; journaled as "worker", said as "[wK]"), the iterations
+	 * decided (done[it], it <= total) and the attributes file that
+	 * merges the running log's entries (union) when a candidate is
+	 * carried onto a newer champion.
+	 */
+	long nw;
+	struct worker *w;
+	long tag;
+	unsigned char *done;
+	char *attrs;
 };
 
 static void say(struct loop *l, enum gdn_loop_level level, const char *fmt, ...) GDN_PRINTF(3, 4);
@@ -163,6 +194,8 @@ static void say(struct loop *l, enum gdn_loop_level level, const char *fmt, ...)
 	struct sbuf sb = SBUF_INIT;
 	va_list ap;
 
+	if (l->tag)
+		sbuf_addf(&sb, "[w%ld] ", l->tag);
 	va_start(ap, fmt);
 	sbuf_vaddf(&sb, fmt, ap);
 	va_end(ap);
@@ -176,6 +209,8 @@ static void journal_event(struct loop *l, const char *event, json_t *ev)
 {
 	struct gdn_err err = GDN_ERR_INIT;
 
+	if (l->tag && json_is_object(ev))
+		json_object_set_new(ev, "worker", json_integer(l->tag));
 	if (gdn_journal_write(&l->j, event, ev, &err) && !l->journal_warned) {
 		l->journal_warned = true;
 		say(l, GDN_LOOP_WARN, "%s; --resume will not see this run's progress", err.msg);
@@ -254,6 +289,7 @@ static int interrupted(void)
 }
 
 static void clear_stale_locks(struct loop *l);
+static int workers_resume(struct loop *l, struct gdn_loop_state *st, struct gdn_err *err);
 static void stop_orphan_agent(struct loop *l, const struct gdn_loop_state *st);
 static void wait_for_git(struct loop *l);
 
@@ -280,6 +316,8 @@ struct iter {
 	int64_t agent_ms; /* the agent's last attempt */
 	struct sbuf msg;
 	struct strvec ids;
+	/* --workers: the candidate conflicts with a newer champion (kept, not validated) */
+	bool conflict;
 };
 
 static enum step fail(struct iter *c, enum gdn_loop_failure kind, int rc,
@@ -520,6 +558,7 @@ static void retire_worktree(struct loop *l, long it)
 {
 	struct gdn_err err = GDN_ERR_INIT;
 	char *head = NULL;
+	bool behind = false;
 
 	if (access(l->o->workdir, F_OK))
 		goto prune;
@@ -527,7 +566,9 @@ static void retire_worktree(struct loop *l, long it)
 		say(l, GDN_LOOP_WARN, "%s", err.msg);
 	gdn_err_clear(&err);
 	if (!gdn_git_rev(&l->wgit, "HEAD", &head, &err) && head && l->champion &&
-	    strcmp(head, l->champion)) {
+	    strcmp(head, l->champion) &&
+	    /* a worker's worktree at a former champion holds nothing new */
+	    (gdn_git_is_ancestor(&l->ugit, head, l->champion, &behind, &err) || !behind)) {
 		char *kind = xstrfmt("loop/%s/iteration-", l->sum->run_id);
 
 		keep_ref(l, it, kind, head, "the commits of an interrupted iteration");
@@ -677,6 +718,12 @@ static int iso_resume(struct loop *l, struct gdn_loop_state *st, struct gdn_err 
 		return ret;
 	if (!l->btip)
 		l->btip = xstrdup(l->champion);
+	if (l->nw) {
+		/* a one-worker run's agent worktree, when it goes on with workers */
+		if (!access(l->o0->workdir, F_OK))
+			retire_worktree(l, st->open_iter ? st->open_iter : st->last_done + 1);
+		return workers_resume(l, st, err);
+	}
 	stop_orphan_agent(l, st);
 	wait_for_git(l);
 	if (st->open_iter && !st->open_decided && st->open_head &&
@@ -1059,7 +1106,7 @@ static enum step after_agent(struct loop *l, struct iter *c, const char *branch,
 	bool rewritten = false, undo = false;
 	const char *why = NULL;
 
-	if (isolated(l) && check_branch(l, c, &rewritten, err))
+	if (isolated(l) && !l->nw && check_branch(l, c, &rewritten, err))
 		return STEP_ERROR;
 	if (detect_commits(l, c, err))
 		return STEP_ERROR;
@@ -1143,6 +1190,40 @@ out:
 	sbuf_release(&out);
 }
 
+/* The validate and decide hooks on the iteration's commits. */
+static enum step gate_hooks(struct loop *l, struct iter *c, struct gdn_err *err)
+{
+	struct gdn_loop_iter gi = {
+	    c->it, c->head_before, c->head_after, c->commits, hook_report, hook_journal, l};
+	struct gdn_loop_hook_out ho = {0};
+	bool reverted = false;
+	int rc = 0;
+
+	if (!l->hooks)
+		return STEP_OK;
+	l->clean_known = false;
+	if (l->hooks->validate)
+		rc = l->hooks->validate(l->hooks->payload, &gi, &ho, err);
+	reverted = ho.reverted;
+	take_note(l, &ho);
+	if (!rc && l->hooks->decide) {
+		memset(&ho, 0, sizeof(ho));
+		rc = l->hooks->decide(l->hooks->payload, &gi, &ho, err);
+		reverted = reverted || ho.reverted;
+		take_note(l, &ho);
+	}
+	if (reverted)
+		c->commits = 0; /* none of them is kept */
+	if (rc < 0)
+		return STEP_ERROR;
+	if (rc > 0)
+		return fail(c, GDN_FAIL_HOOK, rc, ho.has_policy ? ho.policy : l->hooks->policy,
+			    err->msg[0] ? err->msg : "iteration hook failed.");
+	return STEP_OK;
+}
+
+static enum step catch_up(struct loop *l, struct iter *c, struct gdn_err *err);
+
 static enum step iteration_body(struct loop *l, struct iter *c, struct gdn_err *err)
 {
 	char *branch = NULL, *smsg = NULL, *synced_from = NULL;
@@ -1153,6 +1234,9 @@ static enum step iteration_body(struct loop *l, struct iter *c, struct gdn_err *
 
 	if (l->o->original_exit_codes || !l->o->agent_name)
 		say(l, GDN_LOOP_HEADING, "=== codex iteration %ld/%ld ===", c->it, l->total);
+	else if (l->tag)
+		say(l, GDN_LOOP_HEADING, "=== iteration %ld/%ld (%s, worker %ld) ===", c->it,
+		    l->total, l->o->agent_name, l->tag);
 	else
 		say(l, GDN_LOOP_HEADING, "=== iteration %ld/%ld (%s) ===", c->it, l->total,
 		    l->o->agent_name);
@@ -1267,38 +1351,12 @@ static enum step iteration_body(struct loop *l, struct iter *c, struct gdn_err *
 			 "--no-commit-policy count-failure/continue.");
 		goto out;
 	}
-	if (l->hooks) {
-		struct gdn_loop_iter gi = {
-		    c->it, c->head_before, c->head_after, c->commits, hook_report, hook_journal, l};
-		struct gdn_loop_hook_out ho = {0};
-
-		l->clean_known = false;
-		bool reverted = false;
-		int rc = 0;
-
-		if (l->hooks->validate)
-			rc = l->hooks->validate(l->hooks->payload, &gi, &ho, err);
-		reverted = ho.reverted;
-		take_note(l, &ho);
-		if (!rc && l->hooks->decide) {
-			memset(&ho, 0, sizeof(ho));
-			rc = l->hooks->decide(l->hooks->payload, &gi, &ho, err);
-			reverted = reverted || ho.reverted;
-			take_note(l, &ho);
-		}
-		if (reverted)
-			c->commits = 0; /* none of them is kept */
-		if (rc < 0) {
-			step = STEP_ERROR;
+	if (l->nw) {
+		step = catch_up(l, c, err);
+		if (step != STEP_OK || c->conflict)
 			goto out;
-		}
-		if (rc > 0) {
-			step =
-			    fail(c, GDN_FAIL_HOOK, rc, ho.has_policy ? ho.policy : l->hooks->policy,
-				 err->msg[0] ? err->msg : "iteration hook failed.");
-			goto out;
-		}
 	}
+	step = gate_hooks(l, c, err);
 out:
 	free(branch);
 	free(smsg);
@@ -1326,13 +1384,14 @@ static void journal_decision(struct loop *l, struct iter *c, bool failed, bool c
 }
 
 /*
- * Run iteration `it`. Returns -1 to go on, or the loop's exit code.
+ * The end of iteration c->it after its body returned `step` (err: its
+ * error): the running log stamped, the policies, the decision journaled,
+ * the promotion. Returns -1 to go on, or the loop's exit code.
  */
-static int iteration(struct loop *l, long it)
+static int conclude(struct loop *l, struct iter *c, enum step step, struct gdn_err *err)
 {
-	struct gdn_err err = GDN_ERR_INIT, rerr = GDN_ERR_INIT;
-	struct iter c = {.it = it, .msg = SBUF_INIT, .ids = STRVEC_INIT};
-	enum step step = iteration_body(l, &c, &err);
+	struct gdn_err rerr = GDN_ERR_INIT;
+	long it = c->it;
 	char *candidate = NULL;
 	bool failed = false, counted = false;
 	int exit = -1;
@@ -1348,10 +1407,10 @@ static int iteration(struct loop *l, long it)
 	/*
 	 * Commits left on the branch get their running-log entry stamped,
 	 * whatever the outcome (a failure under count-failure, continue or
-	 * fail keeps them); c.commits is 0 when a hook reverted them.
+	 * fail keeps them); c->commits is 0 when a hook reverted them.
 	 */
 	if (step != STEP_INTR)
-		stamp_log(l, &c);
+		stamp_log(l, c);
 	/*
 	 * With isolation, what lands: an accepted iteration, or one whose
 	 * gate or performance policy failed it without reverting (the policy
@@ -1359,36 +1418,37 @@ static int iteration(struct loop *l, long it)
 	 */
 	if (step != STEP_INTR && isolated(l))
 		candidate = settle(
-		    l, &c, step == STEP_OK || (step == STEP_FAIL && c.kind == GDN_FAIL_HOOK));
+		    l, c, step == STEP_OK || (step == STEP_FAIL && c->kind == GDN_FAIL_HOOK));
 	if (step == STEP_ERROR) {
-		sbuf_reset(&c.msg);
-		sbuf_addf(&c.msg, "iteration %ld raised: %s", it, err.msg);
-		c.kind = GDN_FAIL_ITERATION_ERROR;
-		c.rc = GDN_LOOP_ORIGINAL_ITERATION_ERROR;
-		c.policy = l->o->iteration_error_policy;
-		journal_event(l, "error",
-			      json_pack("{sIss}", "iteration", (json_int_t)it, "message", err.msg));
+		sbuf_reset(&c->msg);
+		sbuf_addf(&c->msg, "iteration %ld raised: %s", it, err->msg);
+		c->kind = GDN_FAIL_ITERATION_ERROR;
+		c->rc = GDN_LOOP_ORIGINAL_ITERATION_ERROR;
+		c->policy = l->o->iteration_error_policy;
+		journal_event(
+		    l, "error",
+		    json_pack("{sIss}", "iteration", (json_int_t)it, "message", err->msg));
 	}
 	if (step == STEP_FAIL || step == STEP_ERROR) {
 		bool stops;
 
 		failed = true;
-		stops = gdn_loop_policy_apply(c.policy, &l->failures, l->o->max_failures,
+		stops = gdn_loop_policy_apply(c->policy, &l->failures, l->o->max_failures,
 					      &counted) == GDN_VERDICT_EXIT;
 		if (stops)
-			exit = gdn_loop_exit_code(c.kind, c.rc, l->o->original_exit_codes);
-		if (c.agent_note || c.policy == GDN_POLICY_FAIL)
-			say(l, GDN_LOOP_NOTE, "%s", c.msg.buf);
+			exit = gdn_loop_exit_code(c->kind, c->rc, l->o->original_exit_codes);
+		if (c->agent_note || c->policy == GDN_POLICY_FAIL)
+			say(l, GDN_LOOP_NOTE, "%s", c->msg.buf);
 		else if (stops && !l->o->original_exit_codes)
 			say(l, GDN_LOOP_NOTE,
 			    "%s%s stopping: %ld counted failure%s exceeds --max-failures %ld (-1: "
 			    "unlimited)",
-			    c.msg.buf, step == STEP_ERROR ? "." : "", l->failures,
+			    c->msg.buf, step == STEP_ERROR ? "." : "", l->failures,
 			    l->failures == 1 ? "" : "s", l->o->max_failures);
 		else
-			say(l, GDN_LOOP_NOTE, "%s%s Continuing due to policy=%s.", c.msg.buf,
-			    step == STEP_ERROR ? "." : "", gdn_loop_policy_name(c.policy));
-		l->sum->fail_kinds[c.kind]++;
+			say(l, GDN_LOOP_NOTE, "%s%s Continuing due to policy=%s.", c->msg.buf,
+			    step == STEP_ERROR ? "." : "", gdn_loop_policy_name(c->policy));
+		l->sum->fail_kinds[c->kind]++;
 		l->consecutive++;
 	} else if (step == STEP_OK) {
 		l->consecutive = 0;
@@ -1396,12 +1456,12 @@ static int iteration(struct loop *l, long it)
 	if (step != STEP_INTR) { /* an interrupted iteration has no decision: --resume redoes it */
 		/*
 		 * The commits left on the branch, also after a failure that kept
-		 * them (c.commits is 0 when a hook reverted them): the decision
+		 * them (c->commits is 0 when a hook reverted them): the decision
 		 * journals the same number, which --resume adds up.
 		 */
-		l->sum->commits = (long)gdn_add_sat_i64(l->sum->commits, c.commits);
+		l->sum->commits = (long)gdn_add_sat_i64(l->sum->commits, c->commits);
 		l->sum->iterations_run++;
-		journal_decision(l, &c, failed, counted, exit, candidate);
+		journal_decision(l, c, failed, counted, exit, candidate);
 	}
 	if (candidate && promote(l, it, candidate, &rerr)) {
 		say(l, GDN_LOOP_WARN, "iteration %ld: %s", it, rerr.msg);
@@ -1444,7 +1504,7 @@ static int iteration(struct loop *l, long it)
 		goto out;
 	}
 	journal_event(l, "iteration_end", gdn_journal_iteration(it));
-	if (exit < 0 && !failed && it < l->total && l->o->sleep_ms > 0) {
+	if (exit < 0 && !failed && it < l->total && l->o->sleep_ms > 0 && !l->nw) {
 		l->clean_known = false;
 		gdn_sleep_interruptible(l->o->sleep_ms);
 	}
@@ -1454,11 +1514,26 @@ static int iteration(struct loop *l, long it)
 	}
 out:
 	free(candidate);
-	free(c.head_before);
-	free(c.head_after);
-	free(c.branch_after);
-	sbuf_release(&c.msg);
-	strvec_clear(&c.ids);
+	return exit;
+}
+
+static void iter_release(struct iter *c)
+{
+	free(c->head_before);
+	free(c->head_after);
+	free(c->branch_after);
+	sbuf_release(&c->msg);
+	strvec_clear(&c->ids);
+}
+
+/* Run iteration `it`. Returns -1 to go on, or the loop's exit code. */
+static int iteration(struct loop *l, long it)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+	struct iter c = {.it = it, .msg = SBUF_INIT, .ids = STRVEC_INIT};
+	int exit = conclude(l, &c, iteration_body(l, &c, &err), &err);
+
+	iter_release(&c);
 	return exit;
 }
 
@@ -1788,6 +1863,8 @@ static json_t *run_start_event(struct loop *l)
 		json_object_set_new(ev, "loop_branch", json_string(l->branch));
 		json_object_set_new(ev, "champion", json_string(l->champion));
 	}
+	if (l->nw)
+		json_object_set_new(ev, "workers", json_integer(l->nw));
 	if (o->options)
 		json_object_set(ev, "options", o->options);
 	return ev;
@@ -1814,19 +1891,23 @@ static int resume(struct loop *l, struct gdn_loop_state *st, struct gdn_err *err
 	free(l->j.run_id);
 	l->j.run_id = xstrdup(st->run_id);
 	l->stash.pin_run = l->sum->run_id;
-	if (isolated(l))
+	if (l->total <= 0)
+		l->total = st->iterations;
+	if (st->workers > 1 && !l->nw)
+		ret = gdn_err_set(err, GDN_EUSAGE,
+				  "run %s was started with --workers %ld: resume it with --workers",
+				  st->run_id, st->workers);
+	else if (isolated(l))
 		ret = iso_resume(l, st, err);
 	else if (st->worktree)
 		ret = gdn_err_set(err, GDN_EUSAGE,
 				  "run %s was started with --isolation worktree: resume it with "
 				  "--isolation worktree",
 				  st->run_id);
-	if (!ret)
+	if (!ret && !l->nw)
 		ret = open_repo(l, err);
 	if (ret)
 		return ret;
-	if (l->total <= 0)
-		l->total = st->iterations;
 	l->failures = st->failures;
 	l->consecutive = st->consecutive;
 	l->sum->commits = st->commits;
@@ -1853,14 +1934,756 @@ static int resume(struct loop *l, struct gdn_loop_state *st, struct gdn_err *err
 				(json_int_t)st->last_done, "max_failures",
 				(json_int_t)l->o->max_failures, "stop_after_failures",
 				(json_int_t)l->o->stop_after_failures));
-	return recover(l, st, err);
+	return l->nw ? 0 : recover(l, st, err);
+}
+
+/* ---- --workers N: each worker's iteration in a forked child, decisions here ---- */
+
+#define RECHECKS_MAX	3
+#define WORKER_STOP_MS	30000 /* after a stop, a child that has not ended gets SIGKILL */
+#define WORKER_TICK_MS	50
+#define OTHERS_LINE_MAX 160
+
+/* Handle worker w (NULL: none): its options, worktree, repository and tag. */
+static void use_worker(struct loop *l, struct worker *w)
+{
+	l->o = w ? &w->o : l->o0;
+	l->git.workdir = l->o->workdir;
+	l->wgit.workdir = l->o->workdir;
+	if (w)
+		l->repo = w->repo;
+	l->tag = w ? w->k : 0;
+	l->clean_known = false;
+}
+
+static void worker_init(struct loop *l, struct worker *w, long k)
+{
+	const struct gdn_loop_opts *o = l->o0;
+	size_t n = strlen(o->workdir);
+
+	w->k = k;
+	w->dir = o->worktree_dir ? xstrfmt("%s/w%ld", o->worktree_dir, k)
+				 : xstrfmt("%s/workers/w%ld", o->log_dir, k);
+	w->result = xstrfmt("%s/workers/w%ld.result.json", o->log_dir, k);
+	/* the running log in the agent's worktree: the same file in this one */
+	if (o->hillclimb_log && !strncmp(o->hillclimb_log, o->workdir, n) &&
+	    o->hillclimb_log[n] == '/')
+		w->hlog = xstrfmt("%s%s", w->dir, o->hillclimb_log + n);
+	else if (o->hillclimb_log)
+		w->hlog = xstrdup(o->hillclimb_log);
+	w->o = *o;
+	w->o.workdir = w->dir;
+	w->o.hillclimb_log = w->hlog;
+}
+
+static void worker_release(struct worker *w)
+{
+	free(w->dir);
+	free(w->hlog);
+	free(w->result);
+	free(w->base);
+	free(w->cand);
+	free(w->note);
+	gdn_repo_free(w->repo);
+}
+
+/*
+ * The workers' files under <log dir>/workers: results, and the attributes
+ * that let git merge the running log's entries (both sides' lines) when a
+ * candidate is carried onto a champion that gained entries meanwhile.
+ */
+static int workers_files(struct loop *l, struct gdn_err *err)
+{
+	const struct gdn_loop_opts *o = l->o0;
+	char *dir = xstrfmt("%s/workers", o->log_dir);
+	size_t n = strlen(o->workdir);
+	int ret = 0;
+
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		ret = gdn_err_errno(err, GDN_EIO, "cannot create '%s'", dir);
+	if (!ret && o->hillclimb_log && !strncmp(o->hillclimb_log, o->workdir, n) &&
+	    o->hillclimb_log[n] == '/') {
+		char *text = xstrfmt("/%s merge=union\n", o->hillclimb_log + n + 1);
+
+		l->attrs = xstrfmt("%s/attributes", dir);
+		ret = gdn_write_file_atomic(l->attrs, text, strlen(text), err);
+		free(text);
+	}
+	free(dir);
+	return ret;
+}
+
+/*
+ * The workers' worktrees at the champion (each journaled first), their
+ * repositories, and the hooks pointed at worker 1 in this process (the
+ * baseline runs there; every child points them at its own).
+ */
+static int workers_begin(struct loop *l, struct gdn_err *err)
+{
+	int ret = 0;
+
+	if (!l->w) {
+		l->w = xcalloc((size_t)l->nw, sizeof(*l->w));
+		for (long k = 0; k < l->nw; k++)
+			worker_init(l, &l->w[k], k + 1);
+	}
+	if (!l->done)
+		l->done = xcalloc((size_t)(l->total > 0 ? l->total : 0) + 1, 1);
+	ret = workers_files(l, err);
+	for (long k = 0; k < l->nw && !ret; k++) {
+		struct worker *w = &l->w[k];
+
+		use_worker(l, w);
+		ret = iso_worktree(l, err);
+		if (!ret)
+			ret = gdn_repo_open(w->dir, &w->repo, err);
+	}
+	use_worker(l, NULL);
+	l->repo = l->w[0].repo;
+	if (!ret && l->hooks && l->hooks->worker)
+		ret = l->hooks->worker(l->hooks->payload, 1, l->w[0].dir, err);
+	return ret;
+}
+
+/* In a worker's child: the shared state as the parent last saved it. */
+static int fork_state(struct loop *l, struct gdn_err *err)
+{
+	if (!l->hooks || !l->hooks->worker_state)
+		return 0;
+	return l->hooks->worker_state(l->hooks->payload, l->tag, GDN_WORKER_FORK, false, err);
+}
+
+/*
+ * --workers, in the child: the candidate carried onto the champion when
+ * another worker's promotion moved it since this one began (cherry-picked,
+ * the running log's entries merged). A conflict (or a change the champion
+ * has already) keeps the candidate under refs/gdnctl/discarded/<it> and
+ * sets c->conflict with the reason in c->msg.
+ */
+static enum step catch_up(struct loop *l, struct iter *c, struct gdn_err *err)
+{
+	struct strvec argv = STRVEC_INIT;
+	struct sbuf out = SBUF_INIT;
+	char *onto = NULL, *range = NULL, *head = NULL;
+	enum step step = STEP_ERROR;
+	json_t *ev;
+	int rc = 0;
+
+	if (c->commits <= 0) {
+		step = STEP_OK;
+		goto out;
+	}
+	if (gdn_git_rev(&l->ugit, l->champion_ref, &onto, err))
+		goto out;
+	if (!onto || !strcmp(onto, c->head_before)) {
+		step = STEP_OK;
+		goto out;
+	}
+	free(l->champion);
+	l->champion = xstrdup(onto);
+	range = xstrfmt("%s..%s", c->head_before, c->head_after);
+	if (gdn_git_reset_clean(&l->wgit, onto, err))
+		goto out;
+	if (l->attrs)
+		strvec_pushf(&argv, "-c=core.attributesFile=%s", l->attrs);
+	strvec_pushl(&argv, "cherry-pick", range, NULL);
+	if (argv.nr == 3) {
+		/* git takes "-c name=value" as two words */
+		char *cfg = xstrdup(argv.v[0] + 3);
+
+		strvec_clear(&argv);
+		strvec_pushl(&argv, "-c", cfg, "cherry-pick", range, NULL);
+		free(cfg);
+	}
+	if (gdn_git_run(&l->wgit, argv.v, &rc, &out, err))
+		goto out;
+	ev = gdn_journal_iteration(c->it);
+	json_object_set_new(ev, "from", json_string(c->head_before));
+	json_object_set_new(ev, "onto", json_string(onto));
+	json_object_set_new(ev, "candidate", json_string(c->head_after));
+	if (rc) {
+		const char *why = strstr(out.buf, "CONFLICT");
+
+		sbuf_trim(&out);
+		if (!why)
+			why = out.buf;
+		json_object_set_new(ev, "result", json_string("conflict"));
+		json_object_set_new(ev, "reason", json_stringn(why, strcspn(why, "\n")));
+		journal_event(l, "rebase", ev);
+		keep_ref(l, c->it, "discarded/", c->head_after,
+			 "a candidate that conflicts with the newer champion");
+		sbuf_reset(&c->msg);
+		sbuf_addf(&c->msg,
+			  "iteration %ld conflicts with the champion %.12s another worker "
+			  "promoted meanwhile (%.*s); it was discarded",
+			  c->it, onto, (int)strcspn(why, "\n"), why);
+		gdn_git_runl(&l->wgit, &rc, NULL, err, "cherry-pick", "--abort", NULL);
+		gdn_err_clear(err);
+		if (gdn_git_reset_clean(&l->wgit, onto, err))
+			goto out;
+		c->conflict = true;
+		c->commits = 0;
+		step = STEP_OK;
+		goto out;
+	}
+	if (gdn_git_rev(&l->wgit, "HEAD", &head, err) || !head) {
+		json_decref(ev);
+		goto out;
+	}
+	json_object_set_new(ev, "result", json_string("clean"));
+	json_object_set_new(ev, "head", json_string(head));
+	journal_event(l, "rebase", ev);
+	say(l, GDN_LOOP_INFO,
+	    "the champion moved to %.12s: candidate carried onto it (%.7s -> %.7s)", onto,
+	    c->head_after, head);
+	free(c->head_before);
+	c->head_before = xstrdup(onto);
+	free(c->head_after);
+	c->head_after = head;
+	head = NULL;
+	strvec_clear(&c->ids);
+	if (gdn_repo_count_commits(l->repo, c->head_before, c->head_after, &c->commits, &c->ids,
+				   MAX_IDS_JOURNALED, err) ||
+	    fork_state(l, err))
+		goto out;
+	step = STEP_OK;
+out:
+	strvec_clear(&argv);
+	sbuf_release(&out);
+	free(onto);
+	free(range);
+	free(head);
+	return step;
+}
+
+/* In the child: a candidate that beat its base, checked again on the newest champion. */
+static enum step recheck_body(struct loop *l, struct iter *c, struct gdn_err *err)
+{
+	struct worker *w = &l->w[l->tag - 1];
+	enum step step;
+
+	c->head_before = xstrdup(w->base);
+	c->head_after = xstrdup(w->cand);
+	if (gdn_repo_count_commits(l->repo, c->head_before, c->head_after, &c->commits, &c->ids,
+				   MAX_IDS_JOURNALED, err))
+		return STEP_ERROR;
+	say(l, GDN_LOOP_INFO, "iteration %ld: re-checking %.7s on the newer champion", c->it,
+	    c->head_after);
+	step = catch_up(l, c, err);
+	if (step != STEP_OK || c->conflict)
+		return step;
+	return gate_hooks(l, c, err);
+}
+
+static json_t *usage_delta(const struct gdn_agent_usage *now, const struct gdn_agent_usage *was)
+{
+	json_t *u = json_object();
+
+#define DELTA(f) json_object_set_new(u, #f, json_integer(now->f - (was->f > 0 ? was->f : 0)))
+	if (now->input_tokens >= 0)
+		DELTA(input_tokens);
+	if (now->output_tokens >= 0)
+		DELTA(output_tokens);
+	if (now->tokens >= 0)
+		DELTA(tokens);
+#undef DELTA
+	if (now->cost_usd >= 0)
+		json_object_set_new(
+		    u, "cost_usd",
+		    json_real(now->cost_usd - (was->cost_usd > 0 ? was->cost_usd : 0)));
+	return u;
+}
+
+/* The child of worker l->tag: its iteration (or re-check), the outcome to its result file. */
+static int worker_main(void *payload)
+{
+	struct loop *l = payload;
+	struct worker *w = &l->w[l->tag - 1];
+	struct iter c = {.it = w->it, .msg = SBUF_INIT, .ids = STRVEC_INIT};
+	struct gdn_err err = GDN_ERR_INIT, ignored = GDN_ERR_INIT;
+	int64_t agent_ms = l->sum->agent_ms;
+	struct gdn_agent_usage usage = l->sum->usage;
+	long usage_its = l->sum->usage_iterations;
+	size_t refs = l->sum->refs_kept.nr;
+	enum step step;
+	json_t *res, *kept = json_array();
+	char *text;
+
+	/* where a resume looks for what a crashed run still runs */
+	if (chdir(w->dir)) {
+		/* the worktree is checked again below */
+	}
+	journal_event(l, "worker_start",
+		      json_pack("{sIsb}", "iteration", (json_int_t)c.it, "recheck", w->recheck));
+	if ((l->hooks && l->hooks->worker &&
+	     l->hooks->worker(l->hooks->payload, w->k, w->dir, &err)) ||
+	    fork_state(l, &err))
+		step = STEP_ERROR;
+	else
+		step = w->recheck ? recheck_body(l, &c, &err) : iteration_body(l, &c, &err);
+	if ((step == STEP_FAIL || step == STEP_ERROR) && interrupted())
+		step = STEP_INTR;
+	for (size_t i = refs; i < l->sum->refs_kept.nr; i++)
+		json_array_append_new(kept, json_string(l->sum->refs_kept.v[i]));
+	res =
+	    json_pack("{sisisisisssbsIsbsssIsoss?ss?}", "step", (int)step, "kind", (int)c.kind,
+		      "rc", c.rc, "policy", (int)c.policy, "msg", c.msg.buf, "agent_note",
+		      c.agent_note, "commits", (json_int_t)c.commits, "conflict", c.conflict,
+		      "error", err.msg, "agent_ms", (json_int_t)(l->sum->agent_ms - agent_ms),
+		      "refs_kept", kept, "head_before", c.head_before, "head_after", c.head_after);
+	json_object_set_new(res, "note", l->note ? json_string(l->note) : json_null());
+	if (l->sum->usage_iterations > usage_its)
+		json_object_set_new(res, "usage", usage_delta(&l->sum->usage, &usage));
+	text = json_dumps(res, JSON_COMPACT);
+	if (!text || gdn_write_file_atomic(w->result, text, strlen(text), &ignored))
+		say(l, GDN_LOOP_WARN, "cannot write '%s': %s", w->result, ignored.msg);
+	journal_event(l, "worker_end",
+		      json_pack("{sIss}", "iteration", (json_int_t)c.it, "step",
+				step == STEP_INTR ? "interrupted" : "done"));
+	free(text);
+	json_decref(res);
+	iter_release(&c);
+	return 0;
+}
+
+/* "- worker 2, iteration 5: <the first line its agent said>" for the others at work. */
+static void others_note(struct loop *l, const struct worker *me, struct sbuf *sb)
+{
+	bool any = false;
+
+	for (long k = 0; k < l->nw; k++) {
+		const struct worker *w = &l->w[k];
+		struct sbuf text = SBUF_INIT;
+		struct gdn_err ignored = GDN_ERR_INIT;
+		char *path;
+		const char *line = NULL;
+
+		if (w == me || !w->pid || w->recheck)
+			continue;
+		path = iter_path(l, w->it, "transcript.log");
+		if (!sbuf_read_file(&text, path, 64 * 1024, &ignored)) {
+			for (char *p = text.buf; *p && !line;
+			     p += strcspn(p, "\n") + !!p[strcspn(p, "\n")]) {
+				size_t n = strcspn(p, "\n");
+
+				while (n && isspace((unsigned char)*p)) {
+					p++;
+					n--;
+				}
+				if (n && strncmp(p, "====", 4)) /* not gdnctl's own header */
+					line = p;
+			}
+		}
+		if (!any)
+			sbuf_addf(sb,
+				  "%sOther workers are working on these right now; do not "
+				  "duplicate their ideas:\n",
+				  sb->len ? "\n\n" : "");
+		any = true;
+		if (line)
+			sbuf_addf(sb, "- worker %ld, iteration %ld: %.*s\n", w->k, w->it,
+				  (int)(strcspn(line, "\n") < OTHERS_LINE_MAX ? strcspn(line, "\n")
+									      : OTHERS_LINE_MAX),
+				  line);
+		else
+			sbuf_addf(sb, "- worker %ld, iteration %ld: (just started)\n", w->k, w->it);
+		free(path);
+		sbuf_release(&text);
+	}
+}
+
+/* Fork worker w's child for iteration `it` (or the re-check of w->cand). */
+static int start_worker(struct loop *l, struct worker *w, long it, bool recheck,
+			struct gdn_err *err)
+{
+	struct sbuf note = SBUF_INIT;
+	int ret;
+
+	w->it = it;
+	w->recheck = recheck;
+	w->cancelled = false;
+	if (unlink(w->result) && errno != ENOENT)
+		return gdn_err_errno(err, GDN_EIO, "cannot remove '%s'", w->result);
+	if (!recheck) {
+		if (w->note)
+			sbuf_adds(&note, w->note);
+		others_note(l, w, &note);
+		free(l->note);
+		l->note = note.len ? sbuf_detach(&note, NULL) : NULL;
+	}
+	use_worker(l, w);
+	ret = gdn_proc_fork_fn(worker_main, l, &w->pid, err);
+	use_worker(l, NULL);
+	if (!recheck) {
+		FREE_AND_NULL(l->note); /* the child's now */
+		FREE_AND_NULL(w->note);
+	}
+	sbuf_release(&note);
+	return ret;
+}
+
+/* The iteration a worker takes next: the first one neither decided nor at work (0: none). */
+static long next_iteration(struct loop *l)
+{
+	for (long it = 1; it <= l->total; it++) {
+		bool busy = l->done[it];
+
+		for (long k = 0; k < l->nw && !busy; k++)
+			busy = l->w[k].pid && l->w[k].it == it;
+		if (!busy)
+			return it;
+	}
+	return 0;
+}
+
+/* The child's outcome, as the parent's struct iter (and the summary's share). */
+static enum step read_result(struct loop *l, struct worker *w, int code, struct iter *c,
+			     struct gdn_err *err)
+{
+	struct sbuf sb = SBUF_INIT;
+	json_error_t jerr;
+	json_t *res = NULL, *v;
+	enum step step = STEP_ERROR;
+	size_t i;
+
+	if (sbuf_read_file(&sb, w->result, 16 * 1024 * 1024, err) ||
+	    !(res = json_loadb(sb.buf, sb.len, 0, &jerr))) {
+		gdn_err_clear(err);
+		gdn_err_set(err, GDN_EFAILED,
+			    "worker %ld's process ended (%s %d) before iteration %ld was decided",
+			    w->k, code > 128 ? "signal" : "exit", code > 128 ? code - 128 : code,
+			    w->it);
+		goto out;
+	}
+	step = (enum step)json_integer_value(json_object_get(res, "step"));
+	c->kind = (enum gdn_loop_failure)json_integer_value(json_object_get(res, "kind"));
+	c->rc = (int)json_integer_value(json_object_get(res, "rc"));
+	c->policy = (enum gdn_loop_policy)json_integer_value(json_object_get(res, "policy"));
+	sbuf_adds(&c->msg, json_string_value(json_object_get(res, "msg")) ?: "");
+	c->agent_note = json_is_true(json_object_get(res, "agent_note"));
+	c->commits = (long)json_integer_value(json_object_get(res, "commits"));
+	c->conflict = json_is_true(json_object_get(res, "conflict"));
+	if ((v = json_object_get(res, "head_before")) && json_is_string(v))
+		c->head_before = xstrdup(json_string_value(v));
+	if ((v = json_object_get(res, "head_after")) && json_is_string(v))
+		c->head_after = xstrdup(json_string_value(v));
+	if (json_string_value(json_object_get(res, "error")))
+		gdn_err_set(err, GDN_EFAILED, "%s",
+			    json_string_value(json_object_get(res, "error")));
+	l->sum->agent_ms =
+	    gdn_add_sat_i64(l->sum->agent_ms, json_integer_value(json_object_get(res, "agent_ms")));
+	json_array_foreach(json_object_get(res, "refs_kept"), i, v)
+	    strvec_push(&l->sum->refs_kept, json_string_value(v) ?: "");
+	if ((v = json_object_get(res, "usage"))) {
+		json_t *in = json_object_get(v, "input_tokens"),
+		       *o = json_object_get(v, "output_tokens");
+		json_t *t = json_object_get(v, "tokens"), *cost = json_object_get(v, "cost_usd");
+		struct gdn_agent_usage u = {
+		    in ? json_integer_value(in) : -1, o ? json_integer_value(o) : -1,
+		    cost ? json_number_value(cost) : -1, t ? json_integer_value(t) : -1};
+
+		gdn_agent_usage_add(&l->sum->usage, &u);
+		l->sum->usage_iterations++;
+		ALLOC_GROW(l->hour, l->hour_nr + 1, l->hour_alloc);
+		l->hour[l->hour_nr].when = time(NULL);
+		l->hour[l->hour_nr++].tokens = gdn_loop_usage_tokens(&u);
+	}
+	free(w->note);
+	w->note = json_string_value(json_object_get(res, "note"))
+		      ? xstrdup(json_string_value(json_object_get(res, "note")))
+		      : NULL;
+out:
+	json_decref(res);
+	sbuf_release(&sb);
+	if (step > STEP_INTR)
+		step = STEP_ERROR;
+	return step;
+}
+
+/* Worker w's child ended with `code`: decide (or re-check first). -1 to go on, or the exit. */
+static int worker_done(struct loop *l, struct worker *w, int code)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+	struct iter c = {.it = w->it, .msg = SBUF_INIT, .ids = STRVEC_INIT};
+	enum step step;
+	char *champion = xstrdup(l->champion);
+	bool accepted, moved = false;
+	int exit = -1;
+
+	use_worker(l, w);
+	step = read_result(l, w, code, &c, &err);
+	if ((step == STEP_FAIL || step == STEP_ERROR) && interrupted())
+		step = STEP_INTR;
+	if (w->cancelled) {
+		journal_event(l, "abandoned", gdn_journal_iteration(w->it));
+		goto out;
+	}
+	if (check_branch(l, &c, &moved, &err)) {
+		say(l, GDN_LOOP_WARN, "%s", err.msg);
+		gdn_err_clear(&err);
+	} else if (moved) {
+		say(l, GDN_LOOP_WARN, "an agent moved %s; it is back at %.12s", l->branch, l->btip);
+	}
+	if (c.conflict) {
+		free(w->note);
+		w->note = xstrfmt("%s. Start from the current code: your change must apply on "
+				  "top of it.",
+				  c.msg.buf);
+		say(l, GDN_LOOP_NOTE, "%s", c.msg.buf);
+	}
+	accepted = !c.conflict && c.commits > 0 && c.head_before &&
+		   (step == STEP_OK || (step == STEP_FAIL && c.kind == GDN_FAIL_HOOK));
+	if (accepted && strcmp(c.head_before, l->champion)) {
+		if (w->rechecks < RECHECKS_MAX) {
+			w->rechecks++;
+			free(w->base);
+			free(w->cand);
+			w->base = xstrdup(c.head_before);
+			w->cand = xstrdup(c.head_after);
+			say(l, GDN_LOOP_INFO,
+			    "iteration %ld passed on %.12s, but the champion is now %.12s: "
+			    "re-checking it there",
+			    c.it, c.head_before, l->champion);
+			journal_event(l, "recheck",
+				      json_pack("{sIssss}", "iteration", (json_int_t)c.it, "base",
+						c.head_before, "champion", l->champion));
+			if (!start_worker(l, w, w->it, true, &err))
+				goto out_keep;
+			step = STEP_ERROR;
+		} else {
+			keep_ref(l, c.it, "discarded/", c.head_after,
+				 "a candidate the champion kept moving away from");
+			say(l, GDN_LOOP_NOTE,
+			    "iteration %ld: the champion moved %d times while it was re-checked; "
+			    "discarded",
+			    c.it, RECHECKS_MAX);
+			c.commits = 0;
+		}
+	}
+	w->rechecks = 0;
+	exit = conclude(l, &c, step, &err);
+	if (step != STEP_INTR && c.it <= l->total)
+		l->done[c.it] = 1;
+	if (strcmp(champion, l->champion))
+		say(l, GDN_LOOP_INFO, "iteration %ld promoted: the champion is now %.12s", c.it,
+		    l->champion);
+	if (l->hooks && l->hooks->worker_state &&
+	    l->hooks->worker_state(l->hooks->payload, w->k, GDN_WORKER_ADOPT,
+				   strcmp(champion, l->champion) != 0, &err))
+		say(l, GDN_LOOP_WARN, "%s", err.msg);
+	w->ready_ms = gdn_now_ms() + (step == STEP_OK ? l->o->sleep_ms : 0);
+out:
+	if (step != STEP_INTR)
+		w->it = 0;
+out_keep:
+	use_worker(l, NULL);
+	free(champion);
+	iter_release(&c);
+	return exit;
+}
+
+static struct worker *idle_worker(struct loop *l)
+{
+	int64_t now = gdn_now_ms();
+
+	for (long k = 0; k < l->nw; k++)
+		if (!l->w[k].pid && l->w[k].ready_ms <= now)
+			return &l->w[k];
+	return NULL;
+}
+
+static bool workers_busy(const struct loop *l)
+{
+	for (long k = 0; k < l->nw; k++)
+		if (l->w[k].pid)
+			return true;
+	return false;
+}
+
+/*
+ * The loop with workers: iterations handed to idle workers in order, each
+ * child's outcome decided here one at a time (promotions serialized).
+ * A stop condition lets the running iterations finish; a failure that ends
+ * the run stops them (abandoned, no decision); Ctrl-C or SIGTERM stops
+ * them as interrupted. Returns the exit code, or -1 (completed).
+ */
+static int run_workers(struct loop *l)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+	bool launching = true;
+	int exit = -1, stop_exit = -1;
+	int64_t signalled = 0;
+
+	for (;;) {
+		bool reaped = false;
+
+		while (launching && exit < 0 && !interrupted()) {
+			struct worker *w = idle_worker(l);
+			const char *reason;
+			long it;
+
+			if (!w)
+				break;
+			it = next_iteration(l);
+			if (!it) {
+				launching = false;
+				break;
+			}
+			reason = stop_condition(l);
+			if (reason) {
+				say(l, GDN_LOOP_INFO, "stopping before iteration %ld: %s", it,
+				    reason);
+				journal_event(l, "stop",
+					      json_pack("{sIss}", "iteration", (json_int_t)it,
+							"reason", reason));
+				stop_exit = !strcmp(reason, "consecutive-failures") ? 1 : 0;
+				l->sum->stop_reason = xstrdup(reason);
+				launching = false;
+				break;
+			}
+			if (start_worker(l, w, it, false, &err)) {
+				say(l, GDN_LOOP_NOTE, "%s", err.msg);
+				exit = gdn_loop_exit_code(GDN_FAIL_ITERATION_ERROR,
+							  GDN_LOOP_ORIGINAL_ITERATION_ERROR,
+							  l->o->original_exit_codes);
+				l->sum->stop_reason = xstrdup("failure");
+				gdn_err_clear(&err);
+			}
+		}
+		if (!workers_busy(l)) {
+			if (!launching || exit >= 0 || interrupted())
+				break;
+			gdn_sleep_interruptible(WORKER_TICK_MS);
+			continue;
+		}
+		if ((interrupted() || exit >= 0) && !signalled) {
+			for (long k = 0; k < l->nw; k++) {
+				struct worker *w = &l->w[k];
+
+				if (!w->pid)
+					continue;
+				w->cancelled = !interrupted();
+				gdn_proc_fork_signal(w->pid,
+						     interrupted() ? interrupted() : SIGTERM);
+			}
+			signalled = gdn_now_ms();
+		} else if (signalled && gdn_now_ms() - signalled > WORKER_STOP_MS) {
+			for (long k = 0; k < l->nw; k++)
+				gdn_proc_fork_signal(l->w[k].pid, SIGKILL);
+		}
+		for (long k = 0; k < l->nw; k++) {
+			struct worker *w = &l->w[k];
+			int code = 0, r;
+
+			if (!w->pid || !gdn_proc_fork_poll(w->pid, &code))
+				continue;
+			w->pid = 0;
+			reaped = true;
+			r = worker_done(l, w, code);
+			if (r >= 0 && exit < 0)
+				exit = r;
+		}
+		if (!reaped)
+			gdn_sleep_interruptible(WORKER_TICK_MS);
+	}
+	return exit >= 0 ? exit : stop_exit;
+}
+
+/* The end of a run with workers: each worktree retired (its work kept under refs). */
+static void workers_end(struct loop *l)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+
+	for (long k = 0; l->w && k < l->nw; k++) {
+		struct worker *w = &l->w[k];
+
+		use_worker(l, w);
+		retire_worktree(l, w->it ? w->it : l->sum->iterations_run + 1);
+		if (l->hooks && l->hooks->worker_state &&
+		    l->hooks->worker_state(l->hooks->payload, w->k, GDN_WORKER_END, false, &err))
+			say(l, GDN_LOOP_WARN, "%s", err.msg);
+		gdn_err_clear(&err);
+		unlink(w->result);
+	}
+	use_worker(l, NULL);
+	if (l->attrs)
+		unlink(l->attrs);
+}
+
+static void workers_release(struct loop *l)
+{
+	for (long k = 0; l->w && k < l->nw; k++)
+		worker_release(&l->w[k]);
+	free(l->w);
+	l->w = NULL;
+	l->repo = NULL; /* worker 1's */
+	free(l->done);
+	free(l->attrs);
+}
+
+/*
+ * --resume of a run with workers: the crashed run's children and agents
+ * stopped, each worktree it had retired (what it held kept under refs),
+ * then fresh ones at the champion.
+ */
+static int workers_resume(struct loop *l, struct gdn_loop_state *st, struct gdn_err *err)
+{
+	static const char *const names[] = {"git", "gdnctl", NULL};
+	struct gdn_proc_leftovers killed = GDN_PROC_LEFTOVERS_INIT;
+	struct worker tw = {0};
+	int64_t deadline = gdn_now_ms() + 10000;
+
+	for (long k = 1; k <= GDN_LOOP_WORKERS_MAX; k++)
+		while (st->worker_tree[k] && gdn_now_ms() < deadline &&
+		       gdn_proc_running_in(names, st->worker_tree[k], NULL))
+			gdn_sleep_interruptible(20);
+	for (size_t i = 0; i < st->open_marks.nr; i++) {
+		const char *mark = strchr(st->open_marks.v[i], ' ');
+		long it = strtol(st->open_marks.v[i], NULL, 10);
+
+		gdn_proc_stop_leftovers(0, mark ? mark + 1 : "", 2000, &killed);
+		if (killed.nr) {
+			say(l, GDN_LOOP_WARN,
+			    "stopped %zu process(es) the agent of interrupted iteration %ld left "
+			    "running",
+			    killed.nr, it);
+			journal_event(l, "agent_leftovers", gdn_journal_leftovers(it, 0, &killed));
+		}
+		gdn_proc_leftovers_release(&killed);
+		killed = (struct gdn_proc_leftovers)GDN_PROC_LEFTOVERS_INIT;
+	}
+	for (long k = 1; k <= GDN_LOOP_WORKERS_MAX; k++) {
+		if (!st->worker_tree[k])
+			continue;
+		tw.k = k;
+		tw.dir = st->worker_tree[k];
+		tw.o = *l->o0;
+		tw.o.workdir = tw.dir;
+		if (!access(tw.dir, F_OK) && !gdn_repo_open(tw.dir, &tw.repo, err)) {
+			use_worker(l, &tw);
+			clear_stale_locks(l);
+		}
+		gdn_err_clear(err);
+		use_worker(l, &tw);
+		retire_worktree(l, st->worker_open[k] ? st->worker_open[k] : st->last_done + 1);
+		gdn_repo_free(tw.repo);
+		tw.repo = NULL;
+	}
+	use_worker(l, NULL);
+	l->repo = NULL;
+	l->done = xcalloc((size_t)(l->total > 0 ? l->total : 0) + 1, 1);
+	for (long it = 1; it <= l->total; it++)
+		l->done[it] = gdn_loop_state_decided(st, it);
+	advance_branch(l, st->last_done);
+	return workers_begin(l, err);
 }
 
 int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *agent,
 		 const struct gdn_loop_hooks *hooks, struct gdn_loop_summary *sum,
 		 struct gdn_err *err)
 {
-	struct loop l = {.o = o, .agent = agent, .hooks = hooks, .sum = sum, .j = GDN_JOURNAL_INIT};
+	struct loop l = {
+	    .o = o, .o0 = o, .agent = agent, .hooks = hooks, .sum = sum, .j = GDN_JOURNAL_INIT};
 	struct gdn_loop_state st = GDN_LOOP_STATE_INIT;
 	char *head = NULL, *branch = NULL;
 	const char *reason = NULL;
@@ -1881,6 +2704,19 @@ int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *age
 	l.stash.refs = &sum->refs_kept;
 	l.stash.journal = hook_journal;
 	l.stash.ctx = &l;
+	if (o->workers > 1) {
+		if (o->workers > GDN_LOOP_WORKERS_MAX)
+			return gdn_err_set(err, GDN_EUSAGE, "--workers %ld: at most %d", o->workers,
+					   GDN_LOOP_WORKERS_MAX);
+		if (!isolated(&l))
+			return gdn_err_set(err, GDN_EUSAGE,
+					   "--workers %ld needs --isolation worktree", o->workers);
+		if (o->sync_policy != GDN_SYNC_OFF)
+			return gdn_err_set(
+			    err, GDN_EUSAGE,
+			    "--workers %ld does not go with a --sync-main-policy yet", o->workers);
+		l.nw = o->workers;
+	}
 	ignore_log_dir(o->log_dir);
 	sum->run_id = o->run_id ? xstrdup(o->run_id) : new_run_id();
 	l.stash.pin_run = sum->run_id;
@@ -1900,9 +2736,11 @@ int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *age
 		if (ret)
 			goto out;
 		journal_event(&l, "run_start", run_start_event(&l));
-		if (isolated(&l))
+		if (l.nw)
+			ret = workers_begin(&l, err);
+		else if (isolated(&l))
 			ret = iso_worktree(&l, err);
-		if (!ret)
+		if (!ret && !l.nw)
 			ret = open_repo(&l, err);
 		if (!ret)
 			ret = gdn_repo_head(l.repo, &head, &branch, err);
@@ -1931,7 +2769,9 @@ int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *age
 			}
 		}
 	}
-	for (long it = l.first; it <= l.total && exit < 0; it++) {
+	if (l.nw && exit < 0)
+		exit = run_workers(&l);
+	for (long it = l.first; it <= l.total && exit < 0 && !l.nw; it++) {
 		reason = stop_condition(&l);
 		if (reason) {
 			say(&l, GDN_LOOP_INFO, "stopping before iteration %ld: %s", it, reason);
@@ -1961,7 +2801,9 @@ int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *age
 	}
 	sum->exit_code = exit;
 	sum->failures = l.failures;
-	if (isolated(&l))
+	if (l.nw)
+		workers_end(&l);
+	else if (isolated(&l))
 		retire_worktree(&l, l.sum->iterations_run + 1);
 	journal_event(&l, "run_end",
 		      json_pack("{sssi}", "reason", sum->stop_reason, "exit_code", exit));
@@ -1972,10 +2814,14 @@ out:
 		gdn_stash_restore(&l.stash, &ignored);
 	}
 	if (isolated(&l) && l.champion) {
-		retire_worktree(&l, l.sum->iterations_run + 1);
+		if (l.nw)
+			workers_end(&l);
+		else
+			retire_worktree(&l, l.sum->iterations_run + 1);
 		sum->champion = xstrdup(l.champion);
 		sum->champion_ref = xstrdup(l.champion_ref);
 	}
+	workers_release(&l);
 	free(l.branch);
 	free(l.champion);
 	free(l.btip);

@@ -351,6 +351,7 @@ void gdn_gate_release(struct gdn_gate *g)
 	g->champion_dir_commit = NULL;
 	free(g->champion_gitdir);
 	g->champion_gitdir = NULL;
+	FREE_AND_NULL(g->perf_main_path);
 }
 
 /*

@@ -198,8 +198,51 @@ void gdn_loop_state_release(struct gdn_loop_state *st)
 	free(st->agent_mark);
 	json_decref(st->options);
 	strvec_clear(&st->kept);
+	strvec_clear(&st->open_marks);
+	free(st->decided);
+	for (int k = 0; k <= GDN_LOOP_WORKERS_MAX; k++)
+		free(st->worker_tree[k]);
 	memset(st, 0, sizeof(*st));
 	strvec_init(&st->kept);
+	strvec_init(&st->open_marks);
+}
+
+/* Iteration numbers a journal may mark decided (an untrusted file: bounded). */
+#define DECIDED_MAX (1L << 20)
+
+bool gdn_loop_state_decided(const struct gdn_loop_state *st, long it)
+{
+	return it > 0 && (size_t)it < st->decided_nr && st->decided[it];
+}
+
+static void mark_decided(struct gdn_loop_state *st, long it)
+{
+	if (it <= 0 || it >= DECIDED_MAX)
+		return;
+	if ((size_t)it >= st->decided_nr) {
+		size_t n = st->decided_nr ? st->decided_nr : 64;
+
+		while (n <= (size_t)it)
+			n *= 2;
+		st->decided = xrealloc(st->decided, n);
+		memset(st->decided + st->decided_nr, 0, n - st->decided_nr);
+		st->decided_nr = n;
+	}
+	st->decided[it] = 1;
+}
+
+/* Forget the running agent mark of iteration `it` (workers). */
+static void drop_mark(struct gdn_loop_state *st, long it)
+{
+	char *prefix = xstrfmt("%ld ", it);
+
+	for (size_t i = 0; i < st->open_marks.nr;) {
+		if (!strncmp(st->open_marks.v[i], prefix, strlen(prefix)))
+			strvec_remove(&st->open_marks, i);
+		else
+			i++;
+	}
+	free(prefix);
 }
 
 static const char *str_of(json_t *o, const char *key)
@@ -240,6 +283,7 @@ static void new_run(struct gdn_loop_state *st, json_t *o)
 	gdn_loop_state_release(st);
 	set_str(&st->run_id, str_of(o, "run"));
 	st->iterations = (long)int_of(o, "iterations");
+	st->workers = (long)int_of(o, "workers");
 	set_str(&st->worktree, str_of(o, "worktree"));
 	set_str(&st->loop_branch, str_of(o, "loop_branch"));
 	set_str(&st->champion, str_of(o, "champion"));
@@ -263,6 +307,8 @@ static void apply_event(struct gdn_loop_state *st, const char *ev, json_t *o)
 		if (int_of(o, "iterations") > 0)
 			st->iterations = (long)int_of(o, "iterations");
 	} else if (!strcmp(ev, "iteration_start")) {
+		if (int_of(o, "worker") > 0 && int_of(o, "worker") <= GDN_LOOP_WORKERS_MAX)
+			st->worker_open[int_of(o, "worker")] = it;
 		st->open_iter = it;
 		set_str(&st->open_head, str_of(o, "head"));
 		st->open_agent = false;
@@ -273,6 +319,10 @@ static void apply_event(struct gdn_loop_state *st, const char *ev, json_t *o)
 		if (it == st->open_iter)
 			st->open_agent = true;
 		set_str(&st->agent_mark, str_of(o, "mark"));
+		if (str_of(o, "mark")) {
+			drop_mark(st, it);
+			strvec_pushf(&st->open_marks, "%ld %s", it, str_of(o, "mark"));
+		}
 	} else if (!strcmp(ev, "agent_pid")) {
 		if (it == st->open_iter) {
 			long long pg = int_of(o, "pgid");
@@ -284,6 +334,7 @@ static void apply_event(struct gdn_loop_state *st, const char *ev, json_t *o)
 	} else if (!strcmp(ev, "agent_end")) {
 		st->agent_pgid = 0;
 		FREE_AND_NULL(st->agent_mark);
+		drop_mark(st, it);
 		st->agent_ms = gdn_add_sat_i64(st->agent_ms, int_of(o, "duration_ms"));
 	} else if (!strcmp(ev, "usage")) {
 		const json_t *c = json_object_get(o, "cost_usd");
@@ -301,6 +352,10 @@ static void apply_event(struct gdn_loop_state *st, const char *ev, json_t *o)
 			st->open_decided = true;
 		if (it > st->last_done)
 			st->last_done = it;
+		mark_decided(st, it);
+		for (int k = 1; k <= GDN_LOOP_WORKERS_MAX; k++)
+			if (st->worker_open[k] == it)
+				st->worker_open[k] = 0;
 		st->iterations_run++;
 		st->commits = (long)gdn_add_sat_i64(st->commits, int_of(o, "commits"));
 		st->failures = (long)int_of(o, "failures");
@@ -353,6 +408,9 @@ static void apply_event(struct gdn_loop_state *st, const char *ev, json_t *o)
 		set_str(&st->champion, str_of(o, "champion"));
 	} else if (!strcmp(ev, "preflight_worktree")) {
 		set_str(&st->preflight, str_of(o, "path"));
+	} else if (!strcmp(ev, "worktree_add") && int_of(o, "worker") > 0) {
+		if (int_of(o, "worker") <= GDN_LOOP_WORKERS_MAX && str_of(o, "path"))
+			set_str(&st->worker_tree[int_of(o, "worker")], str_of(o, "path"));
 	} else if (!strcmp(ev, "worktree_add")) {
 		set_str(&st->worktree, str_of(o, "path"));
 	} else if (!strcmp(ev, "resume_override")) {

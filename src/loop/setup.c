@@ -147,8 +147,10 @@ void gdn_loop_setup_init(struct gdn_loop_setup *s, const char *cwd, const char *
 	strvec_init(&s->directives);
 	strvec_init(&s->warnings);
 	strvec_init(&s->resume_argv);
-	s->hooks = (struct gdn_loop_hooks){gdn_gate_validate,	     NULL, &s->gate,
-					   GDN_POLICY_COUNT_FAILURE, NULL, NULL};
+	s->hooks = (struct gdn_loop_hooks){.validate = gdn_gate_validate,
+					   .payload = &s->gate,
+					   .policy = GDN_POLICY_COUNT_FAILURE,
+					   .worker_state = gdn_gate_worker_state};
 	gdn_perf_config_init(&s->pc);
 	s->ps = (struct gdn_perf_state)GDN_PERF_STATE_INIT;
 	s->repo_lock = (struct gdn_lock)GDN_LOCK_INIT;

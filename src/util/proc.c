@@ -1162,3 +1162,66 @@ void gdn_proc_release(struct gdn_proc *p)
 {
 	sbuf_release(&p->out);
 }
+
+/* ---- a function in a forked child (the loop's workers) ---- */
+
+int gdn_proc_fork_fn(int (*fn)(void *payload), void *payload, pid_t *pid, struct gdn_err *err)
+{
+	pid_t parent = getpid(), p;
+	int code;
+
+	pthread_once(&wake_once, wake_init);
+	fflush(NULL); /* nothing buffered is written twice */
+	pthread_mutex_lock(&live_lock);
+	p = fork();
+	if (p) {
+		pthread_mutex_unlock(&live_lock);
+		if (p < 0)
+			return gdn_err_errno(err, GDN_EIO, "cannot fork a worker");
+		*pid = p;
+		return 0;
+	}
+	/* the child: the parent's live groups (holds) and wake-ups are not its own */
+	memset(live, 0, sizeof(live));
+	live_nr = 0;
+	pthread_mutex_unlock(&live_lock);
+	for (int i = 0; i < 2; i++) {
+		if (wake_pipe[i] >= 0)
+			close(wake_pipe[i]);
+		if (sig_pipe[i] >= 0)
+			close(sig_pipe[i]);
+	}
+	wake_init();
+#if defined(__linux__) && defined(PR_SET_PDEATHSIG)
+	/* the coordinator killed (kill -9): stop as on Ctrl-C, never work on unseen */
+	prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+#endif
+	if (getppid() != parent)
+		_exit(128 + SIGTERM);
+	gdn_proc_set_subreaper();
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	code = fn(payload);
+	fflush(NULL);
+	_exit(code & 0xff);
+}
+
+int gdn_proc_fork_poll(pid_t pid, int *code)
+{
+	int status = 0;
+	pid_t r = waitpid(pid, &status, WNOHANG);
+
+	if (r == 0 || (r < 0 && errno == EINTR))
+		return 0;
+	if (r < 0) {
+		*code = 128 + SIGKILL; /* not ours any more: reaped elsewhere */
+		return 1;
+	}
+	*code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	return 1;
+}
+
+void gdn_proc_fork_signal(pid_t pid, int sig)
+{
+	if (pid > 1)
+		kill(pid, sig);
+}

@@ -90,6 +90,15 @@ bool strvec_contains(const struct strvec *sv, const char *s)
 	return false;
 }
 
+void strvec_remove(struct strvec *sv, size_t i)
+{
+	if (i >= sv->nr)
+		BUG("strvec_remove: index %zu of %zu", i, sv->nr);
+	free((char *)sv->v[i]);
+	memmove(sv->v + i, sv->v + i + 1, (sv->nr - i) * sizeof(*sv->v)); /* with the NULL */
+	sv->nr--;
+}
+
 void strvec_clear(struct strvec *sv)
 {
 	if (sv->v != strvec_empty) {

@@ -361,8 +361,11 @@ static void engine_run(bool commit, struct hook_state *h, enum gdn_loop_policy h
 	struct gdn_err err = GDN_ERR_INIT;
 	struct gdn_loop_opts o = {0};
 	struct gdn_loop_agent agent = {fake_run, fake_release, f};
-	struct gdn_loop_hooks hooks = {
-	    hook_validate, hook_decide, h, hook_policy, h->use_start ? hook_start : NULL, NULL};
+	struct gdn_loop_hooks hooks = {.validate = hook_validate,
+				       .decide = hook_decide,
+				       .payload = h,
+				       .policy = hook_policy,
+				       .start = h->use_start ? hook_start : NULL};
 	const char *init[] = {"git", "init", "-q", "-b", "main", "repo", NULL};
 	const char *seed[] = {"git",	"-c", "user.name=a",   "-c", "user.email=a@b",
 			      "commit", "-q", "--allow-empty", "-m", "seed",
