@@ -351,10 +351,67 @@ static int init_repo(const char *dir, struct gdn_err *err)
 /* ---- the summary ---- */
 
 struct outcome {
-	long kept, reverted;
+	long kept, reverted, conflicts;
 	struct strvec lines;
 	long first_discarded;
 };
+
+/*
+ * --workers: a candidate that conflicts with a champion another worker
+ * promoted meanwhile (a `rebase` event with "result": "conflict", or a
+ * `conflict` event) and the ref it was kept under (`ref_kept`).
+ */
+struct conflict {
+	long iteration;
+	char *reason, *ref;
+};
+
+struct conflicts {
+	struct conflict *v;
+	size_t nr, alloc;
+};
+
+static struct conflict *conflict_of(struct conflicts *cs, long it, bool add)
+{
+	for (size_t i = 0; i < cs->nr; i++)
+		if (cs->v[i].iteration == it)
+			return &cs->v[i];
+	if (!add)
+		return NULL;
+	ALLOC_GROW(cs->v, cs->nr + 1, cs->alloc);
+	cs->v[cs->nr] = (struct conflict){.iteration = it};
+	return &cs->v[cs->nr++];
+}
+
+static void read_conflicts(const char *buf, size_t len, struct conflicts *cs)
+{
+	const char *p = buf, *end = buf + len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		json_t *e = json_loadb(p, n, 0, NULL);
+		const char *ev = e ? json_string_value(json_object_get(e, "event")) : NULL;
+		const char *result = e ? json_string_value(json_object_get(e, "result")) : NULL;
+		const char *reason = e ? json_string_value(json_object_get(e, "reason")) : NULL;
+		long it = e ? (long)json_integer_value(json_object_get(e, "iteration")) : 0;
+		struct conflict *c = NULL;
+
+		if (ev && it > 0 &&
+		    (!strcmp(ev, "conflict") ||
+		     (!strcmp(ev, "rebase") && result && !strcmp(result, "conflict")))) {
+			c = conflict_of(cs, it, true);
+			if (reason && !c->reason)
+				c->reason = xstrdup(reason);
+		} else if (ev && it > 0 && !strcmp(ev, "ref_kept") &&
+			   (c = conflict_of(cs, it, false)) && !c->ref &&
+			   json_string_value(json_object_get(e, "ref"))) {
+			c->ref = xstrdup(json_string_value(json_object_get(e, "ref")));
+		}
+		json_decref(e);
+		p += n + 1;
+	}
+}
 
 /*
  * What the loop did, from its journal through the report's model (commit
@@ -365,16 +422,26 @@ static void read_journal(const char *path, const char *repo, const char *log_dir
 	struct gdn_report r = GDN_REPORT_INIT;
 	struct gdn_err err = GDN_ERR_INIT;
 	struct sbuf buf = SBUF_INIT;
+	struct conflicts cs = {0};
 
 	if (sbuf_read_file(&buf, path, 64 << 20, &err) ||
 	    gdn_report_load_journal(&r, buf.buf, buf.len, NULL, path, &err))
 		goto out;
+	read_conflicts(buf.buf, buf.len, &cs);
 	gdn_report_add_hypotheses(&r, repo, log_dir);
 	for (size_t i = 0; i < r.nr; i++) {
 		const struct gdn_report_iter *it = &r.v[i];
 		const char *subj = it->hypothesis ? it->hypothesis : "?";
+		const struct conflict *c = conflict_of(&cs, it->iteration, false);
 
-		if (it->reverted) {
+		if (c) {
+			o->conflicts++;
+			strvec_pushf(&o->lines,
+				     "iteration %ld discarded (conflicts with the champion another "
+				     "worker promoted meanwhile: %s): %s, kept as %s",
+				     it->iteration, c->reason ? c->reason : "?", subj,
+				     c->ref ? c->ref : "no discarded ref");
+		} else if (it->reverted) {
 			struct sbuf why = SBUF_INIT;
 
 			gdn_loop_reason_words(&why, it->reason);
@@ -392,6 +459,11 @@ static void read_journal(const char *path, const char *repo, const char *log_dir
 		}
 	}
 out:
+	for (size_t i = 0; i < cs.nr; i++) {
+		free(cs.v[i].reason);
+		free(cs.v[i].ref);
+	}
+	free(cs.v);
 	gdn_report_release(&r);
 	sbuf_release(&buf);
 }
@@ -727,9 +799,9 @@ static void sum_up(struct demo *d)
 	read_journal(d->journal, d->project, d->logs, &o);
 	if (d->a.workers > 1)
 		gdn_say("demo finished in %.1f s with %ld workers: %ld iteration%s kept, %ld "
-			"reverted",
+			"reverted, %ld discarded (conflict)",
 			(double)(gdn_now_ms() - d->t0) / 1000.0, d->a.workers, o.kept,
-			o.kept == 1 ? "" : "s", o.reverted);
+			o.kept == 1 ? "" : "s", o.reverted, o.conflicts);
 	else
 		gdn_say("demo finished in %.1f s: %ld iteration%s kept, %ld reverted",
 			(double)(gdn_now_ms() - d->t0) / 1000.0, o.kept, o.kept == 1 ? "" : "s",
