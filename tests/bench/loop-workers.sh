@@ -124,7 +124,7 @@ run_once() {
 }
 
 # lanes JOURNAL N: per worker "K AGENT_MS VALIDATION_MS ACTIVE_MS", then a
-# line "runs PROMOTED REBASES CONFLICTS".
+# line "runs PROMOTED REBASES CONFLICTS RECHECKS".
 lanes() {
 	python3 - "$1" "$2" <<-\EOF
 		import json, sys
@@ -136,7 +136,8 @@ lanes() {
 		valid = dict(agent)
 		open_agent = {}
 		start = end = None
-		promoted = rebases = conflicts = 0
+		promoted = rebases = rechecks = 0
+		conflicts = set()
 		for line in open(sys.argv[1]):
 		    try:
 		        e = json.loads(line)
@@ -157,12 +158,16 @@ lanes() {
 		        promoted += 1
 		    elif ev == "rebase":
 		        rebases += 1
+		        if e.get("result") == "conflict":
+		            conflicts.add(e.get("iteration"))
 		    elif ev == "conflict":
-		        conflicts += 1
+		        conflicts.add(e.get("iteration"))
+		    elif ev == "recheck":
+		        rechecks += 1
 		active = (end or t) - (start or 0)
 		for k in sorted(agent):
 		    print(k, round(agent[k]), round(valid.get(k, 0.0)), round(active))
-		print("runs", promoted, rebases, conflicts)
+		print("runs", promoted, rebases, len(conflicts), rechecks)
 	EOF
 }
 
@@ -182,7 +187,7 @@ for n in $WORKERS; do
 		continue
 	fi
 	lanes "$journal" "$n" >"$WORK/n$n/lanes"
-	read -r _ promoted rebases conflicts < <(grep '^runs ' "$WORK/n$n/lanes")
+	read -r _ promoted rebases conflicts rechecks < <(grep '^runs ' "$WORK/n$n/lanes")
 	first=1
 	while read -r k agent_ms valid_ms active_ms; do
 		[ "$k" != runs ] || continue
@@ -202,9 +207,9 @@ for n in $WORKERS; do
 					100 * (a + v) / d, 100 * v / d, t }'
 		first=0
 	done <"$WORK/n$n/lanes"
-	[ "$rebases" = 0 ] && [ "$conflicts" = 0 ] ||
-		printf '%-7s %8s (%s rebases onto a moved champion, %s conflicts)\n' "" "" \
-			"$rebases" "$conflicts"
+	[ "$rebases" = 0 ] && [ "$conflicts" = 0 ] && [ "$rechecks" = 0 ] ||
+		printf '%-7s %8s (%s rebases onto a moved champion, %s re-checks after validation, %s conflicts)\n' \
+			"" "" "$rebases" "$rechecks" "$conflicts"
 done
 echo "(busy = (agent + validation) / the run's wall time in the journal, per worker;" \
 	"accel = validation alone; wall s = the whole command)"
