@@ -31,10 +31,18 @@
  * loaded machine stays well inside 30 %. */
 #define DEMO_THRESHOLD_PCT "30"
 
-/* The project's gdnctl.yaml says what to run: these variables would override it. */
-static const char *const demo_env[] = {"GDNCTL_TEST_COMMAND", "GDNCTL_PROFILE_COMMAND",
-				       "GDNCTL_TRACE_GLOB",   "GDNCTL_LOG_FILE",
-				       "GDNCTL_LOOP_BACKEND", NULL};
+/*
+ * The project's gdnctl.yaml says what to run: these variables would override
+ * it (and the demo's --workers says how many workers: the example agent's
+ * series is made for that number).
+ */
+static const char *const demo_env[] = {"GDNCTL_TEST_COMMAND",
+				       "GDNCTL_PROFILE_COMMAND",
+				       "GDNCTL_TRACE_GLOB",
+				       "GDNCTL_LOG_FILE",
+				       "GDNCTL_LOOP_BACKEND",
+				       "GDNCTL_LOOP_WORKERS",
+				       NULL};
 
 static const char *const agent_choices[] = {"example", "codex", "claude", NULL};
 
