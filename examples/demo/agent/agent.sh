@@ -19,10 +19,10 @@
 # this agent in a worktree of its own), the series is one the two workers
 # can run side by side; iteration N still picks the patch:
 #   1 i-k-j loop order        a real speed-up          -> kept (promoted)
-#   2 row pointers            the same idea, written   -> beats the start, but
-#     (6-row-pointers.patch)  another way, from the       conflicts with the
-#                             starting commit             promoted iteration 1:
-#                                                         discarded (conflict)
+#   2 row pointers            the same idea, written   -> a speed-up on its own,
+#     (6-row-pointers.patch)  another way, from the       but it conflicts with
+#                             starting commit             iteration 1, promoted
+#                                                         meanwhile: discarded
 #   3 unroll k by two         breaks the test (odd n)  -> reverted (tests fail)
 #   4 names and comments      same machine code        -> reverted (within threshold)
 #   5 4x8 register tiles      a second real speed-up   -> kept (promoted)
