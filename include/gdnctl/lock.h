@@ -36,6 +36,12 @@ bool gdn_lock_held(const struct gdn_lock *l);
 /* Release (close) the lock and free the path; the file stays. NULL or unheld is fine. */
 void gdn_lock_release(struct gdn_lock *l);
 /*
+ * In a forked child (not exec'd): close the descriptors of the locks the
+ * parent holds, so that they are released when the parent ends, whatever
+ * its children still do.
+ */
+void gdn_lock_drop_inherited(void);
+/*
  * Whether someone holds the lock on `path`: 1 (and *holder, may be NULL,
  * its pid as written in the file, 0 when unknown), 0 when nobody does or
  * there is no such file. It takes a shared lock for an instant to tell.

@@ -53,9 +53,13 @@ void gdn_prompt_log_tail(const char *log, size_t len, struct sbuf *out);
 /*
  * Replace a `- Commit: (pending)` / `- Commit: this commit` placeholder in
  * the last entry of a running log by `- Commit: <sha>` (the original's
- * stamping rules). Returns 1 when the file was rewritten, 0 when there was
- * nothing to stamp (or no file), or a gdn_errcode.
+ * stamping rules). With worker > 0 (the loop's --workers, where entries land
+ * in promotion order) it is followed by `- Worker: <worker> (iteration
+ * <iteration>)`, and an entry heading whose number would not increase takes
+ * the previous heading's number + 1. Returns 1 when the file was rewritten,
+ * 0 when there was nothing to stamp (or no file), or a gdn_errcode.
  */
-int gdn_prompt_stamp_log(const char *path, const char *sha, struct gdn_err *err);
+int gdn_prompt_stamp_log(const char *path, const char *sha, long worker, long iteration,
+			 struct gdn_err *err);
 
 #endif

@@ -1,5 +1,10 @@
 /*
- * The Codex CLI driver: `codex exec` with the prompt on stdin.
+ * The Codex CLI driver: `codex exec --json` with the prompt on stdin. The
+ * JSON events go to the transcript as they are; the user sees a rendering
+ * in the manner of codex's plain output (exec, codex, thinking, ...), and
+ * turn.completed's usage is the run's input and output tokens. Lines that
+ * are not JSON (what codex prints on stderr) are shown through the plain
+ * output filter.
  *
  * Binary: --codex-bin (with a '/': that file, which must exist; else a
  * PATH lookup), then $GDNCTL_CODEX, then `codex` in PATH, then the macOS
@@ -11,6 +16,7 @@
  * cannot reach a model.
  */
 #include "gdnctl/compat.h"
+#include <jansson.h>
 #include "gdnctl/agent.h"
 #include "gdnctl/err.h"
 #include "gdnctl/proc.h"
@@ -366,7 +372,7 @@ static void codex_argv(const struct gdn_agent *a, const struct gdn_agent_request
 {
 	struct sbuf kv = SBUF_INIT;
 
-	strvec_pushl(argv, a->bin, "exec", "-C", req->workdir ? req->workdir : ".",
+	strvec_pushl(argv, a->bin, "exec", "--json", "-C", req->workdir ? req->workdir : ".",
 		     "--dangerously-bypass-approvals-and-sandbox", NULL);
 	if (req->last_message_file)
 		strvec_pushl(argv, "-o", req->last_message_file, NULL);
@@ -386,6 +392,279 @@ static void codex_argv(const struct gdn_agent *a, const struct gdn_agent_request
 	strvec_push(argv, "-");
 	sbuf_release(&kv);
 }
+
+/* ---- codex exec --json events ---- */
+
+#define SHOW_LINE_MAX	 4096
+#define SHOW_OUTPUT_MAX	 20 /* lines of a command's output shown */
+#define SHOW_MESSAGE_MAX 5000
+
+static const char *jstr(const json_t *obj, const char *key)
+{
+	const char *s = json_string_value(json_object_get(obj, key));
+
+	return s ? s : "";
+}
+
+/* A token count: a non-negative integer, else -1. */
+static int64_t count_of(const json_t *obj, const char *key)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	return json_is_integer(v) && json_integer_value(v) >= 0 ? (int64_t)json_integer_value(v)
+								: -1;
+}
+
+/* Push the lines of text (at most `max`, each cut at SHOW_LINE_MAX) with a prefix. */
+static void push_lines(struct strvec *show, const char *prefix, const char *text, int max)
+{
+	const char *p = text;
+	int n = 0;
+
+	while (*p) {
+		size_t len = strcspn(p, "\n");
+
+		if (n++ == max) {
+			int more = 1;
+
+			for (p += len; *p; p++)
+				more += *p == '\n' && p[1];
+			strvec_pushf(show, "%s... (%d more lines)", prefix, more);
+			return;
+		}
+		if (len > SHOW_LINE_MAX)
+			strvec_pushf(show, "%s%.*s...", prefix, SHOW_LINE_MAX, p);
+		else
+			strvec_pushf(show, "%s%.*s", prefix, (int)len, p);
+		p += len;
+		if (*p == '\n')
+			p++;
+	}
+}
+
+/* The usage figures of a turn.completed usage or token_count object: true when any. */
+static bool read_usage(const json_t *u, int64_t v[4])
+{
+	static const char *const keys[] = {"input_tokens", "cached_input_tokens", "output_tokens",
+					   "reasoning_output_tokens"};
+	bool any = false;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(keys); i++) {
+		v[i] = count_of(u, keys[i]);
+		any |= v[i] >= 0;
+	}
+	return any;
+}
+
+static int64_t *usage_field(struct agent_codex_stream *st, size_t i)
+{
+	int64_t *f[] = {&st->input_tokens, &st->cached_input_tokens, &st->output_tokens,
+			&st->reasoning_output_tokens};
+
+	return f[i];
+}
+
+/* A running total replaces what was known; per-request figures add up. */
+static void set_usage(struct agent_codex_stream *st, const int64_t v[4], bool total)
+{
+	size_t i;
+
+	for (i = 0; i < 4; i++) {
+		int64_t *f = usage_field(st, i);
+
+		if (total)
+			*f = v[i];
+		else if (v[i] >= 0)
+			*f = gdn_add_sat_i64(*f < 0 ? 0 : *f, v[i]);
+	}
+}
+
+static void show_usage(const struct agent_codex_stream *st, struct strvec *show)
+{
+	struct sbuf sb = SBUF_INIT;
+
+	sbuf_addf(&sb, "usage: input %lld",
+		  (long long)(st->input_tokens > 0 ? st->input_tokens : 0));
+	if (st->cached_input_tokens >= 0)
+		sbuf_addf(&sb, " (%lld cached)", (long long)st->cached_input_tokens);
+	sbuf_addf(&sb, ", output %lld", (long long)(st->output_tokens > 0 ? st->output_tokens : 0));
+	if (st->reasoning_output_tokens >= 0)
+		sbuf_addf(&sb, " (%lld reasoning)", (long long)st->reasoning_output_tokens);
+	sbuf_adds(&sb, " tokens");
+	strvec_push(show, sb.buf);
+	sbuf_release(&sb);
+}
+
+static void set_error(struct agent_codex_stream *st, const char *msg)
+{
+	size_t i;
+
+	snprintf(st->error, sizeof(st->error), "%s", *msg ? msg : "(no message)");
+	for (i = 0; st->error[i]; i++)
+		if (st->error[i] == '\n' || st->error[i] == '\r')
+			st->error[i] = ' ';
+}
+
+static void show_exec_start(struct agent_codex_stream *st, const json_t *item, struct strvec *show)
+{
+	strvec_push(show, "exec");
+	push_lines(show, "", jstr(item, "command"), 5);
+	snprintf(st->last_exec, sizeof(st->last_exec), "%s", jstr(item, "id"));
+}
+
+static void show_exec_end(struct agent_codex_stream *st, const json_t *item, struct strvec *show)
+{
+	const json_t *code = json_object_get(item, "exit_code");
+	const char *status = jstr(item, "status");
+
+	if (!*st->last_exec || strcmp(st->last_exec, jstr(item, "id")))
+		show_exec_start(st, item, show);
+	st->last_exec[0] = '\0';
+	if (json_is_integer(code))
+		strvec_pushf(show, " %s (exit %" JSON_INTEGER_FORMAT "):",
+			     json_integer_value(code) ? "failed" : "succeeded",
+			     json_integer_value(code));
+	else
+		strvec_pushf(show, " %s:", *status ? status : "ended");
+	push_lines(show, "", jstr(item, "aggregated_output"), SHOW_OUTPUT_MAX);
+}
+
+static void show_todo(const json_t *item, struct strvec *show)
+{
+	const json_t *items = json_object_get(item, "items");
+	size_t i;
+
+	strvec_push(show, "Plan update");
+	for (i = 0; i < json_array_size(items) && i < 50; i++) {
+		const json_t *t = json_array_get(items, i);
+
+		strvec_pushf(show, "  [%c] %.*s",
+			     json_is_true(json_object_get(t, "completed")) ? 'x' : ' ', 200,
+			     jstr(t, "text"));
+	}
+}
+
+static void feed_item(struct agent_codex_stream *st, const char *what, const json_t *item,
+		      struct strvec *show)
+{
+	const char *type = jstr(item, "type");
+	bool started = !strcmp(what, "started"), completed = !strcmp(what, "completed");
+
+	if (!strcmp(type, "command_execution")) {
+		if (started)
+			show_exec_start(st, item, show);
+		else if (completed)
+			show_exec_end(st, item, show);
+	} else if (!strcmp(type, "todo_list")) {
+		if (!completed)
+			show_todo(item, show);
+	} else if (!completed) {
+		return; /* the rest is shown once, when done */
+	} else if (!strcmp(type, "agent_message")) {
+		strvec_push(show, "codex");
+		push_lines(show, "", jstr(item, "text"), SHOW_MESSAGE_MAX);
+	} else if (!strcmp(type, "reasoning")) {
+		strvec_push(show, "thinking");
+		push_lines(show, "", jstr(item, "text"), SHOW_MESSAGE_MAX);
+	} else if (!strcmp(type, "file_change")) {
+		const json_t *changes = json_object_get(item, "changes");
+		size_t i;
+
+		for (i = 0; i < json_array_size(changes) && i < 200; i++) {
+			const json_t *c = json_array_get(changes, i);
+			const char *kind = jstr(c, "kind");
+
+			strvec_pushf(show, "file update: %s %.*s",
+				     !strcmp(kind, "add")      ? "A"
+				     : !strcmp(kind, "delete") ? "D"
+							       : "M",
+				     SHOW_LINE_MAX, jstr(c, "path"));
+		}
+	} else if (!strcmp(type, "mcp_tool_call")) {
+		strvec_pushf(show, "tool %.200s.%.200s: %s", jstr(item, "server"),
+			     jstr(item, "tool"),
+			     *jstr(item, "status") ? jstr(item, "status") : "done");
+	} else if (!strcmp(type, "web_search")) {
+		strvec_pushf(show, "web search: %.*s", SHOW_LINE_MAX, jstr(item, "query"));
+	} else if (!strcmp(type, "error")) {
+		/* a non-fatal error surfaced as an item (codex's plain output: "warning: ...") */
+		push_lines(show, "warning: ", jstr(item, "message"), 20);
+	}
+}
+
+/* The {"id", "msg": {"type", ...}} events of older codex exec --json versions. */
+static void feed_legacy(struct agent_codex_stream *st, const json_t *msg, struct strvec *show)
+{
+	const char *type = jstr(msg, "type");
+	const json_t *info = json_object_get(msg, "info");
+	int64_t v[4];
+
+	if (!strcmp(type, "token_count")) {
+		if (read_usage(json_object_get(info, "total_token_usage"), v))
+			set_usage(st, v, true);
+		else if (read_usage(json_object_get(info, "last_token_usage"), v) ||
+			 read_usage(msg, v))
+			set_usage(st, v, false);
+		else
+			return;
+		show_usage(st, show);
+	} else if (!strcmp(type, "agent_message")) {
+		strvec_push(show, "codex");
+		push_lines(show, "", jstr(msg, "message"), SHOW_MESSAGE_MAX);
+	} else if (!strcmp(type, "error") || !strcmp(type, "stream_error")) {
+		set_error(st, jstr(msg, "message"));
+		push_lines(show, "error: ", jstr(msg, "message"), 20);
+	} else if (!strcmp(type, "task_complete")) {
+		st->turns_completed++;
+	}
+}
+
+bool agent_codex_feed(struct agent_codex_stream *st, const char *line, size_t len,
+		      struct strvec *show)
+{
+	json_t *ev = NULL;
+	json_error_t jerr;
+	const char *type;
+	int64_t v[4];
+	size_t i = 0;
+
+	while (i < len && isspace((unsigned char)line[i]))
+		i++;
+	if (i < len && line[i] == '{')
+		ev = json_loadb(line + i, len - i, JSON_DECODE_ANY, &jerr);
+	if (!json_is_object(ev)) {
+		json_decref(ev);
+		return false;
+	}
+	st->events++;
+	type = jstr(ev, "type");
+	if (!strcmp(type, "thread.started")) {
+		snprintf(st->thread_id, sizeof(st->thread_id), "%s", jstr(ev, "thread_id"));
+		strvec_pushf(show, "codex session %s", st->thread_id);
+	} else if (!strcmp(type, "turn.completed")) {
+		st->turns_completed++;
+		if (read_usage(json_object_get(ev, "usage"), v)) {
+			set_usage(st, v, true);
+			show_usage(st, show);
+		}
+	} else if (!strcmp(type, "turn.failed")) {
+		st->turns_failed++;
+		set_error(st, jstr(json_object_get(ev, "error"), "message"));
+		strvec_pushf(show, "turn failed: %s", st->error);
+	} else if (!strcmp(type, "error")) {
+		set_error(st, jstr(ev, "message"));
+		push_lines(show, "error: ", jstr(ev, "message"), 20);
+	} else if (!strncmp(type, "item.", 5)) {
+		feed_item(st, type + 5, json_object_get(ev, "item"), show);
+	} else if (json_is_object(json_object_get(ev, "msg"))) {
+		feed_legacy(st, json_object_get(ev, "msg"), show);
+	}
+	json_decref(ev);
+	return true;
+}
+
+/* ---- the plain output (a codex without --json events, or what it prints besides) ---- */
 
 /*
  * Codex's plain output ends a turn with "tokens used" and, on the next
@@ -418,8 +697,45 @@ static void codex_usage(struct agent_run *r, const char *line, size_t len)
 		r->usage.tokens = v;
 }
 
+/* One run's state: the events so far, and the lines to show for the current one. */
+struct codex_run {
+	struct agent_codex_stream stream;
+	struct strvec show;
+};
+
+static void *codex_run_create(const struct gdn_agent *a)
+{
+	struct codex_run *c = xcalloc(1, sizeof(*c));
+	struct agent_codex_stream init = AGENT_CODEX_STREAM_INIT;
+
+	(void)a;
+	c->stream = init;
+	strvec_init(&c->show);
+	return c;
+}
+
+static void codex_run_release(void *state)
+{
+	struct codex_run *c = state;
+
+	if (!c)
+		return;
+	strvec_clear(&c->show);
+	free(c);
+}
+
 static int codex_line(struct agent_run *r, const char *line, size_t len)
 {
+	struct codex_run *c = r->state;
+	size_t i;
+	int stop = 0;
+
+	strvec_clear(&c->show);
+	if (agent_codex_feed(&c->stream, line, len, &c->show)) {
+		for (i = 0; i < c->show.nr && !stop; i++)
+			stop = agent_emit(r, c->show.v[i], strlen(c->show.v[i]));
+		return stop;
+	}
 	codex_usage(r, line, len);
 	if (!agent_filter_show(&r->filter, line, len))
 		return 0;
@@ -428,9 +744,23 @@ static int codex_line(struct agent_run *r, const char *line, size_t len)
 
 static void codex_finish(struct agent_run *r, struct gdn_agent_result *res)
 {
+	const struct agent_codex_stream *st = &((struct codex_run *)r->state)->stream;
+
+	/* the events' split replaces a plain "tokens used" total */
+	if (st->input_tokens >= 0 || st->output_tokens >= 0) {
+		r->usage.tokens = -1;
+		r->usage.input_tokens = st->input_tokens;
+		r->usage.output_tokens = st->output_tokens;
+	}
 	res->last_message = agent_read_message(r->req->last_message_file);
 	res->ok = res->status == GDN_PROC_EXITED && res->exit_code == 0;
 	agent_reason_from_status(r->a, res);
+	if (!res->ok && st->error[0]) {
+		size_t n = strlen(res->reason);
+
+		snprintf(res->reason + n, sizeof(res->reason) - n, "%s%s: %s", n ? "; " : "",
+			 st->turns_failed ? "turn failed" : "error", st->error);
+	}
 }
 
 static const char *const login_vars[] = {"CODEX_API_KEY", "OPENAI_API_KEY", NULL};
@@ -454,6 +784,8 @@ const struct agent_driver agent_codex_driver = {
 	},
     .open = codex_open,
     .argv = codex_argv,
+    .run_create = codex_run_create,
+    .run_release = codex_run_release,
     .line = codex_line,
     .finish = codex_finish,
 };

@@ -104,6 +104,37 @@ bool agent_codex_help_has_search(const char *text, size_t len);
 /* JSON string quoting as the original's json.dumps (for -c key="value"). */
 void agent_json_quote(struct sbuf *out, const char *s);
 
+/*
+ * codex exec --json: one JSON event per line (thread.started, turn.*,
+ * item.*, error; older versions: {"msg": {"type": ...}} envelopes).
+ * turn.completed's usage is the thread's running total (codex-rs exec
+ * usage_from_last_total), so each one replaces the last; so does an
+ * older token_count event's info.total_token_usage, while a token_count
+ * with only per-request figures (info.last_token_usage, or flat fields)
+ * adds up. input_tokens include the cached part, output_tokens the
+ * reasoning part (the Responses API's convention).
+ */
+struct agent_codex_stream {
+	int64_t input_tokens, cached_input_tokens, output_tokens, reasoning_output_tokens; /* -1 */
+	long turns_completed, turns_failed;
+	char thread_id[80];
+	char error[200];    /* the last turn.failed or error event's message */
+	char last_exec[64]; /* id of the command_execution item last shown as started */
+	long events;
+};
+#define AGENT_CODEX_STREAM_INIT                     \
+	{                                           \
+		-1, -1, -1, -1, 0, 0, "", "", "", 0 \
+	}
+/*
+ * Feed one output line. A JSON object is an event: the state is updated,
+ * what to show the user (a rendering, like codex's plain output) pushed
+ * onto `show`, and true returned. Anything else returns false untouched
+ * (the caller shows it as plain text).
+ */
+bool agent_codex_feed(struct agent_codex_stream *st, const char *line, size_t len,
+		      struct strvec *show);
+
 /* ---- claude stream-json (agent_claude.c) ---- */
 
 struct agent_claude_stream {

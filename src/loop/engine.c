@@ -177,15 +177,13 @@ struct loop {
 	/*
 	 * --workers N > 1: the workers, the one whose events these are (0:
 	 * none; journaled as "worker", said as "[wK]"), the iterations
-	 * decided (done[it], it <= total) and the attributes file that
-	 * merges the running log's entries (union) when a candidate is
-	 * carried onto a newer champion.
+	 * decided (done[it], it <= total).
 	 */
 	long nw;
 	struct worker *w;
 	long tag;
 	unsigned char *done;
-	char *attrs;
+	char *log_rel; /* the running log, relative to a worktree (NULL: none there) */
 };
 
 static void say(struct loop *l, enum gdn_loop_level level, const char *fmt, ...) GDN_PRINTF(3, 4);
@@ -1160,7 +1158,7 @@ static void stamp_log(struct loop *l, struct iter *c)
 
 	if (!l->o->hillclimb_log || !c->commits)
 		goto out;
-	r = gdn_prompt_stamp_log(l->o->hillclimb_log, c->head_after, &err);
+	r = gdn_prompt_stamp_log(l->o->hillclimb_log, c->head_after, l->tag, c->it, &err);
 	if (r)
 		l->clean_known = false; /* the log rewritten (or maybe half-written) */
 	if (r < 0) {
@@ -1987,11 +1985,7 @@ static void worker_release(struct worker *w)
 	gdn_repo_free(w->repo);
 }
 
-/*
- * The workers' files under <log dir>/workers: results, and the attributes
- * that let git merge the running log's entries (both sides' lines) when a
- * candidate is carried onto a champion that gained entries meanwhile.
- */
+/* The workers' files (<log dir>/workers), and where the running log lies in a worktree. */
 static int workers_files(struct loop *l, struct gdn_err *err)
 {
 	const struct gdn_loop_opts *o = l->o0;
@@ -2001,15 +1995,116 @@ static int workers_files(struct loop *l, struct gdn_err *err)
 
 	if (mkdir(dir, 0755) && errno != EEXIST)
 		ret = gdn_err_errno(err, GDN_EIO, "cannot create '%s'", dir);
-	if (!ret && o->hillclimb_log && !strncmp(o->hillclimb_log, o->workdir, n) &&
-	    o->hillclimb_log[n] == '/') {
-		char *text = xstrfmt("/%s merge=union\n", o->hillclimb_log + n + 1);
-
-		l->attrs = xstrfmt("%s/attributes", dir);
-		ret = gdn_write_file_atomic(l->attrs, text, strlen(text), err);
-		free(text);
-	}
+	if (!l->log_rel && o->hillclimb_log && !strncmp(o->hillclimb_log, o->workdir, n) &&
+	    o->hillclimb_log[n] == '/')
+		l->log_rel = xstrdup(o->hillclimb_log + n + 1);
 	free(dir);
+	return ret;
+}
+
+/* `git show REV:PATH` into out (reset first); *found: it exists. */
+static int show_blob(struct loop *l, const char *rev, const char *path, struct sbuf *out,
+		     bool *found, struct gdn_err *err)
+{
+	char *spec = xstrfmt("%s:%s", rev, path);
+	int rc = 0, ret;
+
+	sbuf_reset(out);
+	ret = gdn_git_runl(&l->wgit, &rc, out, err, "show", spec, NULL);
+	*found = !ret && !rc;
+	if (!*found)
+		sbuf_reset(out);
+	free(spec);
+	return ret;
+}
+
+/*
+ * A cherry-pick of `sha` stopped: when the running log is the only file in
+ * conflict and the commit only appended to it, the champion's log gets the
+ * commit's new lines at its end and the pick goes on (*resolved).
+ */
+static int resolve_log(struct loop *l, const char *sha, bool *resolved, struct gdn_err *err)
+{
+	struct sbuf out = SBUF_INIT, ours = SBUF_INIT, prev = SBUF_INIT, mine = SBUF_INIT;
+	char *parent = xstrfmt("%s^", sha), *path = NULL;
+	bool f1 = false, f2 = false, f3 = false;
+	int rc = 0, ret;
+
+	*resolved = false;
+	ret =
+	    gdn_git_runl(&l->wgit, &rc, &out, err, "diff", "--name-only", "--diff-filter=U", NULL);
+	sbuf_trim(&out);
+	if (ret || rc || !l->log_rel || strcmp(out.buf, l->log_rel))
+		goto out;
+	ret = show_blob(l, ":2", l->log_rel, &ours, &f1, err);
+	if (!ret)
+		ret = show_blob(l, parent, l->log_rel, &prev, &f2, err);
+	if (!ret)
+		ret = show_blob(l, sha, l->log_rel, &mine, &f3, err);
+	if (ret || !f1 || !f3 || mine.len < prev.len || memcmp(mine.buf, prev.buf, prev.len))
+		goto out;
+	sbuf_add(&ours, mine.buf + prev.len, mine.len - prev.len);
+	path = xstrfmt("%s/%s", l->o->workdir, l->log_rel);
+	ret = gdn_write_file_atomic(path, ours.buf, ours.len, err);
+	if (!ret)
+		ret = gdn_git_runl(&l->wgit, &rc, &out, err, "add", "--", l->log_rel, NULL);
+	if (!ret && !rc)
+		ret = gdn_git_runl(&l->wgit, &rc, &out, err, "-c", "core.editor=true",
+				   "cherry-pick", "--continue", NULL);
+	*resolved = !ret && !rc;
+out:
+	(void)f2;
+	free(parent);
+	free(path);
+	sbuf_release(&out);
+	sbuf_release(&ours);
+	sbuf_release(&prev);
+	sbuf_release(&mine);
+	return ret;
+}
+
+/*
+ * The commits from..to picked onto the worktree's HEAD one at a time, the
+ * running log's entries appended after the champion's. Returns 0 (*why
+ * empty: carried; else why not, the worktree back at HEAD) or an error.
+ */
+static int carry_commits(struct loop *l, const char *from, const char *to, struct sbuf *why,
+			 struct gdn_err *err)
+{
+	struct sbuf out = SBUF_INIT;
+	struct strvec shas = STRVEC_INIT;
+	char *range = xstrfmt("%s..%s", from, to);
+	int rc = 0,
+	    ret = gdn_git_runl(&l->wgit, &rc, &out, err, "rev-list", "--reverse", range, NULL);
+
+	if (!ret && rc)
+		ret = gdn_err_set(err, GDN_EFAILED, "cannot list %s", range);
+	if (!ret)
+		strvec_split(&shas, out.buf, '\n');
+	for (size_t i = 0; !ret && !why->len && i < shas.nr; i++) {
+		bool resolved = false;
+
+		ret = gdn_git_runl(&l->wgit, &rc, &out, err, "cherry-pick", shas.v[i], NULL);
+		if (ret || !rc)
+			continue;
+		ret = resolve_log(l, shas.v[i], &resolved, err);
+		if (ret || resolved)
+			continue;
+		if (strstr(out.buf, "CONFLICT"))
+			sbuf_add(why, strstr(out.buf, "CONFLICT"),
+				 strcspn(strstr(out.buf, "CONFLICT"), "\n"));
+		else if (strstr(out.buf, "empty"))
+			sbuf_addf(why, "its commit %.12s changes nothing on it", shas.v[i]);
+		else
+			sbuf_add(why, out.buf, strcspn(out.buf, "\n"));
+		if (!why->len)
+			sbuf_adds(why, "git cherry-pick failed");
+		gdn_git_runl(&l->wgit, &rc, NULL, err, "cherry-pick", "--abort", NULL);
+		gdn_err_clear(err);
+	}
+	free(range);
+	strvec_clear(&shas);
+	sbuf_release(&out);
 	return ret;
 }
 
@@ -2062,12 +2157,10 @@ static int fork_state(struct loop *l, struct gdn_err *err)
  */
 static enum step catch_up(struct loop *l, struct iter *c, struct gdn_err *err)
 {
-	struct strvec argv = STRVEC_INIT;
-	struct sbuf out = SBUF_INIT;
-	char *onto = NULL, *range = NULL, *head = NULL;
+	struct sbuf why = SBUF_INIT;
+	char *onto = NULL, *head = NULL;
 	enum step step = STEP_ERROR;
-	json_t *ev;
-	int rc = 0;
+	json_t *ev, *ids;
 
 	if (c->commits <= 0) {
 		step = STEP_OK;
@@ -2081,44 +2174,24 @@ static enum step catch_up(struct loop *l, struct iter *c, struct gdn_err *err)
 	}
 	free(l->champion);
 	l->champion = xstrdup(onto);
-	range = xstrfmt("%s..%s", c->head_before, c->head_after);
-	if (gdn_git_reset_clean(&l->wgit, onto, err))
-		goto out;
-	if (l->attrs)
-		strvec_pushf(&argv, "-c=core.attributesFile=%s", l->attrs);
-	strvec_pushl(&argv, "cherry-pick", range, NULL);
-	if (argv.nr == 3) {
-		/* git takes "-c name=value" as two words */
-		char *cfg = xstrdup(argv.v[0] + 3);
-
-		strvec_clear(&argv);
-		strvec_pushl(&argv, "-c", cfg, "cherry-pick", range, NULL);
-		free(cfg);
-	}
-	if (gdn_git_run(&l->wgit, argv.v, &rc, &out, err))
+	if (gdn_git_reset_clean(&l->wgit, onto, err) ||
+	    carry_commits(l, c->head_before, c->head_after, &why, err))
 		goto out;
 	ev = gdn_journal_iteration(c->it);
 	json_object_set_new(ev, "from", json_string(c->head_before));
 	json_object_set_new(ev, "onto", json_string(onto));
 	json_object_set_new(ev, "candidate", json_string(c->head_after));
-	if (rc) {
-		const char *why = strstr(out.buf, "CONFLICT");
-
-		sbuf_trim(&out);
-		if (!why)
-			why = out.buf;
+	if (why.len) {
 		json_object_set_new(ev, "result", json_string("conflict"));
-		json_object_set_new(ev, "reason", json_stringn(why, strcspn(why, "\n")));
+		json_object_set_new(ev, "reason", json_string(why.buf));
 		journal_event(l, "rebase", ev);
 		keep_ref(l, c->it, "discarded/", c->head_after,
 			 "a candidate that conflicts with the newer champion");
 		sbuf_reset(&c->msg);
 		sbuf_addf(&c->msg,
 			  "iteration %ld conflicts with the champion %.12s another worker "
-			  "promoted meanwhile (%.*s); it was discarded",
-			  c->it, onto, (int)strcspn(why, "\n"), why);
-		gdn_git_runl(&l->wgit, &rc, NULL, err, "cherry-pick", "--abort", NULL);
-		gdn_err_clear(err);
+			  "promoted meanwhile (%s); it was discarded",
+			  c->it, onto, why.buf);
 		if (gdn_git_reset_clean(&l->wgit, onto, err))
 			goto out;
 		c->conflict = true;
@@ -2130,8 +2203,19 @@ static enum step catch_up(struct loop *l, struct iter *c, struct gdn_err *err)
 		json_decref(ev);
 		goto out;
 	}
+	strvec_clear(&c->ids);
+	if (gdn_repo_count_commits(l->repo, onto, head, &c->commits, &c->ids, MAX_IDS_JOURNALED,
+				   err)) {
+		json_decref(ev);
+		goto out;
+	}
 	json_object_set_new(ev, "result", json_string("clean"));
 	json_object_set_new(ev, "head", json_string(head));
+	json_object_set_new(ev, "commits", json_integer(c->commits));
+	ids = json_array();
+	for (size_t i = 0; i < c->ids.nr; i++)
+		json_array_append_new(ids, json_string(c->ids.v[i]));
+	json_object_set_new(ev, "ids", ids);
 	journal_event(l, "rebase", ev);
 	say(l, GDN_LOOP_INFO,
 	    "the champion moved to %.12s: candidate carried onto it (%.7s -> %.7s)", onto,
@@ -2141,17 +2225,12 @@ static enum step catch_up(struct loop *l, struct iter *c, struct gdn_err *err)
 	free(c->head_after);
 	c->head_after = head;
 	head = NULL;
-	strvec_clear(&c->ids);
-	if (gdn_repo_count_commits(l->repo, c->head_before, c->head_after, &c->commits, &c->ids,
-				   MAX_IDS_JOURNALED, err) ||
-	    fork_state(l, err))
+	if (fork_state(l, err))
 		goto out;
 	step = STEP_OK;
 out:
-	strvec_clear(&argv);
-	sbuf_release(&out);
+	sbuf_release(&why);
 	free(onto);
-	free(range);
 	free(head);
 	return step;
 }
@@ -2447,6 +2526,13 @@ static int worker_done(struct loop *l, struct worker *w, int code)
 			journal_event(l, "recheck",
 				      json_pack("{sIssss}", "iteration", (json_int_t)c.it, "base",
 						c.head_before, "champion", l->champion));
+			/* what it decided on its base stays in the record */
+			if (l->hooks && l->hooks->worker_state &&
+			    l->hooks->worker_state(l->hooks->payload, w->k, GDN_WORKER_ADOPT, false,
+						   &err)) {
+				say(l, GDN_LOOP_WARN, "%s", err.msg);
+				gdn_err_clear(&err);
+			}
 			if (!start_worker(l, w, w->it, true, &err))
 				goto out_keep;
 			step = STEP_ERROR;
@@ -2606,8 +2692,6 @@ static void workers_end(struct loop *l)
 		unlink(w->result);
 	}
 	use_worker(l, NULL);
-	if (l->attrs)
-		unlink(l->attrs);
 }
 
 static void workers_release(struct loop *l)
@@ -2618,7 +2702,7 @@ static void workers_release(struct loop *l)
 	l->w = NULL;
 	l->repo = NULL; /* worker 1's */
 	free(l->done);
-	free(l->attrs);
+	free(l->log_rel);
 }
 
 /*

@@ -674,10 +674,35 @@ static json_t *num_or_null(double v)
 }
 
 /*
+ * "[a,b,...]": each number in the fewest digits (up to 17) that read back
+ * as the same double, so the line holds exactly the journal's values.
+ */
+static void add_samples(struct sbuf *sb, const json_t *arr)
+{
+	const json_t *x;
+	size_t i;
+
+	sbuf_addch(sb, '[');
+	json_array_foreach(arr, i, x)
+	{
+		double d = json_number_value(x);
+		char buf[40];
+		int digits = 6;
+
+		do
+			snprintf(buf, sizeof(buf), "%.*g", digits, d);
+		while (strtod(buf, NULL) != d && ++digits <= 17);
+		sbuf_addf(sb, "%s%s", i ? "," : "", json_is_number(x) ? buf : "null");
+	}
+	sbuf_addch(sb, ']');
+}
+
+/*
  * --log-measurements: the metric before (the champion's median) and after,
- * and the largest trace deltas against the champion's figures, appended
- * to the kept iteration's running-log entry and committed. A failure is
- * a warning: the iteration stays kept and the tree clean.
+ * the largest trace deltas against the champion's figures and, with A/B,
+ * the interval and both sides' samples, appended to the kept iteration's
+ * running-log entry and committed. A failure is a warning: the iteration
+ * stays kept and the tree clean.
  */
 static void log_measurements(const struct gdn_gate *g, const struct gdn_loop_iter *it,
 			     const struct gdn_perf_verdict *v, json_t *champ)
@@ -695,23 +720,22 @@ static void log_measurements(const struct gdn_gate *g, const struct gdn_loop_ite
 				 g->measure->log_trace_deltas, &lines);
 	if (v->ab) {
 		json_t *ab = json_object_get(rec, "ab");
-		char *cs = json_dumps(json_object_get(ab, "champion_samples"), JSON_COMPACT);
-		char *ks = NULL;
+		struct sbuf cs = SBUF_INIT, ks = SBUF_INIT;
 		json_t *vals = json_array(), *s;
 		size_t i;
 
 		json_array_foreach(json_object_get(rec, "samples"), i, s)
 		    json_array_append(vals, json_object_get(s, "value"));
-		ks = json_dumps(vals, JSON_COMPACT);
+		add_samples(&cs, json_object_get(ab, "champion_samples"));
+		add_samples(&ks, vals);
 		strvec_pushf(&lines,
-			     "A/B: %+.2f%%, %.4g%% interval [%+.2f%%, %+.2f%%] over %zu pairs "
+			     "- A/B: %+.2f%%, %.4g%% interval [%+.2f%%, %+.2f%%] over %zu pairs "
 			     "(paired log-ratio, bootstrap; %s)",
 			     v->improvement_pct, v->confidence * 100, v->ci_low_pct, v->ci_high_pct,
 			     v->pairs, v->ab_verdict);
-		strvec_pushf(&lines, "A/B samples: champion %s, candidate %s", cs ? cs : "?",
-			     ks ? ks : "?");
-		free(cs);
-		free(ks);
+		strvec_pushf(&lines, "- A/B samples: champion %s, candidate %s", cs.buf, ks.buf);
+		sbuf_release(&cs);
+		sbuf_release(&ks);
 		json_decref(vals);
 	}
 	meas.lines = (const char *const *)lines.v;

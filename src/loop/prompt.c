@@ -167,7 +167,16 @@ void gdn_prompt_log_tail(const char *log, size_t len, struct sbuf *out)
 	sbuf_add(out, log + start, len - start);
 }
 
-int gdn_prompt_stamp_log(const char *path, const char *sha, struct gdn_err *err)
+/* N of a "### Iteration N..." line (-1: none). */
+static long heading_number(const char *l)
+{
+	if (strncmp(l, "### Iteration ", 14) || !isdigit((unsigned char)l[14]))
+		return -1;
+	return strtol(l + 14, NULL, 10);
+}
+
+int gdn_prompt_stamp_log(const char *path, const char *sha, long worker, long iteration,
+			 struct gdn_err *err)
 {
 	struct sbuf sb = SBUF_INIT, res = SBUF_INIT;
 	struct strvec lines = STRVEC_INIT;
@@ -216,6 +225,28 @@ int gdn_prompt_stamp_log(const char *path, const char *sha, struct gdn_err *err)
 	}
 	if (hit == SIZE_MAX)
 		goto out;
+	/*
+	 * --workers: entries land in promotion order, not in the order their
+	 * iterations began; a heading that would not increase takes the next
+	 * number (its iteration is on the Worker line).
+	 */
+	if (worker > 0) {
+		long prev = -1, num = heading_number(lines.v[entry_line]);
+
+		for (size_t i = 0; i < entry_line; i++)
+			if (heading_number(lines.v[i]) >= 0)
+				prev = heading_number(lines.v[i]);
+		if (num >= 0 && prev >= 0 && num <= prev) {
+			const char *rest = lines.v[entry_line] + 14;
+
+			while (isdigit((unsigned char)*rest))
+				rest++;
+			sbuf_reset(&res);
+			sbuf_addf(&res, "### Iteration %ld%s", prev + 1, rest);
+			free((char *)lines.v[entry_line]);
+			lines.v[entry_line] = sbuf_detach(&res, NULL);
+		}
+	}
 	sbuf_reset(&res);
 	for (size_t i = 0; i < lines.nr; i++) {
 		const char *l = lines.v[i];
@@ -227,6 +258,11 @@ int gdn_prompt_stamp_log(const char *path, const char *sha, struct gdn_err *err)
 				ind++;
 			sbuf_add(&res, l, ind);
 			sbuf_addf(&res, "- Commit: %s", sha);
+			if (worker > 0) {
+				sbuf_addch(&res, '\n');
+				sbuf_add(&res, l, ind);
+				sbuf_addf(&res, "- Worker: %ld (iteration %ld)", worker, iteration);
+			}
 		} else {
 			sbuf_adds(&res, l);
 		}

@@ -154,12 +154,21 @@ static void add_clean(struct sbuf *out, const char *s)
 		sbuf_addch(out, (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
 }
 
+/* The delta against the champion; with --perf-ab, its interval: "+8.10% [+6.00, +10.20]". */
+static void add_text_delta(struct sbuf *out, const struct gdn_report_iter *it)
+{
+	add_pct(out, it->delta_pct);
+	if (it->has_ci && isfinite(it->delta_pct))
+		sbuf_addf(out, " [%+.2f, %+.2f]", it->ci_low_pct, it->ci_high_pct);
+}
+
 void gdn_report_render_text(const struct gdn_report *r, struct sbuf *out)
 {
 	const struct gdn_report_totals *t = &r->totals;
 	const char *ccommit = NULL;
 	double cvalue = NAN;
 	bool champ = final_champion(r, &ccommit, &cvalue);
+	int dw = 10;
 
 	sbuf_adds(out, "run ");
 	add_clean(out, r->run_id ? r->run_id : "-");
@@ -187,17 +196,26 @@ void gdn_report_render_text(const struct gdn_report *r, struct sbuf *out)
 		}
 		sbuf_addch(out, '\n');
 	}
-	sbuf_addf(out, "%5s  %-16s %12s %10s  %-12s  %s\n", "iter", "decision", "metric", "delta",
-		  "commit", "hypothesis");
+	/* the delta column widens for the A/B intervals, one blank before the widest */
+	for (size_t i = 0; i < r->nr; i++) {
+		struct sbuf d = SBUF_INIT;
+
+		add_text_delta(&d, &r->v[i]);
+		if (r->v[i].has_ci && d.len + 1 > (size_t)dw)
+			dw = (int)d.len + 1;
+		sbuf_release(&d);
+	}
+	sbuf_addf(out, "%5s  %-16s %12s %*s  %-12s  %s\n", "iter", "decision", "metric", dw,
+		  "delta", "commit", "hypothesis");
 	for (size_t i = 0; i < r->nr; i++) {
 		const struct gdn_report_iter *it = &r->v[i];
 		struct sbuf m = SBUF_INIT, d = SBUF_INIT, c = SBUF_INIT;
 
 		add_num(&m, it->has_metric ? it->metric : NAN);
-		add_pct(&d, it->delta_pct);
+		add_text_delta(&d, it);
 		add_short(&c, it->commit);
-		sbuf_addf(out, "%5ld  %-16s %12s %10s  %-12s  %s\n", it->iteration,
-			  gdn_report_outcome_label(it->outcome), m.buf, d.buf, c.buf,
+		sbuf_addf(out, "%5ld  %-16s %12s %*s  %-12s  %s\n", it->iteration,
+			  gdn_report_outcome_label(it->outcome), m.buf, dw, d.buf, c.buf,
 			  it->hypothesis ? it->hypothesis : "");
 		if (it->nr_deltas) {
 			sbuf_adds(out, "       trace:");

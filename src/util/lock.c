@@ -53,6 +53,28 @@ static int write_pid(int fd)
 	return pwrite(fd, buf, (size_t)len, 0) == len ? 0 : -1;
 }
 
+/* The descriptors of the locks this process holds (for gdn_lock_drop_inherited). */
+#define LOCKS_MAX 16
+static int held_fds[LOCKS_MAX] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+
+static void remember(int fd, int was)
+{
+	for (int i = 0; i < LOCKS_MAX; i++)
+		if (held_fds[i] == was) {
+			held_fds[i] = fd;
+			return;
+		}
+}
+
+void gdn_lock_drop_inherited(void)
+{
+	for (int i = 0; i < LOCKS_MAX; i++)
+		if (held_fds[i] >= 0) {
+			close(held_fds[i]);
+			held_fds[i] = -1;
+		}
+}
+
 int gdn_lock_take(struct gdn_lock *l, const char *path, pid_t *holder, struct gdn_err *err)
 {
 	int64_t until = gdn_now_ms() + LOCK_RETRY_MS;
@@ -94,6 +116,7 @@ int gdn_lock_take(struct gdn_lock *l, const char *path, pid_t *holder, struct gd
 	}
 	gdn_lock_release(l);
 	l->fd = fd;
+	remember(fd, -1);
 	l->path = xstrdup(path);
 	return 0;
 }
@@ -107,8 +130,10 @@ void gdn_lock_release(struct gdn_lock *l)
 {
 	if (!l)
 		return;
-	if (l->fd >= 0)
+	if (l->fd >= 0) {
+		remember(-1, l->fd);
 		close(l->fd);
+	}
 	l->fd = -1;
 	FREE_AND_NULL(l->path);
 }

@@ -14,6 +14,7 @@
 #include "gdnctl/compat.h"
 #include "gdnctl/proc.h"
 #include "gdnctl/err.h"
+#include "gdnctl/lock.h"
 #include "gdnctl/strvec.h"
 #include "gdnctl/xalloc.h"
 
@@ -1192,6 +1193,7 @@ int gdn_proc_fork_fn(int (*fn)(void *payload), void *payload, pid_t *pid, struct
 			close(sig_pipe[i]);
 	}
 	wake_init();
+	gdn_lock_drop_inherited();
 #if defined(__linux__) && defined(PR_SET_PDEATHSIG)
 	/* the coordinator killed (kill -9): stop as on Ctrl-C, never work on unseen */
 	prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);

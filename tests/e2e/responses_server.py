@@ -13,6 +13,9 @@ codex's own tests use (codex-rs/core/tests/common/responses.rs):
   event: response.output_item.done   data: {"type": ..., "item": {...}}
   event: response.completed          data: {"type": ..., "response": {"id", "usage"}}
 
+Every response's usage is the same: --usage INPUT,CACHED,OUTPUT,REASONING
+(default 10 input and 5 output tokens, no details).
+
 A new turn (no tool output in the request's input) gets one function call
 to the shell tool that the request offers (exec_command, shell_command or
 shell), running --command in the workspace (with --iteration-pattern, a
@@ -70,20 +73,32 @@ def has_tool_output(body):
     return False
 
 
-def completed(rid):
+def completed(rid, usage):
+    """response.completed with --usage INPUT,CACHED,OUTPUT,REASONING (the Responses API's
+    convention: input_tokens include the cached ones, output_tokens the reasoning ones);
+    by default 10 input and 5 output tokens without details."""
+    inp, cached, out, reasoning = usage
     return {
         "type": "response.completed",
         "response": {
             "id": rid,
             "usage": {
-                "input_tokens": 10,
-                "input_tokens_details": None,
-                "output_tokens": 5,
-                "output_tokens_details": None,
-                "total_tokens": 15,
+                "input_tokens": inp,
+                "input_tokens_details": {"cached_tokens": cached} if cached is not None else None,
+                "output_tokens": out,
+                "output_tokens_details": {"reasoning_tokens": reasoning} if reasoning is not None else None,
+                "total_tokens": inp + out,
             },
         },
     }
+
+
+def parse_usage(text):
+    """--usage INPUT,CACHED,OUTPUT,REASONING -> a tuple of four counts."""
+    parts = [int(x) for x in text.split(",")]
+    if len(parts) != 4 or min(parts) < 0:
+        raise ValueError("--usage wants INPUT,CACHED,OUTPUT,REASONING")
+    return tuple(parts)
 
 
 class Handler(ScriptedHandler):
@@ -132,13 +147,20 @@ class Handler(ScriptedHandler):
             {"type": "response.created", "response": {"id": rid}},
             {"type": "response.output_item.added", "output_index": 0, "item": item},
             {"type": "response.output_item.done", "output_index": 0, "item": item},
-            completed(rid),
+            completed(rid, self.server.opts.usage),
         ]
         self.reply(200, "text/event-stream", sse(events))
 
 
 def main():
-    opts = arg_parser(__doc__, "codex").parse_args()
+    ap = arg_parser(__doc__, "codex")
+    ap.add_argument(
+        "--usage",
+        type=parse_usage,
+        default=(10, None, 5, None),
+        help="INPUT,CACHED,OUTPUT,REASONING tokens of every response (default: 10 input, 5 output)",
+    )
+    opts = ap.parse_args()
     serve(opts, Handler)
 
 

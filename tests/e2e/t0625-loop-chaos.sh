@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # ctest: isolation-both
+# ctest: workers 4
 # Chaos (issue 13): an untidy agent, chosen at random each call among
 # commit, commit and fail, no change, leftovers, reset --hard HEAD~1,
 # checkout -b, its own stash, stash clear + gc --prune=now, git clean -fdx,
@@ -19,6 +20,9 @@
 # (default 10). A background child that outlives its agent is a violation
 # (GDNCTL_CHAOS_STRICT_PROCS=0: counted and reported only).
 # tests/bench/soak.sh runs this script longer and prints its figures.
+# With GDNCTL_TEST_WORKERS=4 (e2e/t0625-loop-chaos@workers4) the runs have
+# four workers (issue 16): 20 kill -9 + --resume cycles by default, and
+# every worker's worktree is accounted for.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-loop.sh"
 
@@ -26,12 +30,17 @@ command -v python3 >/dev/null || skip_all "python3 is needed to check the journa
 command -v setsid >/dev/null || skip_all "setsid is needed for the agent's detached child"
 
 SEED=${GDNCTL_CHAOS_SEED:-$(($(date +%s%N) % 32768))}
-SECONDS_BUDGET=${GDNCTL_CHAOS_SECONDS:-75}
-MAX_CYCLES=${GDNCTL_CHAOS_CYCLES:-0}
+if [ "$WORKERS" = 1 ]; then
+	SECONDS_BUDGET=${GDNCTL_CHAOS_SECONDS:-75}
+	MAX_CYCLES=${GDNCTL_CHAOS_CYCLES:-0}
+else
+	SECONDS_BUDGET=${GDNCTL_CHAOS_SECONDS:-0}
+	MAX_CYCLES=${GDNCTL_CHAOS_CYCLES:-20}
+fi
 ITER=${GDNCTL_CHAOS_ITERATIONS:-10}
 STRICT_PROCS=${GDNCTL_CHAOS_STRICT_PROCS:-1}
 RANDOM=$SEED
-say "chaos seed $SEED (GDNCTL_CHAOS_SEED=$SEED replays it), --isolation $ISOLATION, ${SECONDS_BUDGET}s, $ITER iterations a run"
+say "chaos seed $SEED (GDNCTL_CHAOS_SEED=$SEED replays it), --isolation $ISOLATION, --workers $WORKERS, ${SECONDS_BUDGET}s, $ITER iterations a run"
 
 export MARKER=gdnctl-chaos-${TRASH##*/} CALLS=$TRASH/calls PLAN=$TRASH/plan
 test_atexit "pkill -KILL -f '$MARKER'"
@@ -148,6 +157,8 @@ check_branch_commits() {
 	            it[key] = {"ids": [], "tests": None, "reverted": False}
 	        elif key in it and ev == "head":
 	            it[key]["ids"] = e["ids"]
+	        elif key in it and ev == "rebase" and e.get("result") == "clean":
+	            it[key]["ids"] = e["ids"]  # carried onto a newer champion (--workers)
 	        elif key in it and ev == "validation" and e.get("phase") == "tests":
 	            it[key]["tests"] = e["rc"]
 	        elif key in it and ev == "revert" and e.get("ok"):
@@ -201,10 +212,13 @@ check_worktrees() {
 	return 0
 }
 
-# After a kill -9: no worktree but the user's, the run's and a stash preflight's.
+# After a kill -9: no worktree but the user's, the run's (its workers') and a stash preflight's.
 check_worktrees_killed() {
+	local l
+	l=$(cd "$logs" && pwd -P)
 	git -C repo worktree list --porcelain | sed -n 's/^worktree //p' |
-		grep -v -x -F -e "$(cd repo && pwd -P)" -e "$(cd "$logs" && pwd -P)/worktree" | grep -v '^/tmp/gdnctl-stash-preflight-' >wt.txt
+		grep -v -x -F -e "$(cd repo && pwd -P)" -e "$l/worktree" | grep -v '^/tmp/gdnctl-stash-preflight-' |
+		grep -v -x -E -e "$l/workers/w[0-9]+" -e "$l/champion(-w[0-9]+)?" >wt.txt
 	[ -s wt.txt ] && violation "after a kill, a worktree of no run: $(tr '\n' ' ' <wt.txt)"
 	return 0
 }
@@ -235,7 +249,7 @@ while budget_left; do
 	kills=0
 	while :; do
 		sessions=$((sessions + 1))
-		(cd repo && exec ${GDNCTL_TEST_EXEC_PREFIX:-} "$GDNCTL_BIN" loop "${ISOLATION_ARGS[@]}" "${ARGS[@]}" \
+		(cd repo && exec ${GDNCTL_TEST_EXEC_PREFIX:-} "$GDNCTL_BIN" loop "${ISOLATION_ARGS[@]}" "${WORKERS_ARGS[@]}" "${ARGS[@]}" \
 			--log-dir "$logs" "${more[@]}" >>"$TRASH/out" 2>>"$TRASH/err") &
 		pid=$!
 		# kill -9 at a random moment, most sessions, at most 4 times a run
@@ -268,7 +282,7 @@ done
 decided=$(cat logs/run-*/loop.jsonl | grep -c '"event":"decision"')
 commits=$(git -C repo log --format=%s "$base..main" | grep -c '^agent:')
 aside=$(git -C repo for-each-ref refs/gdnctl/ | grep -v -c 'refs/gdnctl/champion/')
-say "chaos figures: mode=$ISOLATION seed=$SEED runs=$runs cycles=$cycles sessions=$sessions" \
+say "chaos figures: mode=$ISOLATION workers=$WORKERS seed=$SEED runs=$runs cycles=$cycles sessions=$sessions" \
 	"decided=$decided commits=$commits set_aside=$aside agent_calls=$(cat "$CALLS")" \
 	"orphans=$orphans recovered=$recovered violations=$violations wall=$(($(date +%s) - start))s"
 

@@ -29,9 +29,13 @@ CODEX=$NPM_CLI
 UNIT=${GDNCTL_BUILD_DIR:-}/tests/test_agent
 
 # One scripted model server per script (requests in $TRASH/requests.jsonl).
+# Every response reports the same usage: input (of which cached), output (of
+# which reasoning), the Responses API's convention.
+IN=1200 CACHED=300 OUT=45 REASONING=7
 start_model_server responses_server.py requests \
 	--command "printf 'edited by codex\n' >>hello.txt && git add hello.txt && git commit -q -m 'codex: edit hello.txt' && git log --oneline -1" \
-	--final-message "Done: edited hello.txt and committed it."
+	--final-message "Done: edited hello.txt and committed it." \
+	--usage "$IN,$CACHED,$OUT,$REASONING"
 
 # codex's home: a provider on loopback, no network, no real credentials.
 export CODEX_HOME=$TRASH/codex-home
@@ -103,10 +107,22 @@ if [ -x "$UNIT" ]; then
 		test_grep "^# | Done: edited hello.txt and committed it.$" unit.out
 	'
 
-	test_expect_success 'the transcript has the unfiltered run with a header' '
-		test_grep "^==== gdnctl: codex agent started .* exec -C $TRASH/repo --dangerously-bypass-approvals-and-sandbox -o $TRASH/unit-logs/last-message.txt --ephemeral -m gpt-gdnctl-test -c .model_reasoning_effort=\"high\". -" unit-logs/transcript.log &&
-		test_grep "^exec$" unit-logs/transcript.log &&
+	# the terminal shows the --json events rendered: the command, its output, the usage
+	test_expect_success 'the events are shown as readable lines, not JSON' '
+		test_grep "^# | exec$" unit.out &&
+		test_grep "^# | .*git commit -q -m .codex: edit hello.txt" unit.out &&
+		test_grep "^# |  succeeded (exit 0):$" unit.out &&
+		test_grep "^# | codex session [0-9a-f-]*$" unit.out &&
+		test_grep "^# | usage: input $((2 * IN)) ($((2 * CACHED)) cached), output $((2 * OUT)) ($((2 * REASONING)) reasoning) tokens$" unit.out &&
+		test_grep ! "^# | {" unit.out
+	'
+
+	test_expect_success 'the transcript has the raw events with a header' '
+		test_grep "^==== gdnctl: codex agent started .* exec --json -C $TRASH/repo --dangerously-bypass-approvals-and-sandbox -o $TRASH/unit-logs/last-message.txt --ephemeral -m gpt-gdnctl-test -c .model_reasoning_effort=\"high\". -" unit-logs/transcript.log &&
+		test_grep "^{\"type\":\"thread.started\"" unit-logs/transcript.log &&
+		test_grep "^{\"type\":\"item.completed\",\"item\":{.*\"type\":\"command_execution\"" unit-logs/transcript.log &&
 		test_grep "codex: edit hello.txt" unit-logs/transcript.log &&
+		test_grep "^{\"type\":\"turn.completed\",\"usage\":{" unit-logs/transcript.log &&
 		test_grep "^==== gdnctl: codex agent ended: exit 0" unit-logs/transcript.log
 	'
 else
@@ -135,28 +151,66 @@ if gdnctl loop -h >loop-help 2>&1 && grep -q -- "--agent" loop-help; then
 		grep -q -F "Iteration 1 of 1 at $(cat head-before)" requests.jsonl &&
 		printf "Done: edited hello.txt and committed it." >expect &&
 		test_cmp expect loop-logs/iteration-001-last-message.txt &&
-		test_grep "^exec$" loop-logs/iteration-001-transcript.log &&
+		test_grep "^{\"type\":\"item.completed\",\"item\":{.*\"type\":\"command_execution\"" loop-logs/iteration-001-transcript.log &&
+		test_grep "^exec$" loop.out &&
 		test_grep "could not determine supported reasoning-effort values" loop.err &&
 		test_grep "search" loop.err
 	'
 
-	# codex exec (plain output) says "tokens used" and the session total: input
-	# + output of every response (responses_server.py: 10 + 5 each)
-	test_expect_success 'the journal has the tokens the server sent' '
+	# codex exec --json ends the turn with turn.completed {usage: {input_tokens,
+	# cached_input_tokens, output_tokens, reasoning_output_tokens}}, the sum
+	# over the turn's model requests (every response: $IN, $OUT): the journal
+	# has input and output apart, the tokens are their sum, no cost
+	usage_of() { # usage_of JOURNAL: "ITERATION INPUT OUTPUT TOKENS COST" per usage event
+		python3 -c "
+import json, sys
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e.get(\"event\") == \"usage\":
+        print(e[\"iteration\"], e[\"input_tokens\"], e[\"output_tokens\"], e[\"tokens\"], e[\"cost_usd\"])
+" "$1"
+	}
+
+	test_expect_success 'the journal has the input and output tokens the server sent' '
 		n=$(req_json "len(posts)") &&
-		test "$n" -ge 1 &&
-		test_grep "\"event\":\"usage\",\"iteration\":1,\"input_tokens\":null,\"output_tokens\":null,\"tokens\":$((15 * n)),\"cost_usd\":null" loop-logs/loop.jsonl &&
-		test_grep "agent usage: $((15 * n)) tokens" loop.out
+		test "$n" -ge 2 &&
+		echo "1 $((IN * n)) $((OUT * n)) $(((IN + OUT) * n)) None" >expect &&
+		usage_of loop-logs/loop.jsonl >actual &&
+		test_cmp expect actual &&
+		test_grep "agent usage: $(((IN + OUT) * n)) tokens (input $((IN * n)), output $((OUT * n))) in 1 iterations$" loop.out &&
+		test_grep "usage: input $((IN * n)) ($((CACHED * n)) cached), output $((OUT * n)) ($((REASONING * n)) reasoning) tokens" loop.out &&
+		echo $(((IN + OUT) * n)) >per-iteration
 	'
 
 	test_expect_success '--max-tokens stops the loop after the iteration that spent them' '
-		rm -rf loop-logs2 && : >"$TRASH/requests.jsonl" &&
+		rm -rf loop-logs1 && : >"$TRASH/requests.jsonl" &&
 		gdnctl loop --agent codex --codex-bin "$CODEX" --iterations 3 --max-tokens 1 \
+			--workdir "$TRASH/repo" --log-dir "$TRASH/loop-logs1" --prompt-file prompt.md \
+			--model gpt-gdnctl-test "${loop_flags[@]}" --allow-no-commit >loop1.out 2>loop1.err ||
+			{ cat loop1.out loop1.err; false; } &&
+		test_grep "stopping before iteration 2: token-budget" loop1.out &&
+		test_grep "\"event\":\"stop\",\"iteration\":2,\"reason\":\"token-budget\"" loop-logs1/loop.jsonl
+	'
+
+	# the budget is checked before each iteration: 1 token over one
+	# iteration's usage lets the second one run and stops before the third
+	test_expect_success '--max-tokens stops the loop at the iteration that reached the budget' '
+		rm -rf loop-logs2 && : >"$TRASH/requests.jsonl" &&
+		u=$(cat per-iteration) &&
+		gdnctl loop --agent codex --codex-bin "$CODEX" --iterations 4 --max-tokens $((u + 1)) \
 			--workdir "$TRASH/repo" --log-dir "$TRASH/loop-logs2" --prompt-file prompt.md \
 			--model gpt-gdnctl-test "${loop_flags[@]}" --allow-no-commit >loop2.out 2>loop2.err ||
 			{ cat loop2.out loop2.err; false; } &&
-		test_grep "stopping before iteration 2: token-budget" loop2.out &&
-		test_grep "\"event\":\"stop\",\"iteration\":2,\"reason\":\"token-budget\"" loop-logs2/loop.jsonl
+		test_grep "stopping before iteration 3: token-budget" loop2.out &&
+		test_grep "\"event\":\"stop\",\"iteration\":3,\"reason\":\"token-budget\"" loop-logs2/loop.jsonl &&
+		n=$(req_json "len(posts)") &&
+		test "$n" -ge 4 &&
+		usage_of loop-logs2/loop.jsonl >actual &&
+		h=$((n / 2)) &&
+		printf "1 %d %d %d None\n2 %d %d %d None\n" $((IN * h)) $((OUT * h)) $(((IN + OUT) * h)) \
+			$((IN * h)) $((OUT * h)) $(((IN + OUT) * h)) >expect &&
+		test_cmp expect actual &&
+		test_grep "agent usage: $((2 * u)) tokens (input $((IN * n)), output $((OUT * n))) in 2 iterations" loop2.out
 	'
 else
 	test_skip 'gdnctl loop --agent codex with the real codex' 'gdnctl loop does not exist yet'

@@ -14,6 +14,12 @@ agent win <<'EOF2'
 awk '{ printf "%.6f\n", $1 * 1.08 }' value.txt >v && mv v value.txt &&
 git add value.txt && git commit -qm "agent: +8%"
 EOF2
+agent winlog <<'EOF2'
+n=$(sed -n 's/^Iteration //p' "$1")
+awk '{ printf "%.6f\n", $1 * 1.08 }' value.txt >v && mv v value.txt &&
+printf '\n### Iteration %s - +8%%\n\n- Commit: (pending)\n- Hypothesis: 8%% faster\n' "$n" >>log.md &&
+git add value.txt log.md && git commit -qm "agent: +8% with a log entry"
+EOF2
 printf 'Iteration {{ITERATION}}\n' >"$TRASH/prompt.md"
 
 new_repo() {
@@ -73,7 +79,61 @@ test_expect_success 'a true +8% is promoted, then measured against the new champ
 	test "$(grep -o "class=\"error-bar\"" logs/report.html | wc -l)" = 2 &&
 	test_grep "interval \[+[0-9.]*%, +[0-9.]*%\] over 3 A/B pairs</title>" logs/report.html &&
 	gdnctl report --log-dir logs --json >out.json &&
-	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); its=[i for i in d[\"iterations\"] if i.get(\"ab\")]; assert len(its) == 2 and its[0][\"ab\"][\"pairs\"] >= 3 and its[0][\"ab\"][\"ci_low_pct\"] > 0.25, its" out.json
+	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); its=[i for i in d[\"iterations\"] if i.get(\"ab\")]; assert len(its) == 2 and its[0][\"ab\"][\"pairs\"] >= 3 and its[0][\"ab\"][\"ci_low_pct\"] > 0.25, its" out.json &&
+	: the text table: the delta with the journal interval &&
+	python3 - rout logs/loop.jsonl out.json <<-\EOF2
+	import json, re, sys
+	text = open(sys.argv[1]).read().splitlines()
+	ab = {e["iteration"]: e for e in map(json.loads, open(sys.argv[2])) if e["event"] == "perf_ab"}
+	its = {i["iteration"]: i for i in json.load(open(sys.argv[3]))["iterations"]}
+	assert sorted(ab) == [1, 2], ab
+	for n, e in ab.items():
+	    want = "%+.2f%% [%+.2f, %+.2f]" % (its[n]["delta_pct"], e["ci_low_pct"], e["ci_high_pct"])
+	    rows = [l for l in text if re.match(r" *%d  promoted " % n, l)]
+	    assert len(rows) == 1 and re.search(r" " + re.escape(want) + r"  [0-9a-f]{12}  ", rows[0]), (rows, want)
+	head = [l for l in text if l.lstrip().startswith("iter  decision")][0]
+	assert head.index("delta") + 5 == rows[0].index("]") + 1, (head, rows)
+	EOF2
+'
+
+# --log-measurements: the kept entry carries the A/B figures, the same as
+# the journal's perf_ab event (and the candidate's samples of perf_state.json)
+test_expect_success '--log-measurements: the A/B interval and samples in the kept entry' '
+	new_repo &&
+	printf "# Hill-climb log\n\n## Entry Template\n\n\`\`\`markdown\n### Iteration <N> - <title>\n\n- Commit: <sha>\n- Hypothesis:\n\`\`\`\n\n## Iterations\n" >repo/log.md &&
+	git -C repo add log.md && git -C repo commit -qm "log" &&
+	run_ab winlog --iterations 1 --perf-repeats 3 --perf-max-repeats 6 --log-measurements \
+		--hillclimb-log-file log.md >out 2>err &&
+	test "$(decisions)" = "promoted " &&
+	test -z "$(git -C repo status --porcelain)" &&
+	git -C repo log --format=%s -3 >subjects &&
+	test_grep "^gdnctl: record measured figures for throughput/mfu" subjects &&
+	sed -n "/^### Iteration 1/,\$p" repo/log.md >entry &&
+	test_grep "^- Measured: throughput/mfu [0-9.]* -> [0-9.]* (+[0-9.]*%)$" entry &&
+	: the samples in as few digits as read back the same: the profile printed six decimals &&
+	test_grep "^- A/B samples: champion \[[0-9.]*,[0-9.,]*\], candidate \[[0-9.]*,[0-9.,]*\]$" entry &&
+	test_grep ! "[0-9]\{9\}" entry &&
+	(cd repo && gdnctl lint-log --log-file log.md --require-fields --check-commits) &&
+	python3 - entry logs/loop.jsonl logs/perf_state.json <<-\EOF2
+	import json, re, sys
+	entry = open(sys.argv[1]).read().splitlines()
+	ev = [e for e in map(json.loads, open(sys.argv[2])) if e["event"] == "perf_ab"]
+	assert len(ev) == 1, ev
+	ab = ev[0]
+	cand = [s["value"] for s in json.load(open(sys.argv[3]))["history"][-1]["samples"]]
+	want = ("- A/B: %+.2f%%, %.4g%% interval [%+.2f%%, %+.2f%%] over %d pairs "
+	        "(paired log-ratio, bootstrap; %s)" % (ab["improvement_pct"], ab["confidence"] * 100,
+	        ab["ci_low_pct"], ab["ci_high_pct"], ab["pairs"], ab["verdict"]))
+	lines = [l for l in entry if l.startswith("- A/B: ")]
+	assert lines == [want], (lines, want)
+	assert ab["verdict"] == "promote" and ab["ci_low_pct"] > 0 and ab["pairs"] >= 3, ab
+	m = [re.fullmatch(r"- A/B samples: champion (\[.*\]), candidate (\[.*\])", l) for l in entry]
+	m = [x for x in m if x]
+	assert len(m) == 1, entry
+	assert json.loads(m[0].group(1)) == ab["ab"]["champion_samples"], (m[0].group(1), ab)
+	assert json.loads(m[0].group(2)) == cand, (m[0].group(2), cand)
+	assert len(cand) == ab["pairs"], cand
+	EOF2
 '
 
 test_expect_success '--no-perf-ab, and --perf-repeats 1 (the default): no champion runs' '

@@ -1,6 +1,6 @@
 /*
  * Fuzz the agent drivers' parsers with one input: the claude stream-json
- * event parser and the output filter (line by line), the codex
+ * and codex --json event parsers and the output filter (line by line), the codex
  * reasoning-effort probe parser, the --search help detection, and the
  * command word splitter with placeholder substitution, the "gdnctl-usage:"
  * line parser.
@@ -34,6 +34,7 @@ static void check_usage_line(const char *line, size_t len)
 static void feed_lines(const char *text, size_t size, bool full)
 {
 	struct agent_claude_stream st = AGENT_CLAUDE_STREAM_INIT;
+	struct agent_codex_stream cx = AGENT_CODEX_STREAM_INIT;
 	struct agent_filter f = AGENT_FILTER_INIT;
 	struct strvec show = STRVEC_INIT;
 	size_t off = 0;
@@ -51,6 +52,11 @@ static void feed_lines(const char *text, size_t size, bool full)
 		check_usage_line(line, len);
 		agent_claude_feed(&st, line, len, full, &show);
 		if (st.result_success && (!st.have_result || st.is_error))
+			abort();
+		if (agent_codex_feed(&cx, line, len, &show) && !memchr(line, '{', len))
+			abort();
+		if (cx.input_tokens < -1 || cx.output_tokens < -1 || cx.cached_input_tokens < -1 ||
+		    cx.reasoning_output_tokens < -1)
 			abort();
 		free(line);
 		off += len + 1;

@@ -132,6 +132,7 @@ static void codex_argv_defaults_to_ephemeral(void **state)
 {
 	const char *want[] = {"/tmp/codex",
 			      "exec",
+			      "--json",
 			      "-C",
 			      "/repo",
 			      "--dangerously-bypass-approvals-and-sandbox",
@@ -173,7 +174,7 @@ static void codex_argv_every_combination(void **state)
 		a.effort = mask & 4 ? xstrdup("high") : NULL;
 		a.profile = mask & 8 ? xstrdup("ci") : NULL;
 		a.search = a.search_ok = mask & 16;
-		strvec_pushl(&want, "/tmp/codex", "exec", "-C", "/repo",
+		strvec_pushl(&want, "/tmp/codex", "exec", "--json", "-C", "/repo",
 			     "--dangerously-bypass-approvals-and-sandbox", "-o",
 			     "/tmp/last-message.txt", NULL);
 		if (mask & 1)
@@ -771,6 +772,174 @@ static void claude_stream_duration_is_clamped(void **state)
 	}
 }
 
+/* ---- codex exec --json events ---- */
+
+/* What codex-cli 0.169.0 printed against tests/e2e/responses_server.py (2 model requests). */
+#define CODEX_0169_RUN                                                                             \
+	"{\"type\":\"thread.started\",\"thread_id\":\"01a21638-8020-7493-810a-7a30b8f86968\"}\n"   \
+	"{\"type\":\"item.completed\",\"item\":{\"id\":\"item_0\",\"type\":\"error\",\"message\":" \
+	"\"Model metadata for `gpt-test` not found.\"}}\n"                                         \
+	"{\"type\":\"turn.started\"}\n"                                                            \
+	"{\"type\":\"item.started\",\"item\":{\"id\":\"item_1\",\"type\":\"command_execution\","   \
+	"\"command\":\"/bin/bash -lc \\\"git commit -q -m edit\\\"\",\"aggregated_output\":\"\","  \
+	"\"exit_code\":null,\"status\":\"in_progress\"}}\n"                                        \
+	"{\"type\":\"item.completed\",\"item\":{\"id\":\"item_1\",\"type\":\"command_execution\"," \
+	"\"command\":\"/bin/bash -lc \\\"git commit -q -m edit\\\"\",\"aggregated_output\":"       \
+	"\"a19fb51 edit\\n\",\"exit_code\":0,\"status\":\"completed\"}}\n"                         \
+	"{\"type\":\"item.completed\",\"item\":{\"id\":\"item_2\",\"type\":\"agent_message\","     \
+	"\"text\":\"Done.\"}}\n"                                                                   \
+	"{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":200,\"cached_input_tokens\":8,"  \
+	"\"cache_write_input_tokens\":0,\"output_tokens\":14,\"reasoning_output_tokens\":4}}\n"
+
+static void feed_codex_text(struct agent_codex_stream *st, const char *text, struct strvec *show,
+			    long *plain)
+{
+	while (*text) {
+		size_t len = strcspn(text, "\n");
+
+		if (!agent_codex_feed(st, text, len, show))
+			(*plain)++;
+		text += len + (text[len] == '\n');
+	}
+}
+
+static void codex_stream_0169(void **state)
+{
+	struct agent_codex_stream st = AGENT_CODEX_STREAM_INIT;
+	struct strvec show = STRVEC_INIT;
+	const char *want[] = {"codex session 01a21638-8020-7493-810a-7a30b8f86968",
+			      "warning: Model metadata for `gpt-test` not found.",
+			      "exec",
+			      "/bin/bash -lc \"git commit -q -m edit\"",
+			      " succeeded (exit 0):",
+			      "a19fb51 edit",
+			      "codex",
+			      "Done.",
+			      "usage: input 200 (8 cached), output 14 (4 reasoning) tokens",
+			      NULL};
+	long plain = 0;
+
+	(void)state;
+	feed_codex_text(&st, CODEX_0169_RUN "WARNING: proceeding\n\n", &show, &plain);
+	assert_int_equal(plain, 2); /* the stderr line and the blank one */
+	assert_argv(&show, want);
+	assert_int_equal(st.input_tokens, 200);
+	assert_int_equal(st.cached_input_tokens, 8);
+	assert_int_equal(st.output_tokens, 14);
+	assert_int_equal(st.reasoning_output_tokens, 4);
+	assert_int_equal(st.turns_completed, 1);
+	assert_int_equal(st.events, 7);
+	assert_string_equal(st.thread_id, "01a21638-8020-7493-810a-7a30b8f86968");
+	strvec_clear(&show);
+}
+
+/*
+ * turn.completed is the thread's running total: a later one replaces the
+ * earlier (summing would count the first turn twice). Older versions'
+ * token_count: info.total_token_usage replaces, per-request figures add.
+ */
+static void codex_stream_usage_semantics(void **state)
+{
+	struct agent_codex_stream st = AGENT_CODEX_STREAM_INIT;
+	struct strvec show = STRVEC_INIT;
+	long plain = 0;
+
+	(void)state;
+	feed_codex_text(&st,
+			"{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":100,"
+			"\"cached_input_tokens\":10,\"output_tokens\":7}}\n"
+			"{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":250,"
+			"\"cached_input_tokens\":90,\"output_tokens\":20}}\n",
+			&show, &plain);
+	assert_int_equal(st.input_tokens, 250);
+	assert_int_equal(st.cached_input_tokens, 90);
+	assert_int_equal(st.output_tokens, 20);
+	assert_int_equal(st.reasoning_output_tokens, -1);
+	assert_int_equal(st.turns_completed, 2);
+	assert_string_equal(show.v[1], "usage: input 250 (90 cached), output 20 tokens");
+
+	st = (struct agent_codex_stream)AGENT_CODEX_STREAM_INIT;
+	strvec_clear(&show);
+	feed_codex_text(&st,
+			"{\"id\":\"1\",\"msg\":{\"type\":\"token_count\",\"input_tokens\":30,"
+			"\"cached_input_tokens\":0,\"output_tokens\":3}}\n"
+			"{\"id\":\"1\",\"msg\":{\"type\":\"token_count\",\"input_tokens\":40,"
+			"\"output_tokens\":4}}\n"
+			"{\"id\":\"1\",\"msg\":{\"type\":\"token_count\",\"info\":null}}\n"
+			"{\"id\":\"1\",\"msg\":{\"type\":\"agent_message\",\"message\":\"hi\"}}\n",
+			&show, &plain);
+	assert_int_equal(st.input_tokens, 70);
+	assert_int_equal(st.output_tokens, 7);
+	assert_true(contains_line(&show, "codex"));
+	assert_true(contains_line(&show, "hi"));
+	feed_codex_text(&st,
+			"{\"msg\":{\"type\":\"token_count\",\"info\":{\"total_token_usage\":{"
+			"\"input_tokens\":500,\"cached_input_tokens\":400,\"output_tokens\":50,"
+			"\"reasoning_output_tokens\":20},\"last_token_usage\":{\"input_tokens\":1,"
+			"\"output_tokens\":1}}}}\n",
+			&show, &plain);
+	assert_int_equal(st.input_tokens, 500);
+	assert_int_equal(st.output_tokens, 50);
+	assert_int_equal(plain, 0);
+	strvec_clear(&show);
+}
+
+/* Failures, odd values and other item types render without crashing; negatives are no counts. */
+static void codex_stream_odd_events(void **state)
+{
+	struct agent_codex_stream st = AGENT_CODEX_STREAM_INIT;
+	struct strvec show = STRVEC_INIT;
+	long plain = 0;
+	struct sbuf many = SBUF_INIT;
+	int i;
+
+	(void)state;
+	feed_codex_text(
+	    &st,
+	    "{\"type\":\"error\",\"message\":\"You've hit your usage limit.\"}\n"
+	    "{\"type\":\"turn.failed\",\"error\":{\"message\":\"usage\\nlimit\"}}\n"
+	    "{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":-5,"
+	    "\"output_tokens\":\"9\"}}\n"
+	    "{\"type\":\"item.completed\",\"item\":{\"type\":\"file_change\",\"changes\":"
+	    "[{\"path\":\"a.c\",\"kind\":\"update\"},{\"path\":\"b.c\",\"kind\":\"add\"}]}}\n"
+	    "{\"type\":\"item.updated\",\"item\":{\"type\":\"todo_list\",\"items\":"
+	    "[{\"text\":\"x\",\"completed\":true},{\"text\":\"y\",\"completed\":false}]}}\n"
+	    "{\"type\":\"item.completed\",\"item\":{\"type\":\"command_execution\","
+	    "\"id\":\"c9\",\"command\":\"false\",\"exit_code\":1}}\n"
+	    "{\"type\":\"item.completed\",\"item\":{\"type\":\"web_search\",\"query\":\"q\"}}\n"
+	    "{\"type\":\"item.completed\",\"item\":null}\n"
+	    "{\"type\":42}\n[1,2]\n{not json\n",
+	    &show, &plain);
+	assert_int_equal(plain, 2);
+	assert_int_equal(st.turns_failed, 1);
+	assert_string_equal(st.error, "usage limit");
+	assert_int_equal(st.input_tokens, -1);
+	assert_int_equal(st.output_tokens, -1);
+	assert_true(contains_line(&show, "error: You've hit your usage limit."));
+	assert_true(contains_line(&show, "turn failed: usage limit"));
+	assert_true(contains_line(&show, "file update: M a.c"));
+	assert_true(contains_line(&show, "file update: A b.c"));
+	assert_true(contains_line(&show, "  [x] x"));
+	assert_true(contains_line(&show, "  [ ] y"));
+	assert_true(contains_line(&show, "false"));
+	assert_true(contains_line(&show, " failed (exit 1):"));
+	assert_true(contains_line(&show, "web search: q"));
+	strvec_clear(&show);
+
+	/* a long command output is cut to 20 lines and a count */
+	sbuf_adds(&many, "{\"type\":\"item.completed\",\"item\":{\"type\":\"command_execution\","
+			 "\"id\":\"c1\",\"command\":\"seq 25\",\"aggregated_output\":\"");
+	for (i = 1; i <= 25; i++)
+		sbuf_addf(&many, "%d\\n", i);
+	sbuf_adds(&many, "\",\"exit_code\":0}}");
+	assert_true(agent_codex_feed(&st, many.buf, many.len, &show));
+	assert_int_equal(show.nr, 2 + 1 + 20 + 1);
+	assert_string_equal(show.v[show.nr - 2], "20");
+	assert_string_equal(show.v[show.nr - 1], "... (5 more lines)");
+	sbuf_release(&many);
+	strvec_clear(&show);
+}
+
 /* ---- running real child scripts ---- */
 
 static const char fake_codex_body[] =
@@ -870,6 +1039,71 @@ static void codex_fake_run(void **state)
 			       "==== gdnctl: codex agent started "));
 	assert_non_null(strstr(text, " --ephemeral - ====\n"));
 	assert_non_null(strstr(text, "ended: exit 3"));
+	free(text);
+
+	strvec_clear(&warn);
+	strvec_clear(&shown);
+	gdn_agent_free(a);
+	free(bin);
+	free(lm);
+	free(tr);
+}
+
+/* A codex that speaks --json: the events' usage is the run's, the -o file its last message. */
+static void codex_fake_json_run(void **state)
+{
+	char *bin =
+	    script("codex", "out=; prev=\n"
+			    "for a in \"$@\"; do [ \"$prev\" = -o ] && out=$a; prev=$a; done\n"
+			    "cat >/dev/null\n"
+			    "cat <<'EOF'\n" CODEX_0169_RUN "EOF\n"
+			    "echo 'WARNING: on stderr' >&2\n"
+			    "printf 'Done.\\n' >\"$out\"\n"
+			    "exit \"${FAKE_EXIT:-0}\"\n");
+	char *lm = path_in("json-last.txt"), *tr = path_in("json-transcript.log");
+	struct gdn_agent_opts o = {
+	    .driver = "codex", .bin = bin, .timeout_ms = 20000, .kill_grace_ms = 500};
+	struct gdn_agent_request req = {.workdir = tmpdir,
+					.prompt = "hi\n",
+					.last_message_file = lm,
+					.transcript_file = tr,
+					.on_line = collect_line};
+	struct gdn_agent *a = NULL;
+	struct gdn_agent_result res;
+	struct strvec warn = STRVEC_INIT, shown = STRVEC_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	char *text;
+
+	(void)state;
+	req.payload = &shown;
+	open_agent(&o, &a, &warn);
+	assert_int_equal(gdn_agent_run(a, &req, &res, &err), 0);
+	assert_true(res.ok);
+	assert_string_equal(res.last_message, "Done.");
+	assert_int_equal(res.usage.input_tokens, 200);
+	assert_int_equal(res.usage.output_tokens, 14);
+	assert_int_equal(res.usage.tokens, -1);
+	assert_true(res.usage.cost_usd < 0);
+	assert_true(contains_line(&shown, "codex"));
+	assert_true(contains_line(&shown, "Done."));
+	assert_true(contains_line(&shown, "WARNING: on stderr"));
+	assert_true(
+	    contains_line(&shown, "usage: input 200 (8 cached), output 14 (4 reasoning) tokens"));
+	assert_false(contains_line(&shown, "{\"type\":\"turn.started\"}"));
+	gdn_agent_result_release(&res);
+	strvec_clear(&shown);
+
+	setenv("FAKE_EXIT", "1", 1);
+	assert_int_equal(gdn_agent_run(a, &req, &res, &err), 0);
+	unsetenv("FAKE_EXIT");
+	assert_false(res.ok);
+	assert_string_equal(res.reason, "exited with code 1");
+	gdn_agent_result_release(&res);
+
+	text = read_all(tr); /* the raw events */
+	assert_non_null(text);
+	assert_non_null(strstr(text, "\n{\"type\":\"turn.started\"}\n"));
+	assert_non_null(strstr(text, " exec --json -C "));
 	free(text);
 
 	strvec_clear(&warn);
@@ -1475,7 +1709,11 @@ int main(void)
 	    cmocka_unit_test(claude_stream_success),
 	    cmocka_unit_test(claude_stream_errors),
 	    cmocka_unit_test(claude_stream_duration_is_clamped),
+	    cmocka_unit_test(codex_stream_0169),
+	    cmocka_unit_test(codex_stream_usage_semantics),
+	    cmocka_unit_test(codex_stream_odd_events),
 	    cmocka_unit_test(codex_fake_run),
+	    cmocka_unit_test(codex_fake_json_run),
 	    cmocka_unit_test(codex_probes_with_fake),
 	    cmocka_unit_test(codex_probes_degrade),
 	    cmocka_unit_test(claude_fake_runs),

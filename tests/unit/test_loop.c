@@ -105,14 +105,15 @@ static void test_prompt_find(void **unused)
 	free(dir);
 }
 
-static void check_stamp(const char *in, int want, const char *expect)
+static void check_stamp_worker(const char *in, long worker, int want, const char *expect)
 {
 	struct gdn_err err = GDN_ERR_INIT;
 	struct sbuf sb = SBUF_INIT;
 	char *path = write_tmp(in);
 
 	assert_int_equal(
-	    gdn_prompt_stamp_log(path, "0123456789abcdef0123456789abcdef01234567", &err), want);
+	    gdn_prompt_stamp_log(path, "0123456789abcdef0123456789abcdef01234567", worker, 7, &err),
+	    want);
 	assert_int_equal(sbuf_read_file(&sb, path, 1 << 20, &err), 0);
 	assert_string_equal(sb.buf, expect);
 	unlink(path);
@@ -120,9 +121,24 @@ static void check_stamp(const char *in, int want, const char *expect)
 	sbuf_release(&sb);
 }
 
+static void check_stamp(const char *in, int want, const char *expect)
+{
+	check_stamp_worker(in, 0, want, expect);
+}
+
 static void test_stamp_log(void **unused)
 {
 	(void)unused;
+	/* --workers: the worker's id after the commit, with the same indentation */
+	check_stamp_worker("### Iteration 3\n  - Commit: (pending)\n  - Result: ok\n", 2, 1,
+			   "### Iteration 3\n  - Commit: 0123456789abcdef0123456789abcdef01234567\n"
+			   "  - Worker: 2 (iteration 7)\n  - Result: ok\n");
+	/* entries land in promotion order: a number that would not increase is the next one */
+	check_stamp_worker("### Iteration 6 - b\n- Commit: abc\n### Iteration 5 - a\n- Commit: "
+			   "(pending)\n",
+			   1, 1,
+			   "### Iteration 6 - b\n- Commit: abc\n### Iteration 7 - a\n- Commit: "
+			   "0123456789abcdef0123456789abcdef01234567\n- Worker: 1 (iteration 7)\n");
 	check_stamp("# Log\n### Iteration 1\n- Commit: (pending)\n### Iteration 2\n  - Commit: "
 		    "this commit\r\n- Result: ok",
 		    1,
@@ -132,7 +148,7 @@ static void test_stamp_log(void **unused)
 	check_stamp("### Iteration 1\n- Commit: (pending)\n- Commit: abc1234\n", 0,
 		    "### Iteration 1\n- Commit: (pending)\n- Commit: abc1234\n");
 	check_stamp("no entries\n- Commit: (pending)\n", 0, "no entries\n- Commit: (pending)\n");
-	assert_int_equal(gdn_prompt_stamp_log("/nonexistent/log.md", "x", NULL), 0);
+	assert_int_equal(gdn_prompt_stamp_log("/nonexistent/log.md", "x", 0, 0, NULL), 0);
 }
 
 static void test_log_tail(void **unused)

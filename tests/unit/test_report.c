@@ -380,6 +380,64 @@ static void test_huge_figures_saturate(void **unused)
 	sbuf_release(&j);
 }
 
+/* --perf-ab decisions: the text's delta carries the interval, the column widens for it. */
+static const char *const ab_lines[] = {
+    EV("ab", "\"event\":\"run_start\",\"iterations\":3"),
+    EV("ab", "\"event\":\"perf_decision\",\"iteration\":0,\"commit\":\"c0\",\"decision\":"
+	     "\"baseline\",\"candidate\":1.0,\"champion\":null"),
+    EV("ab", "\"event\":\"iteration_start\",\"iteration\":1"),
+    EV("ab", "\"event\":\"head\",\"iteration\":1,\"after\":\"c1\",\"commits\":1"),
+    EV("ab", "\"event\":\"perf_decision\",\"iteration\":1,\"commit\":\"c1\",\"decision\":"
+	     "\"promoted\",\"candidate\":1.081,\"champion\":1.0"),
+    EV("ab", "\"event\":\"perf_ab\",\"iteration\":1,\"commit\":\"c1\",\"pairs\":4,"
+	     "\"improvement_pct\":8.07,\"ci_low_pct\":6.0,\"ci_high_pct\":10.204,"
+	     "\"confidence\":0.95,\"verdict\":\"promote\",\"decision\":\"promoted\""),
+    EV("ab", "\"event\":\"decision\",\"iteration\":1,\"outcome\":\"ok\",\"commits\":1"),
+    EV("ab", "\"event\":\"iteration_start\",\"iteration\":2"),
+    EV("ab", "\"event\":\"head\",\"iteration\":2,\"after\":\"c2\",\"commits\":1"),
+    EV("ab", "\"event\":\"perf_decision\",\"iteration\":2,\"commit\":\"c2\",\"decision\":"
+	     "\"within_threshold\",\"candidate\":1.0702,\"champion\":1.081"),
+    EV("ab", "\"event\":\"perf_ab\",\"iteration\":2,\"commit\":\"c2\",\"pairs\":6,"
+	     "\"improvement_pct\":-1.2,\"ci_low_pct\":-3.456,\"ci_high_pct\":0.5,"
+	     "\"confidence\":0.95,\"verdict\":\"within band\",\"decision\":\"within_threshold\""),
+    EV("ab", "\"event\":\"decision\",\"iteration\":2,\"outcome\":\"ok\",\"commits\":1"),
+    EV("ab", "\"event\":\"iteration_start\",\"iteration\":3"),
+    EV("ab", "\"event\":\"head\",\"iteration\":3,\"commits\":0"),
+    EV("ab", "\"event\":\"decision\",\"iteration\":3,\"outcome\":\"ok\",\"commits\":0"),
+};
+
+static void test_text_ab_interval(void **unused)
+{
+	struct sbuf j = SBUF_INIT, sb = SBUF_INIT;
+	struct gdn_report r;
+	struct gdn_err err = GDN_ERR_INIT;
+
+	(void)unused;
+	for (size_t i = 0; i < ARRAY_SIZE(ab_lines); i++)
+		sbuf_addf(&j, "%s\n", ab_lines[i]);
+	gdn_report_init(&r);
+	assert_int_equal(gdn_report_load_journal(&r, j.buf, j.len, NULL, "j", &err), 0);
+	gdn_report_render_text(&r, &sb);
+	assert_non_null(strstr(sb.buf,
+			       " iter  decision               metric                   delta  "
+			       "commit        hypothesis\n"));
+	assert_non_null(strstr(sb.buf,
+			       "    0  baseline                    1                       -  "
+			       "c0"));
+	assert_non_null(strstr(sb.buf,
+			       "    1  promoted                1.081  +8.10% [+6.00, +10.20]  "
+			       "c1"));
+	assert_non_null(strstr(sb.buf,
+			       "    2  within band            1.0702   -1.00% [-3.46, +0.50]  "
+			       "c2"));
+	assert_non_null(strstr(sb.buf,
+			       "    3  no commit                   -                       -  "
+			       "-"));
+	gdn_report_release(&r);
+	sbuf_release(&sb);
+	sbuf_release(&j);
+}
+
 #define TS(t, run, rest) "{\"ts\":\"2026-11-21T" t "Z\",\"run\":\"" run "\"," rest "}"
 
 /*
@@ -560,6 +618,7 @@ int main(void)
 	    cmocka_unit_test(test_html_escapes_and_elements),
 	    cmocka_unit_test(test_text_and_json),
 	    cmocka_unit_test(test_huge_figures_saturate),
+	    cmocka_unit_test(test_text_ab_interval),
 	    cmocka_unit_test(test_story),
 	    cmocka_unit_test(test_ticks),
 	    cmocka_unit_test(test_linear_axis),
