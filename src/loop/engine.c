@@ -121,23 +121,6 @@ json_t *gdn_loop_summary_json(const struct gdn_loop_summary *s)
 
 /* ---- the engine's state ---- */
 
-/* --workers N: worker K (a worktree, and a forked child while it works). */
-struct worker {
-	long k;
-	char *dir, *hlog, *result;
-	struct gdn_loop_opts o; /* the run's options, with this worktree */
-	struct gdn_repo *repo;
-	pid_t pid; /* its child (0: idle) */
-	long it;   /* the iteration it works on (0: none) */
-	/* the child re-checks `cand` (built on `base`) on the newest champion */
-	bool recheck;
-	char *base, *cand;
-	int rechecks;
-	bool cancelled;	  /* stopped by the loop (the run ends): no decision */
-	char *note;	  /* for its next prompt */
-	int64_t ready_ms; /* --sleep: not before */
-};
-
 struct loop {
 	const struct gdn_loop_opts *o;
 	const struct gdn_loop_opts *o0; /* the run's (o: a worker's copy while it is handled) */
@@ -183,6 +166,16 @@ struct loop {
 	struct worker *w;
 	long tag;
 	unsigned char *done;
+	struct worker *rechecking; /* the worker whose candidate is being re-checked */
+	long seq;		   /* the last queued candidate's turn */
+	/*
+	 * The train (speculation while candidates keep passing): its tip's
+	 * ref, whether the next child may join it, and the last outcomes
+	 * of candidates (bit 0: the newest; 1: it passed), recent_nr of them.
+	 */
+	char *tip_ref;
+	bool spec;
+	unsigned recent, recent_nr;
 	char *log_rel; /* the running log, relative to a worktree (NULL: none there) */
 };
 
@@ -316,6 +309,33 @@ struct iter {
 	struct strvec ids;
 	/* --workers: the candidate conflicts with a newer champion (kept, not validated) */
 	bool conflict;
+};
+
+/* --workers N: worker K (a worktree, and a forked child while it works). */
+struct worker {
+	long k;
+	char *dir, *hlog, *result;
+	char *headfile;		/* where its child writes the candidate it put at the train's tip */
+	struct gdn_loop_opts o; /* the run's options, with this worktree */
+	struct gdn_repo *repo;
+	pid_t pid; /* its child (0: idle) */
+	long it;   /* the iteration it works on (0: none) */
+	/* the child re-checks `cand` (built on `base`) on the newest champion */
+	bool recheck;
+	char *base, *cand;
+	bool cancelled; /* stopped by the loop (the run ends): no decision */
+	/*
+	 * An accepted candidate waiting for its turn to be re-checked on the
+	 * champion (one re-check at a time: it is then promoted or not, on
+	 * the champion of the moment), with its child's outcome.
+	 */
+	bool queued;
+	long seq;
+	struct iter c;
+	enum step step;
+	struct gdn_err err;
+	char *note;	  /* for its next prompt */
+	int64_t ready_ms; /* --sleep: not before */
 };
 
 static enum step fail(struct iter *c, enum gdn_loop_failure kind, int rc,
@@ -1937,7 +1957,6 @@ static int resume(struct loop *l, struct gdn_loop_state *st, struct gdn_err *err
 
 /* ---- --workers N: each worker's iteration in a forked child, decisions here ---- */
 
-#define RECHECKS_MAX	3
 #define WORKER_STOP_MS	30000 /* after a stop, a child that has not ended gets SIGKILL */
 #define WORKER_TICK_MS	50
 #define OTHERS_LINE_MAX 160
@@ -1963,6 +1982,7 @@ static void worker_init(struct loop *l, struct worker *w, long k)
 	w->dir = o->worktree_dir ? xstrfmt("%s/w%ld", o->worktree_dir, k)
 				 : xstrfmt("%s/workers/w%ld", o->log_dir, k);
 	w->result = xstrfmt("%s/workers/w%ld.result.json", o->log_dir, k);
+	w->headfile = xstrfmt("%s/workers/w%ld.head", o->log_dir, k);
 	/* the running log in the agent's worktree: the same file in this one */
 	if (o->hillclimb_log && !strncmp(o->hillclimb_log, o->workdir, n) &&
 	    o->hillclimb_log[n] == '/')
@@ -1979,9 +1999,11 @@ static void worker_release(struct worker *w)
 	free(w->dir);
 	free(w->hlog);
 	free(w->result);
+	free(w->headfile);
 	free(w->base);
 	free(w->cand);
 	free(w->note);
+	iter_release(&w->c);
 	gdn_repo_free(w->repo);
 }
 
@@ -2125,6 +2147,10 @@ static int workers_begin(struct loop *l, struct gdn_err *err)
 	if (!l->done)
 		l->done = xcalloc((size_t)(l->total > 0 ? l->total : 0) + 1, 1);
 	ret = workers_files(l, err);
+	if (!l->tip_ref)
+		l->tip_ref = xstrfmt("refs/gdnctl/tip/%s", l->sum->run_id);
+	if (!ret)
+		ret = gdn_git_set_ref(&l->ugit, l->tip_ref, l->champion, NULL, err);
 	for (long k = 0; k < l->nw && !ret; k++) {
 		struct worker *w = &l->w[k];
 
@@ -2149,66 +2175,38 @@ static int fork_state(struct loop *l, struct gdn_err *err)
 }
 
 /*
- * --workers, in the child: the candidate carried onto the champion when
- * another worker's promotion moved it since this one began (cherry-picked,
- * the running log's entries merged). A conflict (or a change the champion
- * has already) keeps the candidate under refs/gdnctl/discarded/<it> and
- * sets c->conflict with the reason in c->msg.
+ * Carry the candidate (c->head_before..c->head_after) onto `onto` in the
+ * worktree: c then names the carried commits, journaled as `rebase`; or,
+ * when they do not apply (*why says why), the worktree is back at `onto`.
  */
-static enum step catch_up(struct loop *l, struct iter *c, struct gdn_err *err)
+static int carry(struct loop *l, struct iter *c, const char *onto, const char *base,
+		 const char *cand, struct sbuf *why, struct gdn_err *err)
 {
-	struct sbuf why = SBUF_INIT;
-	char *onto = NULL, *head = NULL;
-	enum step step = STEP_ERROR;
+	char *head = NULL;
 	json_t *ev, *ids;
+	int ret = gdn_git_reset_clean(&l->wgit, onto, err);
 
-	if (c->commits <= 0) {
-		step = STEP_OK;
-		goto out;
+	if (!ret)
+		ret = carry_commits(l, base, cand, why, err);
+	if (!ret && why->len)
+		ret = gdn_git_reset_clean(&l->wgit, onto, err);
+	if (ret || why->len)
+		return ret;
+	ret = gdn_git_rev(&l->wgit, "HEAD", &head, err);
+	if (!ret && !head)
+		ret = gdn_err_set(err, GDN_EFAILED, "HEAD has no commit after the cherry-pick");
+	strvec_clear(&c->ids);
+	if (!ret)
+		ret = gdn_repo_count_commits(l->repo, onto, head, &c->commits, &c->ids,
+					     MAX_IDS_JOURNALED, err);
+	if (ret) {
+		free(head);
+		return ret;
 	}
-	if (gdn_git_rev(&l->ugit, l->champion_ref, &onto, err))
-		goto out;
-	if (!onto || !strcmp(onto, c->head_before)) {
-		step = STEP_OK;
-		goto out;
-	}
-	free(l->champion);
-	l->champion = xstrdup(onto);
-	if (gdn_git_reset_clean(&l->wgit, onto, err) ||
-	    carry_commits(l, c->head_before, c->head_after, &why, err))
-		goto out;
 	ev = gdn_journal_iteration(c->it);
 	json_object_set_new(ev, "from", json_string(c->head_before));
 	json_object_set_new(ev, "onto", json_string(onto));
-	json_object_set_new(ev, "candidate", json_string(c->head_after));
-	if (why.len) {
-		json_object_set_new(ev, "result", json_string("conflict"));
-		json_object_set_new(ev, "reason", json_string(why.buf));
-		journal_event(l, "rebase", ev);
-		keep_ref(l, c->it, "discarded/", c->head_after,
-			 "a candidate that conflicts with the newer champion");
-		sbuf_reset(&c->msg);
-		sbuf_addf(&c->msg,
-			  "iteration %ld conflicts with the champion %.12s another worker "
-			  "promoted meanwhile (%s); it was discarded",
-			  c->it, onto, why.buf);
-		if (gdn_git_reset_clean(&l->wgit, onto, err))
-			goto out;
-		c->conflict = true;
-		c->commits = 0;
-		step = STEP_OK;
-		goto out;
-	}
-	if (gdn_git_rev(&l->wgit, "HEAD", &head, err) || !head) {
-		json_decref(ev);
-		goto out;
-	}
-	strvec_clear(&c->ids);
-	if (gdn_repo_count_commits(l->repo, onto, head, &c->commits, &c->ids, MAX_IDS_JOURNALED,
-				   err)) {
-		json_decref(ev);
-		goto out;
-	}
+	json_object_set_new(ev, "candidate", json_string(cand));
 	json_object_set_new(ev, "result", json_string("clean"));
 	json_object_set_new(ev, "head", json_string(head));
 	json_object_set_new(ev, "commits", json_integer(c->commits));
@@ -2217,21 +2215,105 @@ static enum step catch_up(struct loop *l, struct iter *c, struct gdn_err *err)
 		json_array_append_new(ids, json_string(c->ids.v[i]));
 	json_object_set_new(ev, "ids", ids);
 	journal_event(l, "rebase", ev);
-	say(l, GDN_LOOP_INFO,
-	    "the champion moved to %.12s: candidate carried onto it (%.7s -> %.7s)", onto,
-	    c->head_after, head);
 	free(c->head_before);
 	c->head_before = xstrdup(onto);
 	free(c->head_after);
 	c->head_after = head;
-	head = NULL;
-	if (fork_state(l, err))
+	return 0;
+}
+
+/*
+ * --workers, in the child, before validation: the candidate carried onto
+ * the newest code. That is the champion, or, while candidates keep
+ * passing (l->spec), the tip of the train: the last candidate another
+ * worker is validating, which this one then joins (refs/gdnctl/tip/<run>,
+ * moved by compare-and-swap); its verdict decides whether this one's
+ * validation counts (the parent waits for it). A candidate that does not
+ * apply on the champion (a conflict, or a change the champion has already)
+ * is kept under refs/gdnctl/discarded/<it> and c->conflict is set with the
+ * reason in c->msg.
+ */
+static enum step catch_up(struct loop *l, struct iter *c, struct gdn_err *err)
+{
+	struct worker *w = &l->w[l->tag - 1];
+	struct sbuf why = SBUF_INIT;
+	char *onto = NULL, *base = xstrdup(c->head_before), *cand = xstrdup(c->head_after);
+	bool spec = l->spec && !w->recheck;
+	enum step step = STEP_ERROR;
+	json_t *ev;
+
+	if (c->commits <= 0) {
+		step = STEP_OK;
+		goto out;
+	}
+	for (int tries = 0;; tries++) {
+		FREE_AND_NULL(onto);
+		if (gdn_git_rev(&l->ugit, spec ? l->tip_ref : l->champion_ref, &onto, err))
+			goto out;
+		if (!onto && spec) {
+			spec = false;
+			continue;
+		}
+		if (!onto) {
+			gdn_err_set(err, GDN_EFAILED, "no champion at %s", l->champion_ref);
+			goto out;
+		}
+		if (strcmp(onto, c->head_before)) {
+			sbuf_reset(&why);
+			if (carry(l, c, onto, base, cand, &why, err))
+				goto out;
+			if (why.len && spec) {
+				/* it may apply on the champion: the train's tip is not that yet */
+				spec = false;
+				continue;
+			}
+			if (why.len)
+				break;
+			say(l, GDN_LOOP_INFO, "carried onto %s %.12s (%.7s -> %.7s)",
+			    spec ? "the train's tip" : "the newer champion", onto, cand,
+			    c->head_after);
+		}
+		if (!spec)
+			break;
+		/* join the train: its tip is this candidate now, unless another got there first */
+		if (!gdn_git_set_ref(&l->ugit, l->tip_ref, c->head_after, onto, err)) {
+			gdn_write_file_atomic(w->headfile, c->head_after, strlen(c->head_after),
+					      err);
+			gdn_err_clear(err);
+			break;
+		}
+		gdn_err_clear(err);
+		if (tries >= 4)
+			break;
+	}
+	if (why.len) {
+		ev = gdn_journal_iteration(c->it);
+		json_object_set_new(ev, "from", json_string(base));
+		json_object_set_new(ev, "onto", json_string(onto));
+		json_object_set_new(ev, "candidate", json_string(cand));
+		json_object_set_new(ev, "result", json_string("conflict"));
+		json_object_set_new(ev, "reason", json_string(why.buf));
+		journal_event(l, "rebase", ev);
+		keep_ref(l, c->it, "discarded/", cand,
+			 "a candidate that conflicts with the newer champion");
+		sbuf_reset(&c->msg);
+		sbuf_addf(&c->msg,
+			  "iteration %ld conflicts with the champion %.12s another worker "
+			  "promoted meanwhile (%s); it was discarded",
+			  c->it, onto, why.buf);
+		c->conflict = true;
+		c->commits = 0;
+		step = STEP_OK;
+		goto out;
+	}
+	if (strcmp(base, c->head_before) && fork_state(l, err))
 		goto out;
 	step = STEP_OK;
 out:
 	sbuf_release(&why);
 	free(onto);
-	free(head);
+	free(base);
+	free(cand);
 	return step;
 }
 
@@ -2371,6 +2453,23 @@ static void others_note(struct loop *l, const struct worker *me, struct sbuf *sb
 	}
 }
 
+/*
+ * Whether a child may join the train: not with a performance decision
+ * (it compares with the champion's measurement), and only while at least
+ * two of the last four candidates were promoted (a failing tip costs its
+ * followers a re-check).
+ */
+static bool may_speculate(const struct loop *l)
+{
+	unsigned last = l->recent & 0xf, passed = 0;
+
+	if (l->hooks && l->hooks->decide)
+		return false;
+	for (; last; last >>= 1)
+		passed += last & 1;
+	return l->recent_nr < 4 || passed >= 2;
+}
+
 /* Fork worker w's child for iteration `it` (or the re-check of w->cand). */
 static int start_worker(struct loop *l, struct worker *w, long it, bool recheck,
 			struct gdn_err *err)
@@ -2381,6 +2480,8 @@ static int start_worker(struct loop *l, struct worker *w, long it, bool recheck,
 	w->it = it;
 	w->recheck = recheck;
 	w->cancelled = false;
+	l->spec = may_speculate(l);
+	unlink(w->headfile);
 	if (unlink(w->result) && errno != ENOENT)
 		return gdn_err_errno(err, GDN_EIO, "cannot remove '%s'", w->result);
 	if (!recheck) {
@@ -2408,7 +2509,7 @@ static long next_iteration(struct loop *l)
 		bool busy = l->done[it];
 
 		for (long k = 0; k < l->nw && !busy; k++)
-			busy = l->w[k].pid && l->w[k].it == it;
+			busy = (l->w[k].pid || l->w[k].queued) && l->w[k].it == it;
 		if (!busy)
 			return it;
 	}
@@ -2479,92 +2580,241 @@ out:
 	return step;
 }
 
-/* Worker w's child ended with `code`: decide (or re-check first). -1 to go on, or the exit. */
-static int worker_done(struct loop *l, struct worker *w, int code)
+/*
+ * A candidate that will not be promoted: when the train's tip is it or
+ * builds on it, the tip goes back to the champion (later candidates join
+ * from there).
+ */
+static void untip(struct loop *l, const char *sha)
 {
 	struct gdn_err err = GDN_ERR_INIT;
-	struct iter c = {.it = w->it, .msg = SBUF_INIT, .ids = STRVEC_INIT};
-	enum step step;
+	char *tip = NULL;
+	bool on = false;
+
+	if (!sha || gdn_git_rev(&l->ugit, l->tip_ref, &tip, &err) || !tip ||
+	    gdn_git_is_ancestor(&l->ugit, sha, tip, &on, &err) || !on ||
+	    gdn_git_set_ref(&l->ugit, l->tip_ref, l->champion, tip, &err))
+		gdn_err_clear(&err);
+	free(tip);
+}
+
+/* Its candidate passed (or a policy kept it after validation). */
+static bool accepted(const struct worker *w)
+{
+	return !w->c.conflict && w->c.commits > 0 && w->c.head_before &&
+	       (w->step == STEP_OK || (w->step == STEP_FAIL && w->c.kind == GDN_FAIL_HOOK));
+}
+
+/*
+ * Its candidate failed validation on a base that is not the champion: on
+ * a candidate ahead of it in the train, whose fault it may be.
+ */
+static bool failed_on_train(const struct loop *l, const struct worker *w)
+{
+	return !w->c.conflict && w->step == STEP_FAIL && w->c.kind == GDN_FAIL_HOOK &&
+	       w->c.head_before && w->c.head_after && strcmp(w->c.head_before, w->c.head_after) &&
+	       strcmp(w->c.head_before, l->champion);
+}
+
+static void adopt_state(struct loop *l, struct worker *w, bool promoted)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+
+	if (l->hooks && l->hooks->worker_state &&
+	    l->hooks->worker_state(l->hooks->payload, w->k, GDN_WORKER_ADOPT, promoted, &err))
+		say(l, GDN_LOOP_WARN, "%s", err.msg);
+}
+
+/*
+ * Worker w's outcome (w->c, w->step) decided: a candidate that passed on a
+ * champion that has moved since (or, recheck_failed, failed on a train
+ * candidate that was not promoted) is re-checked on the champion first
+ * (its child forked again, l->rechecking); anything else is concluded,
+ * promoted when accepted. Returns -1 to go on, or the loop's exit code.
+ */
+static int decide_worker(struct loop *l, struct worker *w, bool recheck_failed)
+{
 	char *champion = xstrdup(l->champion);
-	bool accepted, moved = false;
+	bool recheck = strcmp(w->c.head_before ? w->c.head_before : "", l->champion) &&
+		       (accepted(w) || (recheck_failed && failed_on_train(l, w)));
 	int exit = -1;
 
 	use_worker(l, w);
-	step = read_result(l, w, code, &c, &err);
-	if ((step == STEP_FAIL || step == STEP_ERROR) && interrupted())
-		step = STEP_INTR;
+	if (recheck && interrupted()) {
+		w->step = STEP_INTR; /* never promoted unchecked */
+		recheck = false;
+	}
+	if (recheck) {
+		free(w->base);
+		free(w->cand);
+		w->base = xstrdup(w->c.head_before);
+		w->cand = xstrdup(w->c.head_after);
+		say(l, GDN_LOOP_INFO,
+		    "iteration %ld passed on %.12s, but the champion is now %.12s: re-checking it "
+		    "there",
+		    w->c.it, w->c.head_before, l->champion);
+		journal_event(l, "recheck",
+			      json_pack("{sIssss}", "iteration", (json_int_t)w->c.it, "base",
+					w->c.head_before, "champion", l->champion));
+		adopt_state(l, w, false); /* what it decided on its base stays on record */
+		if (!start_worker(l, w, w->it, true, &w->err)) {
+			l->rechecking = w;
+			goto out;
+		}
+		w->step = STEP_ERROR;
+	}
+	exit = conclude(l, &w->c, w->step, &w->err);
+	if (w->step != STEP_INTR && w->c.it <= l->total)
+		l->done[w->c.it] = 1;
+	if (strcmp(champion, l->champion))
+		say(l, GDN_LOOP_INFO, "iteration %ld promoted: the champion is now %.12s", w->c.it,
+		    l->champion);
+	adopt_state(l, w, strcmp(champion, l->champion) != 0);
+	if (w->step != STEP_INTR) {
+		l->recent = (l->recent << 1) | (strcmp(champion, l->champion) != 0);
+		l->recent_nr++;
+	}
+	if (!strcmp(champion, l->champion))
+		untip(l, w->c.head_after);
+	w->ready_ms = gdn_now_ms() + (w->step == STEP_OK ? l->o->sleep_ms : 0);
+	if (w->step != STEP_INTR)
+		w->it = 0;
+out:
+	use_worker(l, NULL);
+	free(champion);
+	return exit;
+}
+
+/* The queued candidate whose turn it is (NULL: none). */
+static struct worker *next_queued(struct loop *l)
+{
+	struct worker *first = NULL;
+
+	for (long k = 0; k < l->nw; k++)
+		if (l->w[k].queued && (!first || l->w[k].seq < first->seq))
+			first = &l->w[k];
+	return first;
+}
+
+/* `sha` is a candidate still to be decided: one at work in a child, or one waiting. */
+static bool undecided(struct loop *l, const struct worker *me, const char *sha)
+{
+	for (long k = 0; k < l->nw; k++) {
+		const struct worker *w = &l->w[k];
+		struct sbuf head = SBUF_INIT;
+		struct gdn_err ignored = GDN_ERR_INIT;
+		bool yes = false;
+
+		if (w == me)
+			continue;
+		if (w->queued && w->c.head_after)
+			yes = !strcmp(w->c.head_after, sha);
+		else if (w->pid && !w->recheck &&
+			 !sbuf_read_file(&head, w->headfile, 128, &ignored))
+			yes = !strcmp(head.buf, sha);
+		sbuf_release(&head);
+		if (yes)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The accepted candidates wait here, decided in turn: one on the champion
+ * is promoted (not while another's re-check runs: that one decides on the
+ * champion of the moment); one on a candidate still to be decided (it
+ * joined the train) waits for that verdict; any other is re-checked on the
+ * champion, one re-check at a time. Returns -1 to go on, or the exit code.
+ */
+static int process_queue(struct loop *l)
+{
+	int exit = -1;
+	bool again = true;
+
+	while (again && exit < 0) {
+		struct worker *order[GDN_LOOP_WORKERS_MAX];
+		size_t n = 0;
+
+		again = false;
+		for (long k = 0; k < l->nw; k++)
+			if (l->w[k].queued)
+				order[n++] = &l->w[k];
+		for (size_t i = 1; i < n; i++) /* by turn: few items */
+			for (size_t j = i; j > 0 && order[j]->seq < order[j - 1]->seq; j--) {
+				struct worker *t = order[j];
+
+				order[j] = order[j - 1];
+				order[j - 1] = t;
+			}
+		for (size_t i = 0; i < n && !again; i++) {
+			struct worker *q = order[i];
+			struct gdn_err ignored = GDN_ERR_INIT;
+			bool on_champion = !strcmp(q->c.head_before, l->champion), was = false;
+
+			if (l->rechecking || (!on_champion && undecided(l, q, q->c.head_before)))
+				continue;
+			/* a failure on a former champion stands; on a rejected candidate, not */
+			if (!accepted(q) && !on_champion &&
+			    gdn_git_is_ancestor(&l->ugit, q->c.head_before, l->champion, &was,
+						&ignored))
+				gdn_err_clear(&ignored);
+			q->queued = false;
+			exit = decide_worker(l, q, !was);
+			again = true;
+		}
+	}
+	return exit;
+}
+
+/*
+ * Worker w's child ended with `code`: its outcome decided, or queued when
+ * it passed (promotions are serialized: process_queue). Returns -1 to go
+ * on, or the loop's exit code.
+ */
+static int worker_done(struct loop *l, struct worker *w, int code)
+{
+	bool moved = false, turn = l->rechecking == w;
+	int exit = -1;
+
+	iter_release(&w->c);
+	w->c = (struct iter){.it = w->it, .msg = SBUF_INIT, .ids = STRVEC_INIT};
+	gdn_err_clear(&w->err);
+	if (turn)
+		l->rechecking = NULL;
+	use_worker(l, w);
+	w->step = read_result(l, w, code, &w->c, &w->err);
+	unlink(w->headfile);
+	if ((w->step == STEP_FAIL || w->step == STEP_ERROR) && interrupted())
+		w->step = STEP_INTR;
 	if (w->cancelled) {
 		journal_event(l, "abandoned", gdn_journal_iteration(w->it));
+		untip(l, w->c.head_after);
 		goto out;
 	}
-	if (check_branch(l, &c, &moved, &err)) {
-		say(l, GDN_LOOP_WARN, "%s", err.msg);
-		gdn_err_clear(&err);
+	if (check_branch(l, &w->c, &moved, &w->err)) {
+		say(l, GDN_LOOP_WARN, "%s", w->err.msg);
+		gdn_err_clear(&w->err);
 	} else if (moved) {
 		say(l, GDN_LOOP_WARN, "an agent moved %s; it is back at %.12s", l->branch, l->btip);
 	}
-	if (c.conflict) {
+	if (w->c.conflict) {
 		free(w->note);
 		w->note = xstrfmt("%s. Start from the current code: your change must apply on "
 				  "top of it.",
-				  c.msg.buf);
-		say(l, GDN_LOOP_NOTE, "%s", c.msg.buf);
+				  w->c.msg.buf);
+		say(l, GDN_LOOP_NOTE, "%s", w->c.msg.buf);
 	}
-	accepted = !c.conflict && c.commits > 0 && c.head_before &&
-		   (step == STEP_OK || (step == STEP_FAIL && c.kind == GDN_FAIL_HOOK));
-	if (accepted && strcmp(c.head_before, l->champion)) {
-		if (w->rechecks < RECHECKS_MAX) {
-			w->rechecks++;
-			free(w->base);
-			free(w->cand);
-			w->base = xstrdup(c.head_before);
-			w->cand = xstrdup(c.head_after);
-			say(l, GDN_LOOP_INFO,
-			    "iteration %ld passed on %.12s, but the champion is now %.12s: "
-			    "re-checking it there",
-			    c.it, c.head_before, l->champion);
-			journal_event(l, "recheck",
-				      json_pack("{sIssss}", "iteration", (json_int_t)c.it, "base",
-						c.head_before, "champion", l->champion));
-			/* what it decided on its base stays in the record */
-			if (l->hooks && l->hooks->worker_state &&
-			    l->hooks->worker_state(l->hooks->payload, w->k, GDN_WORKER_ADOPT, false,
-						   &err)) {
-				say(l, GDN_LOOP_WARN, "%s", err.msg);
-				gdn_err_clear(&err);
-			}
-			if (!start_worker(l, w, w->it, true, &err))
-				goto out_keep;
-			step = STEP_ERROR;
-		} else {
-			keep_ref(l, c.it, "discarded/", c.head_after,
-				 "a candidate the champion kept moving away from");
-			say(l, GDN_LOOP_NOTE,
-			    "iteration %ld: the champion moved %d times while it was re-checked; "
-			    "discarded",
-			    c.it, RECHECKS_MAX);
-			c.commits = 0;
-		}
+	if (accepted(w) || failed_on_train(l, w)) {
+		w->queued = true;
+		w->seq = turn ? 0 : ++l->seq; /* a re-checked candidate has the turn */
+	} else {
+		exit = decide_worker(l, w, false);
 	}
-	w->rechecks = 0;
-	exit = conclude(l, &c, step, &err);
-	if (step != STEP_INTR && c.it <= l->total)
-		l->done[c.it] = 1;
-	if (strcmp(champion, l->champion))
-		say(l, GDN_LOOP_INFO, "iteration %ld promoted: the champion is now %.12s", c.it,
-		    l->champion);
-	if (l->hooks && l->hooks->worker_state &&
-	    l->hooks->worker_state(l->hooks->payload, w->k, GDN_WORKER_ADOPT,
-				   strcmp(champion, l->champion) != 0, &err))
-		say(l, GDN_LOOP_WARN, "%s", err.msg);
-	w->ready_ms = gdn_now_ms() + (step == STEP_OK ? l->o->sleep_ms : 0);
-out:
-	if (step != STEP_INTR)
-		w->it = 0;
-out_keep:
 	use_worker(l, NULL);
-	free(champion);
-	iter_release(&c);
+	if (exit < 0)
+		exit = process_queue(l);
+out:
+	use_worker(l, NULL);
 	return exit;
 }
 
@@ -2573,17 +2823,44 @@ static struct worker *idle_worker(struct loop *l)
 	int64_t now = gdn_now_ms();
 
 	for (long k = 0; k < l->nw; k++)
-		if (!l->w[k].pid && l->w[k].ready_ms <= now)
+		if (!l->w[k].pid && !l->w[k].queued && l->w[k].ready_ms <= now)
 			return &l->w[k];
 	return NULL;
 }
 
-static bool workers_busy(const struct loop *l)
+/* A child runs (queued: or a candidate waits for its turn). */
+static bool workers_busy(const struct loop *l, bool queued)
 {
 	for (long k = 0; k < l->nw; k++)
-		if (l->w[k].pid)
+		if (l->w[k].pid || (queued && l->w[k].queued))
 			return true;
 	return false;
+}
+
+/*
+ * No child runs, candidates wait: the run is stopping (their re-check was
+ * stopped). After a failure that ends the run they are abandoned; after
+ * Ctrl-C they end as interrupted (one already on the champion is decided).
+ */
+static int flush_queue(struct loop *l, int exit)
+{
+	struct worker *q;
+
+	while (!l->rechecking && (q = next_queued(l))) {
+		int r;
+
+		q->queued = false;
+		if (exit >= 0 && !interrupted()) {
+			use_worker(l, q);
+			journal_event(l, "abandoned", gdn_journal_iteration(q->it));
+			use_worker(l, NULL);
+			continue;
+		}
+		r = decide_worker(l, q, false);
+		if (r >= 0 && exit < 0)
+			exit = r;
+	}
+	return exit;
 }
 
 /*
@@ -2636,7 +2913,9 @@ static int run_workers(struct loop *l)
 				gdn_err_clear(&err);
 			}
 		}
-		if (!workers_busy(l)) {
+		if (!workers_busy(l, false) && workers_busy(l, true))
+			exit = flush_queue(l, exit);
+		if (!workers_busy(l, true)) {
 			if (!launching || exit >= 0 || interrupted())
 				break;
 			gdn_sleep_interruptible(WORKER_TICK_MS);
@@ -2690,8 +2969,11 @@ static void workers_end(struct loop *l)
 			say(l, GDN_LOOP_WARN, "%s", err.msg);
 		gdn_err_clear(&err);
 		unlink(w->result);
+		unlink(w->headfile);
 	}
 	use_worker(l, NULL);
+	if (l->tip_ref)
+		gdn_git_set_ref(&l->ugit, l->tip_ref, NULL, NULL, &err);
 }
 
 static void workers_release(struct loop *l)
@@ -2703,6 +2985,7 @@ static void workers_release(struct loop *l)
 	l->repo = NULL; /* worker 1's */
 	free(l->done);
 	free(l->log_rel);
+	free(l->tip_ref);
 }
 
 /*

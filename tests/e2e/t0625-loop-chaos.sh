@@ -223,15 +223,21 @@ check_worktrees_killed() {
 	return 0
 }
 
+# Every journal line parses; no iteration is decided twice (two workers on one number).
 check_journals() {
 	python3 -c '
 import json, sys
 for path in sys.argv[1:]:
+    decided = set()
     for n, line in enumerate(open(path), 1):
         try:
-            json.loads(line)
+            e = json.loads(line)
         except ValueError as e:
             sys.exit("%s line %d does not parse: %s" % (path, n, e))
+        if e["event"] == "decision":
+            if e["iteration"] in decided:
+                sys.exit("%s line %d: iteration %s decided twice" % (path, n, e["iteration"]))
+            decided.add(e["iteration"])
 ' logs/run-*/loop.jsonl 2>check.err || violation "$(cat check.err)"
 }
 

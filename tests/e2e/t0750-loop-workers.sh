@@ -40,6 +40,16 @@ case \$it in
 esac
 git add . && git commit -qm "agent: speed \$it"
 EOF2
+# train: iteration 1 breaks the tests (which then take 3 s to fail); iteration 2,
+# a second later, joins the train on top of it.
+agent train <<EOF2
+. "$TRASH/iter.sh"
+case \$it in
+1) echo BROKEN >state.txt ;;
+*) sleep 1 && echo "\$it" >"g-\$it.txt" ;;
+esac
+git add . && git commit -qm "agent: train \$it"
+EOF2
 agent sleepy <<'EOF2'
 echo "thinking"
 sleep 1000
@@ -51,7 +61,8 @@ new_repo() {
 		test_create_repo "$TRASH/repo" &&
 		(
 			cd "$TRASH/repo" &&
-				printf '#!/bin/sh\n[ -e speed-b.txt ] && sleep 2\necho "tests: ok"\n' >check.sh &&
+				printf '#!/bin/sh\n[ -e speed-b.txt ] && sleep 2\nif grep -q BROKEN state.txt; then sleep 3; echo "tests: BROKEN"; exit 3; fi\necho "tests: ok"\n' >check.sh &&
+				echo ok >state.txt &&
 				printf '#!/bin/sh\nif [ -e speed-b.txt ]; then v=$(cat speed-b.txt); else v=$(cat speed*.txt | sort -n | tail -n 1); fi\necho "throughput/mfu=$v"\n' >bench.sh &&
 				chmod +x check.sh bench.sh && echo 1.0 >speed.txt && echo "value 0" >shared.txt &&
 				printf '# Log\n\n### Iteration 0 - seed\n\n- Commit: seed\n- Result: ok\n' >log.md &&
@@ -98,7 +109,7 @@ test_expect_success 'two workers: every iteration kept, promoted one at a time' 
 	test_cmp promoted onbranch &&
 	: at least one candidate was carried onto a champion that moved &&
 	grep -q "^rebase [12] [0-9]* clean$" ev &&
-	test_grep "candidate carried onto it" out &&
+	test_grep "\] \[w[12]\] carried onto \(the newer champion\|the train.s tip\) [0-9a-f]\{12\} (" out &&
 	: the running log: one entry per iteration, stamped with its worker, lint-clean &&
 	git -C repo show main:log.md >log.md &&
 	test "$(grep -c "^### Iteration [0-9]* - add f-" log.md)" = 6 &&
@@ -165,6 +176,25 @@ assert len(ds) == 4, ds  # baseline, 1 promoted, 2 on its base, 2 on the new cha
 assert ds[2][1] == \"promoted\" and ds[3][1] == \"regression\", ds
 " &&
 	test_grep "\"event\":\"decision\",\"iteration\":2,.*\"commits\":0" logs/loop.jsonl
+'
+
+test_expect_success 'a candidate that joined the train behind a failing one is re-checked on the champion' '
+	new_repo &&
+	run_workers train 2 --iterations 2 >out 2>err &&
+	python3 -c "
+import json
+evs = [json.loads(l) for l in open(\"logs/loop.jsonl\")]
+head1 = [e for e in evs if e[\"event\"] == \"head\" and e[\"iteration\"] == 1][0][\"after\"]
+joined = [e for e in evs if e[\"event\"] == \"rebase\" and e[\"iteration\"] == 2 and e[\"onto\"] == head1]
+assert joined, \"iteration 2 did not join the train on iteration 1\"
+names = [e[\"event\"] for e in evs if e.get(\"iteration\") == 2]
+assert \"recheck\" in names, names
+d = {e[\"iteration\"]: e for e in evs if e[\"event\"] == \"decision\"}
+assert d[1][\"commits\"] == 0 and d[2][\"commits\"] == 1, d
+" &&
+	test "$(git -C repo show main:state.txt)" = ok &&
+	test "$(git -C repo show main:g-2.txt)" = 2 &&
+	test "$(git -C repo rev-parse --verify -q refs/gdnctl/tip/$(sed -n "s/.*\"run\":\"\([^\"]*\)\".*/\1/p" logs/loop.jsonl | head -n 1))" = ""
 '
 
 # exec: in the background, $! is gdnctl itself (not a subshell that ignores SIGINT)
