@@ -76,6 +76,7 @@ struct gdn_gate {
 	char *champion_dir_commit;
 	char *champion_gitdir; /* the repository's common git dir, to remove it at the end */
 	char *perf_main_path;  /* --workers: the run's perf state file (a child saves beside it) */
+	const char *champion_name; /* its directory's name in log_dir (NULL: "champion") */
 };
 /* Whether `path` (relative to the repository) matches one of the protected globs. */
 bool gdn_gate_protected(const struct strvec *globs, const char *path);

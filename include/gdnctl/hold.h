@@ -61,6 +61,14 @@ const char *gdn_hold_cluster(const struct gdn_hold *h);
  * original leaked: docs/compatibility.md, "Bugs of the original that gdnctl fixes"). Idempotent.
  */
 int gdn_hold_release(struct gdn_hold *h, struct gdn_err *err);
+/*
+ * In a process forked from the one that acquired the hold (a worker of
+ * `gdnctl loop --workers N`): the allocation stays the parent's. From now
+ * on this copy never checks, re-acquires or releases it (alive: whether
+ * the parent held it at the fork; reacquire: false; release: nothing),
+ * and the events waiting are dropped (the parent journals them).
+ */
+void gdn_hold_forked(struct gdn_hold *h);
 /* Write the events still waiting to <log_dir>/loop.jsonl under run_id. */
 void gdn_hold_flush(struct gdn_hold *h, const char *log_dir, const char *run_id);
 /* Release (errors ignored) and free. NULL is fine. */

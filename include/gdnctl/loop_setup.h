@@ -50,7 +50,10 @@ struct gdn_loop_args {
 	const char *loop_branch;
 	const char *sync_remote, *sync_branch;
 	int validation_mode, perf_on, validation_policy; /* gdn_gate_mode, perf mode, policy */
-	const char *backend;
+	struct strvec backends; /* --backend: once (shared), or once per worker */
+	const char *backend;	/* the first --backend (NULL: loop.backend, else local) */
+	long workers;		/* --workers, else loop.workers (>= 1) */
+	const char *worktree_dir;
 	long validation_timeout_ms;
 	const char *perf_metric, *perf_state_file;
 	int perf_direction, perf_policy, perf_within, perf_stat;
@@ -75,6 +78,21 @@ struct gdn_loop_args {
 	double max_cost_usd;		      /* 0: no limit */
 };
 
+/*
+ * With --workers N > 1, what worker K validates on (gdn_loop_where.wv[K - 1]):
+ * its gate backend, its held dev TPU <dev-tpu-name>-w<K> and its targets.
+ */
+struct gdn_loop_where_worker {
+	char *dir;		     /* its worktree (gdn_loop_setup_worker_dir) */
+	char *tpu_name;		     /* --hold-dev-tpu: <dev-tpu-name>-w<K> */
+	char *champion_name;	     /* --perf-ab: its champion worktree, champion-w<K> */
+	struct gdn_backend *backend; /* --backend given once per worker: the K-th; NULL: shared */
+	struct gdn_backend *dev;     /* its hold's dev-tpu backend */
+	struct gdn_hold *h;
+	struct gdn_targets *targets;
+	struct strvec directives; /* its hold's managed dev TPU directive */
+};
+
 /* Where validation runs: the --hold-dev-tpu, --dev-tpu-*, --validation-* option values, and
  * what targets.c opened from them. */
 struct gdn_loop_where {
@@ -91,11 +109,16 @@ struct gdn_loop_where {
 	int dev_no_sync, all_transformer, profile_dry_run;
 	struct strvec profile_env;
 	struct gdn_marin_gate mg;
-	/* opened */
+	/* opened (with workers: worker 1's, borrowed from wv[0]) */
 	struct gdn_backend *dev;
 	struct gdn_hold *h;
 	struct gdn_targets *targets;
 	struct strvec dev_clusters;
+	/* --workers N > 1: one per worker (NULL with one worker) */
+	long workers;
+	struct gdn_loop_where_worker *wv;
+	pid_t pid;   /* the process that opened them (0: not yet) */
+	bool forked; /* in a worker's process: the holds and dev TPUs are the parent's */
 };
 
 /* How the command shows a failed step's err. */
@@ -119,7 +142,11 @@ struct gdn_loop_setup {
 	void *payload;
 	/* out: what the steps built */
 	char *workdir, *log_dir, *hlog, *prompt_path;
-	char *agent_dir; /* where the agent and the gate work: workdir, or the worktree */
+	char *agent_dir;    /* where the agent and the gate work: workdir, or the worktree */
+	char *worktree_dir; /* --worktree-dir, absolute (NULL: <log dir>/workers) */
+	char *worker_dir;   /* in a worker's process: its worktree (gdn_loop_setup_worker) */
+	long worker_k;	    /* and its number (0: none yet) */
+	size_t worker_base; /* the session directives before its hold's */
 	struct sbuf tmpl;
 	struct strvec directives, warnings; /* warnings: the agent driver's, to print */
 	struct gdn_agent *agent;
@@ -127,6 +154,7 @@ struct gdn_loop_setup {
 	bool gate_on; /* validation or the performance policy: `hooks` */
 	struct gdn_gate gate;
 	struct gdn_loop_hooks hooks;
+	struct gdn_loop_hooks worker_hooks; /* workers without a gate: the worker hook alone */
 	struct gdn_backend *backend;
 	struct gdn_perf_config pc;
 	struct gdn_perf_state ps;
@@ -200,6 +228,53 @@ void gdn_loop_setup_opts(struct gdn_loop_setup *s);
 int gdn_loop_setup_gate(struct gdn_loop_setup *s, const struct opt *opts);
 /* Journal `resume_override` (s->overridden) in the resumed run; nothing without it. */
 int gdn_loop_setup_journal_override(struct gdn_loop_setup *s);
+/*
+ * The hooks gdn_loop_run() takes: s->hooks with a gate (validation, the
+ * performance policy, protected paths); with --workers N > 1 and no gate,
+ * hooks with the worker hook alone; else NULL.
+ */
+const struct gdn_loop_hooks *gdn_loop_setup_hooks(struct gdn_loop_setup *s);
+
+/*
+ * --workers N > 1. Worker K's worktree: <--worktree-dir>/w<K>, else
+ * <log dir>/workers/w<K> (new string).
+ */
+char *gdn_loop_setup_worker_dir(const struct gdn_loop_setup *s, long k);
+/*
+ * The hook gdn_loop_hooks.worker (payload: &s->gate, the hooks' payload),
+ * set when workers > 1. In worker K's forked process, before its agent
+ * starts: re-point what points at the agent's worktree (s->agent_dir) to
+ * `workdir` (the gate's workdir, the gate backend's and the dev TPU's
+ * repo_root, the trace source's workdir, the Marin gate's repository, the
+ * Ray fallbacks' repo_root, the running log and --log-measurements' log
+ * file), name its --perf-ab champion worktree <log dir>/champion-w<K>,
+ * select its backend, hold and targets, add its hold's directive to the
+ * session directives, and leave every hold to the parent
+ * (gdn_loop_where_forked). Mutates the setup: meant for a worker's forked
+ * process; in the loop's own process (worker 1 for the baseline) the holds
+ * stay its own. May be called again (a re-validation, another worker):
+ * the same result as one call. 0, or GDN_EUSAGE for a K out of 1..workers.
+ */
+int gdn_loop_setup_worker(void *payload, long k, const char *workdir, struct gdn_err *err);
+/*
+ * The hook gdn_loop_hooks.worker_state (payload: &s->gate), set when
+ * workers > 1: the gate's (gdn_gate_worker_state), and with
+ * GDN_WORKER_ADOPT (in the loop's process, worker k's child ended) worker
+ * k's hold checked and, when lost, re-acquired (gdn_loop_where_refresh).
+ */
+int gdn_loop_setup_worker_state(void *payload, long k, int what, bool promoted,
+				struct gdn_err *err);
+/*
+ * After the loop: release every hold and journal its events (a warning in
+ * *warning, new string, or NULL: gdn_loop_where_end), and remove the
+ * workers' champion worktrees.
+ */
+void gdn_loop_setup_end(struct gdn_loop_setup *s, const char *run_id, char **warning);
+/*
+ * `path` moved from under directory `from` to under `to`: to/REL for
+ * from/REL (new string); NULL when path is not below from.
+ */
+char *gdn_loop_worker_path(const char *path, const char *from, const char *to);
 
 /*
  * A run's decision options: the rows of an option table other than
@@ -255,7 +330,18 @@ const char *gdn_loop_where_check(struct gdn_loop_where *w, const struct opt *opt
  * targets of the gate (when gate_on). 0 or -1 (s->err, s->style).
  */
 int gdn_loop_where_open(struct gdn_loop_setup *s, const struct opt *opts);
-/* After the loop: release the hold (a warning in *warning, new string, or NULL) and journal. */
+/*
+ * With --workers N > 1, in the parent before worker K's iteration: when
+ * its hold was lost (or never held, best-effort), re-acquire it
+ * (rate-limited as one hold's). Nothing without a hold or in a worker.
+ */
+void gdn_loop_where_refresh(struct gdn_loop_where *w, long k);
+/*
+ * In a worker's forked process: every hold stays the parent's
+ * (gdn_hold_forked). Nothing in the process that opened them.
+ */
+void gdn_loop_where_forked(struct gdn_loop_where *w);
+/* After the loop: release the holds (a warning in *warning, new string, or NULL) and journal. */
 void gdn_loop_where_end(struct gdn_loop_where *w, const char *log_dir, const char *run_id,
 			char **warning);
 void gdn_loop_where_release(struct gdn_loop_where *w);

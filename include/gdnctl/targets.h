@@ -73,6 +73,8 @@ struct gdn_targets;
 int gdn_targets_new(struct gdn_config *cfg, const struct gdn_targets_opts *o,
 		    struct gdn_targets **out, struct gdn_err *err);
 void gdn_targets_free(struct gdn_targets *t);
+/* Point the Ray fallback backends opened here at another working tree (repo: borrowed). */
+void gdn_targets_set_repo(struct gdn_targets *t, const char *repo);
 /*
  * Run a phase ("tests" or "profile") through the targets: up to `passes`
  * passes, retry_sleep_ms apart, each trying the held dev TPU (health

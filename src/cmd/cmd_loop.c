@@ -225,6 +225,30 @@ static const char *policy(int p)
 	return gdn_loop_policy_name((enum gdn_loop_policy)p);
 }
 
+/* --workers N > 1: each worker's worktree, and where it validates. */
+static void workers_plan(const struct gdn_loop_setup *s, const char *shared)
+{
+	const struct gdn_loop_args *a = &s->a;
+	bool gate = s->gate.mode != GDN_GATE_OFF || a->perf_on;
+
+	plan("workers: %ld, each in a worktree of its own; backend: %s", a->workers,
+	     !gate		  ? "none (no validation)"
+	     : a->backends.nr > 1 ? "one per worker"
+				  : "shared (concurrent jobs, each from its worker's worktree)");
+	for (long k = 1; k <= a->workers; k++) {
+		char *dir = gdn_loop_setup_worker_dir(s, k);
+		const char *tpu = s->w.wv ? s->w.wv[k - 1].tpu_name : NULL;
+
+		if (gate)
+			plan("  worker %ld: worktree %s; backend %s%s%s", k, dir,
+			     a->backends.nr > 1 ? a->backends.v[k - 1] : shared,
+			     tpu ? "; holds dev TPU " : "", tpu ? tpu : "");
+		else
+			plan("  worker %ld: worktree %s", k, dir);
+		free(dir);
+	}
+}
+
 /* The pre-flight's plan: what a real run with these options would do. */
 static void dry_run_plan(const struct gdn_loop_setup *s)
 {
@@ -261,8 +285,20 @@ static void dry_run_plan(const struct gdn_loop_setup *s)
 		plan("metric: none (--perf-mode off)");
 	plan("isolation: %s; loop branch: %s", gdn_enum_name(gdn_isolation_enum, a->isolation),
 	     a->loop_branch ? a->loop_branch : "the checkout's branch");
+	if (a->workers > 1)
+		workers_plan(s, bname && *bname ? bname : "local");
 	plan("log dir: %s (journal loop.jsonl)", s->log_dir);
-	plan("hill-climb log: %s", s->hlog ? s->hlog : "(none)");
+	if (a->workers > 1 && s->hlog) { /* each worker's own */
+		char *w1 = gdn_loop_setup_worker_dir(s, 1);
+		char *p = gdn_loop_worker_path(s->hlog, s->agent_dir, w1);
+
+		plan("hill-climb log: %s%s", p ? p : s->hlog,
+		     p ? " (worker 1's; each worker's own)" : "");
+		free(p);
+		free(w1);
+	} else {
+		plan("hill-climb log: %s", s->hlog ? s->hlog : "(none)");
+	}
 	plan("stop: after %ld iteration%s; --max-failures %ld (-1: unlimited); "
 	     "--stop-after-failures %ld (0: never)%s%s%s",
 	     a->iterations, a->iterations == 1 ? "" : "s", lo->max_failures,
@@ -279,7 +315,7 @@ static int dry_run(const struct gdn_loop_setup *s, const char *agent_missing, st
 	const struct gdn_loop_opts *lo = &s->lo;
 	struct sbuf prompt = SBUF_INIT, line = SBUF_INIT;
 	struct strvec argv = STRVEC_INIT;
-	char *head = NULL, *branch = NULL, *pfile = NULL, *mfile = NULL, *tfile = NULL;
+	char *head = NULL, *branch = NULL, *pfile = NULL, *mfile = NULL, *tfile = NULL, *w1 = NULL;
 	struct gdn_prompt_vars v = {1, lo->iterations, NULL, NULL, NULL, NULL};
 	struct gdn_agent_request req = {0};
 	char t[32];
@@ -310,14 +346,16 @@ static int dry_run(const struct gdn_loop_setup *s, const char *agent_missing, st
 	fwrite(prompt.buf, 1, prompt.len, stdout);
 	if (prompt.len && prompt.buf[prompt.len - 1] != '\n')
 		putchar('\n');
+	if (lo->workers > 1) /* worker 1's */
+		req.workdir = w1 = gdn_loop_setup_worker_dir(s, 1);
 	if (s->agent) {
 		gdn_agent_argv(s->agent, &req, &argv);
 		gdn_argv_format(&line, argv.v);
-		printf("%s dry run: the agent command (in %s):\n%s $ %s\n", tag(t), lo->workdir,
+		printf("%s dry run: the agent command (in %s):\n%s $ %s\n", tag(t), req.workdir,
 		       tag(t), line.buf);
 	} else {
 		printf("%s dry run: the agent command (in %s): not available (%s)\n", tag(t),
-		       lo->workdir, agent_missing);
+		       req.workdir, agent_missing);
 	}
 out:
 	free(head);
@@ -325,6 +363,7 @@ out:
 	free(pfile);
 	free(mfile);
 	free(tfile);
+	free(w1);
 	strvec_clear(&argv);
 	sbuf_release(&prompt);
 	sbuf_release(&line);
@@ -433,6 +472,11 @@ static struct opt loop_opts[] = {
     OPT_GROUP_("Working tree"),
     OPT_ENUM_(0, "isolation", &setup.a.isolation, gdn_isolation_enum, "where the agent works",
 	      "worktree"),
+    OPT_INT_(0, "workers", &setup.a.workers, "N",
+	     "N agents at once, each in a worktree of its own (--isolation worktree)",
+	     "config loop.workers, else 1", 0, 0),
+    OPT_STRING_(0, "worktree-dir", &setup.a.worktree_dir, "DIR",
+		"--workers N > 1: worker K works in DIR/w<K>", "<log dir>/workers"),
     OPT_STRING_(0, "branch", &setup.a.loop_branch, "B",
 		"the loop branch that promotions move (default: the checkout's branch)", NULL),
     OPT_ENUM_(0, "agent-failure-commits", &setup.a.agent_failure_commits,
@@ -474,9 +518,11 @@ static struct opt loop_opts[] = {
 	      "a failed validation (its commits are reverted first)", "count-failure"),
     OPT_DURATION_(0, "validation-timeout", &setup.a.validation_timeout_ms,
 		  "per validation phase (0: none)", "30m"),
-    OPT_STRING_(0, "backend", &setup.a.backend, "NAME",
-		"where the validation commands run (backends.NAME, or local)",
-		"config loop.backend, else local"),
+    /* a list with a default (OPT_LIST_ has none): once, or once per worker */
+    OPT_ROW_(OPT_LIST, 0, "backend", &setup.a.backends, "NAME",
+	     "where the validation commands run (backends.NAME, or local); with --workers N: "
+	     "once (shared), or N times (worker K: the K-th)",
+	     NULL, NULL, "config loop.backend, else local", 0, 0, 0),
     OPT_INT_(0, "validation-retries", &setup.a.validation_retries, "N",
 	     "run a phase again when it could not run (backend error, job stopped), "
 	     "--retry-sleep-seconds apart; never for a failed command",
@@ -676,11 +722,11 @@ static int run(struct gdn_loop_setup *s, struct printer *pr)
 	char *warning = NULL;
 	int code = GDN_EXIT_OK;
 
-	if (gdn_loop_run(&s->lo, &la, s->gate_on ? &s->hooks : NULL, &sum, &err)) {
+	if (gdn_loop_run(&s->lo, &la, gdn_loop_setup_hooks(s), &sum, &err)) {
 		code = gdn_die_err(&err);
 		goto out;
 	}
-	gdn_loop_where_end(&s->w, s->log_dir, sum.run_id, &warning);
+	gdn_loop_setup_end(s, sum.run_id, &warning);
 	if (warning)
 		gdn_warn("%s", warning);
 	if (pr->json) {

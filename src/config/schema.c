@@ -141,6 +141,8 @@ const struct gdn_cfg_key gdn_cfg_schema[] = {
      "GDNCTL_LOG_FILE", NULL, "the markdown running log, relative to the repository root", false},
     {"loop.backend", GDN_CFG_STRING, NULL, "GDNCTL_LOOP_BACKEND", NULL,
      "the backend the loop's validation gate uses without --backend (default: local)", false},
+    {"loop.workers", GDN_CFG_INT, "1", "GDNCTL_LOOP_WORKERS", NULL,
+     "the agents gdnctl loop runs at once without --workers, each in a worktree of its own", false},
     {"programs.ray", GDN_CFG_STRING, "ray", "GDNCTL_RAY", NULL,
      "the ray program (ray backends with cli: ray)", false},
     {"programs.rsync", GDN_CFG_STRING, "rsync", "GDNCTL_RSYNC", NULL,

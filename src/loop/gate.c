@@ -384,7 +384,8 @@ static int champion_worktree(struct gdn_gate *g, const struct gdn_loop_iter *it,
 	if (g->champion_dir && g->champion_dir_commit && !strcmp(g->champion_dir_commit, sha))
 		return 0;
 	if (!g->champion_dir)
-		g->champion_dir = xstrfmt("%s/champion", g->log_dir);
+		g->champion_dir =
+		    xstrfmt("%s/%s", g->log_dir, g->champion_name ? g->champion_name : "champion");
 	ret = gdn_git_worktree_add(&git, g->champion_dir, sha, err);
 	if (ret) {
 		free(g->champion_dir);

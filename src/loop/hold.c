@@ -37,6 +37,7 @@ struct gdn_hold {
 	int64_t last_reacquire_ms;
 	long directive;	 /* index in o.directives, -1: none */
 	json_t *pending; /* [[event, object], ...] not journaled yet */
+	bool forked;	 /* in a forked worker: the allocation is the parent's */
 };
 
 static void say(struct gdn_hold *h, enum gdn_loop_level level, const char *fmt, ...)
@@ -181,6 +182,8 @@ bool gdn_hold_alive(struct gdn_hold *h, const struct gdn_loop_iter *it)
 
 	if (!h->cluster)
 		return false;
+	if (h->forked) /* the allocation process is the parent's: it checks it */
+		return true;
 	if (!b->ops->status(b, NULL, &st, &err) && st.state == GDN_JOB_RUNNING)
 		return true;
 	say(h, GDN_LOOP_WARN, "managed dev TPU allocation dev-tpu-%s (cluster %s) is gone: %s",
@@ -196,7 +199,7 @@ bool gdn_hold_reacquire(struct gdn_hold *h, const struct gdn_loop_iter *it, cons
 	struct gdn_err err = GDN_ERR_INIT;
 	int64_t now = gdn_now_ms();
 
-	if (gdn_proc_interrupted())
+	if (gdn_proc_interrupted() || h->forked)
 		return false;
 	if (h->tried_reacquire && now - h->last_reacquire_ms < h->o.reacquire_interval_ms) {
 		say(h, GDN_LOOP_NOTE,
@@ -239,6 +242,8 @@ int gdn_hold_release(struct gdn_hold *h, struct gdn_err *err)
 	gdn_backend_event_fn on_event = b->on_event;
 	int ret;
 
+	if (h->forked)
+		return 0;
 	if (c)
 		say(h, GDN_LOOP_INFO,
 		    "releasing managed dev TPU allocation: dev-tpu-%s (cluster %s)", h->o.tpu_name,
@@ -250,6 +255,14 @@ int gdn_hold_release(struct gdn_hold *h, struct gdn_err *err)
 		journal(h, NULL, "released", NULL);
 	FREE_AND_NULL(h->cluster);
 	return ret;
+}
+
+void gdn_hold_forked(struct gdn_hold *h)
+{
+	if (!h)
+		return;
+	h->forked = true;
+	json_array_clear(h->pending); /* the parent journals them */
 }
 
 void gdn_hold_flush(struct gdn_hold *h, const char *log_dir, const char *run_id)

@@ -16,6 +16,8 @@
 #include "gdnctl/proc.h"
 #include "gdnctl/prompt.h"
 #include "gdnctl/repo.h"
+#include "gdnctl/gitops.h"
+#include "gdnctl/targets.h"
 #include "gdnctl/xalloc.h"
 
 #define MARIN_TARGETS "--hold-dev-tpu, --validation-ray-cluster, --validation-ray-cluster-auto"
@@ -115,7 +117,9 @@ void gdn_loop_setup_init(struct gdn_loop_setup *s, const char *cwd, const char *
 	    .perf_wandb_entity = "marin-community",
 	    .perf_wandb_project = "marin",
 	    .agent = GDN_AGENT_DEFAULT,
+	    .workers = 1,
 	};
+	strvec_init(&s->a.backends);
 	strvec_init(&s->a.directives);
 	strvec_init(&s->a.protect);
 	strvec_init(&s->protected_paths);
@@ -151,6 +155,7 @@ void gdn_loop_setup_init(struct gdn_loop_setup *s, const char *cwd, const char *
 					   .payload = &s->gate,
 					   .policy = GDN_POLICY_COUNT_FAILURE,
 					   .worker_state = gdn_gate_worker_state};
+	s->worker_hooks = (struct gdn_loop_hooks){.payload = &s->gate};
 	gdn_perf_config_init(&s->pc);
 	s->ps = (struct gdn_perf_state)GDN_PERF_STATE_INIT;
 	s->repo_lock = (struct gdn_lock)GDN_LOCK_INIT;
@@ -168,6 +173,7 @@ void gdn_loop_setup_release(struct gdn_loop_setup *s)
 	gdn_perf_state_release(&s->ps);
 	gdn_perf_config_release(&s->pc);
 	strvec_clear(&s->a.perf_gates);
+	strvec_clear(&s->a.backends);
 	gdn_backend_free(s->backend);
 	gdn_agent_free(s->agent);
 	strvec_clear(&s->a.directives);
@@ -181,6 +187,8 @@ void gdn_loop_setup_release(struct gdn_loop_setup *s)
 	sbuf_release(&s->tmpl);
 	free(s->workdir);
 	free(s->agent_dir);
+	free(s->worktree_dir);
+	free(s->worker_dir);
 	free(s->log_dir);
 	free(s->hlog);
 	free(s->prompt_path);
@@ -209,6 +217,20 @@ static char *duration_str(long ms)
 		if (ms % units[i].ms == 0)
 			return xstrfmt("%ld%s", ms / units[i].ms, units[i].unit);
 	return xstrfmt("%ldms", ms);
+}
+
+/*
+ * Repeatable options that were not always: given once, journaled as their
+ * one value (as before), so that the journals of either version resume.
+ */
+static const char *const once_as_string[] = {"backend", NULL};
+
+static bool is_once_as_string(const struct opt *o)
+{
+	for (size_t i = 0; o->long_name && once_as_string[i]; i++)
+		if (!strcmp(o->long_name, once_as_string[i]))
+			return o->type == OPT_LIST;
+	return false;
 }
 
 static bool decision_row(const struct opt *o)
@@ -260,7 +282,11 @@ json_t *gdn_loop_option_value(const struct opt *o)
 	case OPT_LIST:
 	case OPT_KV: {
 		const struct strvec *sv = o->value;
-		json_t *a = json_array();
+		json_t *a;
+
+		if (sv->nr == 1 && is_once_as_string(o))
+			return json_string(sv->v[0]);
+		a = json_array();
 
 		for (size_t i = 0; i < sv->nr; i++)
 			json_array_append_new(a, json_string(sv->v[i]));
@@ -318,7 +344,8 @@ int gdn_loop_options_argv(const struct opt *opts, json_t *options, struct strvec
 				strvec_pushf(argv, "--no-%s", name);
 			continue;
 		}
-		if (o->type == OPT_LIST || o->type == OPT_KV) {
+		if ((o->type == OPT_LIST || o->type == OPT_KV) &&
+		    !(json_is_string(v) && is_once_as_string(o))) {
 			if (!json_is_array(v))
 				return bad_option(name, "is not a list", err);
 			json_array_foreach(v, i, item)
@@ -680,6 +707,52 @@ static const char *validate(const struct gdn_loop_args *a)
 	return NULL;
 }
 
+/*
+ * --workers (else loop.workers), --worktree-dir and the number of
+ * --backend: once (shared by the workers) or once per worker.
+ */
+static int check_workers(struct gdn_loop_setup *s, const struct opt *opts)
+{
+	struct gdn_loop_args *a = &s->a;
+	bool given = opt_seen(opts, "workers");
+	const struct gdn_cfg_value *v = given ? NULL : gdn_config_get(s->cfg, "loop.workers");
+	const char *what = v && v->source != GDN_SRC_DEFAULT ? "loop.workers" : "--workers";
+
+	if (!given) {
+		long long n = gdn_config_int(s->cfg, "loop.workers", 1);
+
+		if (n < 1 || n > LONG_MAX)
+			return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_ECONFIG,
+						   "%s: loop.workers: %lld is out of range 1..",
+						   v && v->origin ? v->origin : "config", n);
+		a->workers = (long)n;
+		if (a->workers > 1) /* the run keeps its workers (--resume) */
+			json_object_set_new(s->options, "workers", json_integer(a->workers));
+	} else if (a->workers < 1) {
+		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+					   "option '--workers': %ld is out of range 1..",
+					   a->workers);
+	}
+	if (a->workers > 1 && a->isolation != GDN_ISOLATION_WORKTREE)
+		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+					   "%s %ld needs --isolation worktree (a worktree per "
+					   "worker), not --isolation %s",
+					   what, a->workers,
+					   gdn_enum_name(gdn_isolation_enum, a->isolation));
+	if (a->worktree_dir && a->workers == 1)
+		return gdn_loop_setup_fail(
+		    s, GDN_SETUP_ERROR, GDN_EUSAGE,
+		    "--worktree-dir needs --workers N > 1 (one agent works in "
+		    "<log dir>/worktree)");
+	if (a->backends.nr > 1 && (long)a->backends.nr != a->workers)
+		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+					   "--backend given %zu times with %s %ld: give it once "
+					   "(shared by the workers) or once per worker",
+					   a->backends.nr, what, a->workers);
+	a->backend = a->backends.nr ? a->backends.v[0] : NULL;
+	return 0;
+}
+
 int gdn_loop_setup_check(struct gdn_loop_setup *s, const struct opt *opts)
 {
 	struct gdn_loop_args *a = &s->a;
@@ -708,6 +781,8 @@ int gdn_loop_setup_check(struct gdn_loop_setup *s, const struct opt *opts)
 	if (gdn_agent_find(a->agent)->needs_command && !a->agent_cmd)
 		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
 					   "--agent %s needs --agent-cmd", a->agent);
+	if (check_workers(s, opts))
+		return -1;
 	if (a->resilient)
 		apply_resilient(a);
 	msg = validate(a);
@@ -1051,6 +1126,8 @@ int gdn_loop_setup_paths(struct gdn_loop_setup *s)
 		return failed(s, GDN_SETUP_ERROR);
 	if (a->resume && !a->log_dir && legacy_journal(s))
 		return -1;
+	if (a->worktree_dir)
+		s->worktree_dir = abspath(s->cwd, a->worktree_dir);
 	if (a->hillclimb_log)
 		s->hlog = abspath(s->cwd, a->hillclimb_log);
 	else
@@ -1315,9 +1392,10 @@ int gdn_loop_setup_perf(struct gdn_loop_setup *s)
 		    "figures)");
 	setup_protected(s);
 	s->gate_on = s->gate.mode != GDN_GATE_OFF || a->perf_on || s->protect_explicit;
-	if (a->backend) { /* a name that does not exist is refused even when unused */
+	for (size_t i = 0; i < a->backends.nr; i++) {
+		/* a name that does not exist is refused even when unused */
 		struct gdn_backend *b = NULL;
-		int ret = gdn_backend_open(s->cfg, a->backend, &b, &s->err);
+		int ret = gdn_backend_open(s->cfg, a->backends.v[i], &b, &s->err);
 
 		gdn_backend_free(b);
 		if (ret)
@@ -1336,6 +1414,8 @@ void gdn_loop_setup_opts(struct gdn_loop_setup *s)
 	lo->workdir = s->agent_dir;
 	lo->user_workdir = s->workdir;
 	lo->isolation = (enum gdn_isolation)a->isolation;
+	lo->workers = a->workers;
+	lo->worktree_dir = s->worktree_dir;
 	lo->branch = a->loop_branch;
 	lo->agent_failure_commits = (enum gdn_agent_failure_commits)a->agent_failure_commits;
 	lo->options = s->options;
@@ -1390,6 +1470,14 @@ static int open_backend(struct gdn_loop_setup *s)
 	if (gdn_backend_open(s->cfg, bname, &s->backend, &s->err))
 		return failed_backend(s);
 	s->backend->repo_root = s->agent_dir;
+	/* --backend once per worker: worker K's is the K-th (worker 1's is s->backend too) */
+	for (long k = 1; s->w.wv && a->backends.nr > 1 && k <= s->w.workers; k++) {
+		struct gdn_backend **b = &s->w.wv[k - 1].backend;
+
+		if (gdn_backend_open(s->cfg, a->backends.v[k - 1], b, &s->err))
+			return failed_backend(s);
+		(*b)->repo_root = s->agent_dir;
+	}
 	gate->workdir = s->agent_dir;
 	gate->heartbeat_ms = a->heartbeat_ms;
 	gate->revert_mode =
@@ -1419,8 +1507,29 @@ static int open_backend(struct gdn_loop_setup *s)
 	return 0;
 }
 
+/* --workers N > 1: one gdn_loop_where_worker per worker, and the worker hook. */
+static void setup_workers(struct gdn_loop_setup *s)
+{
+	struct gdn_loop_where *w = &s->w;
+
+	w->workers = s->a.workers;
+	if (w->workers <= 1 || w->wv)
+		return;
+	w->wv = xcalloc((size_t)w->workers, sizeof(*w->wv));
+	for (long k = 1; k <= w->workers; k++) {
+		w->wv[k - 1].dir = gdn_loop_setup_worker_dir(s, k);
+		w->wv[k - 1].champion_name = xstrfmt("champion-w%ld", k);
+		strvec_init(&w->wv[k - 1].directives);
+	}
+	s->hooks.worker = gdn_loop_setup_worker;
+	s->hooks.worker_state = gdn_loop_setup_worker_state;
+	s->worker_hooks.worker = gdn_loop_setup_worker;
+	s->worker_hooks.worker_state = gdn_loop_setup_worker_state;
+}
+
 int gdn_loop_setup_gate(struct gdn_loop_setup *s, const struct opt *opts)
 {
+	setup_workers(s);
 	if (s->gate_on && open_backend(s))
 		return -1;
 	if (gdn_loop_where_open(s, opts))
@@ -1434,4 +1543,131 @@ int gdn_loop_setup_gate(struct gdn_loop_setup *s, const struct opt *opts)
 		    "the Marin validation defaults need a held dev TPU or Ray fallback "
 		    "clusters (or project.test_command and project.profile_command)");
 	return 0;
+}
+
+/* ---- workers ---- */
+
+const struct gdn_loop_hooks *gdn_loop_setup_hooks(struct gdn_loop_setup *s)
+{
+	if (s->gate_on)
+		return &s->hooks;
+	return s->worker_hooks.worker ? &s->worker_hooks : NULL;
+}
+
+char *gdn_loop_setup_worker_dir(const struct gdn_loop_setup *s, long k)
+{
+	if (s->worktree_dir)
+		return xstrfmt("%s/w%ld", s->worktree_dir, k);
+	return xstrfmt("%s/workers/w%ld", s->log_dir, k);
+}
+
+char *gdn_loop_worker_path(const char *path, const char *from, const char *to)
+{
+	size_t n = strlen(from);
+
+	while (n > 1 && from[n - 1] == '/')
+		n--;
+	if (!path || strncmp(path, from, n) || path[n] != '/')
+		return NULL;
+	return xstrfmt("%s%s", to, path + n);
+}
+
+/* The setup whose gate `payload` is (the hooks' payload). */
+static struct gdn_loop_setup *setup_of(void *payload)
+{
+	return (struct gdn_loop_setup *)(void *)((char *)payload -
+						 offsetof(struct gdn_loop_setup, gate));
+}
+
+/* *path (owned) moved from the agent's worktree to the worker's, when below it. */
+static void move_path(char **path, const char *from, const char *to)
+{
+	char *p = *path ? gdn_loop_worker_path(*path, from, to) : NULL;
+
+	if (p) {
+		free(*path);
+		*path = p;
+	}
+}
+
+int gdn_loop_setup_worker(void *payload, long k, const char *workdir, struct gdn_err *err)
+{
+	struct gdn_loop_setup *s = setup_of(payload);
+	struct gdn_loop_where *w = &s->w;
+	struct gdn_gate *gate = &s->gate;
+	struct gdn_loop_where_worker *x;
+	char *from;
+
+	if (!w->wv || k < 1 || k > w->workers)
+		return gdn_err_set(err, GDN_EUSAGE, "no worker %ld (--workers %ld)", k,
+				   s->a.workers);
+	x = &w->wv[k - 1];
+	gdn_loop_where_forked(w);
+	/* again in the same process (a re-validation): from where the last call pointed */
+	from = s->worker_dir ? s->worker_dir : xstrdup(s->agent_dir);
+	s->worker_dir = xstrdup(workdir);
+	/* the running log: <agent dir>/REL is <workdir>/REL */
+	move_path(&s->hlog, from, s->worker_dir);
+	free(from);
+	s->lo.hillclimb_log = s->hlog;
+	if (s->mo.log_file)
+		s->mo.log_file = s->hlog;
+	/* the gate: its tree, its backend, its champion worktree */
+	gate->workdir = s->worker_dir;
+	if (s->gate_on || x->backend)
+		gate->backend = x->backend ? x->backend : s->backend;
+	if (s->backend)
+		s->backend->repo_root = s->worker_dir;
+	if (gate->backend)
+		gate->backend->repo_root = s->worker_dir;
+	gate->champion_name = x->champion_name;
+	/* where validation runs: its dev TPU, its hold, its targets */
+	w->dev = x->dev;
+	w->h = x->h;
+	w->targets = x->targets;
+	if (x->dev)
+		x->dev->repo_root = s->worker_dir;
+	gdn_targets_set_repo(x->targets, s->worker_dir);
+	gate->targets = x->targets;
+	w->mg.repo = s->worker_dir;
+	s->ts.workdir = s->worker_dir;
+	s->ts.backend = gate->backend;
+	s->ts.targets = gate->targets;
+	/* its hold's managed dev TPU directive (once) */
+	if (s->worker_k != k) {
+		while (s->worker_k && s->directives.nr > s->worker_base)
+			strvec_pop(&s->directives);
+		s->worker_base = s->directives.nr;
+		for (size_t i = 0; i < x->directives.nr; i++)
+			strvec_push(&s->directives, x->directives.v[i]);
+		s->worker_k = k;
+	}
+	return 0;
+}
+
+int gdn_loop_setup_worker_state(void *payload, long k, int what, bool promoted, struct gdn_err *err)
+{
+	struct gdn_loop_setup *s = setup_of(payload);
+	int ret = gdn_gate_worker_state(payload, k, what, promoted, err);
+
+	/* worker k's next iteration holds its dev TPU again when it was lost */
+	if (what == GDN_WORKER_ADOPT)
+		gdn_loop_where_refresh(&s->w, k);
+	return ret;
+}
+
+void gdn_loop_setup_end(struct gdn_loop_setup *s, const char *run_id, char **warning)
+{
+	struct gdn_git git = {.workdir = s->workdir, .quiet = true};
+
+	gdn_loop_where_end(&s->w, s->log_dir, run_id, warning);
+	/* the workers' --perf-ab champion worktrees (each made in a worker's process) */
+	for (long k = 1; s->w.wv && !s->w.forked && k <= s->w.workers; k++) {
+		char *dir = xstrfmt("%s/%s", s->log_dir, s->w.wv[k - 1].champion_name);
+		struct gdn_err ignored = GDN_ERR_INIT;
+
+		if (!access(dir, F_OK))
+			gdn_git_worktree_remove(&git, dir, &ignored);
+		free(dir);
+	}
 }

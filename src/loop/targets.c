@@ -306,6 +306,16 @@ out:
 	return ret;
 }
 
+void gdn_targets_set_repo(struct gdn_targets *t, const char *repo)
+{
+	for (size_t i = 0; t && i < t->nr; i++) {
+		if (!t->v[i].cluster)
+			continue;
+		t->v[i].tests->repo_root = repo;
+		t->v[i].profile->repo_root = repo;
+	}
+}
+
 void gdn_targets_free(struct gdn_targets *t)
 {
 	if (!t)
@@ -645,9 +655,10 @@ const char *gdn_loop_where_check(struct gdn_loop_where *w, const struct opt *opt
  */
 static void dev_flags(struct gdn_loop_setup *s, const struct opt *opts,
 		      struct gdn_backend_option *spec_opts, size_t *nr, struct strvec *texts,
-		      const char *name)
+		      const char *name, long k)
 {
 	struct gdn_loop_where *w = &s->w;
+	const char *tpu_name = k ? w->wv[k - 1].tpu_name : NULL;
 	struct sbuf key = SBUF_INIT, v = SBUF_INIT;
 	const struct {
 		const char *flag, *key;
@@ -671,6 +682,12 @@ static void dev_flags(struct gdn_loop_setup *s, const struct opt *opts,
 
 	for (size_t i = 0; i < ARRAY_SIZE(flags); i++) {
 		sbuf_reset(&v);
+		if (tpu_name && !strcmp(flags[i].key, "tpu_name")) {
+			/* worker K's allocation: <dev-tpu-name>-w<K> */
+			spec_opts[(*nr)++] = (struct gdn_backend_option){
+			    "tpu_name", tpu_name, "--dev-tpu-name, --workers"};
+			continue;
+		}
 		if (!opt_seen(opts, flags[i].flag))
 			continue;
 		if (flags[i].f)
@@ -701,9 +718,12 @@ static void dev_flags(struct gdn_loop_setup *s, const struct opt *opts,
 		    (struct gdn_backend_option){"sync_path", ".", "--dev-tpu-sync-path"};
 	sbuf_reset(&key);
 	sbuf_addf(&key, "backends.%s.allocate_log", name);
+	/* worker K's: <log-dir>/dev_tpu_allocate-w<K>.log */
 	if (!alloc_log && !gdn_config_str(s->cfg, key.buf))
 		spec_opts[(*nr)++] = (struct gdn_backend_option){
-		    "allocate_log", strvec_pushf(texts, "%s/dev_tpu_allocate.log", s->log_dir),
+		    "allocate_log",
+		    k ? strvec_pushf(texts, "%s/dev_tpu_allocate-w%ld.log", s->log_dir, k)
+		      : strvec_pushf(texts, "%s/dev_tpu_allocate.log", s->log_dir),
 		    "--dev-tpu-allocate-log"};
 	sbuf_release(&key);
 	sbuf_release(&v);
@@ -712,9 +732,18 @@ static void dev_flags(struct gdn_loop_setup *s, const struct opt *opts,
 /* The most options dev_flags() gives: its flags, the fallbacks and two defaults. */
 #define DEV_SPEC_MAX 14
 
-/* Open the dev-tpu backend from a spec: the flags over backends.NAME (NAME: --dev-tpu-backend or
- * dev-tpu). */
-static int open_dev(struct gdn_loop_setup *s, const struct opt *opts)
+/* Worker k's (1..N) or, k = 0, the one. */
+static struct gdn_loop_where_worker *worker(struct gdn_loop_where *w, long k)
+{
+	return k ? &w->wv[k - 1] : NULL;
+}
+
+/*
+ * Open the dev-tpu backend from a spec: the flags over backends.NAME (NAME: --dev-tpu-backend or
+ * dev-tpu); worker k's (k > 0) names its allocation <dev-tpu-name>-w<K>.
+ */
+static int open_dev(struct gdn_loop_setup *s, const struct opt *opts, long k,
+		    struct gdn_backend **dev)
 {
 	struct gdn_loop_where *w = &s->w;
 	const char *name = w->backend ? w->backend : "dev-tpu";
@@ -724,70 +753,78 @@ static int open_dev(struct gdn_loop_setup *s, const struct opt *opts)
 	const char *c;
 	int ret = 0;
 
-	dev_flags(s, opts, spec_opts, &spec.options_nr, &texts, name);
-	if (gdn_backend_open_spec(s->cfg, &spec, &w->dev, &s->err)) {
+	dev_flags(s, opts, spec_opts, &spec.options_nr, &texts, name, k);
+	if (gdn_backend_open_spec(s->cfg, &spec, dev, &s->err)) {
 		s->style = GDN_SETUP_ERROR;
 		ret = -1;
 		goto out;
 	}
-	if (strcmp(w->dev->ops->type, "dev-tpu")) {
+	if (strcmp((*dev)->ops->type, "dev-tpu")) {
 		ret = gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
 					  "--dev-tpu-backend %s is a %s backend, not dev-tpu", name,
-					  w->dev->ops->type);
+					  (*dev)->ops->type);
 		goto out;
 	}
-	w->dev->repo_root = s->agent_dir;
-	w->dev->on_event = s->on_event;
-	w->dev->event_payload = s->payload;
-	c = gdn_backend_setting(w->dev, "cluster");
+	(*dev)->repo_root = s->agent_dir;
+	(*dev)->on_event = s->on_event;
+	(*dev)->event_payload = s->payload;
+	if (w->dev_clusters.nr) /* the workers' allocations: the same clusters */
+		goto out;
+	c = gdn_backend_setting(*dev, "cluster");
 	strvec_push(&w->dev_clusters, c ? c : GDN_MARIN_CLUSTER);
 	gdn_strvec_add_unique(&w->dev_clusters,
-			      gdn_backend_setting_list(w->dev, "fallback_clusters"));
+			      gdn_backend_setting_list(*dev, "fallback_clusters"));
 out:
 	strvec_clear(&texts);
 	return ret;
 }
 
-/* --hold-dev-tpu: open the dev-tpu backend and acquire the allocation. */
-static int acquire_dev(struct gdn_loop_setup *s, const struct opt *opts)
+/* --hold-dev-tpu: open the dev-tpu backend and acquire the allocation (worker k's, k > 0). */
+static int acquire_dev(struct gdn_loop_setup *s, const struct opt *opts, long k)
 {
 	struct gdn_loop_where *w = &s->w;
+	struct gdn_loop_where_worker *x = worker(w, k);
+	struct gdn_backend **dev = x ? &x->dev : &w->dev;
+	struct gdn_hold **h = x ? &x->h : &w->h;
 	struct gdn_hold_opts ho = {0};
 
-	if (open_dev(s, opts))
+	if (open_dev(s, opts, k, dev))
 		return -1;
-	ho.tpu_name = gdn_backend_setting(w->dev, "tpu_name");
-	ho.tpu_type = gdn_backend_setting(w->dev, "tpu_type");
-	ho.backend = w->dev;
+	ho.tpu_name = gdn_backend_setting(*dev, "tpu_name");
+	ho.tpu_type = gdn_backend_setting(*dev, "tpu_type");
+	ho.backend = *dev;
 	ho.required = w->hold_required && !s->a.resilient;
 	ho.reacquire_interval_ms = w->reacquire_ms;
 	ho.mode = s->gate.mode;
-	ho.directives = &s->directives;
+	/* a worker's directive names its own allocation: added in its process */
+	ho.directives = x ? &x->directives : &s->directives;
 	ho.say = s->say;
 	ho.payload = s->payload;
-	w->h = gdn_hold_new(&ho);
+	*h = gdn_hold_new(&ho);
 	/* the agent's worktree is made when the run starts: the allocation syncs the checkout */
-	w->dev->repo_root = s->workdir;
-	if (gdn_hold_acquire(w->h, &s->err)) {
+	(*dev)->repo_root = s->workdir;
+	if (gdn_hold_acquire(*h, &s->err)) {
 		s->style = gdn_proc_interrupted() ? GDN_SETUP_SIGNAL : GDN_SETUP_PLAIN;
 		if (!s->err.code || s->err.code == GDN_EFAILED)
 			s->err.code = GDN_EBACKEND; /* the allocation failed */
 		return -1;
 	}
-	w->dev->repo_root = s->agent_dir;
+	/* a worker's re-acquire (in the loop's process) syncs its worktree */
+	(*dev)->repo_root = x ? x->dir : s->agent_dir;
 	return 0;
 }
 
-/* The gate's targets: the held dev TPU, then the Ray fallback clusters. */
-static int open_targets(struct gdn_loop_setup *s)
+/* The gate's targets (worker k's, k > 0): the held dev TPU, then the Ray fallback clusters. */
+static int open_targets(struct gdn_loop_setup *s, long k)
 {
 	struct gdn_loop_where *w = &s->w;
+	struct gdn_loop_where_worker *x = worker(w, k);
 	struct gdn_targets_opts to = {0};
 
 	to.repo = s->agent_dir;
 	to.infra_repo = s->workdir; /* the agent's worktree does not exist yet */
-	to.hold = w->h;
-	to.dev = w->dev;
+	to.hold = x ? x->h : w->h;
+	to.dev = x ? x->dev : w->dev;
 	to.clusters = &w->clusters;
 	to.auto_discover = w->auto_clusters;
 	to.excludes = &w->excludes;
@@ -795,7 +832,7 @@ static int open_targets(struct gdn_loop_setup *s)
 	to.test_tpu = w->ray_tpu;
 	to.profile_tpu = w->profile_tpu;
 	to.cross_tpu_tests = w->cross_tpu;
-	to.backend = s->gate.backend;
+	to.backend = x && x->backend ? x->backend : s->gate.backend;
 	to.passes = w->validation_attempts;
 	to.retry_sleep_ms = (long)(w->validation_retry_sleep * 1000.0);
 	to.ray_tests_timeout_ms = (long)(w->ray_test_timeout * 1000.0);
@@ -807,14 +844,26 @@ static int open_targets(struct gdn_loop_setup *s)
 	}
 	to.on_event = s->on_event;
 	to.event_payload = s->payload;
-	to.say = s->say;
+	/* the discovered clusters are the same for every worker: said once */
+	to.say = k <= 1 ? s->say : NULL;
 	to.payload = s->payload;
-	if (gdn_targets_new(s->cfg, &to, &w->targets, &s->err)) {
+	if (gdn_targets_new(s->cfg, &to, x ? &x->targets : &w->targets, &s->err)) {
 		s->style = GDN_SETUP_ERROR;
 		return -1;
 	}
-	s->gate.targets = w->targets;
+	if (k <= 1)
+		s->gate.targets = x ? x->targets : w->targets;
 	return 0;
+}
+
+/* Whether the gate validates through targets (worker k's hold, k > 0). */
+static bool wants_targets(struct gdn_loop_setup *s, long k)
+{
+	struct gdn_loop_where *w = &s->w;
+	struct gdn_hold *h = k ? w->wv[k - 1].h : w->h;
+
+	return s->gate_on &&
+	       (h || w->clusters.nr || w->auto_clusters || w->validation_attempts != 1);
 }
 
 int gdn_loop_where_open(struct gdn_loop_setup *s, const struct opt *opts)
@@ -837,35 +886,108 @@ int gdn_loop_where_open(struct gdn_loop_setup *s, const struct opt *opts)
 			return gdn_loop_setup_fail(s, GDN_SETUP_PLAIN, GDN_EUSAGE,
 						   "--hold-dev-tpu requires --dev-tpu-name.");
 		}
+		for (long i = 0; w->hold && w->wv && i < w->workers; i++)
+			w->wv[i].tpu_name = xstrfmt("%s-w%ld", name, i + 1);
 	}
 	if (s->a.dry_run) /* the pre-flight: checked, nothing started */
 		return 0;
-	if (w->hold && acquire_dev(s, opts))
-		return -1;
-	if (s->gate_on &&
-	    (w->h || w->clusters.nr || w->auto_clusters || w->validation_attempts != 1))
-		return open_targets(s);
+	w->pid = getpid();
+	if (!w->wv) {
+		if (w->hold && acquire_dev(s, opts, 0))
+			return -1;
+		if (wants_targets(s, 0))
+			return open_targets(s, 0);
+		return 0;
+	}
+	/* every worker's allocation before the loop starts, then every worker's targets */
+	for (long k = 1; w->hold && k <= w->workers; k++)
+		if (acquire_dev(s, opts, k))
+			return -1;
+	for (long k = 1; k <= w->workers; k++)
+		if (wants_targets(s, k) && open_targets(s, k))
+			return -1;
+	/* the run's own (the baseline, the plan): worker 1's */
+	w->dev = w->wv[0].dev;
+	w->h = w->wv[0].h;
+	w->targets = w->wv[0].targets;
 	return 0;
+}
+
+void gdn_loop_where_refresh(struct gdn_loop_where *w, long k)
+{
+	struct gdn_hold *h = w->wv && k >= 1 && k <= w->workers ? w->wv[k - 1].h : NULL;
+	char *why;
+
+	/* interrupted: the allocations are stopping, the end releases them */
+	if (!h || w->forked || gdn_proc_interrupted() || gdn_hold_alive(h, NULL))
+		return;
+	why = xstrfmt("worker %ld's held dev TPU is not active", k);
+	gdn_hold_reacquire(h, NULL, why);
+	free(why);
+}
+
+void gdn_loop_where_forked(struct gdn_loop_where *w)
+{
+	if (!w->pid || w->pid == getpid())
+		return; /* the process that acquired them keeps them */
+	w->forked = true;
+	gdn_hold_forked(w->h);
+	for (long i = 0; w->wv && i < w->workers; i++)
+		gdn_hold_forked(w->wv[i].h);
+}
+
+/* Release one hold and journal its events; the first failure's message in *warning. */
+static void end_hold(struct gdn_hold *h, const char *log_dir, const char *run_id, char **warning)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+
+	if (!h)
+		return;
+	if (gdn_hold_release(h, &err) && !*warning)
+		*warning = xstrdup(err.msg);
+	gdn_hold_flush(h, log_dir, run_id);
 }
 
 void gdn_loop_where_end(struct gdn_loop_where *w, const char *log_dir, const char *run_id,
 			char **warning)
 {
-	struct gdn_err err = GDN_ERR_INIT;
-
 	*warning = NULL;
-	if (!w->h)
+	if (!w->wv) {
+		end_hold(w->h, log_dir, run_id, warning);
 		return;
-	if (gdn_hold_release(w->h, &err))
-		*warning = xstrdup(err.msg);
-	gdn_hold_flush(w->h, log_dir, run_id);
+	}
+	for (long i = 0; i < w->workers; i++)
+		end_hold(w->wv[i].h, log_dir, run_id, warning);
 }
 
 void gdn_loop_where_release(struct gdn_loop_where *w)
 {
+	if (w->wv) {
+		for (long i = 0; i < w->workers; i++) {
+			struct gdn_loop_where_worker *x = &w->wv[i];
+
+			gdn_targets_free(x->targets);
+			gdn_hold_free(x->h);
+			if (!w->forked) /* freeing it would stop the parent's allocation */
+				gdn_backend_free(x->dev);
+			gdn_backend_free(x->backend);
+			free(x->dir);
+			free(x->tpu_name);
+			free(x->champion_name);
+			strvec_clear(&x->directives);
+		}
+		FREE_AND_NULL(w->wv);
+		w->dev = NULL;
+		w->h = NULL;
+		w->targets = NULL;
+	}
 	gdn_targets_free(w->targets);
 	gdn_hold_free(w->h);
-	gdn_backend_free(w->dev);
+	if (!w->forked)
+		gdn_backend_free(w->dev);
+	w->targets = NULL;
+	w->h = NULL;
+	w->dev = NULL;
 	strvec_clear(&w->fallbacks);
 	strvec_clear(&w->clusters);
 	strvec_clear(&w->excludes);

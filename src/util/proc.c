@@ -1201,7 +1201,6 @@ int gdn_proc_fork_fn(int (*fn)(void *payload), void *payload, pid_t *pid, struct
 	if (getppid() != parent)
 		_exit(128 + SIGTERM);
 	gdn_proc_set_subreaper();
-	setvbuf(stdout, NULL, _IOLBF, 0);
 	code = fn(payload);
 	fflush(NULL);
 	_exit(code & 0xff);

@@ -12,6 +12,7 @@
 #include "gdnctl/opt.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
+#include "gdnctl/xalloc.h"
 
 static const char *const colours[] = {"red", "green", NULL};
 
@@ -218,12 +219,167 @@ static void test_argv_errors(void **unused)
 	vals_release(&v);
 }
 
+/* --backend, repeatable since --workers: journaled as a string when given once. */
+static void test_backend_once_as_string(void **unused)
+{
+	struct strvec backends = STRVEC_INIT, back = STRVEC_INIT;
+	struct opt o[] = {
+	    OPT_LIST_(0, "backend", &backends, "NAME", "where"),
+	    OPT_END_(),
+	};
+	const char *once[] = {"test", "--backend", "box"};
+	const char *twice[] = {"test", "--backend", "a", "--backend", "b"};
+	struct gdn_err err = GDN_ERR_INIT;
+	json_t *j;
+	char *text;
+
+	(void)unused;
+	parse(o, (int)ARRAY_SIZE(once), once);
+	j = gdn_loop_options_json(o);
+	text = dump(j);
+	assert_string_equal(text, "{\"backend\":\"box\"}");
+	free(text);
+	/* and back (a journal of either version) */
+	assert_int_equal(gdn_loop_options_argv(o, j, &back, &err), 0);
+	assert_int_equal(back.nr, 2);
+	assert_string_equal(back.v[1], "box");
+	json_decref(j);
+	strvec_clear(&backends);
+	parse(o, (int)ARRAY_SIZE(twice), twice);
+	j = gdn_loop_options_json(o);
+	text = dump(j);
+	assert_string_equal(text, "{\"backend\":[\"a\",\"b\"]}");
+	free(text);
+	json_decref(j);
+	strvec_clear(&backends);
+	strvec_clear(&back);
+}
+
+/* --workers: a path under the agent's worktree moved to a worker's. */
+static void test_worker_path(void **unused)
+{
+	static const struct {
+		const char *path, *from, *to, *want;
+	} cases[] = {
+	    {"/l/worktree/a/log.md", "/l/worktree", "/l/workers/w2", "/l/workers/w2/a/log.md"},
+	    {"/l/worktree/a/log.md", "/l/worktree/", "/w/w1", "/w/w1/a/log.md"},
+	    {"/l/worktree", "/l/worktree", "/w/w1", NULL},	   /* the tree itself */
+	    {"/l/worktree2/log.md", "/l/worktree", "/w/w1", NULL}, /* a sibling */
+	    {"/elsewhere/log.md", "/l/worktree", "/w/w1", NULL},
+	    {"/l/log.md", "/l/worktree", "/w/w1", NULL},
+	};
+
+	(void)unused;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char *got = gdn_loop_worker_path(cases[i].path, cases[i].from, cases[i].to);
+
+		if (cases[i].want)
+			assert_string_equal(got, cases[i].want);
+		else
+			assert_null(got);
+		free(got);
+	}
+	assert_null(gdn_loop_worker_path(NULL, "/a", "/b"));
+}
+
+/* The worker hook re-points what points at the agent's worktree, in worker K's process. */
+static void test_worker_hook(void **unused)
+{
+	struct gdn_loop_setup s;
+	struct gdn_backend *shared = xcalloc(1, sizeof(*shared));
+	struct gdn_backend *own = xcalloc(1, sizeof(*own));
+	struct gdn_err err = GDN_ERR_INIT;
+	char *dir;
+
+	(void)unused;
+	gdn_loop_setup_init(&s, "/cwd", "/repo", NULL);
+	s.log_dir = xstrdup("/l");
+	s.workdir = xstrdup("/repo");
+	s.agent_dir = xstrdup("/l/worktree");
+	s.hlog = xstrdup("/l/worktree/docs/log.md");
+	s.lo.hillclimb_log = s.hlog;
+	s.mo.log_file = s.hlog;
+	s.backend = shared;
+	s.gate.backend = shared;
+	s.gate.workdir = s.agent_dir;
+	s.ts.workdir = s.agent_dir;
+	s.w.mg.repo = s.agent_dir;
+	strvec_push(&s.directives, "base");
+	s.a.workers = s.w.workers = 2;
+	s.w.wv = xcalloc(2, sizeof(*s.w.wv));
+	for (int k = 0; k < 2; k++) {
+		s.w.wv[k].champion_name = xstrfmt("champion-w%d", k + 1);
+		strvec_init(&s.w.wv[k].directives);
+	}
+	s.w.wv[1].backend = own;
+	strvec_push(&s.w.wv[1].directives, "dev TPU me-w2");
+
+	/* the worktrees */
+	dir = gdn_loop_setup_worker_dir(&s, 2);
+	assert_string_equal(dir, "/l/workers/w2");
+	free(dir);
+	s.worktree_dir = xstrdup("/wt");
+	dir = gdn_loop_setup_worker_dir(&s, 1);
+	assert_string_equal(dir, "/wt/w1");
+	free(dir);
+
+	/* no such worker */
+	assert_int_equal(gdn_loop_setup_worker(&s.gate, 3, "/wt/w3", &err), GDN_EUSAGE);
+	assert_int_equal(gdn_loop_setup_worker(&s.gate, 0, "/wt/w0", &err), GDN_EUSAGE);
+	assert_string_equal(s.gate.workdir, "/l/worktree");
+
+	/* in the process that opened the holds: they stay its own */
+	s.w.pid = getpid();
+	assert_int_equal(gdn_loop_setup_worker(&s.gate, 1, "/wt/w1", &err), 0);
+	assert_false(s.w.forked);
+	assert_string_equal(s.gate.workdir, "/wt/w1");
+	assert_ptr_equal(s.gate.backend, shared);
+	s.w.pid = 1; /* a forked process: the holds are the parent's */
+	assert_int_equal(gdn_loop_setup_worker(&s.gate, 2, "/wt/w2", &err), 0);
+	assert_true(s.w.forked);
+	assert_string_equal(s.worker_dir, "/wt/w2");
+	assert_string_equal(s.gate.workdir, "/wt/w2");
+	assert_string_equal(s.hlog, "/wt/w2/docs/log.md");
+	assert_ptr_equal(s.lo.hillclimb_log, s.hlog);
+	assert_ptr_equal(s.mo.log_file, s.hlog);
+	assert_ptr_equal(s.gate.backend, own);
+	assert_string_equal(own->repo_root, "/wt/w2");
+	assert_string_equal(shared->repo_root, "/wt/w2");
+	assert_string_equal(s.gate.champion_name, "champion-w2");
+	assert_string_equal(s.ts.workdir, "/wt/w2");
+	assert_ptr_equal(s.ts.backend, own);
+	assert_string_equal(s.w.mg.repo, "/wt/w2");
+	assert_null(s.gate.targets);
+	assert_int_equal(s.directives.nr, 2);
+	assert_string_equal(s.directives.v[0], "base");
+	assert_string_equal(s.directives.v[1], "dev TPU me-w2");
+	/* again (a re-validation), then in another tree: the same, nothing twice */
+	assert_int_equal(gdn_loop_setup_worker(&s.gate, 2, "/wt/w2", &err), 0);
+	assert_int_equal(gdn_loop_setup_worker(&s.gate, 2, "/wt/again", &err), 0);
+	assert_string_equal(s.hlog, "/wt/again/docs/log.md");
+	assert_string_equal(s.gate.workdir, "/wt/again");
+	assert_string_equal(own->repo_root, "/wt/again");
+	assert_int_equal(s.directives.nr, 2);
+	assert_string_equal(s.directives.v[1], "dev TPU me-w2");
+
+	/* the hooks the engine takes: the worker hook alone without a gate */
+	s.worker_hooks.worker = gdn_loop_setup_worker;
+	assert_ptr_equal(gdn_loop_setup_hooks(&s), &s.worker_hooks);
+	assert_ptr_equal(gdn_loop_setup_hooks(&s)->payload, &s.gate);
+	s.gate_on = true;
+	assert_ptr_equal(gdn_loop_setup_hooks(&s), &s.hooks);
+	s.gate_on = false;
+	s.worker_hooks.worker = NULL;
+	assert_null(gdn_loop_setup_hooks(&s));
+	gdn_loop_setup_release(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_round_trip),
-	    cmocka_unit_test(test_only_given_decision_options),
-	    cmocka_unit_test(test_argv_errors),
+	    cmocka_unit_test(test_round_trip),	cmocka_unit_test(test_only_given_decision_options),
+	    cmocka_unit_test(test_argv_errors), cmocka_unit_test(test_backend_once_as_string),
+	    cmocka_unit_test(test_worker_path), cmocka_unit_test(test_worker_hook),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
