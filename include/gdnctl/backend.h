@@ -142,7 +142,14 @@ struct gdn_backend {
 	void *priv; /* the type's own state */
 	/* Set by the caller after gdn_backend_open: */
 	const char *repo_root; /* borrowed: sync source and default workdir, or NULL (cwd) */
-	bool dry_run;	       /* every op only reports what it would run */
+	/*
+	 * Borrowed, or NULL: a second tree run on this backend (--perf-ab's
+	 * champion, from its own repo_root) kept apart from the first: ssh
+	 * with `sync: rsync` copies it to, runs it in and copies back from
+	 * WORKDIR + copy_suffix ("~" and "/" get "/" + copy_suffix).
+	 */
+	const char *copy_suffix;
+	bool dry_run; /* every op only reports what it would run */
 	/* Private to the poll loop: GDN_EV_POLL is reported in the first round only. */
 	bool quiet_polls;
 	/* Private: the options of the spec it was opened from (owned), or NULL. */
@@ -197,6 +204,17 @@ void gdn_backend_free(struct gdn_backend *b);
  */
 const char *gdn_backend_setting(const struct gdn_backend *b, const char *key);
 const struct strvec *gdn_backend_setting_list(const struct gdn_backend *b, const char *key);
+
+/*
+ * Whether a run on b can come from another tree than the first (the
+ * caller sets repo_root to that tree and copy_suffix for the time of the
+ * run), so that two trees alternate on b without one overwriting or
+ * rebuilding the other: NULL when it can (local; ssh with `sync: rsync`;
+ * slurm with a relative workdir, on the shared file system; ray
+ * with `cli: marin`, whose submission uploads the tree), else why not, a
+ * phrase (static) for a message.
+ */
+const char *gdn_backend_second_tree_refusal(const struct gdn_backend *b);
 
 /*
  * dev-tpu: the cluster of the held allocation, or NULL (none held, or not a

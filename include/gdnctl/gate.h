@@ -54,9 +54,13 @@ struct gdn_gate {
 	struct gdn_targets *targets;
 	/*
 	 * --perf-ab: the champion (a detached worktree of its commit under
-	 * log_dir/champion) and the candidate profiled alternately, at least
-	 * perf_repeats pairs and up to perf_max_repeats while the interval at
-	 * perf_confidence is inconclusive. Local backend only.
+	 * log_dir/champion) and the candidate profiled alternately on the
+	 * same backend or targets, at least perf_repeats pairs and up to
+	 * perf_max_repeats while the interval at perf_confidence is
+	 * inconclusive. A remote backend runs the champion with repo_root
+	 * set to its worktree and copy_suffix ".gdnctl-" + the worktree's
+	 * name (backend.h: ssh copies it to WORKDIR.gdnctl-champion); setup
+	 * refuses where that cannot work (gdn_backend_second_tree_refusal).
 	 */
 	bool perf_ab;
 	long perf_max_repeats;
@@ -77,6 +81,12 @@ struct gdn_gate {
 	char *champion_gitdir; /* the repository's common git dir, to remove it at the end */
 	char *perf_main_path;  /* --workers: the run's perf state file (a child saves beside it) */
 	const char *champion_name; /* its directory's name in log_dir (NULL: "champion") */
+	/*
+	 * Private: set on the champion's copy of the gate (its runs come from
+	 * workdir: the local backend cds there, a remote one gets it as its
+	 * repo_root and this as its copy_suffix for the run).
+	 */
+	const char *copy_suffix;
 };
 /* Whether `path` (relative to the repository) matches one of the protected globs. */
 bool gdn_gate_protected(const struct strvec *globs, const char *path);

@@ -38,13 +38,15 @@ enum gdn_report_outcome {
 	GDN_REPORT_UNSCORED,	 /* the metric was not measured */
 	GDN_REPORT_FAILED_TESTS, /* the validation gate failed: reverted */
 	GDN_REPORT_NO_COMMIT,
-	GDN_REPORT_KEPT,  /* commits kept without a performance decision */
-	GDN_REPORT_ERROR, /* agent failure, post-check, iteration error, failed revert */
-	GDN_REPORT_OPEN,  /* no decision in the journal (running or interrupted) */
+	GDN_REPORT_KEPT,     /* commits kept without a performance decision */
+	GDN_REPORT_ERROR,    /* agent failure, post-check, iteration error, failed revert */
+	GDN_REPORT_OPEN,     /* no decision in the journal (running or interrupted) */
+	GDN_REPORT_CONFLICT, /* workers: the candidate conflicted with a newer champion */
 	GDN_REPORT_OUTCOME_NR
 };
 /* "baseline", "promoted", "within_band", "regression", "gate_regression", "unscored",
- * "failed_tests", "no_commit", "kept", "error", "open" (also the HTML class suffix). */
+ * "failed_tests", "no_commit", "kept", "error", "open", "conflict" (also the HTML
+ * class suffix). */
 const char *gdn_report_outcome_name(enum gdn_report_outcome o);
 /* For people: "promoted", "within band", "failed tests", ... */
 const char *gdn_report_outcome_label(enum gdn_report_outcome o);
@@ -85,7 +87,10 @@ struct gdn_report_iter {
 	struct gdn_report_delta deltas[GDN_REPORT_TOP_DELTAS];
 	size_t nr_deltas;
 	bool seen_decision, seen_error, validation_failed;
-	char *failure; /* the decision's failure kind (owned), or NULL */
+	bool conflict;	/* a rebase conflict: discarded, not promoted */
+	long rechecks;	/* workers: `recheck` events (checked again on a newer champion) */
+	bool kept_away; /* a discarded ref kept for it (`ref_kept`) */
+	char *failure;	/* the decision's failure kind (owned), or NULL */
 	/*
 	 * The trace of the iteration's last profile run with one (`trace`
 	 * events): where it came from ("local", "backend", "gcs", "wandb"),
@@ -93,6 +98,55 @@ struct gdn_report_iter {
 	 * fetched from; or why there was none. All owned, or NULL.
 	 */
 	char *trace_source, *trace_path, *trace_file, *trace_origin, *trace_reason;
+	long worker; /* the worker that ran it (its events' "worker"; 1 without one) */
+};
+
+/*
+ * Parallel workers (`gdnctl loop --workers N`, docs/gdnctl-report.md): one
+ * lane per worker. A span is a stretch of the worker's time: the agent
+ * (agent_start .. agent_end) or a validation phase ([ts - duration_ms, ts]
+ * of a `validation` event). Times are milliseconds of the run's active
+ * time (the idle gaps before resumes taken out) since its start.
+ */
+#define GDN_REPORT_MAX_WORKERS 256 /* worker ids above this are ignored */
+enum gdn_report_span_kind { GDN_REPORT_SPAN_AGENT = 0, GDN_REPORT_SPAN_VALIDATION };
+
+struct gdn_report_span {
+	enum gdn_report_span_kind kind;
+	long iteration;
+	long long start_ms, end_ms; /* absolute while loading; active offsets once loaded */
+};
+
+struct gdn_report_lane {
+	long worker; /* 1..N */
+	struct gdn_report_span *v;
+	size_t nr, alloc;
+	/*
+	 * Unions of the spans: an overlap is counted once, so busy_ms <=
+	 * active time and idle_ms = active time - busy_ms.
+	 */
+	long long agent_ms, validation_ms, busy_ms, idle_ms;
+	double busy;	   /* busy_ms / active time (NAN without active time) */
+	double accel_busy; /* validation_ms / active time: the worker's accelerator */
+	long iterations;   /* iterations started (iteration 0 not counted) */
+	long promotions;
+	long long open_agent_ms; /* internal: the start of an agent not yet ended, or -1 */
+	long open_iteration;
+};
+
+/* A `promote` event: a new champion, in promotion order. */
+struct gdn_report_promotion {
+	long order; /* 1, 2, ... */
+	long iteration, worker;
+	char *champion;	 /* the new champion commit (owned), or NULL */
+	double metric;	 /* the promoted iteration's measured metric, or NAN */
+	bool best;	 /* its perf decision promoted it (not a kept within-band one) */
+	long long at_ms; /* absolute while loading; the active offset once loaded */
+};
+
+/* An idle gap before a resume (absolute times, ms). */
+struct gdn_report_gap {
+	long long from_ms, to_ms;
 };
 
 struct gdn_report_totals {
@@ -103,6 +157,7 @@ struct gdn_report_totals {
 	long commits_kept, commits_reverted, failures, promoted;
 	/* iterations (> 0, with a decision) by what became of them */
 	long iters_kept, iters_reverted, iters_no_commit, iters_failed;
+	long iters_conflicted; /* workers: discarded by a rebase conflict (not in iters_failed) */
 	/* the agent's reported usage (`usage` events; usage_iterations 0: none) */
 	long usage_iterations;
 	long long input_tokens, output_tokens, tokens;
@@ -128,10 +183,27 @@ struct gdn_report {
 	struct gdn_report_iter *v;
 	size_t nr, alloc;
 	struct gdn_report_totals totals;
+	/*
+	 * Workers: run_start's (or run_resume's) "workers", raised to the
+	 * largest worker id seen (capped at GDN_REPORT_MAX_WORKERS); 1 for a
+	 * one-worker run. The lanes, promotions and gaps are kept for every
+	 * run; the renderers show them only when workers > 1
+	 * (gdn_report_parallel), so a one-worker report is unchanged.
+	 */
+	long workers;
+	struct gdn_report_lane *lanes; /* lanes[k - 1]: worker k; nr_lanes == workers */
+	size_t nr_lanes;
+	struct gdn_report_promotion *promotions;
+	size_t nr_promotions, alloc_promotions;
+	struct gdn_report_gap *gaps;
+	size_t nr_gaps, alloc_gaps;
+	/* all workers: mean busy and accelerator-busy fractions (NAN without active time) */
+	double busy, accel_busy;
 };
-#define GDN_REPORT_INIT                                                \
-	{                                                              \
-		.runs = STRVEC_INIT, .baseline = NAN, .last_ts_ms = -1 \
+#define GDN_REPORT_INIT                                                                            \
+	{                                                                                          \
+		.runs = STRVEC_INIT, .baseline = NAN, .last_ts_ms = -1, .workers = 1, .busy = NAN, \
+		.accel_busy = NAN                                                                  \
 	}
 void gdn_report_init(struct gdn_report *r);
 void gdn_report_release(struct gdn_report *r);
@@ -168,6 +240,22 @@ void gdn_report_add_hypotheses(struct gdn_report *r, const char *repo, const cha
 void gdn_report_headline(const struct gdn_report *r, struct sbuf *out);
 /* The round ticks of an axis over [lo, hi] (log: 1-2-5 per decade); returns how many (<= max). */
 size_t gdn_report_ticks(double lo, double hi, bool log, double *ticks, size_t max);
+
+/* The run had more than one worker: the report shows its lanes and promotions. */
+bool gdn_report_parallel(const struct gdn_report *r);
+
+/*
+ * The lanes, for the model (src/report/lanes.c; the loader calls them):
+ * an event's "worker" (1 without one, 0 for an id out of range); one
+ * event of the selected run at time t (ms, -1 unknown; prev: the run's
+ * previous event time) of worker k (0: none); the sums once the journal
+ * is read (after the totals); release.
+ */
+long gdn_report_event_worker(json_t *o);
+void gdn_report_lane_event(struct gdn_report *r, const char *ev, json_t *o, long long t,
+			   long long prev, long k);
+void gdn_report_lanes_finish(struct gdn_report *r);
+void gdn_report_lanes_release(struct gdn_report *r);
 
 /* Renderers: append to out. */
 void gdn_report_render_text(const struct gdn_report *r, struct sbuf *out);

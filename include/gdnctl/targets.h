@@ -92,6 +92,17 @@ void gdn_targets_set_repo(struct gdn_targets *t, const char *repo);
 int gdn_targets_run(struct gdn_targets *t, const struct gdn_loop_iter *it, const char *phase,
 		    long attempt, const char *command, const char *workdir,
 		    const struct gdn_run_spec *spec, int *rc, struct gdn_err *err);
+/*
+ * gdn_targets_run for a second tree (--perf-ab's champion): each try's
+ * remote backend runs it with repo_root `root` and copy_suffix `suffix`
+ * (set for the run, then restored; backend.h), a local one in `workdir`. The
+ * phase_command of a phase named "profile-..." is the profile's. root
+ * NULL: gdn_targets_run.
+ */
+int gdn_targets_run_tree(struct gdn_targets *t, const struct gdn_loop_iter *it, const char *phase,
+			 long attempt, const char *command, const char *workdir, const char *root,
+			 const char *suffix, const struct gdn_run_spec *spec, int *rc,
+			 struct gdn_err *err);
 /* The backend the last try of gdn_targets_run ran on (borrowed), or NULL. */
 struct gdn_backend *gdn_targets_last(const struct gdn_targets *t);
 

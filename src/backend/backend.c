@@ -540,6 +540,38 @@ char *gdn_backend_local_path(const char *path, const char *base)
 	return xstrdup(path);
 }
 
+const char *gdn_backend_second_tree_refusal(const struct gdn_backend *b)
+{
+	const char *type = b->ops->type, *v;
+
+	if (!strcmp(type, "local"))
+		return NULL;
+	if (!strcmp(type, "ssh")) {
+		v = gdn_backend_str(b, "sync");
+		return v && !strcmp(v, "rsync")
+			   ? NULL
+			   : "without sync: rsync it runs in a fixed remote workdir that gdnctl "
+			     "does not copy to";
+	}
+	if (!strcmp(type, "slurm")) {
+		/* with no workdir the jobs start where gdnctl runs, whatever the tree */
+		v = gdn_backend_str(b, "workdir");
+		return v && v[0] != '/' && v[0] != '~'
+			   ? NULL
+			   : "its jobs run in a fixed directory: set its workdir relative to the "
+			     "repository (workdir: .)";
+	}
+	if (!strcmp(type, "ray")) {
+		v = gdn_backend_str(b, "cli");
+		return !v || !strcmp(v, "marin")
+			   ? NULL
+			   : "the plain Ray CLI (cli: ray) does not upload the tree";
+	}
+	if (!strcmp(type, "dev-tpu"))
+		return "dev_tpu.py execute syncs every tree to one remote directory";
+	return "it cannot run two trees side by side";
+}
+
 /* ---- events and programs ---- */
 
 void gdn_backend_event(struct gdn_backend *b, enum gdn_backend_event ev, const char *fmt, ...)

@@ -13,7 +13,9 @@
  *
  * With `sync: rsync` the repository (or the current directory) is first
  * copied to the workdir: `ssh HOST -- mkdir -p -- DIR`, then
- * `rsync -a -s [--exclude=P]... -e 'ssh ...' SRC/ HOST:DIR/`.
+ * `rsync -a -s [--exclude=P]... -e 'ssh ...' SRC/ HOST:DIR/`. A second
+ * tree (b->copy_suffix: --perf-ab's champion) has a workdir of its own,
+ * DIR + suffix.
  *
  * Names are checked when the backend is opened: the host and the user
  * must not start with '-' and contain no shell metacharacters; no value
@@ -254,15 +256,36 @@ out:
 	return ret;
 }
 
-/* Copy the repository to the workdir. */
-static int ssh_sync(struct gdn_backend *b, gdn_line_fn on_line, void *payload, struct gdn_err *err)
+/*
+ * The workdir of this run (caller frees; NULL when none): workdir, or
+ * with b->copy_suffix a second tree's (backend.h).
+ */
+static char *ssh_workdir(const struct gdn_backend *b)
+{
+	const struct ssh_priv *sp = b->priv;
+	size_t n;
+
+	if (!sp->workdir)
+		return NULL;
+	if (!b->copy_suffix || !*b->copy_suffix)
+		return xstrdup(sp->workdir);
+	n = strlen(sp->workdir);
+	while (n > 1 && sp->workdir[n - 1] == '/')
+		n--;
+	if (n == 1 && (sp->workdir[0] == '~' || sp->workdir[0] == '/'))
+		return xstrfmt("%s%s", sp->workdir[0] == '~' ? "~/" : "/", b->copy_suffix);
+	return xstrfmt("%.*s%s", (int)n, sp->workdir, b->copy_suffix);
+}
+
+/* Copy the repository to the workdir wd. */
+static int ssh_sync(struct gdn_backend *b, const char *wd, gdn_line_fn on_line, void *payload,
+		    struct gdn_err *err)
 {
 	struct ssh_priv *sp = b->priv;
 	struct strvec argv = STRVEC_INIT, base = STRVEC_INIT;
 	struct sbuf remote = SBUF_INIT, e = SBUF_INIT, dest = SBUF_INIT;
 	char cwd[PATH_MAX];
 	const char *src = b->repo_root;
-	const char *wd = sp->workdir;
 	int ret;
 
 	if (!src)
@@ -305,14 +328,16 @@ static int ssh_run(struct gdn_backend *b, const struct gdn_run_spec *spec,
 		   struct gdn_job_status *st, struct gdn_err *err)
 {
 	struct ssh_priv *sp = b->priv;
+	char *wd = ssh_workdir(b);
 	int ret = 0;
 
 	if (spec->dry_run)
 		b->dry_run = true;
 	if (sp->sync)
-		ret = ssh_sync(b, spec->on_line, spec->payload, err);
+		ret = ssh_sync(b, wd, spec->on_line, spec->payload, err);
 	if (!ret)
-		ret = gdn_job_run_fg(b, &sp->target, sp->workdir, spec, st, err);
+		ret = gdn_job_run_fg(b, &sp->target, wd, spec, st, err);
+	free(wd);
 	return ret;
 }
 
@@ -320,15 +345,17 @@ static int ssh_submit(struct gdn_backend *b, const struct gdn_run_spec *spec, ch
 		      struct gdn_err *err)
 {
 	struct ssh_priv *sp = b->priv;
+	char *wd = ssh_workdir(b);
 	int ret = 0;
 
 	*job_id = NULL;
 	if (spec->dry_run)
 		b->dry_run = true;
 	if (sp->sync)
-		ret = ssh_sync(b, spec->on_line, spec->payload, err);
+		ret = ssh_sync(b, wd, spec->on_line, spec->payload, err);
 	if (!ret)
-		ret = gdn_job_submit(b, &sp->target, sp->workdir, spec, job_id, err);
+		ret = gdn_job_submit(b, &sp->target, wd, spec, job_id, err);
+	free(wd);
 	return ret;
 }
 
@@ -368,7 +395,7 @@ static int ssh_copy_source(struct gdn_backend *b, const char *path, struct gdn_c
 	(void)err;
 	ssh_base(sp, &w->ssh);
 	w->host = xstrdup(sp->host);
-	w->remote_root = sp->workdir ? xstrdup(sp->workdir) : NULL;
+	w->remote_root = ssh_workdir(b);
 	w->rsync = sp->rsync;
 	return 0;
 }

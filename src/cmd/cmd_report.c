@@ -26,7 +26,9 @@
 static const struct opt_usage usage = {
     "gdnctl report [options]",
     "Report on a loop run: an HTML page with the metric per iteration, the champion line,\n"
-    "each decision and the top trace deltas, and a plain-text summary (or --json).",
+    "each decision and the top trace deltas, and a plain-text summary (or --json).\n"
+    "A run of 'gdnctl loop --workers N' adds one lane per worker (agent, validation, idle),\n"
+    "the busy fractions of each worker and its accelerator, and the promotions in order.",
     "Reads <log-dir>/loop.jsonl (the last run unless --run) and the performance state\n"
     "(<log-dir>/perf_state.json unless --perf-state-file; optional when absent). The\n"
     "default log directory is the loop's: <git common dir>/gdnctl/<branch>.\n"

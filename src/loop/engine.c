@@ -2247,6 +2247,7 @@ static enum step catch_up(struct loop *l, struct iter *c, struct gdn_err *err)
 		goto out;
 	}
 	for (int tries = 0;; tries++) {
+		sbuf_reset(&why);
 		FREE_AND_NULL(onto);
 		if (gdn_git_rev(&l->ugit, spec ? l->tip_ref : l->champion_ref, &onto, err))
 			goto out;
@@ -2259,7 +2260,6 @@ static enum step catch_up(struct loop *l, struct iter *c, struct gdn_err *err)
 			goto out;
 		}
 		if (strcmp(onto, c->head_before)) {
-			sbuf_reset(&why);
 			if (carry(l, c, onto, base, cand, &why, err))
 				goto out;
 			if (why.len && spec) {

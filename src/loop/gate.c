@@ -83,6 +83,7 @@ static int run_phase(const struct gdn_gate *g, const struct gdn_loop_iter *it, c
 	struct sbuf shell = SBUF_INIT;
 	struct capture cap = {g, out, it, phase};
 	int64_t start = gdn_now_ms();
+	const char *root = g->backend->repo_root, *suffix = g->backend->copy_suffix;
 	int ret;
 
 	if (!strcmp(g->backend->ops->type, "local")) {
@@ -101,11 +102,19 @@ static int run_phase(const struct gdn_gate *g, const struct gdn_loop_iter *it, c
 	}
 	gdn_loop_reportf(it, GDN_LOOP_INFO, "validation %s attempt %ld", phase, k);
 	if (g->targets) { /* the held dev TPU, then fallbacks (targets.c): journals each try */
-		ret =
-		    gdn_targets_run(g->targets, it, phase, k, command, g->workdir, &spec, rc, err);
+		ret = gdn_targets_run_tree(g->targets, it, phase, k, command, g->workdir,
+					   g->copy_suffix ? g->workdir : NULL, g->copy_suffix,
+					   &spec, rc, err);
 		goto out;
 	}
+	if (g->copy_suffix && strcmp(g->backend->ops->type, "local")) {
+		/* the champion's tree (--perf-ab), for this run only */
+		g->backend->repo_root = g->workdir;
+		g->backend->copy_suffix = g->copy_suffix;
+	}
 	ret = g->backend->ops->run(g->backend, &spec, &st, err);
+	g->backend->repo_root = root;
+	g->backend->copy_suffix = suffix;
 	if (ret)
 		goto out;
 	*rc = st.state == GDN_JOB_SUCCEEDED ? 0 : gdn_job_exit_code(&st);
@@ -363,8 +372,8 @@ static const char *ab_champion(const struct gdn_gate *g, const struct gdn_loop_i
 	json_t *champ;
 	const char *sha;
 
-	if (!g->perf_ab || !g->perf_config || !g->log_dir || it->iteration <= 0 || g->targets ||
-	    strcmp(g->backend->ops->type, "local"))
+	/* where the champion cannot run from its own tree, setup refused (targets.c) */
+	if (!g->perf_ab || !g->perf_config || !g->log_dir || it->iteration <= 0)
 		return NULL;
 	champ = gdn_perf_state_champion(g->perf_state);
 	sha = json_string_value(json_object_get(champ, "commit"));
@@ -427,6 +436,8 @@ static int measure_ab(struct gdn_gate *g, const struct gdn_loop_iter *it, const 
 	struct gdn_gate cg;
 	long k = g->perf_repeats > 0 ? g->perf_repeats : 1;
 	long max = g->perf_max_repeats > k ? g->perf_max_repeats : k;
+	const char *base;
+	char *suffix = NULL;
 	int ret;
 
 	cm->iteration = it->iteration;
@@ -437,6 +448,13 @@ static int measure_ab(struct gdn_gate *g, const struct gdn_loop_iter *it, const 
 	cg = *g;
 	cg.workdir = g->champion_dir;
 	cg.trace_source = NULL;
+	/*
+	 * A remote backend (or target) runs it from the champion's worktree,
+	 * its copy there named after the worktree: ".gdnctl-champion".
+	 */
+	base = strrchr(g->champion_dir, '/');
+	suffix = xstrfmt(".gdnctl-%s", base ? base + 1 : g->champion_dir);
+	cg.copy_suffix = suffix;
 	for (long i = 1; i <= max && !ret; i++) {
 		int one = 0, crc = 0;
 		struct gdn_abstat st;
@@ -472,6 +490,7 @@ static int measure_ab(struct gdn_gate *g, const struct gdn_loop_iter *it, const 
 					 "one pair more",
 					 st.pairs, st.lo_pct, st.hi_pct);
 	}
+	free(suffix);
 	return ret;
 }
 

@@ -24,6 +24,7 @@
 #include "gdnctl/marin.h"
 #include "gdnctl/marin_gate.h"
 #include "gdnctl/opt.h"
+#include "gdnctl/perf.h"
 #include "gdnctl/proc.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
@@ -385,6 +386,7 @@ struct phase {
 	const char *name; /* "tests", "profile" */
 	long attempt, pass;
 	const char *command, *workdir;
+	const char *root, *suffix; /* a second tree (gdn_targets_run_tree), or NULL */
 	const struct gdn_run_spec *spec;
 	int rc;
 };
@@ -406,12 +408,15 @@ static int try_on(struct phase *p, struct gdn_backend *b, const char *label, con
 	bool dev = b == p->t->dev, tests = !strcmp(p->name, "tests");
 	bool ray = cluster && !dev;
 	int64_t start = gdn_now_ms();
+	const char *root = b->repo_root, *suffix = b->copy_suffix;
 	int ret;
 
 	p->t->last = b;
 	if (p->t->phase_command) {
-		ret = p->t->phase_command(p->t->phase_payload, p->it, p->name, dev, cluster,
-					  &command, &env, err);
+		/* "profile-champion" (--perf-ab) is the profile from another tree */
+		ret = p->t->phase_command(p->t->phase_payload, p->it,
+					  strncmp(p->name, "profile", 7) ? p->name : "profile", dev,
+					  cluster, &command, &env, err);
 		if (ret)
 			goto out;
 		if (env.nr)
@@ -437,7 +442,13 @@ static int try_on(struct phase *p, struct gdn_backend *b, const char *label, con
 		sbuf_addf(&passes, "/%ld", p->t->passes);
 	gdn_loop_reportf(p->it, GDN_LOOP_INFO, "validation %s on %s (pass %ld%s)", p->name, label,
 			 p->pass, passes.buf);
+	if (p->root && strcmp(b->ops->type, "local")) { /* the second tree, for this run only */
+		b->repo_root = p->root;
+		b->copy_suffix = p->suffix;
+	}
 	ret = b->ops->run(b, &s, &st, &sub);
+	b->repo_root = root;
+	b->copy_suffix = suffix;
 	if (w.tail > 0)
 		watch_flush(&w);
 	if (ret == GDN_EINTR || gdn_proc_interrupted()) {
@@ -585,7 +596,16 @@ int gdn_targets_run(struct gdn_targets *t, const struct gdn_loop_iter *it, const
 		    long attempt, const char *command, const char *workdir,
 		    const struct gdn_run_spec *spec, int *rc, struct gdn_err *err)
 {
-	struct phase p = {t, it, phase, attempt, 0, command, workdir, spec, 1};
+	return gdn_targets_run_tree(t, it, phase, attempt, command, workdir, NULL, NULL, spec, rc,
+				    err);
+}
+
+int gdn_targets_run_tree(struct gdn_targets *t, const struct gdn_loop_iter *it, const char *phase,
+			 long attempt, const char *command, const char *workdir, const char *root,
+			 const char *suffix, const struct gdn_run_spec *spec, int *rc,
+			 struct gdn_err *err)
+{
+	struct phase p = {t, it, phase, attempt, 0, command, workdir, root, suffix, spec, 1};
 	int ret = 0;
 
 	for (p.pass = 1; t->passes < 0 || p.pass <= t->passes; p.pass++) {
@@ -866,6 +886,71 @@ static bool wants_targets(struct gdn_loop_setup *s, long k)
 	       (h || w->clusters.nr || w->auto_clusters || w->validation_attempts != 1);
 }
 
+/*
+ * --perf-ab runs the champion from its own tree on the same targets: a
+ * usage error, before anything is allocated, where they cannot (the
+ * held dev TPU; a backend that cannot keep a second tree apart; a trace
+ * metric where only the candidate's trace is copied back).
+ */
+static bool ab_on(const struct gdn_loop_setup *s)
+{
+	const struct gdn_gate *g = &s->gate;
+
+	return s->gate_on && g->perf_ab && g->perf_config && g->log_dir && g->profile_command &&
+	       *g->profile_command;
+}
+
+/* The refusal for backend b (reported, -1), or 0. */
+static int check_ab_backend(struct gdn_loop_setup *s, const struct gdn_backend *b)
+{
+	const char *why = gdn_backend_second_tree_refusal(b);
+	const char *metric = s->gate.perf_config->metric;
+
+	if (why)
+		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+					   "--perf-ab cannot run the champion from its own copy on "
+					   "backend %s (%s): %s; give --no-perf-ab",
+					   b->name, b->ops->type, why);
+	/* the champion's trace is read in its local worktree only (gate.c) */
+	if (gdn_perf_is_trace_metric(metric) &&
+	    (!strcmp(b->ops->type, "ssh") || !strcmp(b->ops->type, "ray")))
+		return gdn_loop_setup_fail(
+		    s, GDN_SETUP_ERROR, GDN_EUSAGE,
+		    "--perf-ab cannot measure the champion's %s on backend %s (%s): its trace is "
+		    "read only in its local worktree; give --no-perf-ab",
+		    metric, b->name, b->ops->type);
+	return 0;
+}
+
+static int check_ab_where(struct gdn_loop_setup *s)
+{
+	struct gdn_loop_where *w = &s->w;
+
+	if (!ab_on(s))
+		return 0;
+	if (w->hold)
+		return gdn_loop_setup_fail(
+		    s, GDN_SETUP_ERROR, GDN_EUSAGE,
+		    "--perf-ab cannot run the champion from its own copy on the held dev TPU "
+		    "(dev_tpu.py execute syncs every tree to one remote directory); give "
+		    "--no-perf-ab");
+	if (w->clusters.nr || w->auto_clusters || !s->backend)
+		return 0; /* Ray targets: checked once open (check_ab_targets) */
+	return check_ab_backend(s, s->backend);
+}
+
+static int check_ab_targets(struct gdn_loop_setup *s)
+{
+	const struct gdn_targets *t = s->w.targets;
+
+	if (!t || !ab_on(s))
+		return 0;
+	for (size_t i = 0; i < t->nr; i++)
+		if (t->v[i].for_profile && check_ab_backend(s, t->v[i].profile))
+			return -1;
+	return 0;
+}
+
 int gdn_loop_where_open(struct gdn_loop_setup *s, const struct opt *opts)
 {
 	struct gdn_loop_where *w = &s->w;
@@ -889,6 +974,8 @@ int gdn_loop_where_open(struct gdn_loop_setup *s, const struct opt *opts)
 		for (long i = 0; w->hold && w->wv && i < w->workers; i++)
 			w->wv[i].tpu_name = xstrfmt("%s-w%ld", name, i + 1);
 	}
+	if (check_ab_where(s))
+		return -1;
 	if (s->a.dry_run) /* the pre-flight: checked, nothing started */
 		return 0;
 	w->pid = getpid();
@@ -896,7 +983,7 @@ int gdn_loop_where_open(struct gdn_loop_setup *s, const struct opt *opts)
 		if (w->hold && acquire_dev(s, opts, 0))
 			return -1;
 		if (wants_targets(s, 0))
-			return open_targets(s, 0);
+			return open_targets(s, 0) || check_ab_targets(s) ? -1 : 0;
 		return 0;
 	}
 	/* every worker's allocation before the loop starts, then every worker's targets */
@@ -910,6 +997,8 @@ int gdn_loop_where_open(struct gdn_loop_setup *s, const struct opt *opts)
 	w->dev = w->wv[0].dev;
 	w->h = w->wv[0].h;
 	w->targets = w->wv[0].targets;
+	if (check_ab_targets(s)) /* every worker's targets are alike */
+		return -1;
 	return 0;
 }
 

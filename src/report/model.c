@@ -17,12 +17,12 @@
 static const char *const outcome_names[] = {
     "baseline", "promoted",	"within_band", "regression", "gate_regression",
     "unscored", "failed_tests", "no_commit",   "kept",	     "error",
-    "open",
+    "open",	"conflict",
 };
 static const char *const outcome_labels[] = {
-    "baseline", "promoted",	"within band", "regression", "gate regression",
-    "unscored", "failed tests", "no commit",   "kept",	     "error",
-    "open",
+    "baseline", "promoted",	   "within band", "regression", "gate regression",
+    "unscored", "failed tests",	   "no commit",	  "kept",	"error",
+    "open",	"rebase conflict",
 };
 
 const char *gdn_report_outcome_name(enum gdn_report_outcome o)
@@ -41,6 +41,9 @@ void gdn_report_init(struct gdn_report *r)
 	strvec_init(&r->runs);
 	r->baseline = NAN;
 	r->last_ts_ms = -1;
+	r->workers = 1;
+	r->busy = NAN;
+	r->accel_busy = NAN;
 }
 
 static void iter_release(struct gdn_report_iter *it)
@@ -89,6 +92,7 @@ void gdn_report_release(struct gdn_report *r)
 	free(r->end_reason);
 	free(r->metric);
 	free(r->state_champion);
+	gdn_report_lanes_release(r);
 	gdn_report_init(r);
 }
 
@@ -272,6 +276,13 @@ static void apply_trace(struct gdn_report_iter *it, json_t *o)
 	it->trace_file = s && link_safe(s) ? xstrdup(s) : NULL;
 }
 
+/* The iteration's worker: its first event's. */
+static void note_worker(struct gdn_report_iter *it, json_t *o)
+{
+	if (!it->worker)
+		it->worker = gdn_report_event_worker(o);
+}
+
 /* Apply one event of the selected run. */
 static void apply_event(struct gdn_report *r, const char *ev, json_t *o)
 {
@@ -311,16 +322,18 @@ static void apply_event(struct gdn_report *r, const char *ev, json_t *o)
 	if (n < 0 || n > 100000000L)
 		return;
 	if (!strcmp(ev, "iteration_start")) {
-		get_iter(r, n, true);
+		note_worker(get_iter(r, n, true), o);
 		return;
 	}
 	if (!strcmp(ev, "perf_decision")) {
 		apply_perf_decision(r, o, n);
+		note_worker(get_iter(r, n, false), o);
 		return;
 	}
 	it = n > 0 || !strcmp(ev, "validation") ? get_iter(r, n, false) : find_iter(r, n);
 	if (!it)
 		return;
+	note_worker(it, o);
 	if (!strcmp(ev, "perf_ab")) {
 		it->ci_low_pct = num_or_nan(o, "ci_low_pct");
 		it->ci_high_pct = num_or_nan(o, "ci_high_pct");
@@ -359,6 +372,26 @@ static void apply_event(struct gdn_report *r, const char *ev, json_t *o)
 			it->reason = clean_text(s, 64);
 	} else if (!strcmp(ev, "trace")) {
 		apply_trace(it, o);
+	} else if (!strcmp(ev, "rebase") && (s = str_of(o, "result")) && !strcmp(s, "clean") &&
+		   (s = str_of(o, "head"))) {
+		/* carried onto a newer champion: the commit measured and promoted */
+		free(it->commit);
+		it->commit = clean_text(s, 64);
+	} else if (!strcmp(ev, "recheck")) {
+		it->rechecks++;
+	} else if (!strcmp(ev, "ref_kept") && (it->conflict || it->rechecks) &&
+		   (s = str_of(o, "kind")) && !strcmp(s, "discarded") && (s = str_of(o, "ref"))) {
+		/* where a conflicting candidate was kept */
+		it->kept_away = true;
+		set_str(&it->discarded_ref, s);
+	} else if (!strcmp(ev, "conflict") ||
+		   (!strcmp(ev, "rebase") && (s = str_of(o, "result")) && !strcmp(s, "conflict"))) {
+		/* the candidate did not apply on the newer champion: discarded */
+		it->conflict = true;
+		if ((s = str_of(o, "reason"))) {
+			free(it->reason);
+			it->reason = clean_text(s, 400);
+		}
 	} else if (!strcmp(ev, "error") || !strcmp(ev, "failure")) {
 		it->seen_error = true;
 		if ((s = str_of(o, "message"))) {
@@ -381,6 +414,8 @@ static enum gdn_report_outcome classify(const struct gdn_report_iter *it)
 	};
 	int d;
 
+	if (it->conflict)
+		return GDN_REPORT_CONFLICT;
 	if (it->perf_decision) {
 		if (gdn_enum_parse(gdn_perf_decision_enum, it->perf_decision, &d) ||
 		    (size_t)d >= ARRAY_SIZE(perf))
@@ -458,6 +493,8 @@ static void finalize(struct gdn_report *r)
 			r->totals.iters_kept++;
 		else if (it->outcome == GDN_REPORT_NO_COMMIT)
 			r->totals.iters_no_commit++;
+		else if (it->outcome == GDN_REPORT_CONFLICT)
+			r->totals.iters_conflicted++;
 		else
 			r->totals.iters_failed++;
 	}
@@ -470,6 +507,7 @@ static void finalize(struct gdn_report *r)
 	if (r->metric)
 		r->lower_is_better =
 		    gdn_perf_direction_resolve(GDN_PERF_AUTO, r->metric) == GDN_PERF_LOWER;
+	gdn_report_lanes_finish(r);
 }
 
 struct each {
@@ -502,12 +540,27 @@ static void collect_run(struct gdn_report *r, const char *ev, json_t *o)
 		strvec_push(&r->runs, run);
 }
 
+/*
+ * An event's worker: its "worker", else its iteration's (an event a
+ * parallel run wrote without one), else worker 1.
+ */
+static long event_worker(struct gdn_report *r, json_t *o)
+{
+	json_t *iteration = json_object_get(o, "iteration");
+	struct gdn_report_iter *it;
+
+	if (json_object_get(o, "worker") || !json_is_integer(iteration))
+		return gdn_report_event_worker(o);
+	it = find_iter(r, (long)json_integer_value(iteration));
+	return it && it->worker > 0 ? it->worker : 1;
+}
+
 static void apply_if_selected(struct gdn_report *r, const char *ev, json_t *o)
 {
 	const char *run = str_of(o, "run");
 	const char *ts = str_of(o, "ts");
 
-	long long t = gdn_loop_ts_ms(ts);
+	long long t = gdn_loop_ts_ms(ts), prev = r->last_ts_ms;
 
 	if (!run || strcmp(run, r->run_id))
 		return;
@@ -522,6 +575,7 @@ static void apply_if_selected(struct gdn_report *r, const char *ev, json_t *o)
 	if (t >= 0)
 		r->last_ts_ms = t;
 	apply_event(r, ev, o);
+	gdn_report_lane_event(r, ev, o, t, prev, event_worker(r, o));
 }
 
 int gdn_report_load_journal(struct gdn_report *r, const char *buf, size_t len, const char *run_id,

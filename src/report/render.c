@@ -25,6 +25,7 @@ static const char *const outcome_colours[] = {
     "#00897b", /* kept */
     "#212121", /* error */
     "#fdd835", /* open */
+    "#8d6e63", /* rebase conflict */
 };
 
 void gdn_report_html_escape(struct sbuf *out, const char *s)
@@ -96,6 +97,21 @@ static void add_delta(struct sbuf *out, const struct gdn_report_delta *d)
 /* The champion at the end of the run: its last promotion, else the state's. */
 static bool final_champion(const struct gdn_report *r, const char **commit, double *value)
 {
+	/* workers: the last promotion, which need not be the last iteration's */
+	for (size_t k = r->nr_promotions; gdn_report_parallel(r) && k > 0; k--) {
+		const struct gdn_report_promotion *p = &r->promotions[k - 1];
+
+		for (size_t i = 0; i < r->nr; i++) {
+			const struct gdn_report_iter *it = &r->v[i];
+
+			if (it->iteration == p->iteration && it->has_metric &&
+			    it->outcome == GDN_REPORT_PROMOTED) {
+				*commit = it->commit;
+				*value = it->metric;
+				return true;
+			}
+		}
+	}
 	for (size_t i = r->nr; i > 0; i--) {
 		const struct gdn_report_iter *it = &r->v[i - 1];
 
@@ -139,6 +155,8 @@ void gdn_report_headline(const struct gdn_report *r, struct sbuf *out)
 		  t->iterations == 1 ? "" : "s", t->iters_kept, t->iters_reverted);
 	if (t->iters_no_commit)
 		sbuf_addf(out, ", %ld without a commit", t->iters_no_commit);
+	if (t->iters_conflicted)
+		sbuf_addf(out, ", %ld in conflict", t->iters_conflicted);
 	if (t->iters_failed)
 		sbuf_addf(out, ", %ld failed", t->iters_failed);
 	sbuf_adds(out, ", ");
@@ -146,6 +164,92 @@ void gdn_report_headline(const struct gdn_report *r, struct sbuf *out)
 }
 
 /* ---- text ---- */
+
+/* A fraction as a percentage with one decimal ("-" when unknown). */
+static void add_fraction(struct sbuf *out, double f)
+{
+	if (isfinite(f))
+		sbuf_addf(out, "%.1f%%", f * 100);
+	else
+		sbuf_adds(out, "-");
+}
+
+/* The sums of all workers' lanes. */
+static void lanes_total(const struct gdn_report *r, struct gdn_report_lane *all)
+{
+	memset(all, 0, sizeof(*all));
+	for (size_t i = 0; i < r->nr_lanes; i++) {
+		const struct gdn_report_lane *l = &r->lanes[i];
+
+		all->iterations += l->iterations;
+		all->promotions += l->promotions;
+		all->agent_ms = gdn_add_sat_i64(all->agent_ms, l->agent_ms);
+		all->validation_ms = gdn_add_sat_i64(all->validation_ms, l->validation_ms);
+		all->busy_ms = gdn_add_sat_i64(all->busy_ms, l->busy_ms);
+		all->idle_ms = gdn_add_sat_i64(all->idle_ms, l->idle_ms);
+	}
+	all->busy = r->busy;
+	all->accel_busy = r->accel_busy;
+}
+
+static void text_lane_row(struct sbuf *out, const char *name, const struct gdn_report_lane *l)
+{
+	struct sbuf a = SBUF_INIT, v = SBUF_INIT, i = SBUF_INIT, b = SBUF_INIT, x = SBUF_INIT;
+
+	add_secs(&a, l->agent_ms);
+	add_secs(&v, l->validation_ms);
+	add_secs(&i, l->idle_ms);
+	add_fraction(&b, l->busy);
+	add_fraction(&x, l->accel_busy);
+	sbuf_addf(out, "%6s  %10ld  %12s  %12s  %12s  %6s  %10s  %10ld\n", name, l->iterations,
+		  a.buf, v.buf, i.buf, b.buf, x.buf, l->promotions);
+	sbuf_release(&a);
+	sbuf_release(&v);
+	sbuf_release(&i);
+	sbuf_release(&b);
+	sbuf_release(&x);
+}
+
+/* Workers: one lane per worker, then the promotions in their order. */
+static void text_lanes(const struct gdn_report *r, struct sbuf *out)
+{
+	struct gdn_report_lane all;
+
+	sbuf_addf(out, "workers: %ld, active time ", r->workers);
+	add_secs(out, r->totals.active_ms);
+	sbuf_adds(out, "; busy ");
+	add_fraction(out, r->busy);
+	sbuf_adds(out, " (agent + validation), accelerators busy ");
+	add_fraction(out, r->accel_busy);
+	sbuf_adds(out, " (validation)\n");
+	sbuf_addf(out, "%6s  %10s  %12s  %12s  %12s  %6s  %10s  %10s\n", "worker", "iterations",
+		  "agent", "validation", "idle", "busy", "accel busy", "promotions");
+	for (size_t k = 0; k < r->nr_lanes; k++) {
+		char name[24];
+
+		snprintf(name, sizeof(name), "%ld", r->lanes[k].worker);
+		text_lane_row(out, name, &r->lanes[k]);
+	}
+	lanes_total(r, &all);
+	text_lane_row(out, "all", &all);
+	if (!r->nr_promotions)
+		return;
+	sbuf_adds(out, "promotions on the champion line, in order:\n");
+	for (size_t k = 0; k < r->nr_promotions; k++) {
+		const struct gdn_report_promotion *p = &r->promotions[k];
+
+		sbuf_addf(out, "%6ld  iteration %ld by worker %ld at ", p->order, p->iteration,
+			  p->worker);
+		add_secs(out, p->at_ms);
+		sbuf_adds(out, ": champion ");
+		if (isfinite(p->metric)) { /* without a metric, its commit only */
+			add_num(out, p->metric);
+			sbuf_adds(out, " @ ");
+		}
+		add_short(out, p->champion);
+		sbuf_addch(out, '\n');
+	}
+}
 
 /* Journal text for a terminal: control characters (escape sequences) become '?'. */
 static void add_clean(struct sbuf *out, const char *s)
@@ -205,8 +309,11 @@ void gdn_report_render_text(const struct gdn_report *r, struct sbuf *out)
 			dw = (int)d.len + 1;
 		sbuf_release(&d);
 	}
-	sbuf_addf(out, "%5s  %-16s %12s %*s  %-12s  %s\n", "iter", "decision", "metric", dw,
-		  "delta", "commit", "hypothesis");
+	sbuf_addf(out, "%5s  ", "iter");
+	if (gdn_report_parallel(r))
+		sbuf_addf(out, "%6s  ", "worker");
+	sbuf_addf(out, "%-16s %12s %*s  %-12s  %s\n", "decision", "metric", dw, "delta", "commit",
+		  "hypothesis");
 	for (size_t i = 0; i < r->nr; i++) {
 		const struct gdn_report_iter *it = &r->v[i];
 		struct sbuf m = SBUF_INIT, d = SBUF_INIT, c = SBUF_INIT;
@@ -214,9 +321,11 @@ void gdn_report_render_text(const struct gdn_report *r, struct sbuf *out)
 		add_num(&m, it->has_metric ? it->metric : NAN);
 		add_text_delta(&d, it);
 		add_short(&c, it->commit);
-		sbuf_addf(out, "%5ld  %-16s %12s %*s  %-12s  %s\n", it->iteration,
-			  gdn_report_outcome_label(it->outcome), m.buf, dw, d.buf, c.buf,
-			  it->hypothesis ? it->hypothesis : "");
+		sbuf_addf(out, "%5ld  ", it->iteration);
+		if (gdn_report_parallel(r))
+			sbuf_addf(out, "%6ld  ", it->worker);
+		sbuf_addf(out, "%-16s %12s %*s  %-12s  %s\n", gdn_report_outcome_label(it->outcome),
+			  m.buf, dw, d.buf, c.buf, it->hypothesis ? it->hypothesis : "");
 		if (it->nr_deltas) {
 			sbuf_adds(out, "       trace:");
 			for (size_t k = 0; k < it->nr_deltas; k++) {
@@ -257,6 +366,8 @@ void gdn_report_render_text(const struct gdn_report *r, struct sbuf *out)
 		}
 		sbuf_addch(out, '\n');
 	}
+	if (gdn_report_parallel(r))
+		text_lanes(r, out);
 }
 
 /*
@@ -289,11 +400,83 @@ static json_t *num_or_null(double v)
 	return isfinite(v) ? json_real(v) : json_null();
 }
 
-static json_t *iter_json(const struct gdn_report_iter *it)
+static const char *span_kind_name(enum gdn_report_span_kind k)
+{
+	return k == GDN_REPORT_SPAN_AGENT ? "agent" : "validation";
+}
+
+static json_t *lane_json(const struct gdn_report_lane *l, bool spans)
+{
+	json_t *o = json_pack("{sIsIsIsIsIsIsososI}", "worker", (json_int_t)l->worker, "iterations",
+			      (json_int_t)l->iterations, "agent_ms", (json_int_t)l->agent_ms,
+			      "validation_ms", (json_int_t)l->validation_ms, "busy_ms",
+			      (json_int_t)l->busy_ms, "idle_ms", (json_int_t)l->idle_ms,
+			      "busy_fraction", num_or_null(l->busy), "accelerator_busy_fraction",
+			      num_or_null(l->accel_busy), "promotions", (json_int_t)l->promotions);
+	json_t *v = json_array();
+
+	if (!spans)
+		return o;
+	for (size_t i = 0; i < l->nr; i++)
+		json_array_append_new(v,
+				      json_pack("{sssIsIsI}", "kind", span_kind_name(l->v[i].kind),
+						"iteration", (json_int_t)l->v[i].iteration,
+						"start_ms", (json_int_t)l->v[i].start_ms, "end_ms",
+						(json_int_t)l->v[i].end_ms));
+	json_object_set_new(o, "spans", v);
+	return o;
+}
+
+/*
+ * Workers: {"count", "active_ms", "busy_fraction", "accelerator_busy_fraction",
+ * "lanes": [{"worker", figures, "spans": [...]}], "all": {figures}}.
+ */
+static json_t *workers_json(const struct gdn_report *r)
+{
+	json_t *o = json_object(), *lanes = json_array();
+	struct gdn_report_lane all;
+
+	json_object_set_new(o, "count", json_integer(r->workers));
+	json_object_set_new(o, "active_ms", json_integer(r->totals.active_ms));
+	json_object_set_new(o, "busy_fraction", num_or_null(r->busy));
+	json_object_set_new(o, "accelerator_busy_fraction", num_or_null(r->accel_busy));
+	for (size_t k = 0; k < r->nr_lanes; k++)
+		json_array_append_new(lanes, lane_json(&r->lanes[k], true));
+	json_object_set_new(o, "lanes", lanes);
+	lanes_total(r, &all);
+	json_object_set_new(o, "all", lane_json(&all, false));
+	json_object_del(json_object_get(o, "all"), "worker");
+	return o;
+}
+
+/*
+ * The promotions in their order: [{"order", "iteration", "worker",
+ * "champion", "metric", "at_ms", "best"}].
+ */
+static json_t *promotions_json(const struct gdn_report *r)
+{
+	json_t *v = json_array();
+
+	for (size_t k = 0; k < r->nr_promotions; k++) {
+		const struct gdn_report_promotion *p = &r->promotions[k];
+
+		json_array_append_new(
+		    v,
+		    json_pack("{sIsIsIsososIsb}", "order", (json_int_t)p->order, "iteration",
+			      (json_int_t)p->iteration, "worker", (json_int_t)p->worker, "champion",
+			      gdn_json_string_lossy(p->champion), "metric", num_or_null(p->metric),
+			      "at_ms", (json_int_t)p->at_ms, "best", p->best));
+	}
+	return v;
+}
+
+static json_t *iter_json(const struct gdn_report *r, const struct gdn_report_iter *it)
 {
 	json_t *o = json_object(), *deltas = json_array();
 
 	json_object_set_new(o, "iteration", json_integer(it->iteration));
+	if (gdn_report_parallel(r))
+		json_object_set_new(o, "worker", json_integer(it->worker));
 	json_object_set_new(o, "decision", json_string(gdn_report_outcome_name(it->outcome)));
 	json_object_set_new(o, "perf_decision", gdn_json_string_lossy(it->perf_decision));
 	json_object_set_new(o, "commit", gdn_json_string_lossy(it->commit));
@@ -377,7 +560,7 @@ json_t *gdn_report_json(const struct gdn_report *r)
 	    champ ? json_pack("{sosf}", "commit", gdn_json_string_lossy(ccommit), "value", cvalue)
 		  : json_null());
 	for (size_t i = 0; i < r->nr; i++)
-		json_array_append_new(iters, iter_json(&r->v[i]));
+		json_array_append_new(iters, iter_json(r, &r->v[i]));
 	json_object_set_new(doc, "iterations", iters);
 	{
 		struct sbuf h = SBUF_INIT;
@@ -404,6 +587,12 @@ json_t *gdn_report_json(const struct gdn_report *r)
 			    json_integer(t->iters_kept));
 	json_object_set_new(json_object_get(doc, "totals"), "iterations_reverted",
 			    json_integer(t->iters_reverted));
+	if (gdn_report_parallel(r)) {
+		json_object_set_new(json_object_get(doc, "totals"), "iterations_conflicted",
+				    json_integer(t->iters_conflicted));
+		json_object_set_new(doc, "workers", workers_json(r));
+		json_object_set_new(doc, "promotions", promotions_json(r));
+	}
 	return doc;
 }
 
@@ -734,6 +923,18 @@ static void html_chart(struct sbuf *out, const struct gdn_report *r)
 		html_title(out, r, it);
 		sbuf_adds(out, it->has_metric ? "</circle>\n" : "</rect>\n");
 	}
+	/* workers: each promotion's order and worker, below right of its point */
+	for (size_t k = 0; gdn_report_parallel(r) && k < r->nr_promotions; k++) {
+		const struct gdn_report_promotion *p = &r->promotions[k];
+
+		if (!isfinite(p->metric))
+			continue;
+		sbuf_addf(out,
+			  "<text class=\"promotion-label\" data-order=\"%ld\" data-worker=\"%ld\" "
+			  "data-iteration=\"%ld\" x=\"%.1f\" y=\"%.1f\">#%ld w%ld</text>\n",
+			  p->order, p->worker, p->iteration, sx(&s, (double)p->iteration) + 6,
+			  sy(&s, p->metric) + 20, p->order, p->worker);
+	}
 	/* the values, readable without hovering: above each measured point */
 	for (size_t i = 0; i < r->nr; i++) {
 		const struct gdn_report_iter *it = &r->v[i];
@@ -823,9 +1024,11 @@ static void html_table(struct sbuf *out, const struct gdn_report *r)
 		sbuf_addf(
 		    out,
 		    "<tr class=\"iter-row decision-%s\" id=\"iter-%ld\"><td class=\"num\">%ld</td>"
-		    "<td class=\"decision\"><span class=\"swatch\"></span>%s</td><td class=\"num "
-		    "metric\">",
+		    "<td class=\"decision\"><span class=\"swatch\"></span>%s",
 		    name, it->iteration, it->iteration, gdn_report_outcome_label(it->outcome));
+		if (gdn_report_parallel(r))
+			sbuf_addf(out, "<div class=\"worker\">worker %ld</div>", it->worker);
+		sbuf_adds(out, "</td><td class=\"num metric\">");
 		add_num(out, it->has_metric ? it->metric : NAN);
 		sbuf_adds(out, "</td><td class=\"num delta\">");
 		add_pct(out, it->delta_pct);
@@ -834,7 +1037,7 @@ static void html_table(struct sbuf *out, const struct gdn_report *r)
 		add_short(&t, it->commit);
 		gdn_report_html_escape(out, t.buf);
 		sbuf_adds(out, "</code>");
-		if (it->reverted && it->discarded_ref) {
+		if ((it->reverted || it->kept_away) && it->discarded_ref) {
 			sbuf_adds(out, "<div class=\"ref\">");
 			gdn_report_html_escape(out, it->discarded_ref);
 			sbuf_adds(out, "</div>");
@@ -902,7 +1105,245 @@ static void html_totals(struct sbuf *out, const struct gdn_report *r)
 	sbuf_adds(out, "</dl>\n");
 }
 
-static void html_style(struct sbuf *out)
+/* ---- HTML: the workers' lanes ---- */
+
+#define LANES_W	      900.0
+#define LANES_ML      80.0 /* the lane names */
+#define LANES_MR      24.0
+#define LANES_CHAMP_H 30.0 /* the champion line and its promotions */
+#define LANES_ROW_H   22.0
+#define LANES_ROW_GAP 8.0
+#define LANES_AXIS_H  40.0
+/* More promotions than this: their marks only, no rules across the lanes nor names. */
+#define LANES_MAX_LABELS 40
+
+struct lane_scale {
+	double ms;	  /* the active time the width shows (> 0) */
+	double div;	  /* ms per unit of the axis labels */
+	const char *unit; /* "s", "min" or "h" */
+};
+
+static double lx(const struct lane_scale *s, long long ms)
+{
+	return LANES_ML + (double)ms / s->ms * (LANES_W - LANES_ML - LANES_MR);
+}
+
+static double lane_y(size_t k)
+{
+	return LANES_CHAMP_H + (double)k * (LANES_ROW_H + LANES_ROW_GAP);
+}
+
+static void html_lane_axis(struct sbuf *out, const struct lane_scale *s, double bottom)
+{
+	double units = s->ms / s->div, step = nice_step(units / 8 > 0 ? units / 8 : 1);
+
+	sbuf_addf(out, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
+		  LANES_ML, bottom, LANES_W - LANES_MR, bottom);
+	for (int i = 0; step > 0 && i * step <= units + 1e-9; i++)
+		sbuf_addf(out,
+			  "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g %s"
+			  "</text>\n",
+			  lx(s, (long long)(i * step * s->div)), bottom + 16, i * step, s->unit);
+	sbuf_addf(out,
+		  "<text class=\"label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">active time "
+		  "since the start</text>\n",
+		  (LANES_ML + LANES_W - LANES_MR) / 2, bottom + 34);
+}
+
+/* The champion line over the lanes: one mark per promotion, in order, with its worker. */
+static void html_lane_promotions(struct sbuf *out, const struct gdn_report *r,
+				 const struct lane_scale *s, double bottom)
+{
+	double y = LANES_CHAMP_H / 2;
+	bool dense = r->nr_promotions > LANES_MAX_LABELS;
+
+	sbuf_addf(
+	    out,
+	    "<text class=\"label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">champion</text>\n"
+	    "<line class=\"lane-champion\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
+	    LANES_ML - 8, y + 4, LANES_ML, y, LANES_W - LANES_MR, y);
+	for (size_t k = 0; k < r->nr_promotions; k++) {
+		const struct gdn_report_promotion *p = &r->promotions[k];
+		double x = lx(s, p->at_ms);
+		struct sbuf c = SBUF_INIT;
+
+		if (!dense) /* a rule down through the lanes, and the worker's name */
+			sbuf_addf(out,
+				  "<line class=\"promotion-rule\" x1=\"%.1f\" y1=\"%.1f\" "
+				  "x2=\"%.1f\" y2=\"%.1f\"/>\n<text class=\"promotion-label\" "
+				  "x=\"%.1f\" y=\"%.1f\">w%ld</text>\n",
+				  x, y + 7, x, bottom, x + 9, y + 4, p->worker);
+		add_short(&c, p->champion);
+		sbuf_addf(
+		    out,
+		    "<path class=\"promotion-mark\" data-order=\"%ld\" data-worker=\"%ld\" "
+		    "data-iteration=\"%ld\" d=\"M%.1f %.1fl7 7l-7 7l-7 -7z\"><title>promotion "
+		    "%ld: iteration %ld by worker %ld at ",
+		    p->order, p->worker, p->iteration, x, y - 7, p->order, p->iteration, p->worker);
+		add_secs(out, p->at_ms);
+		sbuf_adds(out, ", champion ");
+		if (isfinite(p->metric)) {
+			add_num(out, p->metric);
+			sbuf_adds(out, " at ");
+		}
+		gdn_report_html_escape(out, c.buf);
+		sbuf_adds(out, "</title></path>\n");
+		sbuf_release(&c);
+	}
+}
+
+static void html_lane_svg(struct sbuf *out, const struct gdn_report *r)
+{
+	struct lane_scale s = {(double)(r->totals.active_ms > 0 ? r->totals.active_ms : 1), 1000,
+			       "s"};
+	double bottom = lane_y(r->nr_lanes) + 4, h = bottom + LANES_AXIS_H;
+
+	if (s.ms > 3 * 3600 * 1000.0)
+		s.div = 3600 * 1000.0, s.unit = "h";
+	else if (s.ms > 10 * 60 * 1000.0)
+		s.div = 60 * 1000.0, s.unit = "min";
+	sbuf_addf(out,
+		  "<svg id=\"worker-lanes\" role=\"img\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" "
+		  "height=\"%.0f\" data-active-ms=\"%lld\">\n",
+		  LANES_W, h, LANES_W, h, r->totals.active_ms);
+	for (size_t k = 0; k < r->nr_lanes; k++) {
+		const struct gdn_report_lane *l = &r->lanes[k];
+		double y = lane_y(k);
+
+		sbuf_addf(
+		    out,
+		    "<g class=\"lane\" data-worker=\"%ld\" data-busy=\"%.4f\" "
+		    "data-accelerator-busy=\"%.4f\">\n"
+		    "<text class=\"label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">worker %ld"
+		    "</text>\n<rect class=\"lane-idle\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+		    "height=\"%.1f\"><title>worker %ld: idle ",
+		    l->worker, isfinite(l->busy) ? l->busy : 0.0,
+		    isfinite(l->accel_busy) ? l->accel_busy : 0.0, LANES_ML - 8,
+		    y + LANES_ROW_H / 2 + 4, l->worker, LANES_ML, y, LANES_W - LANES_ML - LANES_MR,
+		    LANES_ROW_H, l->worker);
+		add_secs(out, l->idle_ms);
+		sbuf_adds(out, "</title></rect>\n");
+		for (size_t i = 0; i < l->nr; i++) {
+			const struct gdn_report_span *sp = &l->v[i];
+			double x0 = lx(&s, sp->start_ms), x1 = lx(&s, sp->end_ms);
+			const char *kind = span_kind_name(sp->kind);
+
+			if (sp->end_ms <= sp->start_ms)
+				continue;
+			sbuf_addf(out,
+				  "<rect class=\"span span-%s\" data-iteration=\"%ld\" x=\"%.2f\" "
+				  "y=\"%.1f\" width=\"%.2f\" height=\"%.1f\"><title>worker %ld, "
+				  "iteration %ld: %s ",
+				  kind, sp->iteration, x0, y, x1 - x0 > 0.5 ? x1 - x0 : 0.5,
+				  LANES_ROW_H, l->worker, sp->iteration, kind);
+			add_secs(out, sp->end_ms - sp->start_ms);
+			sbuf_adds(out, "</title></rect>\n");
+		}
+		sbuf_adds(out, "</g>\n");
+	}
+	html_lane_promotions(out, r, &s, bottom);
+	html_lane_axis(out, &s, bottom);
+	sbuf_adds(out, "</svg>\n");
+}
+
+static void html_lane_row(struct sbuf *out, const char *cls, const char *name, long worker,
+			  const struct gdn_report_lane *l)
+{
+	struct sbuf b = SBUF_INIT, x = SBUF_INIT;
+
+	add_fraction(&b, l->busy);
+	add_fraction(&x, l->accel_busy);
+	sbuf_addf(out, "<tr class=\"%s\" data-worker=\"%ld\"><td>%s</td><td class=\"num\">%ld</td>",
+		  cls, worker, name, l->iterations);
+	html_td_ms(out, l->agent_ms);
+	html_td_ms(out, l->validation_ms);
+	html_td_ms(out, l->idle_ms);
+	sbuf_addf(out,
+		  "<td class=\"num busy\">%s</td><td class=\"num accelerator-busy\">%s</td>"
+		  "<td class=\"num\">%ld</td></tr>\n",
+		  b.buf, x.buf, l->promotions);
+	sbuf_release(&b);
+	sbuf_release(&x);
+}
+
+/* Workers: a timeline with one lane per worker, their figures, the promotions in order. */
+static void html_lanes(struct sbuf *out, const struct gdn_report *r)
+{
+	struct gdn_report_lane all;
+
+	sbuf_addf(out,
+		  "<h2>workers</h2>\n<p class=\"lanes-note\">%ld workers. Each lane shows when its "
+		  "worker's agent ran and when its validation ran (tests and profiles on its "
+		  "accelerator); the rest is idle. Busy: (agent + validation) / active time; "
+		  "accelerator busy: validation / active time. The diamonds are the promotions on "
+		  "the champion line, in order, with the worker that made them.</p>\n",
+		  r->workers);
+	html_lane_svg(out, r);
+	sbuf_adds(out, "<ul id=\"lane-legend\" class=\"legend\">\n"
+		       "<li class=\"legend-item\"><span class=\"swatch agent\"></span>agent</li>\n"
+		       "<li class=\"legend-item\"><span class=\"swatch validation\"></span>"
+		       "validation</li>\n"
+		       "<li class=\"legend-item\"><span class=\"swatch idle\"></span>idle</li>\n"
+		       "<li class=\"legend-item\"><span class=\"swatch promotion\"></span>"
+		       "promotion</li>\n</ul>\n");
+	sbuf_adds(out, "<table id=\"lanes\">\n<thead><tr><th>worker</th><th>iterations</th>"
+		       "<th>agent</th><th>validation</th><th>idle</th><th>busy</th>"
+		       "<th>accelerator busy</th><th>promotions</th></tr></thead>\n<tbody>\n");
+	for (size_t k = 0; k < r->nr_lanes; k++) {
+		char name[24];
+
+		snprintf(name, sizeof(name), "%ld", r->lanes[k].worker);
+		html_lane_row(out, "lane-row", name, r->lanes[k].worker, &r->lanes[k]);
+	}
+	lanes_total(r, &all);
+	html_lane_row(out, "lane-total", "all", 0, &all);
+	sbuf_adds(out, "</tbody></table>\n");
+	if (!r->nr_promotions)
+		return;
+	sbuf_adds(out, "<h2>promotions</h2>\n<ol id=\"promotions\">\n");
+	for (size_t k = 0; k < r->nr_promotions; k++) {
+		const struct gdn_report_promotion *p = &r->promotions[k];
+		struct sbuf c = SBUF_INIT;
+
+		add_short(&c, p->champion);
+		sbuf_addf(out,
+			  "<li class=\"promotion\" data-worker=\"%ld\" data-iteration=\"%ld\">"
+			  "iteration %ld by worker %ld at ",
+			  p->worker, p->iteration, p->iteration, p->worker);
+		add_secs(out, p->at_ms);
+		sbuf_adds(out, ": champion ");
+		if (isfinite(p->metric)) {
+			add_num(out, p->metric);
+			sbuf_adds(out, " at ");
+		}
+		sbuf_adds(out, "<code>");
+		gdn_report_html_escape(out, c.buf);
+		sbuf_adds(out, "</code></li>\n");
+		sbuf_release(&c);
+	}
+	sbuf_adds(out, "</ol>\n");
+}
+
+/* The lanes' colours and layout (workers only: a one-worker page is unchanged). */
+static void html_lanes_style(struct sbuf *out)
+{
+	sbuf_adds(out,
+		  ".span-agent{fill:#1e88e5}.span-validation{fill:#ef6c00}"
+		  ".lane-idle{fill:#eceff1}\n"
+		  ".promotion-mark{fill:#2e7d32;stroke:#fff;stroke-width:1}"
+		  ".promotion-rule{stroke:#2e7d32;stroke-width:1;stroke-dasharray:3 3}"
+		  ".lane-champion{stroke:#2e7d32;stroke-width:2}\n"
+		  ".promotion-label{font-size:11px;fill:#2e7d32}"
+		  "td.decision .worker{color:#777;font-size:11px}\n"
+		  ".legend .swatch.agent{background:#1e88e5;border-radius:0}"
+		  ".legend .swatch.validation{background:#ef6c00;border-radius:0}"
+		  ".legend .swatch.idle{background:#eceff1;border-radius:0;border:1px solid #ccc}"
+		  ".legend .swatch.promotion{background:#2e7d32;transform:rotate(45deg);"
+		  "border-radius:0;width:9px;height:9px}\n"
+		  "table#lanes{width:auto}\n");
+}
+
+static void html_style(struct sbuf *out, const struct gdn_report *r)
 {
 	sbuf_adds(
 	    out,
@@ -935,10 +1376,15 @@ static void html_style(struct sbuf *out)
 	    "td.hypothesis{min-width:8em}\n"
 	    "dl{display:grid;grid-template-columns:max-content auto;gap:4px 16px}\n"
 	    "dt{color:#555}dd{margin:0;font-variant-numeric:tabular-nums}\n");
-	for (int o = 0; o < GDN_REPORT_OUTCOME_NR; o++)
+	for (int o = 0; o < GDN_REPORT_OUTCOME_NR; o++) {
+		if (o == GDN_REPORT_CONFLICT && !gdn_report_parallel(r))
+			continue;
 		sbuf_addf(out, ".point.decision-%s{fill:%s}.decision-%s .swatch{background:%s}\n",
 			  gdn_report_outcome_name(o), outcome_colours[o],
 			  gdn_report_outcome_name(o), outcome_colours[o]);
+	}
+	if (gdn_report_parallel(r))
+		html_lanes_style(out);
 	sbuf_adds(out, "</style>\n");
 }
 
@@ -955,7 +1401,7 @@ void gdn_report_render_html(const struct gdn_report *r, struct sbuf *out)
 		  "<meta name=\"generator\" content=\"gdnctl report\">\n<title>gdnctl report: ");
 	gdn_report_html_escape(out, r->run_id);
 	sbuf_adds(out, "</title>\n");
-	html_style(out);
+	html_style(out, r);
 	sbuf_adds(out, "</head>\n<body>\n<h1>gdnctl loop report</h1>\n<p id=\"headline\" "
 		       "class=\"headline\">");
 	{
@@ -1023,6 +1469,8 @@ void gdn_report_render_html(const struct gdn_report *r, struct sbuf *out)
 		       "squares were not measured.</p>\n");
 	html_chart(out, r);
 	html_legend(out, r);
+	if (gdn_report_parallel(r))
+		html_lanes(out, r);
 	sbuf_adds(out, "<h2>iterations</h2>\n");
 	html_table(out, r);
 	sbuf_adds(out, "<h2>totals</h2>\n");

@@ -291,6 +291,132 @@ test_expect_success 'an iteration without commits: the agent'"'"'s last message 
 	test_grep "hypothesis: I found nothing &lt;worth&gt; changing" msg/report.html
 '
 
+test_expect_success 'a one-worker run has no lanes: no workers section, no worker column' '
+	gdnctl report --log-dir "$D/logs" --run "$(sed -n "1s/.*\"run\":\"\([^\"]*\)\".*/\1/p" "$D/logs/loop.jsonl")" \
+		--output one.html >out &&
+	test_grep "^ iter  decision " out &&
+	test_grep ! -i "worker" out && test_grep ! "^promotions" out &&
+	test_grep ! -i -E "worker|lane|promotion" one.html &&
+	gdnctl report --log-dir "$D/logs" --json >one.json &&
+	python3 -c "import json,sys; d=json.load(open(\"one.json\")); assert \"workers\" not in d and \"promotions\" not in d and all(\"worker\" not in i for i in d[\"iterations\"]), d.keys()"
+'
+
+# tests/data/report/workers-2.jsonl: the demo's journal, re-timed as two workers
+# over 37.6 s: worker 1 runs the baseline (no "worker": worker 1) and
+# iterations 1 (promoted), 3 (failed tests), 5 (beats its base, then conflicts
+# with iteration 6); worker 2 runs 2 (promoted after a clean rebase),
+# 4 (regression), 6 (promoted).
+test_expect_success 'workers: one lane per worker with agent, validation, idle and busy fractions' '
+	mkdir workers && cp "$TEST_DATA/report/workers-2.jsonl" workers/loop.jsonl &&
+	gdnctl report --log-dir workers >out 2>err &&
+	test ! -s err &&
+	test_grep "^baseline 1 -> 3 (x3) in 6 iterations: 3 kept, 2 reverted, 1 in conflict, 38 s$" out &&
+	test_grep "^ iter  worker  decision " out &&
+	test_grep "^    5       1  rebase conflict  *2.8  *+12.00%  [0-9a-f]\{12\}  $" out &&
+	test_grep "^    6       2  promoted  *3  *+20.00%  [0-9a-f]\{12\}  $" out &&
+	test_grep "promoted 3, wall 37.600 s$" out &&
+	test_grep "^workers: 2, active time 37.600 s; busy 94.4% (agent + validation), accelerators busy 26.6% (validation)$" out &&
+	test_grep "^worker  iterations         agent    validation          idle    busy  accel busy  promotions$" out &&
+	test_grep "^     1           3      28.000 s       9.000 s       0.600 s   98.4%       23.9%           1$" out &&
+	test_grep "^     2           3      23.000 s      11.000 s       3.600 s   90.4%       29.3%           2$" out &&
+	test_grep "^   all           6      51.000 s      20.000 s       4.200 s   94.4%       26.6%           3$" out &&
+	test_grep "^promotions on the champion line, in order:$" out &&
+	test_grep "^     1  iteration 1 by worker 1 at 15.098 s: champion 2 @ [0-9a-f]\{12\}$" out &&
+	test_grep "^     2  iteration 2 by worker 2 at 19.098 s: champion 2.5 @ [0-9a-f]\{12\}$" out &&
+	test_grep "^     3  iteration 6 by worker 2 at 36.398 s: champion 3 @ [0-9a-f]\{12\}$" out
+'
+
+# tests/data/report/workers-2-engine.jsonl: a real journal of the engine
+# (gdnctl loop --workers 2, six iterations of lib-report.sh's kind): iteration
+# 2 beat its base but conflicted with iteration 1, promoted meanwhile.
+test_expect_success 'workers: the JSON lanes agree with the journal, the HTML has one lane per worker' '
+	mkdir engine && cp "$TEST_DATA/report/workers-2-engine.jsonl" engine/loop.jsonl &&
+	for d in workers engine
+	do
+		gdnctl report --log-dir $d --json >$d.json &&
+		python3 - $d/loop.jsonl $d.json $d/report.html <<-\EOF2 || return 1
+			import datetime, json, re, sys
+			ev = [json.loads(l) for l in open(sys.argv[1])]
+			doc = json.load(open(sys.argv[2]))
+			page = open(sys.argv[3]).read()
+			def ms(e):
+			    t = datetime.datetime.strptime(e["ts"], "%Y-%m-%dT%H:%M:%S.%fZ")
+			    return round(t.timestamp() * 1000)
+			t0, t1 = ms(ev[0]), ms(ev[-1])
+			spans, open_ = {}, {}
+			for e in ev:
+			    k = e.get("worker", 1)
+			    if e["event"] == "agent_start":
+			        open_[k] = ms(e)
+			    elif e["event"] == "agent_end":
+			        spans.setdefault(k, []).append(("agent", open_.pop(k), ms(e)))
+			    elif e["event"] == "validation":
+			        spans.setdefault(k, []).append(("validation", ms(e) - e["duration_ms"], ms(e)))
+			def union(iv):
+			    tot, lo, hi = 0, None, None
+			    for a, b in sorted((max(a, t0), min(b, t1)) for a, b in iv):
+			        if lo is None or a > hi:
+			            tot += 0 if lo is None else hi - lo
+			            lo, hi = a, b
+			        else:
+			            hi = max(hi, b)
+			    return tot + (0 if lo is None else hi - lo)
+			w = doc["workers"]
+			active = t1 - t0
+			assert w["count"] == 2 and w["active_ms"] == active == doc["totals"]["active_ms"], w
+			assert [l["worker"] for l in w["lanes"]] == [1, 2], w["lanes"]
+			busy_all = accel_all = 0
+			for lane in w["lanes"]:
+			    sp = spans[lane["worker"]]
+			    agent = union([(a, b) for k, a, b in sp if k == "agent"])
+			    val = union([(a, b) for k, a, b in sp if k == "validation"])
+			    busy = union([(a, b) for k, a, b in sp])
+			    assert (lane["agent_ms"], lane["validation_ms"], lane["busy_ms"]) == (agent, val, busy), (lane, agent, val, busy)
+			    assert lane["idle_ms"] == active - busy, lane
+			    assert abs(lane["busy_fraction"] - busy / active) < 1e-12, lane
+			    assert abs(lane["accelerator_busy_fraction"] - val / active) < 1e-12, lane
+			    assert len(lane["spans"]) == len(sp), (lane["spans"], sp)
+			    busy_all += busy
+			    accel_all += val
+			    # the HTML lane: one rect per span, the fractions in its attributes
+			    m = re.search(r"<g class=\"lane\" data-worker=\"%d\" data-busy=\"([0-9.]+)\" "
+			                  r"data-accelerator-busy=\"([0-9.]+)\">(.*?)</g>" % lane["worker"], page, re.S)
+			    assert m, lane["worker"]
+			    assert abs(float(m.group(1)) - busy / active) < 1e-4 and abs(float(m.group(2)) - val / active) < 1e-4, m.groups()[:2]
+			    assert len(re.findall(r"class=\"span span-agent\"", m.group(3))) == sum(1 for s in sp if s[0] == "agent")
+			    assert len(re.findall(r"class=\"span span-validation\"", m.group(3))) == sum(1 for s in sp if s[0] == "validation")
+			assert abs(w["busy_fraction"] - busy_all / (2 * active)) < 1e-12, w
+			assert abs(w["accelerator_busy_fraction"] - accel_all / (2 * active)) < 1e-12, w
+			assert len(re.findall(r"<g class=\"lane\" ", page)) == 2
+			assert len(re.findall(r"<tr class=\"lane-row\"", page)) == 2
+			# the promotions: the promote events, in their order, with their worker
+			want = [(e["iteration"], e["worker"], e["champion"]) for e in ev if e["event"] == "promote"]
+			got = [(p["iteration"], p["worker"], p["champion"]) for p in doc["promotions"]]
+			assert got == want and [p["order"] for p in doc["promotions"]] == [1, 2, 3], got
+			marks = re.findall(r"<path class=\"promotion-mark\" data-order=\"(\d+)\" data-worker=\"(\d+)\" data-iteration=\"(\d+)\"", page)
+			assert marks == [(str(i + 1), str(k), str(n)) for i, (n, k, _) in enumerate(want)], marks
+		EOF2
+	done &&
+	python3 - workers.json engine.json <<-\EOF2
+		import json, sys
+		doc, eng = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+		assert [i["worker"] for i in doc["iterations"]] == [1, 1, 2, 1, 2, 1, 2], doc["iterations"]
+		assert doc["iterations"][5]["decision"] == "conflict", doc["iterations"][5]
+		assert doc["iterations"][5]["discarded_ref"] == "refs/gdnctl/discarded/5", doc["iterations"][5]
+		assert doc["champion"]["value"] == 3.0, doc["champion"]
+		# the champion line: never down, stepping at the promotions
+		assert [i["champion_after"] for i in doc["iterations"]] == [1, 2, 2.5, 2.5, 2.5, 2.5, 3], doc["iterations"]
+		assert doc["totals"]["iterations_conflicted"] == 1, doc["totals"]
+		assert [i["worker"] for i in eng["iterations"]] == [1, 1, 2, 1, 2, 1, 1], eng["iterations"]
+		assert [i["decision"] for i in eng["iterations"]] == ["baseline", "promoted", "conflict",
+		    "failed_tests", "within_band", "no_commit", "promoted"], eng["iterations"]
+		# iteration 4 kept within the band advanced the branch, not the champion value
+		assert [p["best"] for p in eng["promotions"]] == [True, False, True], eng["promotions"]
+		assert [i["champion_after"] for i in eng["iterations"]] == [1, 2, 2, 2, 2, 2, 3], eng["iterations"]
+		assert eng["totals"]["iterations_conflicted"] == 1 and eng["totals"]["promoted"] == 2, eng["totals"]
+	EOF2
+'
+
 test_expect_success 'usage: positional arguments and unknown options' '
 	test_must_fail =2 gdnctl report extra 2>err &&
 	test_must_fail =2 gdnctl report --nosuch 2>err &&

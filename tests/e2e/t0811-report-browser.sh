@@ -179,6 +179,28 @@ test_expect_success 'no sideways scroll at 1000 px, and the values are on the ch
 	EOF2
 '
 
+test_expect_success 'workers: the lanes render, one per worker, and no sideways scroll at 1000 px' '
+	mkdir -p "$TRASH/w" && cp "$TEST_DATA/report/workers-2.jsonl" "$TRASH/w/loop.jsonl" &&
+	gdnctl report --log-dir "$TRASH/w" >/dev/null &&
+	test_grep ! -i -E "(src|href|action|srcset|poster|data)=|url\(|@import|https?:|//[a-z0-9]" "$TRASH/w/report.html" &&
+	sed -e "s/<meta http-equiv=\"Content-Security-Policy\"[^>]*>//" \
+		-e "s#</body>#<script>var l = document.getElementById(\"worker-lanes\").getBoundingClientRect(); document.body.setAttribute(\"data-widths\", document.documentElement.scrollWidth + \" \" + document.documentElement.clientWidth + \" \" + Math.round(l.width) + \" \" + Math.round(l.height));</script></body>#" \
+		"$TRASH/w/report.html" >wmeasure.html &&
+	chrome --window-size=1000,800 --dump-dom "file://$TRASH/wmeasure.html" >wdom.html &&
+	python3 - wdom.html <<-\EOF2
+		import re, sys
+		dom = open(sys.argv[1]).read()
+		m = re.search(r"data-widths=\"(\d+) (\d+) (\d+) (\d+)\"", dom)
+		assert m, "the measuring script did not run"
+		scroll, client, lw, lh = map(int, m.groups())
+		print("# workers page at 1000 px: scrollWidth %d, clientWidth %d, lanes %dx%d" % (scroll, client, lw, lh))
+		assert client > 900 and scroll <= client, (scroll, client)
+		assert 600 < lw <= client and lh > 50, (lw, lh)
+		assert len(re.findall(r"<g class=\"lane\" data-worker=\"\d\"", dom)) == 2
+		assert len(re.findall(r"<path class=\"promotion-mark\"", dom)) == 3
+	EOF2
+'
+
 test_expect_success 'no network: the page makes no request (a control page does)' '
 	test -s "$HTML" &&
 	printf "<p><img src=\"http://example.invalid/x.png\"></p>\n" >control.html &&

@@ -492,6 +492,91 @@ static void test_echo_masks_secrets(void **state)
 	events_release(&e);
 }
 
+/* A second tree (--perf-ab's champion): ssh copies it to, and runs it in, WORKDIR + suffix. */
+static void test_ssh_second_tree(void **state)
+{
+	static const struct {
+		const char *workdir, *mkdir, *dest, *cd;
+	} cases[] = {
+	    {"~/marin", "mkdir -p -- \"$HOME\"/marin.gdnctl-champion",
+	     "box.example.com:marin.gdnctl-champion/", "cd -- \"$HOME\"/marin.gdnctl-champion &&"},
+	    {"~", "mkdir -p -- \"$HOME\"/.gdnctl-champion", "box.example.com:.gdnctl-champion/",
+	     "cd -- \"$HOME\"/.gdnctl-champion &&"},
+	    {"/srv/wd/", "mkdir -p -- /srv/wd.gdnctl-champion",
+	     "box.example.com:/srv/wd.gdnctl-champion/", "cd -- /srv/wd.gdnctl-champion &&"},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct gdn_config cfg;
+		struct gdn_backend *b = NULL;
+		struct gdn_err err = GDN_ERR_INIT;
+		struct events e = {STRVEC_INIT, STRVEC_INIT};
+		struct gdn_job_status st = GDN_JOB_STATUS_INIT;
+		const char *argv[] = {"true", NULL};
+		struct gdn_run_spec spec = {.argv = argv, .dry_run = true};
+		char *yaml = xstrfmt("backends:\n  box:\n    type: ssh\n    host: box.example.com\n"
+				     "    sync: rsync\n    workdir: \"%s\"\n",
+				     cases[i].workdir);
+
+		assert_int_equal(open_yaml(&cfg, yaml, "box", &b, &e, &err), 0);
+		assert_null(gdn_backend_second_tree_refusal(b));
+		b->repo_root = "/repo/champion";
+		b->copy_suffix = ".gdnctl-champion";
+		assert_int_equal(b->ops->run(b, &spec, &st, &err), 0);
+		assert_int_equal(e.all.nr, 3);
+		assert_non_null(strstr(e.all.v[0], cases[i].mkdir));
+		assert_non_null(strstr(e.all.v[1], " /repo/champion/ "));
+		assert_non_null(strstr(e.all.v[1], cases[i].dest));
+		assert_non_null(strstr(e.all.v[2], cases[i].cd));
+		/* without the suffix: the workdir itself */
+		b->copy_suffix = NULL;
+		assert_int_equal(b->ops->run(b, &spec, &st, &err), 0);
+		assert_null(strstr(e.all.v[e.all.nr - 1], "gdnctl-champion"));
+		gdn_backend_free(b);
+		gdn_config_release(&cfg);
+		events_release(&e);
+		free(yaml);
+	}
+}
+
+/* Which backends can run a second tree apart from the first. */
+static void test_second_tree_refusal(void **state)
+{
+	static const struct {
+		const char *yaml;
+		bool ok;
+	} cases[] = {
+	    {"{}", true}, /* local */
+	    {"backends:\n  x:\n    type: ssh\n    host: h\n", false},
+	    {"backends:\n  x:\n    type: ssh\n    host: h\n    sync: rsync\n    workdir: w\n",
+	     true},
+	    {"backends:\n  x:\n    type: slurm\n", false},
+	    {"backends:\n  x:\n    type: slurm\n    workdir: .\n", true},
+	    {"backends:\n  x:\n    type: slurm\n    workdir: /scratch/wd\n", false},
+	    {"backends:\n  x:\n    type: slurm\n    workdir: ~/wd\n", false},
+	    {"backends:\n  x:\n    type: ray\n", true},
+	    {"backends:\n  x:\n    type: ray\n    cli: ray\n", false},
+	    {"backends:\n  x:\n    type: dev-tpu\n    tpu_name: me\n", false},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct gdn_config cfg;
+		struct gdn_backend *b = NULL;
+		struct gdn_err err = GDN_ERR_INIT;
+		const char *why;
+
+		assert_int_equal(open_yaml(&cfg, cases[i].yaml, i ? "x" : "local", &b, NULL, &err),
+				 0);
+		why = gdn_backend_second_tree_refusal(b);
+		if (cases[i].ok)
+			assert_null(why);
+		else
+			assert_true(why && *why);
+		gdn_backend_free(b);
+		gdn_config_release(&cfg);
+	}
+}
+
 /* ---- the local backend, for real ---- */
 
 static void test_local_run(void **state)
@@ -596,6 +681,8 @@ int main(void)
 	    cmocka_unit_test(test_poll_wait_progress_and_retry),
 	    cmocka_unit_test(test_poll_wait_timeout),
 	    cmocka_unit_test(test_echo_masks_secrets),
+	    cmocka_unit_test(test_ssh_second_tree),
+	    cmocka_unit_test(test_second_tree_refusal),
 	    cmocka_unit_test(test_local_run),
 	    cmocka_unit_test(test_local_jobs),
 	};

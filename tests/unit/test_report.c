@@ -609,6 +609,424 @@ static void test_noise_deltas(void **unused)
 	gdn_report_release(&r);
 }
 
+/* ---- parallel workers: the lanes ---- */
+
+/* An event of run "w" at 2026-11-21T07:MM:SS.mmm (ts "MM:SS.mmm"). */
+#define EW(ts, rest) "{\"ts\":\"2026-11-21T07:" ts "Z\",\"run\":\"w\"," rest "}"
+
+static void load_lines(struct gdn_report *r, const char *const *lines, size_t n)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+	struct sbuf sb = SBUF_INIT;
+
+	for (size_t i = 0; i < n; i++)
+		sbuf_addf(&sb, "%s\n", lines[i]);
+	gdn_report_init(r);
+	assert_int_equal(gdn_report_load_journal(r, sb.buf, sb.len, NULL, "j", &err), 0);
+	sbuf_release(&sb);
+}
+
+/*
+ * Two workers over 11 s: the baseline's validation [0, 1] (no "worker":
+ * worker 1); worker 1: agent [1, 5], validation [5, 7], promoted at 7;
+ * worker 2: agent [1, 9], validation [9, 10], promoted at 10.
+ */
+static const char *const two_workers[] = {
+    EW("00:00.000", "\"event\":\"run_start\",\"iterations\":2,\"workers\":2"),
+    EW("00:01.000", "\"event\":\"validation\",\"iteration\":0,\"phase\":\"profile\","
+		    "\"state\":\"succeeded\",\"duration_ms\":1000"),
+    EW("00:01.000", "\"event\":\"perf_decision\",\"iteration\":0,\"commit\":\"c0\",\"metric\":"
+		    "\"throughput/mfu\",\"decision\":\"baseline\",\"candidate\":1.0"),
+    EW("00:01.000", "\"event\":\"iteration_start\",\"iteration\":1,\"worker\":1"),
+    EW("00:01.000", "\"event\":\"agent_start\",\"iteration\":1,\"worker\":1"),
+    EW("00:01.000", "\"event\":\"iteration_start\",\"iteration\":2,\"worker\":2"),
+    EW("00:01.000", "\"event\":\"agent_start\",\"iteration\":2,\"worker\":2"),
+    EW("00:05.000", "\"event\":\"agent_end\",\"iteration\":1,\"worker\":1,\"duration_ms\":4000"),
+    EW("00:05.001", "\"event\":\"head\",\"iteration\":1,\"worker\":1,\"after\":\"c1\","
+		    "\"commits\":1"),
+    EW("00:07.000", "\"event\":\"validation\",\"iteration\":1,\"worker\":1,\"phase\":\"tests\","
+		    "\"state\":\"succeeded\",\"duration_ms\":2000"),
+    EW("00:07.000", "\"event\":\"perf_decision\",\"iteration\":1,\"worker\":1,\"commit\":"
+		    "\"c1\",\"decision\":\"promoted\",\"candidate\":2.0,\"champion\":1.0"),
+    EW("00:07.000", "\"event\":\"decision\",\"iteration\":1,\"worker\":1,\"outcome\":\"ok\","
+		    "\"commits\":1"),
+    EW("00:07.000", "\"event\":\"promote\",\"iteration\":1,\"worker\":1,\"champion\":\"s1\""),
+    EW("00:09.000", "\"event\":\"agent_end\",\"iteration\":2,\"worker\":2,\"duration_ms\":8000"),
+    EW("00:09.001", "\"event\":\"head\",\"iteration\":2,\"worker\":2,\"after\":\"c2\","
+		    "\"commits\":1"),
+    EW("00:10.000", "\"event\":\"validation\",\"iteration\":2,\"worker\":2,\"phase\":\"tests\","
+		    "\"state\":\"succeeded\",\"duration_ms\":1000"),
+    EW("00:10.000", "\"event\":\"perf_decision\",\"iteration\":2,\"worker\":2,\"commit\":"
+		    "\"c2\",\"decision\":\"promoted\",\"candidate\":3.0,\"champion\":2.0"),
+    EW("00:10.000", "\"event\":\"promote\",\"iteration\":2,\"worker\":2,\"champion\":\"s2\""),
+    EW("00:10.000", "\"event\":\"decision\",\"iteration\":2,\"worker\":2,\"outcome\":\"ok\","
+		    "\"commits\":1"),
+    EW("00:11.000", "\"event\":\"run_end\",\"reason\":\"completed\",\"exit_code\":0"),
+};
+
+static void test_lanes_durations(void **unused)
+{
+	struct gdn_report r;
+	const struct gdn_report_lane *l;
+
+	(void)unused;
+	load_lines(&r, two_workers, ARRAY_SIZE(two_workers));
+	assert_true(gdn_report_parallel(&r));
+	assert_int_equal(r.workers, 2);
+	assert_int_equal(r.nr_lanes, 2);
+	assert_int_equal(r.totals.active_ms, 11000);
+	l = &r.lanes[0];
+	assert_int_equal(l->worker, 1);
+	assert_int_equal(l->iterations, 1);
+	assert_int_equal(l->agent_ms, 4000);
+	assert_int_equal(l->validation_ms, 3000); /* the baseline's and its own */
+	assert_int_equal(l->busy_ms, 7000);
+	assert_int_equal(l->idle_ms, 4000);
+	assert_true(fabs(l->busy - 7.0 / 11) < 1e-12);
+	assert_true(fabs(l->accel_busy - 3.0 / 11) < 1e-12);
+	assert_int_equal(l->nr, 3);
+	assert_int_equal(l->v[0].kind, GDN_REPORT_SPAN_VALIDATION);
+	assert_int_equal(l->v[0].start_ms, 0);
+	assert_int_equal(l->v[0].end_ms, 1000);
+	assert_int_equal(l->v[1].kind, GDN_REPORT_SPAN_AGENT);
+	assert_int_equal(l->v[1].iteration, 1);
+	assert_int_equal(l->v[1].start_ms, 1000);
+	assert_int_equal(l->v[1].end_ms, 5000);
+	l = &r.lanes[1];
+	assert_int_equal(l->agent_ms, 8000);
+	assert_int_equal(l->validation_ms, 1000);
+	assert_int_equal(l->idle_ms, 2000);
+	assert_true(fabs(l->busy - 9.0 / 11) < 1e-12);
+	assert_true(fabs(l->accel_busy - 1.0 / 11) < 1e-12);
+	assert_true(fabs(r.busy - 16.0 / 22) < 1e-12);
+	assert_true(fabs(r.accel_busy - 4.0 / 22) < 1e-12);
+	/* the promotions, in order, with their worker, time and metric */
+	assert_int_equal(r.nr_promotions, 2);
+	assert_int_equal(r.promotions[0].order, 1);
+	assert_int_equal(r.promotions[0].iteration, 1);
+	assert_int_equal(r.promotions[0].worker, 1);
+	assert_int_equal(r.promotions[0].at_ms, 7000);
+	assert_string_equal(r.promotions[0].champion, "s1");
+	assert_true(r.promotions[0].metric == 2.0);
+	assert_int_equal(r.promotions[1].worker, 2);
+	assert_int_equal(r.promotions[1].at_ms, 10000);
+	assert_true(r.promotions[1].metric == 3.0);
+	assert_int_equal(r.lanes[0].promotions, 1);
+	assert_int_equal(r.lanes[1].promotions, 1);
+	/* each iteration's worker */
+	assert_int_equal(r.nr, 3);
+	assert_int_equal(r.v[0].worker, 1);
+	assert_int_equal(r.v[1].worker, 1);
+	assert_int_equal(r.v[2].worker, 2);
+	gdn_report_release(&r);
+}
+
+static void test_lanes_overlaps(void **unused)
+{
+	static const char *const lines[] = {
+	    EW("00:00.000", "\"event\":\"run_start\",\"iterations\":3,\"workers\":2"),
+	    /* [-0.5, 0.5]: clipped to the run's start */
+	    EW("00:00.500", "\"event\":\"validation\",\"iteration\":0,\"duration_ms\":1000"),
+	    EW("00:01.000", "\"event\":\"agent_start\",\"iteration\":2,\"worker\":2"),
+	    /* worker 1: an agent_end without its start: its duration, [1, 3] */
+	    EW("00:03.000", "\"event\":\"agent_end\",\"iteration\":1,\"worker\":1,"
+			    "\"duration_ms\":2000"),
+	    /* worker 2: a validation inside its agent's span counts once in busy */
+	    EW("00:04.000", "\"event\":\"validation\",\"iteration\":2,\"worker\":2,"
+			    "\"duration_ms\":2000"),
+	    /* worker 1: an agent that never ended: until its worker_end */
+	    EW("00:04.000", "\"event\":\"agent_start\",\"iteration\":1,\"worker\":1"),
+	    EW("00:05.000", "\"event\":\"agent_end\",\"iteration\":2,\"worker\":2"),
+	    /* an id out of range is nobody's */
+	    EW("00:05.000", "\"event\":\"validation\",\"iteration\":2,\"worker\":999,"
+			    "\"duration_ms\":5000"),
+	    EW("00:05.000", "\"event\":\"iteration_start\",\"iteration\":3,\"worker\":2"),
+	    EW("00:06.000", "\"event\":\"worker_end\",\"worker\":1,\"iteration\":1"),
+	    /* a late worker_end of an older iteration does not end the newer agent: [7, 8] */
+	    EW("00:07.000", "\"event\":\"agent_start\",\"iteration\":4,\"worker\":1"),
+	    EW("00:07.500", "\"event\":\"worker_end\",\"worker\":1,\"iteration\":1"),
+	    EW("00:08.000", "\"event\":\"agent_end\",\"iteration\":4,\"worker\":1"),
+	    /* worker 2: two validations overlapping, [6, 8] and [7, 9]: 3 s */
+	    EW("00:08.000", "\"event\":\"validation\",\"iteration\":3,\"worker\":2,"
+			    "\"duration_ms\":2000"),
+	    EW("00:09.000", "\"event\":\"validation\",\"iteration\":3,\"worker\":2,"
+			    "\"duration_ms\":2000"),
+	    /* beats its base, then conflicts with the newer champion: not promoted */
+	    EW("00:09.000", "\"event\":\"perf_decision\",\"iteration\":3,\"worker\":2,\"commit\":"
+			    "\"c3\",\"decision\":\"promoted\",\"candidate\":2.0,\"champion\":1.0"),
+	    EW("00:09.000", "\"event\":\"conflict\",\"iteration\":3,\"worker\":2,\"reason\":"
+			    "\"cherry-pick conflicts\""),
+	    EW("00:09.000", "\"event\":\"decision\",\"iteration\":3,\"worker\":2,\"outcome\":"
+			    "\"failed\",\"commits\":0"),
+	    EW("00:10.000", "\"event\":\"run_end\",\"reason\":\"completed\",\"exit_code\":0"),
+	};
+	struct gdn_report r;
+	const struct gdn_report_lane *l;
+
+	(void)unused;
+	load_lines(&r, lines, ARRAY_SIZE(lines));
+	assert_int_equal(r.workers, 2);
+	assert_int_equal(r.totals.active_ms, 10000);
+	l = &r.lanes[0];
+	assert_int_equal(l->agent_ms, 5000); /* [1, 3] + [4, 6] + [7, 8] */
+	assert_int_equal(l->validation_ms, 500);
+	assert_int_equal(l->busy_ms, 5500);
+	assert_int_equal(l->idle_ms, 4500);
+	assert_true(fabs(l->busy - 0.55) < 1e-12);
+	assert_true(fabs(l->accel_busy - 0.05) < 1e-12);
+	l = &r.lanes[1];
+	assert_int_equal(l->iterations, 1);
+	assert_int_equal(l->agent_ms, 4000);
+	assert_int_equal(l->validation_ms, 5000); /* [2, 4] + [6, 9] */
+	assert_int_equal(l->busy_ms, 7000);	  /* [1, 5] + [6, 9] */
+	assert_int_equal(l->idle_ms, 3000);
+	assert_true(fabs(l->busy - 0.7) < 1e-12);
+	assert_true(fabs(l->accel_busy - 0.5) < 1e-12);
+	assert_int_equal(r.v[r.nr - 2].iteration, 3);
+	assert_int_equal(r.v[r.nr - 2].outcome, GDN_REPORT_CONFLICT);
+	assert_string_equal(r.v[r.nr - 2].reason, "cherry-pick conflicts");
+	assert_int_equal(r.totals.promoted, 0);
+	gdn_report_release(&r);
+}
+
+static void test_lanes_resume(void **unused)
+{
+	/* killed at 4 s with worker 1's agent running, resumed a minute later */
+	static const char *const lines[] = {
+	    EW("00:00.000", "\"event\":\"run_start\",\"iterations\":2,\"workers\":2"),
+	    EW("00:01.000", "\"event\":\"agent_start\",\"iteration\":1,\"worker\":1"),
+	    EW("00:01.000", "\"event\":\"agent_start\",\"iteration\":2,\"worker\":2"),
+	    EW("00:03.000", "\"event\":\"agent_end\",\"iteration\":2,\"worker\":2"),
+	    EW("00:04.000", "\"event\":\"validation\",\"iteration\":2,\"worker\":2,"
+			    "\"duration_ms\":1000"),
+	    EW("01:04.000", "\"event\":\"run_resume\",\"iterations\":2,\"workers\":2"),
+	    EW("01:05.000", "\"event\":\"agent_start\",\"iteration\":1,\"worker\":1"),
+	    EW("01:09.000", "\"event\":\"agent_end\",\"iteration\":1,\"worker\":1"),
+	    EW("01:10.000", "\"event\":\"run_end\",\"reason\":\"completed\",\"exit_code\":0"),
+	};
+	struct gdn_report r;
+	const struct gdn_report_lane *l;
+
+	(void)unused;
+	load_lines(&r, lines, ARRAY_SIZE(lines));
+	assert_int_equal(r.totals.wall_ms, 70000);
+	assert_int_equal(r.totals.idle_ms, 60000);
+	assert_int_equal(r.totals.active_ms, 10000);
+	assert_int_equal(r.nr_gaps, 1);
+	l = &r.lanes[0];
+	assert_int_equal(l->nr, 2);
+	/* the killed agent ran until the last event before the resume */
+	assert_int_equal(l->v[0].start_ms, 1000);
+	assert_int_equal(l->v[0].end_ms, 4000);
+	/* after the resume: on the active time line, the gap taken out */
+	assert_int_equal(l->v[1].start_ms, 5000);
+	assert_int_equal(l->v[1].end_ms, 9000);
+	assert_int_equal(l->agent_ms, 7000);
+	assert_int_equal(l->idle_ms, 3000);
+	l = &r.lanes[1];
+	assert_int_equal(l->agent_ms, 2000);
+	assert_int_equal(l->validation_ms, 1000);
+	assert_int_equal(l->idle_ms, 7000);
+	assert_true(fabs(r.busy - 10.0 / 20) < 1e-12);
+	assert_true(fabs(r.accel_busy - 1.0 / 20) < 1e-12);
+	gdn_report_release(&r);
+}
+
+static void test_lanes_worker_of_iteration(void **unused)
+{
+	/* an event written without "worker" belongs to its iteration's worker, else to worker 1 */
+	static const char *const lines[] = {
+	    EW("00:00.000", "\"event\":\"run_start\",\"iterations\":1,\"workers\":2"),
+	    EW("00:00.000", "\"event\":\"iteration_start\",\"iteration\":1,\"worker\":2"),
+	    EW("00:01.000", "\"event\":\"validation\",\"iteration\":0,\"duration_ms\":1000"),
+	    EW("00:02.500", "\"event\":\"validation\",\"iteration\":1,\"duration_ms\":1500"),
+	    EW("00:03.000", "\"event\":\"run_end\",\"reason\":\"completed\",\"exit_code\":0"),
+	};
+	struct gdn_report r;
+
+	(void)unused;
+	load_lines(&r, lines, ARRAY_SIZE(lines));
+	assert_int_equal(r.lanes[0].validation_ms, 1000);
+	assert_int_equal(r.lanes[1].validation_ms, 1500);
+	assert_int_equal(r.lanes[1].iterations, 1);
+	assert_int_equal(r.lanes[0].iterations, 0);
+	gdn_report_release(&r);
+}
+
+static void test_lanes_promotion_order(void **unused)
+{
+	/* iteration 3 is promoted first (2.0), then iteration 2 (2.5): the champion never drops */
+	static const char *const lines[] = {
+	    EW("00:00.000", "\"event\":\"run_start\",\"iterations\":3,\"workers\":2"),
+	    EW("00:00.000",
+	       "\"event\":\"perf_decision\",\"iteration\":0,\"commit\":\"c0\","
+	       "\"metric\":\"throughput/mfu\",\"decision\":\"baseline\",\"candidate\":1.0"),
+	    EW("00:01.000", "\"event\":\"perf_decision\",\"iteration\":3,\"worker\":1,"
+			    "\"commit\":\"c3\",\"decision\":\"promoted\",\"candidate\":2.0,"
+			    "\"champion\":1.0"),
+	    EW("00:01.000", "\"event\":\"promote\",\"iteration\":3,\"worker\":1,\"champion\":"
+			    "\"s3\""),
+	    EW("00:02.000", "\"event\":\"perf_decision\",\"iteration\":1,\"worker\":2,"
+			    "\"commit\":\"c1\",\"decision\":\"regression\",\"candidate\":0.5,"
+			    "\"champion\":1.0"),
+	    EW("00:03.000", "\"event\":\"perf_decision\",\"iteration\":2,\"worker\":2,"
+			    "\"commit\":\"c2\",\"decision\":\"promoted\",\"candidate\":2.5,"
+			    "\"champion\":2.0"),
+	    EW("00:03.000", "\"event\":\"promote\",\"iteration\":2,\"worker\":2,\"champion\":"
+			    "\"s2\""),
+	    /* kept within the band: the branch advances (promote), the best metric stays */
+	    EW("00:03.500",
+	       "\"event\":\"perf_decision\",\"iteration\":4,\"worker\":1,"
+	       "\"commit\":\"c4\",\"decision\":\"within_threshold\",\"candidate\":2.49,"
+	       "\"champion\":2.5"),
+	    EW("00:03.500", "\"event\":\"promote\",\"iteration\":4,\"worker\":1,\"champion\":"
+			    "\"s4\""),
+	    /* the engine's conflict: a rebase that did not apply */
+	    EW("00:03.700", "\"event\":\"perf_decision\",\"iteration\":5,\"worker\":2,"
+			    "\"commit\":\"c5\",\"decision\":\"promoted\",\"candidate\":2.6,"
+			    "\"champion\":2.0"),
+	    EW("00:03.800",
+	       "\"event\":\"rebase\",\"iteration\":5,\"worker\":2,\"result\":"
+	       "\"conflict\",\"reason\":\"CONFLICT (content): Merge conflict in a.c\""),
+	    EW("00:04.000", "\"event\":\"run_end\",\"reason\":\"completed\",\"exit_code\":0"),
+	};
+	struct gdn_report r;
+	struct sbuf sb = SBUF_INIT;
+
+	(void)unused;
+	load_lines(&r, lines, ARRAY_SIZE(lines));
+	assert_int_equal(r.nr, 6);
+	assert_true(r.v[1].champion_after == 1.0);
+	assert_true(r.v[2].champion_after == 2.5);
+	assert_true(r.v[3].champion_after == 2.5);
+	assert_true(r.v[4].champion_after == 2.5);
+	assert_true(r.v[5].champion_after == 2.5);
+	assert_int_equal(r.v[5].outcome, GDN_REPORT_CONFLICT);
+	assert_string_equal(r.v[5].reason, "CONFLICT (content): Merge conflict in a.c");
+	assert_int_equal(r.nr_promotions, 3);
+	assert_int_equal(r.promotions[0].iteration, 3);
+	assert_int_equal(r.promotions[1].iteration, 2);
+	assert_true(r.promotions[1].best);
+	assert_false(r.promotions[2].best);
+	assert_true(r.promotions[2].metric == 2.49);
+	/* the final champion: the last promotion's, not the last iteration's */
+	gdn_report_render_text(&r, &sb);
+	assert_non_null(strstr(sb.buf, "champion 2.5 @ c2\n"));
+	gdn_report_release(&r);
+	sbuf_release(&sb);
+}
+
+static void test_lanes_rendered(void **unused)
+{
+	struct gdn_report r;
+	struct sbuf sb = SBUF_INIT;
+	json_t *doc, *w, *lane;
+
+	(void)unused;
+	load_lines(&r, two_workers, ARRAY_SIZE(two_workers));
+	gdn_report_render_text(&r, &sb);
+	assert_non_null(strstr(sb.buf, " iter  worker  decision "));
+	assert_non_null(strstr(sb.buf, "\n    2       2  promoted "));
+	assert_non_null(
+	    strstr(sb.buf, "metric throughput/mfu (higher is better), champion 3 @ c2\n"));
+	assert_non_null(strstr(sb.buf, "\nworkers: 2, active time 11.000 s; busy 72.7% (agent + "
+				       "validation), accelerators busy 18.2% (validation)\n"));
+	assert_non_null(strstr(sb.buf, "\nworker  iterations         agent    validation"
+				       "          idle    busy  accel busy  promotions\n"));
+	assert_non_null(strstr(sb.buf, "\n     1           1       4.000 s       3.000 s       "
+				       "4.000 s   63.6%       27.3%           1\n"));
+	assert_non_null(strstr(sb.buf, "\n     2           1       8.000 s       1.000 s       "
+				       "2.000 s   81.8%        9.1%           1\n"));
+	assert_non_null(strstr(sb.buf, "\n   all           2      12.000 s       4.000 s       "
+				       "6.000 s   72.7%       18.2%           2\n"));
+	assert_non_null(strstr(sb.buf,
+			       "\npromotions on the champion line, in order:\n"
+			       "     1  iteration 1 by worker 1 at 7.000 s: champion 2 @ s1\n"
+			       "     2  iteration 2 by worker 2 at 10.000 s: champion 3 @ s2\n"));
+
+	sbuf_reset(&sb);
+	gdn_report_render_html(&r, &sb);
+	assert_int_equal(count(sb.buf, "<svg id=\"worker-lanes\""), 1);
+	assert_int_equal(count(sb.buf, "<g class=\"lane\" "), 2);
+	assert_non_null(strstr(sb.buf, "<g class=\"lane\" data-worker=\"1\" data-busy=\"0.6364\" "
+				       "data-accelerator-busy=\"0.2727\">"));
+	assert_int_equal(count(sb.buf, "class=\"span span-agent\""), 2);
+	assert_int_equal(count(sb.buf, "class=\"span span-validation\""), 3);
+	assert_int_equal(count(sb.buf, "class=\"promotion-mark\""), 2);
+	assert_int_equal(count(sb.buf, "class=\"promotion-label\""), 4); /* chart and lanes */
+	assert_int_equal(count(sb.buf, "<tr class=\"lane-row\""), 2);
+	assert_non_null(strstr(sb.buf, "<td class=\"num busy\">81.8%</td><td class=\"num "
+				       "accelerator-busy\">9.1%</td>"));
+	assert_int_equal(count(sb.buf, "<li class=\"promotion\""), 2);
+	assert_int_equal(count(sb.buf, "<div class=\"worker\">worker 2</div>"), 1);
+
+	doc = gdn_report_json(&r);
+	w = json_object_get(doc, "workers");
+	assert_int_equal(json_integer_value(json_object_get(w, "count")), 2);
+	assert_int_equal(json_array_size(json_object_get(w, "lanes")), 2);
+	lane = json_array_get(json_object_get(w, "lanes"), 1);
+	assert_int_equal(json_integer_value(json_object_get(lane, "agent_ms")), 8000);
+	assert_int_equal(json_integer_value(json_object_get(lane, "idle_ms")), 2000);
+	assert_true(fabs(json_real_value(json_object_get(lane, "busy_fraction")) - 9.0 / 11) <
+		    1e-12);
+	assert_true(fabs(json_real_value(json_object_get(lane, "accelerator_busy_fraction")) -
+			 1.0 / 11) < 1e-12);
+	assert_int_equal(json_array_size(json_object_get(lane, "spans")), 2);
+	assert_true(fabs(json_real_value(json_object_get(w, "busy_fraction")) - 16.0 / 22) < 1e-12);
+	assert_int_equal(json_integer_value(json_object_get(
+			     json_array_get(json_object_get(doc, "promotions"), 1), "worker")),
+			 2);
+	assert_int_equal(json_integer_value(json_object_get(
+			     json_array_get(json_object_get(doc, "iterations"), 2), "worker")),
+			 2);
+	json_decref(doc);
+	gdn_report_release(&r);
+	sbuf_release(&sb);
+}
+
+static void test_lanes_one_worker(void **unused)
+{
+	static const char *const capped[] = {
+	    EW("00:00.000", "\"event\":\"run_start\",\"iterations\":1,\"workers\":1000000000"),
+	    EW("00:01.000", "\"event\":\"run_end\",\"reason\":\"completed\",\"exit_code\":0"),
+	};
+	struct gdn_report r;
+	struct sbuf sb = SBUF_INIT;
+	json_t *doc;
+
+	(void)unused;
+	/* a journal without "worker": one lane, not shown */
+	load(&r, NULL);
+	assert_false(gdn_report_parallel(&r));
+	assert_int_equal(r.workers, 1);
+	assert_int_equal(r.nr_lanes, 1);
+	assert_int_equal(r.nr_promotions, 0); /* that journal has no promote event */
+	gdn_report_render_text(&r, &sb);
+	assert_null(strstr(sb.buf, "worker"));
+	assert_non_null(strstr(sb.buf, "\n iter  decision "));
+	sbuf_reset(&sb);
+	gdn_report_render_html(&r, &sb);
+	assert_null(strstr(sb.buf, "lane"));
+	assert_null(strstr(sb.buf, "worker"));
+	assert_null(strstr(sb.buf, "promotion"));
+	assert_null(strstr(sb.buf, "conflict"));
+	doc = gdn_report_json(&r);
+	assert_null(json_object_get(doc, "workers"));
+	assert_null(json_object_get(doc, "promotions"));
+	assert_null(
+	    json_object_get(json_array_get(json_object_get(doc, "iterations"), 1), "worker"));
+	json_decref(doc);
+	gdn_report_release(&r);
+
+	/* an absurd worker count is capped */
+	load_lines(&r, capped, ARRAY_SIZE(capped));
+	assert_int_equal(r.workers, GDN_REPORT_MAX_WORKERS);
+	assert_int_equal(r.nr_lanes, GDN_REPORT_MAX_WORKERS);
+	assert_int_equal(r.lanes[GDN_REPORT_MAX_WORKERS - 1].idle_ms, 1000);
+	gdn_report_release(&r);
+	sbuf_release(&sb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -623,6 +1041,13 @@ int main(void)
 	    cmocka_unit_test(test_ticks),
 	    cmocka_unit_test(test_linear_axis),
 	    cmocka_unit_test(test_noise_deltas),
+	    cmocka_unit_test(test_lanes_durations),
+	    cmocka_unit_test(test_lanes_overlaps),
+	    cmocka_unit_test(test_lanes_resume),
+	    cmocka_unit_test(test_lanes_worker_of_iteration),
+	    cmocka_unit_test(test_lanes_promotion_order),
+	    cmocka_unit_test(test_lanes_rendered),
+	    cmocka_unit_test(test_lanes_one_worker),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
