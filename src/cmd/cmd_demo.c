@@ -25,25 +25,36 @@
 
 /* The example agent has this many patches. */
 #define DEMO_PATCHES 5
+/* ... in a series for one worker and one for two (agent.sh --workers 2). */
+#define DEMO_EXAMPLE_WORKERS 2
 /* The performance thresholds: the demo's changes are 2x and more, noise on a
  * loaded machine stays well inside 30 %. */
 #define DEMO_THRESHOLD_PCT "30"
 
-/* The project's gdnctl.yaml says what to run: these variables would override it. */
-static const char *const demo_env[] = {"GDNCTL_TEST_COMMAND", "GDNCTL_PROFILE_COMMAND",
-				       "GDNCTL_TRACE_GLOB",   "GDNCTL_LOG_FILE",
-				       "GDNCTL_LOOP_BACKEND", NULL};
+/*
+ * The project's gdnctl.yaml says what to run: these variables would override
+ * it (and the demo's --workers says how many workers: the example agent's
+ * series is made for that number).
+ */
+static const char *const demo_env[] = {"GDNCTL_TEST_COMMAND",
+				       "GDNCTL_PROFILE_COMMAND",
+				       "GDNCTL_TRACE_GLOB",
+				       "GDNCTL_LOG_FILE",
+				       "GDNCTL_LOOP_BACKEND",
+				       "GDNCTL_LOOP_WORKERS",
+				       NULL};
 
 static const char *const agent_choices[] = {"example", "codex", "claude", NULL};
 
 struct demo_args {
 	const char *dir, *agent;
-	long iterations;
+	long iterations, workers;
 	int keep;
 };
 
 static const struct opt_usage demo_usage = {
-    "gdnctl demo [--dir DIR] [--agent example|codex|claude] [--iterations N] [--keep]",
+    "gdnctl demo [--dir DIR] [--agent example|codex|claude] [--iterations N] [--workers N] "
+    "[--keep]",
     "Run the hill-climb loop end to end on a small bundled C project and write a report.",
     "DIR gets project/ (a new git repository from examples/demo: a matmul kernel, its\n"
     "test and benchmark), agent/ (the deterministic example agent and its patches),\n"
@@ -54,6 +65,11 @@ static const struct opt_usage demo_usage = {
     "and reverts the rest (kept under refs/gdnctl/discarded/N). The example agent\n"
     "(not an AI) proposes five fixed patches: a speed-up, a change that breaks the\n"
     "test, a slower one, one that changes nothing, a second speed-up.\n"
+    "With --workers 2 the loop runs two workers side by side (gdnctl loop --workers\n"
+    "2) and the example agent a two-worker series: the two speed-ups, the same\n"
+    "idea as the first written another way (it conflicts with the promoted first\n"
+    "one and is discarded), the broken one and the one that changes nothing. It\n"
+    "ends with the serial run's champion, in less wall time.\n"
     "Needs git, make, a C compiler and zlib headers. Exit status: 0 ok; 1 the loop,\n"
     "the report or the log check failed; 2 usage (a non-empty DIR); 4 the agent\n"
     "program or examples/demo not found; 130/143 interrupted."};
@@ -343,10 +359,67 @@ static int init_repo(const char *dir, struct gdn_err *err)
 /* ---- the summary ---- */
 
 struct outcome {
-	long kept, reverted;
+	long kept, reverted, conflicts;
 	struct strvec lines;
 	long first_discarded;
 };
+
+/*
+ * --workers: a candidate that conflicts with a champion another worker
+ * promoted meanwhile (a `rebase` event with "result": "conflict", or a
+ * `conflict` event) and the ref it was kept under (`ref_kept`).
+ */
+struct conflict {
+	long iteration;
+	char *reason, *ref;
+};
+
+struct conflicts {
+	struct conflict *v;
+	size_t nr, alloc;
+};
+
+static struct conflict *conflict_of(struct conflicts *cs, long it, bool add)
+{
+	for (size_t i = 0; i < cs->nr; i++)
+		if (cs->v[i].iteration == it)
+			return &cs->v[i];
+	if (!add)
+		return NULL;
+	ALLOC_GROW(cs->v, cs->nr + 1, cs->alloc);
+	cs->v[cs->nr] = (struct conflict){.iteration = it};
+	return &cs->v[cs->nr++];
+}
+
+static void read_conflicts(const char *buf, size_t len, struct conflicts *cs)
+{
+	const char *p = buf, *end = buf + len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		json_t *e = json_loadb(p, n, 0, NULL);
+		const char *ev = e ? json_string_value(json_object_get(e, "event")) : NULL;
+		const char *result = e ? json_string_value(json_object_get(e, "result")) : NULL;
+		const char *reason = e ? json_string_value(json_object_get(e, "reason")) : NULL;
+		long it = e ? (long)json_integer_value(json_object_get(e, "iteration")) : 0;
+		struct conflict *c = NULL;
+
+		if (ev && it > 0 &&
+		    (!strcmp(ev, "conflict") ||
+		     (!strcmp(ev, "rebase") && result && !strcmp(result, "conflict")))) {
+			c = conflict_of(cs, it, true);
+			if (reason && !c->reason)
+				c->reason = xstrdup(reason);
+		} else if (ev && it > 0 && !strcmp(ev, "ref_kept") &&
+			   (c = conflict_of(cs, it, false)) && !c->ref &&
+			   json_string_value(json_object_get(e, "ref"))) {
+			c->ref = xstrdup(json_string_value(json_object_get(e, "ref")));
+		}
+		json_decref(e);
+		p += n + 1;
+	}
+}
 
 /*
  * What the loop did, from its journal through the report's model (commit
@@ -357,16 +430,26 @@ static void read_journal(const char *path, const char *repo, const char *log_dir
 	struct gdn_report r = GDN_REPORT_INIT;
 	struct gdn_err err = GDN_ERR_INIT;
 	struct sbuf buf = SBUF_INIT;
+	struct conflicts cs = {0};
 
 	if (sbuf_read_file(&buf, path, 64 << 20, &err) ||
 	    gdn_report_load_journal(&r, buf.buf, buf.len, NULL, path, &err))
 		goto out;
+	read_conflicts(buf.buf, buf.len, &cs);
 	gdn_report_add_hypotheses(&r, repo, log_dir);
 	for (size_t i = 0; i < r.nr; i++) {
 		const struct gdn_report_iter *it = &r.v[i];
 		const char *subj = it->hypothesis ? it->hypothesis : "?";
+		const struct conflict *c = conflict_of(&cs, it->iteration, false);
 
-		if (it->reverted) {
+		if (c) {
+			o->conflicts++;
+			strvec_pushf(&o->lines,
+				     "iteration %ld discarded (conflicts with the champion another "
+				     "worker promoted meanwhile: %s): %s, kept as %s",
+				     it->iteration, c->reason ? c->reason : "?", subj,
+				     c->ref ? c->ref : "no discarded ref");
+		} else if (it->reverted) {
 			struct sbuf why = SBUF_INIT;
 
 			gdn_loop_reason_words(&why, it->reason);
@@ -384,6 +467,11 @@ static void read_journal(const char *path, const char *repo, const char *log_dir
 		}
 	}
 out:
+	for (size_t i = 0; i < cs.nr; i++) {
+		free(cs.v[i].reason);
+		free(cs.v[i].ref);
+	}
+	free(cs.v);
 	gdn_report_release(&r);
 	sbuf_release(&buf);
 }
@@ -461,6 +549,11 @@ static int check(struct demo *d)
 	if (d->example && d->a.iterations > DEMO_PATCHES) {
 		gdn_error("--iterations %ld: the example agent has %d patches (use 1 to %d)",
 			  d->a.iterations, DEMO_PATCHES, DEMO_PATCHES);
+		return GDN_EXIT_USAGE;
+	}
+	if (d->example && d->a.workers > DEMO_EXAMPLE_WORKERS) {
+		gdn_error("--workers %ld: the example agent has patch series for 1 and %d workers",
+			  d->a.workers, DEMO_EXAMPLE_WORKERS);
 		return GDN_EXIT_USAGE;
 	}
 	if (!d->exe) {
@@ -623,10 +716,16 @@ static int run_loop(struct demo *d)
 
 	strvec_pushl(&av, d->exe, "loop", "--iterations", NULL);
 	strvec_pushf(&av, "%ld", d->a.iterations);
+	if (d->a.workers > 1) {
+		strvec_push(&av, "--workers");
+		strvec_pushf(&av, "%ld", d->a.workers);
+	}
 	if (d->example) {
 		char *script = xstrfmt("%s/agent.sh", d->agent_dir);
 
 		sbuf_add_shell_quoted(&agent_cmd, script);
+		if (d->a.workers > 1)
+			sbuf_addf(&agent_cmd, " --workers %ld", d->a.workers);
 		sbuf_adds(&agent_cmd, " {prompt_file}");
 		free(script);
 		strvec_pushl(&av, "--agent", "command", "--agent-cmd", agent_cmd.buf,
@@ -642,10 +741,19 @@ static int run_loop(struct demo *d)
 		     "--perf-regression-policy", "revert-count-failure",
 		     "--perf-within-threshold-policy", "revert", "--max-failures", "-1",
 		     "--sleep-seconds", "0", "--retry-sleep-seconds", "0", NULL);
-	gdn_say("running: gdnctl loop --iterations %ld --agent %s ... (in %s)", d->a.iterations,
-		d->example ? "command (the EXAMPLE agent: deterministic patches, not an AI)"
-			   : d->a.agent,
-		d->project);
+	if (d->a.workers > 1)
+		gdn_say(
+		    "running: gdnctl loop --iterations %ld --workers %ld --agent %s ... (in %s)",
+		    d->a.iterations, d->a.workers,
+		    d->example ? "command (the EXAMPLE agent: deterministic patches, not an AI)"
+			       : d->a.agent,
+		    d->project);
+	else
+		gdn_say("running: gdnctl loop --iterations %ld --agent %s ... (in %s)",
+			d->a.iterations,
+			d->example ? "command (the EXAMPLE agent: deterministic patches, not an AI)"
+				   : d->a.agent,
+			d->project);
 	d->loop_started = true;
 	console = xstrfmt("%s/loop-console.log", d->logs);
 	if (gdn_mkdir_p(d->logs, 0755, NULL))
@@ -697,9 +805,15 @@ static void sum_up(struct demo *d)
 	struct sbuf qproject = SBUF_INIT;
 
 	read_journal(d->journal, d->project, d->logs, &o);
-	gdn_say("demo finished in %.1f s: %ld iteration%s kept, %ld reverted",
-		(double)(gdn_now_ms() - d->t0) / 1000.0, o.kept, o.kept == 1 ? "" : "s",
-		o.reverted);
+	if (d->a.workers > 1)
+		gdn_say("demo finished in %.1f s with %ld workers: %ld iteration%s kept, %ld "
+			"reverted, %ld discarded (conflict)",
+			(double)(gdn_now_ms() - d->t0) / 1000.0, d->a.workers, o.kept,
+			o.kept == 1 ? "" : "s", o.reverted, o.conflicts);
+	else
+		gdn_say("demo finished in %.1f s: %ld iteration%s kept, %ld reverted",
+			(double)(gdn_now_ms() - d->t0) / 1000.0, o.kept, o.kept == 1 ? "" : "s",
+			o.reverted);
 	for (size_t i = 0; i < o.lines.nr; i++)
 		gdn_say("  %s", o.lines.v[i]);
 	if (!d->report_rc && is_file(d->report))
@@ -735,7 +849,7 @@ static int check_log(struct demo *d)
 
 int cmd_demo(int argc, const char **argv, struct gdn_ctx *ctx)
 {
-	struct demo d = {.a = {.agent = "example", .iterations = DEMO_PATCHES}};
+	struct demo d = {.a = {.agent = "example", .iterations = DEMO_PATCHES, .workers = 1}};
 	struct opt opts[] = {
 	    OPT_STRING_(0, "dir", &d.a.dir, "DIR", "where to build the demo (new or empty)",
 			"a new directory under $TMPDIR, else /tmp"),
@@ -743,6 +857,10 @@ int cmd_demo(int argc, const char **argv, struct gdn_ctx *ctx)
 			"the example agent (a script: no AI, no key), or a real one", "example"),
 	    OPT_INT_(0, "iterations", &d.a.iterations, "N",
 		     "loop iterations (the example agent has 5 patches)", "5", 1, 1000),
+	    OPT_INT_(
+		0, "workers", &d.a.workers, "N",
+		"loop workers side by side (gdnctl loop --workers N; the example agent: 1 or 2)",
+		"1", 1, 64),
 	    OPT_BOOL_(0, "keep", &d.a.keep,
 		      "keep DIR even when the demo stops before the loop runs"),
 	    OPT_END_(),

@@ -1,0 +1,215 @@
+#!/bin/bash
+# Parallel hill-climb (issue 16): `gdnctl loop --workers N` for N = 1, 2, 4
+# on a simulated workload, with the wall time, the speed-up against N = 1
+# and each worker's busy fraction, side by side with the targets.
+#
+# Setup: a small git repository; a simulated agent (`--agent command`: it
+# sleeps AGENT_SECONDS, then commits a new file of its own, named after its
+# iteration, so that no two candidates conflict and every one can be
+# promoted); a simulated validation (project.test_command `sleep
+# TEST_SECONDS` on the local backend, no profile, --validation-mode
+# required); ITERATIONS iterations in all.
+#
+# From the journal (loop.jsonl), per worker K (events without "worker"
+# belong to worker 1): agent time = agent_start .. agent_end; validation
+# time = each `validation` event's [ts - duration_ms, ts]; active wall =
+# run_start .. run_end. Busy = (agent + validation) / active wall;
+# accelerator busy = validation / active wall (the share of the run the
+# worker's target is in use). Prints figures only; it never fails on time.
+# Targets (issue 16): at N = 4, at least 3.2x faster than N = 1 and a busy
+# fraction of at least 85 % with 4 targets.
+#
+#   tests/bench/loop-workers.sh [GDNCTL_BINARY]
+#
+# Without an argument: GDNCTL_BIN (default: build/dev/gdnctl).
+# Environment: ITERATIONS (default 16), WORKERS (default "1 2 4"),
+# AGENT_SECONDS (default 3), TEST_SECONDS (default 1), KEEP=1 keeps the
+# work directory (the journals: $WORK/n<N>/logs/loop.jsonl).
+set -u
+
+ITERATIONS=${ITERATIONS:-16}
+WORKERS=${WORKERS:-1 2 4}
+AGENT_SECONDS=${AGENT_SECONDS:-3}
+TEST_SECONDS=${TEST_SECONDS:-1}
+TARGET_SPEEDUP=3.2
+TARGET_BUSY=85
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+
+bin=${1:-${GDNCTL_BIN:-$SRC/build/dev/gdnctl}}
+if [ ! -x "$bin" ]; then
+	echo "loop-workers bench: no gdnctl binary at $bin" >&2
+	exit 2
+fi
+bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")" # the loop runs in the repo
+if [ -z "${EPOCHREALTIME:-}" ]; then
+	echo "loop-workers bench: needs bash 5 (EPOCHREALTIME)" >&2
+	exit 2
+fi
+command -v python3 >/dev/null || {
+	echo "loop-workers bench: needs python3 (to read the journals)" >&2
+	exit 2
+}
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/loop-workers-bench.XXXXXX")
+if [ "${KEEP:-0}" = 1 ]; then
+	trap 'echo "(work directory kept: $WORK)"' EXIT
+else
+	trap 'rm -rf "$WORK"' EXIT
+fi
+
+now_us() {
+	local t=${EPOCHREALTIME/[.,]/}
+	echo "$t"
+}
+
+export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com
+export GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
+export GIT_CONFIG_NOSYSTEM=1 HOME=$WORK/home
+mkdir -p "$HOME"
+git config --global init.defaultBranch main
+git config --global gc.auto 0
+# The configuration of the bench's own run, not the caller's.
+unset GDNCTL_TEST_COMMAND GDNCTL_PROFILE_COMMAND GDNCTL_TRACE_GLOB GDNCTL_LOG_FILE \
+	GDNCTL_LOOP_BACKEND
+
+# The template repository: a README, the configuration, one commit.
+TEMPLATE=$WORK/template
+mkdir -p "$TEMPLATE"
+(
+	cd "$TEMPLATE" && git init -q &&
+		echo "loop-workers bench" >README &&
+		printf 'logs/\n' >.gitignore &&
+		cat >gdnctl.yaml <<-EOF &&
+			project:
+			  backend: local
+			  test_command: sleep $TEST_SECONDS
+			loop:
+			  backend: local
+		EOF
+		git add -A && git commit -qm "bench: start"
+) || {
+	echo "loop-workers bench: cannot build the repository" >&2
+	exit 2
+}
+printf 'Iteration {{ITERATION}} of {{TOTAL_ITERATIONS}} at {{HEAD_SHA}}\n' >"$WORK/prompt.md"
+
+# The simulated agent: think for AGENT_SECONDS, then commit a new file
+# named after the iteration (unique: candidates never conflict).
+cat >"$WORK/agent" <<EOF
+#!/bin/sh
+it=\$(sed -n 's/^Iteration \([0-9][0-9]*\) of .*/\1/p' "\$1" | head -n 1)
+[ -n "\$it" ] || it=x\$\$
+sleep $AGENT_SECONDS
+mkdir -p changes && echo "iteration \$it" >"changes/iteration-\$it.txt" &&
+	git add changes && git commit -qm "agent: iteration \$it"
+EOF
+chmod +x "$WORK/agent"
+
+# run_once N: a fresh copy of the repository, one loop with N workers;
+# prints "WALL_US EXIT_CODE".
+run_once() {
+	local n=$1 t0 t1 rc dir=$WORK/n$1
+	local -a extra=()
+	rm -rf "$dir" && mkdir -p "$dir" && cp -a "$TEMPLATE" "$dir/repo"
+	git -C "$dir/repo" status --short >/dev/null
+	[ "$n" -eq 1 ] || extra=(--workers "$n")
+	t0=$(now_us)
+	(cd "$dir/repo" && "$bin" loop --agent command --agent-cmd "$WORK/agent {prompt_file}" \
+		--prompt-file "$WORK/prompt.md" --log-dir "$dir/logs" \
+		--iterations "$ITERATIONS" --validation-mode required \
+		--sleep-seconds 0 --retry-sleep-seconds 0 "${extra[@]}" >"$dir/console.log" 2>&1)
+	rc=$?
+	t1=$(now_us)
+	echo "$((t1 - t0)) $rc"
+}
+
+# lanes JOURNAL N: per worker "K AGENT_MS VALIDATION_MS ACTIVE_MS", then a
+# line "runs PROMOTED REBASES CONFLICTS RECHECKS".
+lanes() {
+	python3 - "$1" "$2" <<-\EOF
+		import json, sys
+		from datetime import datetime
+		def ms(ts):
+		    return datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").timestamp() * 1000.0
+		n = int(sys.argv[2])
+		agent = {k: 0.0 for k in range(1, n + 1)}
+		valid = dict(agent)
+		open_agent = {}
+		start = end = None
+		promoted = rebases = rechecks = 0
+		conflicts = set()
+		for line in open(sys.argv[1]):
+		    try:
+		        e = json.loads(line)
+		    except ValueError:
+		        continue
+		    ev, t, k = e.get("event"), ms(e["ts"]), int(e.get("worker", 1))
+		    if ev == "run_start" and start is None:
+		        start = t
+		    elif ev == "run_end":
+		        end = t
+		    elif ev == "agent_start":
+		        open_agent[k] = t
+		    elif ev == "agent_end" and k in open_agent:
+		        agent[k] = agent.get(k, 0.0) + t - open_agent.pop(k)
+		    elif ev == "validation" or ev == "measurement" and "duration_ms" in e:
+		        valid[k] = valid.get(k, 0.0) + float(e.get("duration_ms", 0))
+		    elif ev == "promote":
+		        promoted += 1
+		    elif ev == "rebase":
+		        rebases += 1
+		        if e.get("result") == "conflict":
+		            conflicts.add(e.get("iteration"))
+		    elif ev == "conflict":
+		        conflicts.add(e.get("iteration"))
+		    elif ev == "recheck":
+		        rechecks += 1
+		active = (end or t) - (start or 0)
+		for k in sorted(agent):
+		    print(k, round(agent[k]), round(valid.get(k, 0.0)), round(active))
+		print("runs", promoted, rebases, len(conflicts), rechecks)
+	EOF
+}
+
+echo "gdnctl loop --workers N: $ITERATIONS iterations, agent ${AGENT_SECONDS} s + validation" \
+	"${TEST_SECONDS} s each (local backend); binary $bin"
+printf '%-7s %8s %8s %8s %8s %6s %8s %8s %7s %7s %7s\n' workers "wall s" speed-up target \
+	promoted worker "agent s" "valid s" "busy %" "accel %" target
+base=
+for n in $WORKERS; do
+	read -r wall rc < <(run_once "$n")
+	[ -n "$base" ] || base=$wall
+	journal=$WORK/n$n/logs/loop.jsonl
+	if [ "$rc" -ne 0 ] || [ ! -s "$journal" ]; then
+		printf '%-7s %8.1f  the loop failed (exit %s): %s\n' "$n" \
+			"$(awk -v w="$wall" 'BEGIN { print w / 1e6 }')" "$rc" \
+			"$(tail -n 1 "$WORK/n$n/console.log" 2>/dev/null)"
+		continue
+	fi
+	lanes "$journal" "$n" >"$WORK/n$n/lanes"
+	read -r _ promoted rebases conflicts rechecks < <(grep '^runs ' "$WORK/n$n/lanes")
+	first=1
+	while read -r k agent_ms valid_ms active_ms; do
+		[ "$k" != runs ] || continue
+		if [ "$first" = 1 ]; then
+			tgt=-
+			[ "$n" -ne 4 ] || tgt=">=${TARGET_SPEEDUP}x"
+			awk -v n="$n" -v w="$wall" -v b="$base" -v t="$tgt" -v p="$promoted" \
+				'BEGIN { printf "%-7s %8.1f %7.2fx %8s %8s ", n, w / 1e6, b / w, t, p }'
+		else
+			printf '%-7s %8s %8s %8s %8s ' "" "" "" "" ""
+		fi
+		btgt=-
+		[ "$n" -ne 4 ] || btgt=">=${TARGET_BUSY}"
+		awk -v k="w$k" -v a="$agent_ms" -v v="$valid_ms" -v act="$active_ms" -v t="$btgt" \
+			'BEGIN { d = act > 0 ? act : 1;
+				 printf "%6s %8.1f %8.1f %7.1f %7.1f %7s\n", k, a / 1000, v / 1000,
+					100 * (a + v) / d, 100 * v / d, t }'
+		first=0
+	done <"$WORK/n$n/lanes"
+	[ "$rebases" = 0 ] && [ "$conflicts" = 0 ] && [ "$rechecks" = 0 ] ||
+		printf '%-7s %8s (%s rebases onto a moved champion, %s re-checks after validation, %s conflicts)\n' \
+			"" "" "$rebases" "$rechecks" "$conflicts"
+done
+echo "(busy = (agent + validation) / the run's wall time in the journal, per worker;" \
+	"accel = validation alone; wall s = the whole command)"
