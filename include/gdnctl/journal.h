@@ -33,6 +33,8 @@ int gdn_journal_open(struct gdn_journal *j, const char *log_dir, const char *run
 int gdn_journal_write(struct gdn_journal *j, const char *event, json_t *ev, struct gdn_err *err);
 /* New reference: {"iteration": it}, the start of most events. */
 json_t *gdn_journal_iteration(long it);
+/* New reference: the commit ids as a JSON array of strings (a `head` or `rebase` event's "ids"). */
+json_t *gdn_journal_ids(const struct strvec *ids);
 /*
  * New reference: the "agent_leftovers" event of an agent attempt: {"iteration",
  * "attempt", "processes": [{"pid", "argv0"}...]}, the processes the agent

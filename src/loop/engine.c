@@ -833,7 +833,7 @@ static void agent_done(struct loop *l, const struct iter *c)
 static int detect_commits(struct loop *l, struct iter *c, struct gdn_err *err)
 {
 	bool desc = false, dirty = false;
-	json_t *ev, *ids;
+	json_t *ev;
 	int ret;
 
 	FREE_AND_NULL(c->head_after);
@@ -868,10 +868,7 @@ static int detect_commits(struct loop *l, struct iter *c, struct gdn_err *err)
 	json_object_set_new(ev, "after", json_string(c->head_after));
 	json_object_set_new(ev, "descendant", json_boolean(desc));
 	json_object_set_new(ev, "commits", json_integer(c->commits));
-	ids = json_array();
-	for (size_t i = 0; i < c->ids.nr; i++)
-		json_array_append_new(ids, json_string(c->ids.v[i]));
-	json_object_set_new(ev, "ids", ids);
+	json_object_set_new(ev, "ids", gdn_journal_ids(&c->ids));
 	journal_event(l, "head", ev);
 	agent_done(l, c);
 	ret = gdn_repo_dirty(l->repo, &dirty, err);

@@ -474,6 +474,15 @@ int gdn_journal_parse(const char *buf, size_t len, struct gdn_loop_state *st, st
 	return gdn_journal_each(buf, len, NULL, apply_event_cb, st, NULL, err);
 }
 
+json_t *gdn_journal_ids(const struct strvec *ids)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < ids->nr; i++)
+		json_array_append_new(a, json_string(ids->v[i]));
+	return a;
+}
+
 json_t *gdn_journal_iteration(long it)
 {
 	json_t *o = json_object();

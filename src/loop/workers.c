@@ -271,7 +271,7 @@ static int carry(struct loop *l, struct iter *c, const char *onto, const char *b
 		 const char *cand, struct sbuf *why, struct gdn_err *err)
 {
 	char *head = NULL;
-	json_t *ev, *ids;
+	json_t *ev;
 	int ret = gdn_git_reset_clean(&l->wgit, onto, err);
 
 	if (!ret)
@@ -298,10 +298,7 @@ static int carry(struct loop *l, struct iter *c, const char *onto, const char *b
 	json_object_set_new(ev, "result", json_string("clean"));
 	json_object_set_new(ev, "head", json_string(head));
 	json_object_set_new(ev, "commits", json_integer(c->commits));
-	ids = json_array();
-	for (size_t i = 0; i < c->ids.nr; i++)
-		json_array_append_new(ids, json_string(c->ids.v[i]));
-	json_object_set_new(ev, "ids", ids);
+	json_object_set_new(ev, "ids", gdn_journal_ids(&c->ids));
 	l->steps->journal(l, "rebase", ev);
 	free(c->head_before);
 	c->head_before = xstrdup(onto);

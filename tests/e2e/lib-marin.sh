@@ -103,3 +103,22 @@ wait_gone() {
 	echo "wait_gone: process $1 is still there" >&2
 	return 1
 }
+
+# No allocation process of the double is alive ($GDNCTL_FAKE_STATE).
+no_allocation_left() {
+	local pid
+	test -s "$GDNCTL_FAKE_STATE/allocate.pids" || return 1
+	while read -r pid; do
+		wait_gone "$pid" 5 || return 1
+	done <"$GDNCTL_FAKE_STATE/allocate.pids"
+	! ls "$GDNCTL_FAKE_STATE"/allocate-*.pid 2>/dev/null
+}
+
+# calls_with WORD...: how many recorded calls contain all the words (as JSON strings).
+calls_with() {
+	local pat=. w
+	for w in "$@"; do
+		pat="$pat | select(index([\"$w\"]))"
+	done
+	jq -c "$pat" "$GDNCTL_FAKE_LOG" | wc -l | tr -d ' '
+}

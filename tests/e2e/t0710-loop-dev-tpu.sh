@@ -67,25 +67,6 @@ run_loop() {
 		--retry-sleep-seconds 0 --max-failures 5 --validation-retry-sleep 0 "$@")
 }
 
-# No allocation process of the double is alive.
-no_allocation_left() {
-	local pid
-	test -s "$STATE/allocate.pids" || return 1
-	while read -r pid; do
-		wait_gone "$pid" 5 || return 1
-	done <"$STATE/allocate.pids"
-	! ls "$STATE"/allocate-*.pid 2>/dev/null
-}
-
-# calls_with WORD...: how many recorded calls contain all the words (as JSON strings).
-calls_with() {
-	local pat=. w
-	for w in "$@"; do
-		pat="$pat | select(index([\"$w\"]))"
-	done
-	jq -c "$pat" "$GDNCTL_FAKE_LOG" | wc -l | tr -d ' '
-}
-
 test_expect_success '(a) the dev TPU is held, validation runs on it, released at the end' '
 	new_repo &&
 	run_loop faster --iterations 2 --validation-mode required --hold-dev-tpu \

@@ -70,25 +70,6 @@ usage_error() {
 		test_line_count = 0 out
 }
 
-# No allocation process of the double is alive.
-no_allocation_left() {
-	local pid
-	test -s "$STATE/allocate.pids" || return 1
-	while read -r pid; do
-		wait_gone "$pid" 5 || return 1
-	done <"$STATE/allocate.pids"
-	! ls "$STATE"/allocate-*.pid 2>/dev/null
-}
-
-# calls_with WORD...: how many recorded calls contain all the words (as JSON strings).
-calls_with() {
-	local pat=. w
-	for w in "$@"; do
-		pat="$pat | select(index([\"$w\"]))"
-	done
-	jq -c "$pat" "$GDNCTL_FAKE_LOG" | wc -l | tr -d ' '
-}
-
 # The options of the journal's run.
 run_options() {
 	jq -c 'select(.event == "run_start") | .options' "$TRASH/logs/loop.jsonl"
