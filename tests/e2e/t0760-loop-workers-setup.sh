@@ -20,9 +20,11 @@ AGENT_PID_FILE=$TRASH/agent.pid
 agent commit-one <<'EOF2'
 echo "one $(date +%s%N)" >>work.txt && git add work.txt && git commit -qm "agent: one change"
 EOF2
+# commit-slow: a second's thought, then a file of its own (candidates never conflict:
+# each worker validates its own, whatever the timing)
 agent commit-slow <<'EOF2'
 sleep 1
-echo "one $(date +%s%N)" >>work.txt && git add work.txt && git commit -qm "agent: one change"
+f=work-$(date +%s%N).txt && echo one >"$f" && git add "$f" && git commit -qm "agent: one change"
 EOF2
 # One agent (of any worker) kills the allocation me-w2 of the double once, then all commit.
 agent die-once <<'EOF2'
