@@ -50,6 +50,14 @@ case \$it in
 esac
 git add . && git commit -qm "agent: train \$it"
 EOF2
+# nothing: iterations 1 and 2 make no commit at once; the others think for long.
+agent nothing <<EOF2
+. "$TRASH/iter.sh"
+case \$it in
+1 | 2) echo "no idea" ;;
+*) sleep 1000 ;;
+esac
+EOF2
 agent sleepy <<'EOF2'
 echo "thinking"
 sleep 1000
@@ -218,7 +226,18 @@ assert d[1][\"commits\"] == 0 and d[2][\"commits\"] == 1, d
 	test "$(git -C repo rev-parse --verify -q refs/gdnctl/tip/$(sed -n "s/.*\"run\":\"\([^\"]*\)\".*/\1/p" logs/loop.jsonl | head -n 1))" = ""
 '
 
-# exec: in the background, $! is gdnctl itself (not a subshell that ignores SIGINT)
+test_expect_success '--max-failures counts every worker: the run stops, the others abandoned' '
+	new_repo &&
+	test_must_fail =1 run_workers nothing 3 --iterations 6 --no-commit-policy count-failure \
+		--max-failures 1 --agent-kill-grace 200ms >out 2>err &&
+	test_grep "\"failures\":2" logs/loop.jsonl &&
+	test "$(grep -c "\"event\":\"decision\"" logs/loop.jsonl)" = 2 &&
+	test_grep "\"event\":\"abandoned\",\"iteration\":3" logs/loop.jsonl &&
+	test_grep "\"event\":\"run_end\",\"reason\":\"failure\",\"exit_code\":1" logs/loop.jsonl &&
+	! pgrep -f "$AG/nothing" &&
+	test "$(git -C repo worktree list | wc -l)" = 1
+'
+
 sleepy_exec() {
 	cd "$TRASH/repo" && exec "$GDNCTL_BIN" loop --workers 3 --agent command --agent-cmd "$AG/sleepy" \
 		--prompt-file "$TRASH/prompt.md" --log-dir "$TRASH/logs" --iterations 6 \
@@ -226,16 +245,18 @@ sleepy_exec() {
 }
 
 test_expect_success 'Ctrl-C stops every worker: no agent, no worktree left, exit 130' '
-	new_repo &&
+	new_repo || exit 1
 	sleepy_exec >out 2>err &
-	pid=$!
+	bg=$!
 	for i in $(seq 100); do
 		test "$(grep -c "\"event\":\"agent_pid\"" logs/loop.jsonl 2>/dev/null)" = 3 && break
 		sleep 0.1
 	done &&
 	test "$(grep -c "\"event\":\"agent_pid\"" logs/loop.jsonl)" = 3 &&
-	kill -INT $pid &&
-	{ wait $pid; rc=$?; } &&
+	: SIGINT to gdnctl alone, named by its lock: it stops its workers itself &&
+	pid=$(cat logs/loop.lock) &&
+	kill -INT "$pid" &&
+	{ wait $bg; rc=$?; } &&
 	test "$rc" = 130 &&
 	! pgrep -f "$AG/sleepy" &&
 	test "$(git -C repo worktree list | wc -l)" = 1 &&
