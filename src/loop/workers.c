@@ -32,9 +32,10 @@ struct worker {
 	char *base, *cand;
 	bool cancelled; /* stopped by the loop (the run ends): no decision */
 	/*
-	 * An accepted candidate waiting for its turn to be re-checked on the
-	 * champion (one re-check at a time: it is then promoted or not, on
-	 * the champion of the moment), with its child's outcome.
+	 * Its child's outcome (c, step, err), and whether it waits in the
+	 * queue (process_queue): a passed candidate (or one that failed on
+	 * the train) waiting for the verdict on the candidate ahead of it,
+	 * or for its turn to be re-checked on the champion; seq is its turn.
 	 */
 	bool queued;
 	long seq;
@@ -1073,11 +1074,13 @@ void loop_workers_end(struct loop *l)
 
 void loop_workers_release(struct loop *l)
 {
-	for (long k = 0; l->w && k < l->nw; k++)
+	if (!l->w)
+		return; /* one worker: nothing of ours (l->repo is the engine's) */
+	for (long k = 0; k < l->nw; k++)
 		worker_release(l, &l->w[k]);
 	free(l->w);
 	l->w = NULL;
-	l->repo = NULL; /* worker 1's */
+	l->repo = NULL; /* worker 1's, freed with it */
 	free(l->done);
 	free(l->log_rel);
 	free(l->tip_ref);

@@ -413,10 +413,11 @@ static json_t *lane_json(const struct gdn_report_lane *l, bool spans)
 			      (json_int_t)l->busy_ms, "idle_ms", (json_int_t)l->idle_ms,
 			      "busy_fraction", num_or_null(l->busy), "accelerator_busy_fraction",
 			      num_or_null(l->accel_busy), "promotions", (json_int_t)l->promotions);
-	json_t *v = json_array();
+	json_t *v;
 
 	if (!spans)
 		return o;
+	v = json_array();
 	for (size_t i = 0; i < l->nr; i++)
 		json_array_append_new(v,
 				      json_pack("{sssIsIsI}", "kind", span_kind_name(l->v[i].kind),
