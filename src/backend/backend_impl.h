@@ -195,6 +195,7 @@ struct gdn_job_target {
 	const char *jobroot; /* where job directories live on the target ("~/" allowed) */
 	long kill_grace_ms;  /* stop: between SIGTERM and SIGKILL */
 	long poll_ms;	     /* default poll interval of wait */
+	bool login_shell;    /* a run spec's shell string runs under bash -lc (remote hosts) */
 };
 
 /* A fresh job id: "YYYYmmdd-HHMMSS-xxxxxx" (UTC, random hex). */
@@ -219,7 +220,13 @@ int gdn_job_stop(struct gdn_backend *b, const struct gdn_job_target *t, const ch
  */
 int gdn_job_run_fg(struct gdn_backend *b, const struct gdn_job_target *t, const char *run_dir,
 		   const struct gdn_run_spec *spec, struct gdn_job_status *st, struct gdn_err *err);
-/* The argv a run spec stands for: spec->argv, or {"bash", "-lc", spec->shell}. */
-void gdn_run_spec_argv(const struct gdn_run_spec *spec, struct strvec *argv);
+/*
+ * The argv a run spec stands for: spec->argv, or bash -c spec->shell.
+ * login: "-lc", a login shell, for remote hosts whose profile sets up the
+ * user's environment; a local run keeps the caller's environment as it is
+ * (a login shell re-reads the system profile, which can put another
+ * interpreter first on PATH).
+ */
+void gdn_run_spec_argv(const struct gdn_run_spec *spec, bool login, struct strvec *argv);
 
 #endif

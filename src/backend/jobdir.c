@@ -304,10 +304,10 @@ static void job_dir(const struct gdn_job_target *t, const char *id, struct sbuf 
 	sbuf_addf(out, "/%s", id);
 }
 
-void gdn_run_spec_argv(const struct gdn_run_spec *spec, struct strvec *argv)
+void gdn_run_spec_argv(const struct gdn_run_spec *spec, bool login, struct strvec *argv)
 {
-	if (spec->shell)
-		strvec_pushl(argv, "bash", "-lc", spec->shell, NULL);
+	if (spec->shell) /* the user's own command string */
+		strvec_pushl(argv, "bash", login ? "-lc" : "-c", spec->shell, NULL);
 	else
 		strvec_pushv(argv, spec->argv);
 }
@@ -356,7 +356,7 @@ static void shim_run_prepare(struct gdn_backend *b, const struct gdn_job_target 
 	gdn_job_new_id(id, idsz);
 	job_dir(t, id, dir);
 	strvec_pushl(&args, "run", dir->buf, mode, NULL);
-	gdn_run_spec_argv(spec, &args);
+	gdn_run_spec_argv(spec, t->login_shell, &args);
 	gdn_backend_register_secrets(spec->env);
 	shim_prepare(b, t, run_dir, spec->env, args.v, c);
 	strvec_clear(&args);

@@ -96,7 +96,7 @@ static int local_run(struct gdn_backend *b, const struct gdn_run_spec *spec,
 
 	if (spec->dry_run)
 		b->dry_run = true;
-	gdn_run_spec_argv(spec, &argv);
+	gdn_run_spec_argv(spec, false, &argv);
 	gdn_backend_register_secrets(spec->env);
 	p.argv = argv.v;
 	p.env = spec->env;

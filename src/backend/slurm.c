@@ -514,7 +514,7 @@ static int build_script(struct gdn_backend *b, const struct gdn_run_spec *spec, 
 		if (ret)
 			goto out;
 	}
-	gdn_run_spec_argv(spec, &argv);
+	gdn_run_spec_argv(spec, true, &argv);
 	sbuf_adds(sb, "exec");
 	for (size_t i = 0; i < argv.nr; i++) {
 		sbuf_addch(sb, ' ');

@@ -215,6 +215,7 @@ static int ssh_open(struct gdn_backend *b, struct gdn_err *err)
 	sp->target.jobroot = sp->jobroot;
 	sp->target.kill_grace_ms = (long)gdn_backend_int(b, "kill_grace", 5000);
 	sp->target.poll_ms = (long)gdn_backend_int(b, "poll", 5000);
+	sp->target.login_shell = true;
 out:
 	return ret;
 }

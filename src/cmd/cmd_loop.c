@@ -497,7 +497,7 @@ static struct opt loop_opts[] = {
 	      "tolerant preset: unlimited failures, stash, count-failure, retries"),
     OPT_GROUP_("Post-checks"),
     OPT_LIST_(0, "post-check", &setup.a.post_checks, "CMD",
-	      "run with bash -lc after each iteration"),
+	      "run with bash -c in the working tree after each iteration"),
     OPT_ENUM_(0, "post-check-policy", &setup.a.post_check_policy, gdn_loop_policy_enum,
 	      "a failing post-check", "fail"),
     OPT_INT_(0, "post-check-retries", &setup.a.post_check_retries, "N",

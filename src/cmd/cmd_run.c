@@ -218,7 +218,8 @@ static const struct opt_usage run_usage = {
     "Run a command on a backend (local, ssh, slurm, ...) and wait for it.",
     "CMD ARG... is an argv: run as given locally, every word quoted for the remote\n"
     "shell over ssh and in Slurm batch scripts. --shell STRING runs STRING with\n"
-    "'bash -lc' instead. Every program gdnctl starts is echoed first as\n"
+    "'bash -c' locally (your environment as it is) and 'bash -lc' on remote hosts\n"
+    "instead. Every program gdnctl starts is echoed first as\n"
     "'[gdnctl] $ ARGV' (secrets masked) on stderr, with the status lines (none\n"
     "with -q); standard output carries the command's output only. --dry-run only\n"
     "echoes, on standard output.\n"
@@ -247,7 +248,8 @@ int cmd_run(int argc, const char **argv, struct gdn_ctx *ctx)
 			"where to run (backends.NAME in the configuration, or local)",
 			"the backend key, else local"),
 	    OPT_KV_('e', "env", &env, "set an environment variable for the command"),
-	    OPT_STRING_(0, "shell", &shell, "STRING", "run STRING with bash -lc instead of an argv",
+	    OPT_STRING_(0, "shell", &shell, "STRING",
+			"run STRING with bash -c (bash -lc on remote hosts) instead of an argv",
 			NULL),
 	    OPT_STRING_(0, "name", &name, "NAME", "job name (Slurm --job-name)", NULL),
 	    OPT_BOOL_(0, "no-wait", &no_wait, "submit, print the job id and return"),

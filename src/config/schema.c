@@ -169,7 +169,9 @@ const struct gdn_cfg_key gdn_cfg_schema[] = {
      "scripts/gdn/session_directives, then session_directives/)",
      false},
     {"project.profile_command", GDN_CFG_STRING, NULL, "GDNCTL_PROFILE_COMMAND", NULL,
-     "the profile command (bash -lc); unset: the built-in Marin GDN profile", false},
+     "the profile command (bash -c locally, bash -lc on remote hosts); unset: the built-in Marin "
+     "GDN profile",
+     false},
     {"project.prompt_file", GDN_CFG_STRING, NULL, "GDNCTL_PROMPT_FILE", NULL,
      "loop: the prompt template without --prompt-file (unset: "
      "scripts/gdn/codex_iteration_prompt.md, then prompts/iteration.md)",
@@ -179,7 +181,9 @@ const struct gdn_cfg_key gdn_cfg_schema[] = {
      "and the profile harness)",
      false},
     {"project.test_command", GDN_CFG_STRING, NULL, "GDNCTL_TEST_COMMAND", NULL,
-     "the test command (bash -lc); unset: the built-in Marin GDN tests", false},
+     "the test command (bash -c locally, bash -lc on remote hosts); unset: the built-in Marin GDN "
+     "tests",
+     false},
     {"project.trace_glob", GDN_CFG_STRING, NULL, "GDNCTL_TRACE_GLOB", NULL,
      "where a profile run leaves its traces (glob, relative to the repository)", false},
     {"project.trace_source", GDN_CFG_STRING, "auto", "GDNCTL_TRACE_SOURCE", trace_sources,

@@ -745,7 +745,8 @@ static enum step post_checks(struct loop *l, struct iter *c, struct gdn_err *err
 	enum step step = STEP_OK;
 
 	for (size_t i = 0; pc && i < pc->nr && step == STEP_OK; i++) {
-		const char *argv[] = {"bash", "-lc", pc->v[i], NULL};
+		/* the user's own command string */
+		const char *argv[] = {"bash", "-c", pc->v[i], NULL};
 		int rc = 0;
 
 		l->clean_known = false;

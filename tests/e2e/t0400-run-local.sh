@@ -35,9 +35,9 @@ test_expect_success 'run: argv words are not split or expanded' '
 	test ! -e pwned
 '
 
-test_expect_success 'run --shell runs a bash -lc string' '
+test_expect_success 'run --shell runs a bash -c string (no login shell locally)' '
 	gdnctl run --shell "echo \$((6 * 7)) | tr 4 X" >out 2>err &&
-	test_grep "^\[gdnctl\] \$ bash -lc " err &&
+	test_grep "^\[gdnctl\] \$ bash -c " err &&
 	test_grep "^X2$" out
 '
 
@@ -215,6 +215,31 @@ test_expect_success 'configuration: the default backend, workdir, bad keys' '
 b" run -- true 2>err &&
 	test_grep "newline" err &&
 	rm "$XDG_CONFIG_HOME/gdnctl/config.yaml"
+'
+
+# The caller's python3 (a virtual environment first on PATH) is the one the
+# user's command runs, although a login shell would put another first: the
+# system profile resets PATH for root, and ~/.bash_profile puts a "shim" first.
+test_expect_success 'local commands run the python3 first on the caller'"'"'s PATH' '
+	mkdir -p venv/bin shim/bin &&
+	printf "#!/bin/sh\necho venv-python\n" >venv/bin/python3 &&
+	printf "#!/bin/sh\necho shim-python\n" >shim/bin/python3 &&
+	chmod +x venv/bin/python3 shim/bin/python3 &&
+	echo "PATH=\"$TRASH/shim/bin:\$PATH\"" >"$HOME/.bash_profile" &&
+	bash -lc "python3" >login.out &&
+	test_grep "^shim-python$" login.out &&
+	PATH="$TRASH/venv/bin:$PATH" gdnctl run --shell "python3" >out &&
+	test_grep "^venv-python$" out &&
+	id=$(PATH="$TRASH/venv/bin:$PATH" gdnctl run --no-wait --shell "python3" | tail -n1) &&
+	gdnctl wait --show-logs "$id" >out 2>/dev/null &&
+	test_grep "^venv-python$" out &&
+	git init -q proj &&
+	printf "project:\n  test_command: python3\n  profile_command: python3\n" >proj/gdnctl.yaml &&
+	(cd proj && PATH="$TRASH/venv/bin:$PATH" gdnctl test --backend local) >out 2>err &&
+	test_grep "^venv-python$" out &&
+	(cd proj && PATH="$TRASH/venv/bin:$PATH" gdnctl profile --backend local) >out 2>err &&
+	test_grep "^venv-python$" out &&
+	rm "$HOME/.bash_profile"
 '
 
 test_done
