@@ -1,16 +1,19 @@
-# Real agent CLIs from npm for the offline driver tests (sourced after
-# lib.sh; set REAL_HOME to the HOME from before lib.sh first).
+# Real agent CLIs from npm for the offline driver tests (sourced after lib.sh).
+#
+# The CLIs are pinned in tests/npm-tools.txt and installed by
+# `bash .ci/setup test` into $GDNCTL_TEST_TOOLS (default /opt/gdnctl-test-tools,
+# passed by CTest), before any test starts: a test never installs anything.
 #
 # give_up MSG: skip the script (exit 77), except in CI ($CI = true) where
 # it is a failure.
 #
-# npm_cli PACKAGE VERSION BIN NAME [CACHE_ROOT] [PRESET]: sets NPM_CLI to a
-# working BIN of PACKAGE@VERSION (its --version output in $TRASH/version).
-# PRESET, when not empty, is used as is; otherwise the package is
-# installed once with `npm install --prefix` into
-# CACHE_ROOT/NAME-VERSION (CACHE_ROOT: ~/.cache/gdnctl by default) and
-# reinstalled when its BIN is missing or its --version fails. Gives up
-# without node or npm, or when the install fails.
+# npm_tool NAME [PRESET]: sets NPM_CLI to the working binary of the pinned
+# tool NAME (a name of tests/npm-tools.txt) and NPM_VERSION to its pinned
+# version; its --version output is in $TRASH/version. PRESET, when not
+# empty, is used as is. When the set-up recorded that it could not install
+# the tool (NAME-VERSION.failed beside it: offline), the script is skipped
+# with that reason, in CI too; a tool missing without such a record means
+# the set-up was not run: a failure in CI, a skip elsewhere.
 #
 # start_model_server SCRIPT NAME [ARGS...]: starts tests/e2e/SCRIPT (a
 # scripted model server) logging requests to $TRASH/NAME.jsonl, killed at
@@ -26,22 +29,21 @@ give_up() {
 	skip_all "$*"
 }
 
-npm_cli() {
-	local pkg=$1 ver=$2 bin=$3 cache
-	cache=${5:-${XDG_CACHE_HOME:-$REAL_HOME/.cache}/gdnctl}/$4-$ver
-	NPM_CLI=${6:-}
+npm_tool() {
+	local name=$1 pkg ver bin dir line
+	line=$(awk -v n="$name" '$1 == n { print $2, $3, $4 }' "$GDNCTL_SOURCE_DIR/tests/npm-tools.txt")
+	[ -n "$line" ] || give_up "no tool '$name' in tests/npm-tools.txt"
+	read -r pkg ver bin <<<"$line"
+	NPM_VERSION=$ver
+	NPM_CLI=${2:-}
 	if [ -z "$NPM_CLI" ]; then
-		NPM_CLI=$cache/node_modules/.bin/$bin
-		if ! [ -x "$NPM_CLI" ] || ! "$NPM_CLI" --version >/dev/null 2>&1; then
-			command -v node >/dev/null 2>&1 || give_up "node is not installed (needed by $pkg)"
-			command -v npm >/dev/null 2>&1 || give_up "npm is not installed"
-			say "installing $pkg@$ver into $cache"
-			mkdir -p "$cache" 2>/dev/null || give_up "cannot create $cache"
-			if ! HOME=$REAL_HOME timeout 600 npm install --no-audit --no-fund --loglevel=error \
-				--prefix "$cache" "$pkg@$ver" >"$TRASH/npm.log" 2>&1; then
-				sed 's/^/# npm: /' "$TRASH/npm.log" | tail -20
-				give_up "npm install $pkg@$ver failed (offline?)"
+		dir=${GDNCTL_TEST_TOOLS:-/opt/gdnctl-test-tools}/$name-$ver
+		NPM_CLI=$dir/node_modules/.bin/$bin
+		if ! [ -x "$NPM_CLI" ]; then
+			if [ -f "$dir.failed" ]; then
+				skip_all "$pkg@$ver could not be installed by the set-up: $(head -n 1 "$dir.failed")"
 			fi
+			give_up "$pkg@$ver is not installed in $dir (run: bash .ci/setup test)"
 		fi
 	fi
 	[ -x "$NPM_CLI" ] || give_up "no $bin binary at $NPM_CLI"

@@ -19,8 +19,14 @@ GDNCTL_SHARED_DIR=${GDNCTL_SHARED_DIR:-$GDNCTL_SOURCE_DIR/../shared}
 TEST_NAME=$(basename "$0" .sh)
 TRASH=$(mktemp -d "${TMPDIR:-/tmp}/gdnctl-$TEST_NAME.XXXXXX")
 TEST_DATA=$GDNCTL_SOURCE_DIR/tests/data
+# Nothing is shared between scripts that run at the same time (ctest -j):
+# a home, caches, state and temporary files of their own. What the tests
+# need from outside (packages, the pinned npm CLIs) is installed by
+# `bash .ci/setup test` beforehand; a script installs nothing.
 export HOME="$TRASH/home" XDG_CONFIG_HOME="$TRASH/home/.config"
-mkdir -p "$HOME"
+export XDG_CACHE_HOME="$TRASH/home/.cache" XDG_STATE_HOME="$TRASH/home/.local/state"
+export TMPDIR="$TRASH/tmp"
+mkdir -p "$HOME" "$TMPDIR"
 export GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=Test GIT_AUTHOR_EMAIL=test@example.com
 export GIT_COMMITTER_NAME=Test GIT_COMMITTER_EMAIL=test@example.com
 export LC_ALL=C NO_COLOR=1

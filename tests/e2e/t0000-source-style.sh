@@ -34,9 +34,9 @@ test_expect_success 'every .c file includes gdnctl/compat.h first' '
 # post-check, project.test_command): such a line follows a comment saying so.
 test_expect_success 'no system(), popen() or "sh -c" command strings in src/' '
 	test_grep ! -rnE "\b(system|popen)[[:space:]]*\(" src/ &&
-	grep -rnE -B1 "\"(/bin/)?(ba)?sh\",[[:space:]]*\"-c\"" src/ >shell-c &&
-	awk "/-[0-9]+-/ { prev = \$0; next } /:[0-9]+:/ { if (prev !~ /the user.s own command string/) print; prev = \"\" }" shell-c >bad &&
-	{ test ! -s bad || { cat bad; false; }; }
+	grep -rnE -B1 "\"(/bin/)?(ba)?sh\",[[:space:]]*\"-c\"" src/ >"$TRASH/shell-c" &&
+	awk "/-[0-9]+-/ { prev = \$0; next } /:[0-9]+:/ { if (prev !~ /the user.s own command string/) print; prev = \"\" }" "$TRASH/shell-c" >"$TRASH/bad" &&
+	{ test ! -s "$TRASH/bad" || { cat "$TRASH/bad"; false; }; }
 '
 
 test_expect_success 'banned.h is what compat.h includes last' '

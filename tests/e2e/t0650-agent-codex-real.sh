@@ -5,17 +5,15 @@
 # the first turn with one exec_command call that edits hello.txt and
 # commits, and the call's output with a final message.
 #
-# The CLI is installed once into a cache directory (GDNCTL_CODEX_CACHE, or
-# ~/.cache/gdnctl) with `npm install --prefix` (tests/e2e/lib-npm.sh);
-# without npm, or when the install fails, the script is skipped (exit 77),
-# except in CI ($CI = true) where that is a failure.
+# The CLI (pinned in tests/npm-tools.txt) is installed by `bash .ci/setup
+# test`, never by the test (tests/e2e/lib-npm.sh): when the set-up could not
+# install it (offline) the script is skipped (exit 77) with its reason; when
+# it is missing otherwise, that is a failure in CI ($CI = true).
 # GDNCTL_TEST_CODEX_BIN=/path/to/codex uses an existing binary instead.
 #
 # Drives the driver twice: through the unit-test binary's real_codex_run
 # (the driver alone) and, when `gdnctl loop` exists, through
 # `gdnctl loop --agent codex`.
-CODEX_VERSION=0.169.0
-REAL_HOME=${HOME:-/root}
 # ctest: isolation-both
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-npm.sh"
@@ -23,8 +21,8 @@ REAL_HOME=${HOME:-/root}
 command -v python3 >/dev/null 2>&1 || give_up "python3 is not installed"
 command -v git >/dev/null 2>&1 || give_up "git is not installed"
 
-npm_cli @openai/codex "$CODEX_VERSION" codex codex "${GDNCTL_CODEX_CACHE:-}" "${GDNCTL_TEST_CODEX_BIN:-}"
-CODEX=$NPM_CLI
+npm_tool codex "${GDNCTL_TEST_CODEX_BIN:-}"
+CODEX=$NPM_CLI CODEX_VERSION=$NPM_VERSION
 
 UNIT=${GDNCTL_BUILD_DIR:-}/tests/test_agent
 

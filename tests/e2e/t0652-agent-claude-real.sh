@@ -15,14 +15,12 @@
 # running as root, IS_SANDBOX=1: without it claude refuses
 # --dangerously-skip-permissions under uid 0 (checked below).
 #
-# The CLI is installed once into a cache directory (GDNCTL_CLAUDE_CACHE, or
-# ~/.cache/gdnctl) with `npm install --prefix` (tests/e2e/lib-npm.sh; the
-# package pulls a native binary through an optional dependency); without
-# node/npm, or when the install fails, the script is skipped (exit 77),
-# except in CI ($CI = true) where that is a failure.
+# The CLI (pinned in tests/npm-tools.txt; the package pulls a native binary
+# through an optional dependency) is installed by `bash .ci/setup test`,
+# never by the test (tests/e2e/lib-npm.sh): when the set-up could not install
+# it (offline) the script is skipped (exit 77) with its reason; when it is
+# missing otherwise, that is a failure in CI ($CI = true).
 # GDNCTL_TEST_CLAUDE_BIN=/path/to/claude uses an existing binary instead.
-CLAUDE_VERSION=2.1.329
-REAL_HOME=${HOME:-/root}
 # ctest: isolation-both
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-npm.sh"
@@ -30,8 +28,8 @@ REAL_HOME=${HOME:-/root}
 command -v python3 >/dev/null 2>&1 || give_up "python3 is not installed"
 command -v git >/dev/null 2>&1 || give_up "git is not installed"
 
-npm_cli @anthropic-ai/claude-code "$CLAUDE_VERSION" claude claude-code "${GDNCTL_CLAUDE_CACHE:-}" "${GDNCTL_TEST_CLAUDE_BIN:-}"
-CLAUDE=$NPM_CLI
+npm_tool claude-code "${GDNCTL_TEST_CLAUDE_BIN:-}"
+CLAUDE=$NPM_CLI CLAUDE_VERSION=$NPM_VERSION
 
 if ! gdnctl loop -h >loop-help 2>&1 || ! grep -q -- "--agent" loop-help; then
 	give_up "gdnctl loop --agent does not exist"

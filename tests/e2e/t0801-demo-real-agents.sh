@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gdnctl demo --agent claude (and --agent codex) with the REAL Claude Code and
-# Codex CLIs (npm, pinned, cached by tests/e2e/lib-npm.sh), offline: each CLI
+# Codex CLIs (npm, pinned in tests/npm-tools.txt, installed by .ci/setup), offline: each CLI
 # talks to a scripted model server on loopback (messages_server.py,
 # responses_server.py; see t0652 and t0650 for the CLIs' environment). The
 # scripted model reads the iteration number from the rendered prompt.md in
@@ -16,9 +16,6 @@
 # except in CI where a missing CLI is a failure (lib-npm.sh).
 # It measures real speed, so it runs alone:
 # ctest: run-serial
-CLAUDE_VERSION=2.1.329
-CODEX_VERSION=0.169.0
-REAL_HOME=${HOME:-/root}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-npm.sh"
 
@@ -29,11 +26,11 @@ command -v make >/dev/null && command -v cc >/dev/null ||
 printf '#include <zlib.h>\nint main(void){return 0;}\n' >"$TRASH/z.c"
 cc -o "$TRASH/z" "$TRASH/z.c" -lz 2>/dev/null || skip_all "the demo needs zlib headers (zlib1g-dev)"
 
-npm_cli @anthropic-ai/claude-code "$CLAUDE_VERSION" claude claude-code "${GDNCTL_CLAUDE_CACHE:-}" "${GDNCTL_TEST_CLAUDE_BIN:-}"
-CLAUDE=$NPM_CLI
+npm_tool claude-code "${GDNCTL_TEST_CLAUDE_BIN:-}"
+CLAUDE=$NPM_CLI CLAUDE_VERSION=$NPM_VERSION
 mv "$TRASH/version" "$TRASH/claude-version"
-npm_cli @openai/codex "$CODEX_VERSION" codex codex "${GDNCTL_CODEX_CACHE:-}" "${GDNCTL_TEST_CODEX_BIN:-}"
-CODEX=$NPM_CLI
+npm_tool codex "${GDNCTL_TEST_CODEX_BIN:-}"
+CODEX=$NPM_CLI CODEX_VERSION=$NPM_VERSION
 mv "$TRASH/version" "$TRASH/codex-version"
 
 KEY=sk-ant-gdnctl-dummy-key-0123456789

@@ -257,7 +257,7 @@ test_expect_success 'the agent: a --version that hangs is stopped at --timeout' 
 	test_grep "^FAIL  agent: claude  *.$TRASH/bin/claude --version. failed: no answer within 1s$" out
 '
 
-CODEX_BIN=${GDNCTL_TEST_CODEX_BIN:-$(ls "${GDNCTL_CODEX_CACHE:-${XDG_CACHE_HOME:-/root/.cache}/gdnctl}"/codex-*/node_modules/.bin/codex 2>/dev/null | tail -n 1)}
+CODEX_BIN=${GDNCTL_TEST_CODEX_BIN:-$(ls "${GDNCTL_TEST_TOOLS:-/opt/gdnctl-test-tools}"/codex-*/node_modules/.bin/codex 2>/dev/null | tail -n 1)}
 if [ -n "$CODEX_BIN" ] && [ -x "$CODEX_BIN" ]; then
 	test_expect_success 'the agent: the real Codex CLI answers --version; auth file counts' '
 		(cd repo && gdnctl doctor -b local --agent-bin "$CODEX_BIN" >../out 2>../err) &&
@@ -269,7 +269,7 @@ if [ -n "$CODEX_BIN" ] && [ -x "$CODEX_BIN" ]; then
 	'
 else
 	test_skip 'the agent: the real Codex CLI answers --version' \
-		'no Codex CLI cached (t0650 installs one; or set GDNCTL_TEST_CODEX_BIN)'
+		'no Codex CLI installed (bash .ci/setup test installs one; or set GDNCTL_TEST_CODEX_BIN)'
 fi
 
 test_expect_success 'disk space under --min-free is a warning with a fix; exit 0' '
