@@ -34,30 +34,15 @@ _slurm_fail() {
 }
 
 _slurm_idle() { sinfo -h -o %t 2>/dev/null | grep -qx idle; }
+_slurm_bind_failed() {
+	grep -q "Address already in use" "$SLURM_DIR/slurmctld.log" "$SLURM_DIR/slurmd.log" 2>/dev/null
+}
+_slurm_up() { _slurm_bind_failed || _slurm_idle; }
 
-slurm_start() {
-	local host ctld_port d_port
-	test_need_programs "Slurm or munge" "bash .ci/setup test installs them" \
-		munged slurmctld slurmd sbatch squeue sacct scontrol scancel sinfo
-	if [ "$(id -u)" -ne 0 ]; then
-		[ "${CI:-}" = true ] && { echo "Bail out! the private Slurm cluster needs root"; exit 1; }
-		skip_all "the private Slurm cluster needs root (SlurmUser=root)"
-	fi
-
-	mkdir -p "$SLURM_DIR/munge" "$SLURM_DIR/state" "$SLURM_DIR/spool" &&
-		chmod 700 "$SLURM_DIR/munge" || _slurm_fail "cannot create $SLURM_DIR"
-	head -c 1024 /dev/urandom >"$SLURM_DIR/munge/key" && chmod 400 "$SLURM_DIR/munge/key" ||
-		_slurm_fail "cannot write the munge key"
-	test_start_daemon _slurm_fail munged "$SLURM_DIR/munge/pid" \
-		munged --key-file="$SLURM_DIR/munge/key" --socket="$SLURM_DIR/munge/sock" \
-		--pid-file="$SLURM_DIR/munge/pid" --log-file="$SLURM_DIR/munge/log" \
-		--seed-file="$SLURM_DIR/munge/seed" --force
-
-	host=$(hostname -s)
-	ctld_port=$(test_free_port)
-	d_port=$(test_free_port)
-	while [ "$d_port" = "$ctld_port" ]; do d_port=$(test_free_port); done
-	cat >"$SLURM_DIR/slurm.conf" <<EOF
+# slurm.conf for HOST with the slurmctld and slurmd ports: _slurm_conf HOST CTLD_PORT D_PORT
+_slurm_conf() {
+	local host=$1 ctld_port=$2 d_port=$3
+	cat <<EOF
 ClusterName=gdntest
 SlurmctldHost=$host(127.0.0.1)
 SlurmctldPort=$ctld_port
@@ -90,12 +75,49 @@ SlurmdParameters=config_overrides
 NodeName=$host NodeAddr=127.0.0.1 CPUs=8 RealMemory=1000 State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
-	export SLURM_CONF=$SLURM_DIR/slurm.conf
+}
 
-	test_start_daemon _slurm_fail slurmctld "$SLURM_DIR/slurmctld.pid" slurmctld -c
-	test_start_daemon _slurm_fail slurmd "$SLURM_DIR/slurmd.pid" slurmd -c
+slurm_start() {
+	local host ctld_port d_port
+	test_need_programs "Slurm or munge" "bash .ci/setup test installs them" \
+		munged slurmctld slurmd sbatch squeue sacct scontrol scancel sinfo
+	if [ "$(id -u)" -ne 0 ]; then
+		[ "${CI:-}" = true ] && { echo "Bail out! the private Slurm cluster needs root"; exit 1; }
+		skip_all "the private Slurm cluster needs root (SlurmUser=root)"
+	fi
+
+	mkdir -p "$SLURM_DIR/munge" "$SLURM_DIR/state" "$SLURM_DIR/spool" &&
+		chmod 700 "$SLURM_DIR/munge" || _slurm_fail "cannot create $SLURM_DIR"
+	head -c 1024 /dev/urandom >"$SLURM_DIR/munge/key" && chmod 400 "$SLURM_DIR/munge/key" ||
+		_slurm_fail "cannot write the munge key"
+	test_start_daemon _slurm_fail munged "$SLURM_DIR/munge/pid" \
+		munged --key-file="$SLURM_DIR/munge/key" --socket="$SLURM_DIR/munge/sock" \
+		--pid-file="$SLURM_DIR/munge/pid" --log-file="$SLURM_DIR/munge/log" \
+		--seed-file="$SLURM_DIR/munge/seed" --force
+
+	host=$(hostname -s)
+	export SLURM_CONF=$SLURM_DIR/slurm.conf
+	# Ports the OS gave other sockets a moment ago can be taken again before
+	# the daemons bind them (another test's server, an outgoing connection):
+	# a daemon that logs "Address already in use" is stopped and both start
+	# again on new ports.
+	local attempt
+	for attempt in 1 2 3 4 5; do
+		ctld_port=$(test_free_port)
+		d_port=$(test_free_port)
+		while [ "$d_port" = "$ctld_port" ]; do d_port=$(test_free_port); done
+		_slurm_conf "$host" "$ctld_port" "$d_port" >"$SLURM_CONF"
+		: >"$SLURM_DIR/slurmctld.log"
+		: >"$SLURM_DIR/slurmd.log"
+		test_start_daemon _slurm_fail slurmctld "$SLURM_DIR/slurmctld.pid" slurmctld -c
+		test_start_daemon _slurm_fail slurmd "$SLURM_DIR/slurmd.pid" slurmd -c
+		test_wait_until 30 _slurm_up
+		_slurm_bind_failed || break
+		test_stop_pidfile "$SLURM_DIR/slurmd.pid"
+		test_stop_pidfile "$SLURM_DIR/slurmctld.pid"
+	done
 	test_atexit "_slurm_stop_jobs" # runs first: jobs, then slurmd, slurmctld, munged
-	if test_wait_until 30 _slurm_idle; then
+	if _slurm_idle; then
 		say "slurm: cluster gdntest up (slurmctld port $ctld_port, slurmd port $d_port)"
 		return 0
 	fi

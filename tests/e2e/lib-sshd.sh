@@ -19,22 +19,8 @@ SSHD_DIR=$TRASH/sshd
 
 _sshd_fail() { test_bail_out "$*" "$SSHD_DIR/log"; }
 
-sshd_start() {
-	local sshd=/usr/sbin/sshd
-	test_need_programs OpenSSH "bash .ci/setup test installs it" "$sshd" ssh ssh-keygen
-	mkdir -p "$SSHD_DIR" && chmod 700 "$SSHD_DIR" || _sshd_fail "cannot create $SSHD_DIR"
-	# the privilege separation directory sshd insists on
-	[ -d /run/sshd ] || mkdir -p /run/sshd 2>/dev/null ||
-		_sshd_fail "sshd needs /run/sshd and it cannot be created (not root?)"
-	ssh-keygen -q -t ed25519 -N '' -f "$SSHD_DIR/host_key" >/dev/null &&
-		ssh-keygen -q -t ed25519 -N '' -f "$SSHD_DIR/id" >/dev/null &&
-		cp "$SSHD_DIR/id.pub" "$SSHD_DIR/authorized_keys" ||
-		_sshd_fail "ssh-keygen failed"
-	SSHD_PORT=$(test_free_port)
-	SSHD_USER=$(id -un)
-	SSHD_KEY=$SSHD_DIR/id
-	SSHD_KNOWN_HOSTS=$SSHD_DIR/known_hosts
-	cat >"$SSHD_DIR/sshd_config" <<EOF
+_sshd_config() {
+	cat <<EOF
 Port $SSHD_PORT
 ListenAddress 127.0.0.1
 HostKey $SSHD_DIR/host_key
@@ -48,13 +34,47 @@ UsePAM no
 PrintMotd no
 Subsystem sftp internal-sftp
 EOF
-	test_start_daemon _sshd_fail sshd "$SSHD_DIR/pid" \
-		"$sshd" -f "$SSHD_DIR/sshd_config" -E "$SSHD_DIR/log"
-	if test_wait_until 10 sshd_ssh true 2>/dev/null; then
+}
+
+sshd_start() {
+	local sshd=/usr/sbin/sshd
+	test_need_programs OpenSSH "bash .ci/setup test installs it" "$sshd" ssh ssh-keygen
+	mkdir -p "$SSHD_DIR" && chmod 700 "$SSHD_DIR" || _sshd_fail "cannot create $SSHD_DIR"
+	# the privilege separation directory sshd insists on
+	[ -d /run/sshd ] || mkdir -p /run/sshd 2>/dev/null ||
+		_sshd_fail "sshd needs /run/sshd and it cannot be created (not root?)"
+	ssh-keygen -q -t ed25519 -N '' -f "$SSHD_DIR/host_key" >/dev/null &&
+		ssh-keygen -q -t ed25519 -N '' -f "$SSHD_DIR/id" >/dev/null &&
+		cp "$SSHD_DIR/id.pub" "$SSHD_DIR/authorized_keys" ||
+		_sshd_fail "ssh-keygen failed"
+	SSHD_USER=$(id -un)
+	SSHD_KEY=$SSHD_DIR/id
+	SSHD_KNOWN_HOSTS=$SSHD_DIR/known_hosts
+	# The port the OS gave another socket a moment ago can be taken again
+	# before sshd binds it (another test's server, an outgoing connection):
+	# sshd, which daemonizes first, then logs "Address already in use" and
+	# exits; it is started again on a new port.
+	local attempt
+	test_atexit "test_stop_pidfile '$SSHD_DIR/pid'"
+	for attempt in 1 2 3 4 5; do
+		SSHD_PORT=$(test_free_port)
+		_sshd_config >"$SSHD_DIR/sshd_config"
+		: >"$SSHD_DIR/log"
+		"$sshd" -f "$SSHD_DIR/sshd_config" -E "$SSHD_DIR/log" >"$SSHD_DIR/sshd.out" 2>&1 ||
+			_sshd_fail "sshd did not start (exit $?): $(cat "$SSHD_DIR/sshd.out")"
+		test_wait_until 10 _sshd_up
+		grep -q "Address already in use" "$SSHD_DIR/log" || break
+	done
+	if sshd_ssh true 2>/dev/null; then
 		say "sshd: listening on 127.0.0.1:$SSHD_PORT (pid $(cat "$SSHD_DIR/pid"))"
 		return 0
 	fi
 	_sshd_fail "cannot log in to the test sshd on port $SSHD_PORT: $(sshd_ssh true 2>&1)"
+}
+
+# sshd answers, or gave up on its port.
+_sshd_up() {
+	grep -q "Address already in use" "$SSHD_DIR/log" || sshd_ssh true 2>/dev/null
 }
 
 sshd_ssh() {

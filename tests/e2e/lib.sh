@@ -96,10 +96,11 @@ test_expect_isolation() {
 say() { echo "# $*"; }
 
 test_expect_success() {
-	local desc=$1 body=$2
+	local desc=$1 body=$2 start=${EPOCHREALTIME:-}
 	test_count=$((test_count + 1))
 	if (eval "$body") >"$TRASH/.test-out" 2>&1; then
 		echo "ok $test_count - $desc"
+		_test_time "$start"
 	else
 		test_failed=$((test_failed + 1))
 		echo "not ok $test_count - $desc"
@@ -107,6 +108,14 @@ test_expect_success() {
 		echo "#   body:"
 		printf '%s\n' "$body" | sed 's/^/#     /'
 	fi
+}
+
+# GDNCTL_TEST_TIMING=1: a TAP comment with each passing test's wall time,
+# to find where a slow script spends it.
+_test_time() {
+	[ -n "${GDNCTL_TEST_TIMING:-}" ] && [ -n "$1" ] || return 0
+	local now=$EPOCHREALTIME
+	awk -v a="$1" -v b="$now" 'BEGIN { printf "# time: %.3f s\n", b - a }'
 }
 
 test_skip() {
