@@ -27,6 +27,13 @@ export HOME="$TRASH/home" XDG_CONFIG_HOME="$TRASH/home/.config"
 export XDG_CACHE_HOME="$TRASH/home/.cache" XDG_STATE_HOME="$TRASH/home/.local/state"
 export TMPDIR="$TRASH/tmp"
 mkdir -p "$HOME" "$TMPDIR"
+# python3 as CMake resolved it (GDNCTL_TEST_PYTHON), first on PATH, so that a
+# version manager's shim does not run at every start.
+if [ -n "${GDNCTL_TEST_PYTHON:-}" ] && [ -x "$GDNCTL_TEST_PYTHON" ]; then
+	mkdir -p "$TRASH/.python/bin" &&
+		ln -s "$GDNCTL_TEST_PYTHON" "$TRASH/.python/bin/python3" &&
+		export PATH="$TRASH/.python/bin:$PATH"
+fi
 export GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=Test GIT_AUTHOR_EMAIL=test@example.com
 export GIT_COMMITTER_NAME=Test GIT_COMMITTER_EMAIL=test@example.com
 export LC_ALL=C NO_COLOR=1
