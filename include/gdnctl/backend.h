@@ -366,10 +366,12 @@ struct gdn_slurm_job {
 };
 
 /*
- * `sbatch --parsable` output: the last line that is "ID" or "ID;CLUSTER"
- * (warnings may come before it). GDN_EPARSE for anything else.
+ * `sbatch --parsable` output (len bytes): the last line that is "ID" or
+ * "ID;CLUSTER" (warnings may come before it). GDN_EPARSE for anything
+ * else, and for output with a NUL byte (an id it cut is no id).
  */
-int gdn_slurm_parse_sbatch(const char *out, struct gdn_slurm_job *job, struct gdn_err *err);
+int gdn_slurm_parse_sbatch(const char *out, size_t len, struct gdn_slurm_job *job,
+			   struct gdn_err *err);
 /* A job id given by the user: "12", "12_3", "12@cluster" (what gdnctl prints), "12;cluster". */
 int gdn_slurm_parse_job_id(const char *text, struct gdn_slurm_job *job, struct gdn_err *err);
 /* "12" or "12@cluster". */
@@ -385,22 +387,25 @@ void gdn_slurm_format_job_id(const struct gdn_slurm_job *job, struct sbuf *out);
 bool gdn_slurm_state(const char *name, size_t len, const char *exit_code, size_t exit_len,
 		     struct gdn_job_status *st);
 /*
- * `squeue -h -j ID -o %T`: 1 and st filled for a state, 0 when the job is
- * not in the queue (no output, or "Invalid job id specified"), GDN_EPARSE
- * for anything else (an error message, in err).
+ * `squeue -h -j ID -o %T` (len bytes): 1 and st filled for a state, 0 when
+ * the job is not in the queue (no output, or "Invalid job id specified"),
+ * GDN_EPARSE for anything else (an error message, in err; a NUL byte).
  */
-int gdn_slurm_parse_squeue(const char *out, struct gdn_job_status *st, struct gdn_err *err);
+int gdn_slurm_parse_squeue(const char *out, size_t len, struct gdn_job_status *st,
+			   struct gdn_err *err);
 /*
- * `sacct -j ID -X -n -P -o JobID,State,ExitCode`: 1 and st filled from the
- * last line for job `id`; 0 when there is none (accounting disabled, job
- * unknown).
+ * `sacct -j ID -X -n -P -o JobID,State,ExitCode` (len bytes): 1 and st
+ * filled from the last line for job `id`; 0 when there is none (accounting
+ * disabled, job unknown). Lines with a NUL byte are skipped.
  */
-int gdn_slurm_parse_sacct(const char *out, const char *id, struct gdn_job_status *st);
+int gdn_slurm_parse_sacct(const char *out, size_t len, const char *id, struct gdn_job_status *st);
 /*
- * `scontrol show job ID` (multi-line or -o): 1 and st filled from
- * JobState=, ExitCode= and Reason=; the StdOut= path appended to stdout_path
- * when it is non-NULL; 0 when the job is unknown ("Invalid job id").
+ * `scontrol show job ID` (multi-line or -o, len bytes): 1 and st filled
+ * from JobState=, ExitCode= and Reason=; the StdOut= path appended to
+ * stdout_path when it is non-NULL; 0 when the job is unknown ("Invalid job
+ * id") or the output has a NUL byte.
  */
-int gdn_slurm_parse_scontrol(const char *out, struct gdn_job_status *st, struct sbuf *stdout_path);
+int gdn_slurm_parse_scontrol(const char *out, size_t len, struct gdn_job_status *st,
+			     struct sbuf *stdout_path);
 
 #endif

@@ -214,8 +214,9 @@ void gdn_marin_execute_argv(struct strvec *argv, const char *cluster, const char
  * The submission id in submit output: the first `Job submitted with ID:
  * <id>` (Marin's ray_run.py, whitespace incl. newlines may precede the
  * id), else the first `Job '<id>' submitted successfully` (ray job
- * submit). NULL when neither is there or the id is longer than
- * GDN_RAY_ID_MAX. The caller frees the result.
+ * submit). NULL when neither is there, or the id is longer than
+ * GDN_RAY_ID_MAX or holds a NUL byte (a cut id is no id): never an empty
+ * string. The caller frees the result.
  */
 char *gdn_ray_parse_submission_id(const char *text, size_t len);
 

@@ -259,9 +259,12 @@ static int list_line(const char *line, size_t len, void *payload)
 	int64_t mtime, size;
 	const char *name;
 
-	(void)len;
-	if (!strncmp(line, MARK_FILE, strlen(MARK_FILE)) &&
-	    parse_entry(line + strlen(MARK_FILE), &mtime, &size, &name)) {
+	if ((!strncmp(line, MARK_FILE, strlen(MARK_FILE)) ||
+	     !strncmp(line, MARK_ONE, strlen(MARK_ONE))) &&
+	    memchr(line, '\0', len)) {
+		c->l->skipped++; /* a NUL byte cut the name short: no name */
+	} else if (!strncmp(line, MARK_FILE, strlen(MARK_FILE)) &&
+		   parse_entry(line + strlen(MARK_FILE), &mtime, &size, &name)) {
 		add_file(c->l, name, size, mtime);
 	} else if (!strncmp(line, MARK_ONE, strlen(MARK_ONE)) &&
 		   parse_entry(line + strlen(MARK_ONE), &mtime, &size, &name)) {

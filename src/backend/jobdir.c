@@ -217,6 +217,8 @@ int gdn_job_parse_shim(const char *out, size_t len, struct gdn_job_status *st, s
 		if (n < plen || memcmp(line, STATUS_PREFIX, plen))
 			continue;
 		*data_off = pos;
+		if (memchr(s, '\0', sl))
+			break; /* a NUL byte may cut the exit code short: no status */
 		already = sl >= 8 && !memcmp(s + sl - 8, " already", 8);
 		if (already)
 			sl -= 8;

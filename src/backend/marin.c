@@ -670,7 +670,7 @@ char *gdn_ray_parse_submission_id(const char *text, size_t len)
 			id++;
 		for (e = id; e < end && !py_space(*e); e++)
 			;
-		if (e > id && e - id <= GDN_RAY_ID_MAX)
+		if (e > id && e - id <= GDN_RAY_ID_MAX && !memchr(id, '\0', (size_t)(e - id)))
 			return xstrndup(id, (size_t)(e - id));
 		return NULL;
 	}
@@ -681,7 +681,8 @@ char *gdn_ray_parse_submission_id(const char *text, size_t len)
 		if (!q || q == id)
 			continue;
 		if ((size_t)(end - q) >= strlen(plain_tail) &&
-		    !memcmp(q, plain_tail, strlen(plain_tail)) && q - id <= GDN_RAY_ID_MAX)
+		    !memcmp(q, plain_tail, strlen(plain_tail)) && q - id <= GDN_RAY_ID_MAX &&
+		    !memchr(id, '\0', (size_t)(q - id)))
 			return xstrndup(id, (size_t)(q - id));
 	}
 	return NULL;

@@ -70,7 +70,7 @@ static bool valid_cluster(const char *s, size_t len)
 	if (!len || len > 60 || s[0] == '-')
 		return false;
 	for (size_t i = 0; i < len; i++)
-		if (!isalnum((unsigned char)s[i]) && !strchr("._-", s[i]))
+		if (!isalnum((unsigned char)s[i]) && (!s[i] || !strchr("._-", s[i])))
 			return false;
 	return true;
 }
@@ -111,19 +111,23 @@ static void add_quoted_excerpt(struct sbuf *sb, const char *s, size_t len)
 	sbuf_addch(sb, '\'');
 }
 
-int gdn_slurm_parse_sbatch(const char *out, struct gdn_slurm_job *job, struct gdn_err *err)
+int gdn_slurm_parse_sbatch(const char *out, size_t len, struct gdn_slurm_job *job,
+			   struct gdn_err *err)
 {
-	const char *p = out, *last = NULL;
+	const char *p = out, *end = out + len, *last = NULL;
 	size_t last_len = 0;
 	bool found = false;
 	struct sbuf ex = SBUF_INIT;
 	int ret = 0;
 
-	while (*p) {
-		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+	/* a NUL byte would cut the id short: the output is corrupt, not an id */
+	if (memchr(out, '\0', len))
+		return gdn_err_set(err, GDN_EPARSE, "sbatch printed a NUL byte, not a job id");
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
 		const char *l = p;
-		size_t ll = len;
+		size_t ll = n;
 
 		trim(&l, &ll);
 		if (ll) {
@@ -132,7 +136,7 @@ int gdn_slurm_parse_sbatch(const char *out, struct gdn_slurm_job *job, struct gd
 			if (split_job(l, ll, ";", job))
 				found = true;
 		}
-		p += len + (nl ? 1 : 0);
+		p += n + (nl ? 1 : 0);
 	}
 	if (!found) {
 		if (last)
@@ -250,24 +254,27 @@ bool gdn_slurm_state(const char *name, size_t len, const char *exit_code, size_t
 	return true;
 }
 
-static bool contains(const char *s, const char *needle)
+static bool contains(const char *s, size_t len, const char *needle)
 {
-	return strstr(s, needle) != NULL;
+	return memmem(s, len, needle, strlen(needle)) != NULL;
 }
 
-int gdn_slurm_parse_squeue(const char *out, struct gdn_job_status *st, struct gdn_err *err)
+int gdn_slurm_parse_squeue(const char *out, size_t len, struct gdn_job_status *st,
+			   struct gdn_err *err)
 {
-	const char *p = out;
+	const char *p = out, *end = out + len;
 	struct sbuf ex = SBUF_INIT;
 	int ret = 0;
 
-	if (contains(out, "Invalid job id"))
+	if (memchr(out, '\0', len))
+		return gdn_err_set(err, GDN_EPARSE, "unexpected output from squeue: a NUL byte");
+	if (contains(out, len, "Invalid job id"))
 		return 0;
-	while (*p) {
-		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
 		const char *l = p;
-		size_t ll = len;
+		size_t ll = n;
 
 		trim(&l, &ll);
 		if (ll) {
@@ -280,25 +287,28 @@ int gdn_slurm_parse_squeue(const char *out, struct gdn_job_status *st, struct gd
 			}
 			break;
 		}
-		p += len + (nl ? 1 : 0);
+		p += n + (nl ? 1 : 0);
 	}
 	sbuf_release(&ex);
 	return ret;
 }
 
-int gdn_slurm_parse_sacct(const char *out, const char *id, struct gdn_job_status *st)
+int gdn_slurm_parse_sacct(const char *out, size_t out_len, const char *id,
+			  struct gdn_job_status *st)
 {
-	const char *p = out;
+	const char *p = out, *end = out + out_len;
 	size_t idlen = strlen(id);
 	int found = 0;
 
-	while (*p) {
-		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
 		const char *f1 = memchr(p, '|', len), *f2;
 		struct gdn_job_status tmp = *st;
 
-		if (f1 && (size_t)(f1 - p) == idlen && !memcmp(p, id, idlen)) {
+		/* a line with a NUL byte is corrupt: its fields may be cut short */
+		if (f1 && (size_t)(f1 - p) == idlen && !memcmp(p, id, idlen) &&
+		    !memchr(p, '\0', len)) {
 			f2 = memchr(f1 + 1, '|', len - (size_t)(f1 + 1 - p));
 			if (f2) {
 				const char *f3 = memchr(f2 + 1, '|', len - (size_t)(f2 + 1 - p));
@@ -317,19 +327,20 @@ int gdn_slurm_parse_sacct(const char *out, const char *id, struct gdn_job_status
 }
 
 /* The value of KEY= in scontrol output: a word (or, with to_eol, the rest of the line). */
-static bool scontrol_value(const char *out, const char *key, bool to_eol, const char **v,
-			   size_t *vlen)
+static bool scontrol_value(const char *out, size_t len, const char *key, bool to_eol,
+			   const char **v, size_t *vlen)
 {
+	const char *end = out + len;
 	size_t klen = strlen(key);
 
-	for (const char *p = out; (p = strstr(p, key)); p += klen) {
+	for (const char *p = out; (p = memmem(p, (size_t)(end - p), key, klen)); p += klen) {
 		const char *e;
 
 		if (p != out && p[-1] != ' ' && p[-1] != '\n')
 			continue;
 		p += klen;
 		e = p;
-		while (*e && *e != '\n' && (to_eol || *e != ' '))
+		while (e < end && *e != '\n' && (to_eol || *e != ' '))
 			e++;
 		*v = p;
 		*vlen = (size_t)(e - p);
@@ -338,24 +349,26 @@ static bool scontrol_value(const char *out, const char *key, bool to_eol, const 
 	return false;
 }
 
-int gdn_slurm_parse_scontrol(const char *out, struct gdn_job_status *st, struct sbuf *stdout_path)
+int gdn_slurm_parse_scontrol(const char *out, size_t len, struct gdn_job_status *st,
+			     struct sbuf *stdout_path)
 {
 	const char *state, *code = NULL, *reason, *path;
 	size_t slen, clen = 0, rlen, plen;
 	struct gdn_job_status tmp = *st;
 
-	if (contains(out, "Invalid job id") ||
-	    !scontrol_value(out, "JobState=", false, &state, &slen))
+	/* a NUL byte may cut any value short (the path, the exit code) */
+	if (memchr(out, '\0', len) || contains(out, len, "Invalid job id") ||
+	    !scontrol_value(out, len, "JobState=", false, &state, &slen))
 		return 0;
-	scontrol_value(out, "ExitCode=", false, &code, &clen);
+	scontrol_value(out, len, "ExitCode=", false, &code, &clen);
 	if (!gdn_slurm_state(state, slen, code, clen, &tmp))
 		return 0;
-	if (!tmp.message[0] && scontrol_value(out, "Reason=", false, &reason, &rlen) &&
+	if (!tmp.message[0] && scontrol_value(out, len, "Reason=", false, &reason, &rlen) &&
 	    !(rlen == 4 && !memcmp(reason, "None", 4)))
 		snprintf(tmp.message, sizeof(tmp.message), "reason: %.*s",
 			 (int)(rlen > 200 ? 200 : rlen), reason);
 	*st = tmp;
-	if (stdout_path && scontrol_value(out, "StdOut=", true, &path, &plen)) {
+	if (stdout_path && scontrol_value(out, len, "StdOut=", true, &path, &plen)) {
 		/* one-line form (-o): the value ends where the next " Key=" starts */
 		for (size_t i = 0; i + 1 < plen; i++) {
 			size_t k = i + 1;
@@ -647,7 +660,7 @@ static int slurm_submit_job(struct gdn_backend *b, const struct gdn_run_spec *sp
 		ret = client_failed(&p, sp->sbatch, err);
 		goto out;
 	}
-	ret = gdn_slurm_parse_sbatch(p.out.buf, job, err);
+	ret = gdn_slurm_parse_sbatch(p.out.buf, p.out.len, job, err);
 	if (ret) {
 		ret = GDN_EBACKEND;
 		err->code = ret;
@@ -686,8 +699,9 @@ static int slurm_state(struct gdn_backend *b, const struct gdn_slurm_job *job,
 	ret = client(b, ev, &argv, &p, err);
 	if (ret || b->dry_run)
 		goto out;
-	listed = gdn_slurm_parse_squeue(p.out.buf, &q, &perr);
-	if (listed < 0 || (p.code && !listed && !contains(p.out.buf, "Invalid job id"))) {
+	listed = gdn_slurm_parse_squeue(p.out.buf, p.out.len, &q, &perr);
+	if (listed < 0 ||
+	    (p.code && !listed && !contains(p.out.buf, p.out.len, "Invalid job id"))) {
 		ret = client_failed(&p, sp->squeue, err);
 		goto out;
 	}
@@ -703,7 +717,7 @@ static int slurm_state(struct gdn_backend *b, const struct gdn_slurm_job *job,
 	ret = client(b, GDN_EV_SPAWN, &argv, &p, err);
 	if (ret)
 		goto out;
-	if (gdn_slurm_parse_sacct(p.out.buf, job->id, st))
+	if (gdn_slurm_parse_sacct(p.out.buf, p.out.len, job->id, st))
 		goto out;
 
 	strvec_clear(&argv);
@@ -712,7 +726,7 @@ static int slurm_state(struct gdn_backend *b, const struct gdn_slurm_job *job,
 	ret = client(b, GDN_EV_SPAWN, &argv, &p, err);
 	if (ret)
 		goto out;
-	if (gdn_slurm_parse_scontrol(p.out.buf, st, stdout_path))
+	if (gdn_slurm_parse_scontrol(p.out.buf, p.out.len, st, stdout_path))
 		goto out;
 	if (listed) {
 		*st = q;

@@ -205,7 +205,11 @@ static size_t on_header(char *line, size_t size, size_t n, void *data)
 		}
 		return len;
 	}
-	if (header_is(line, len, "Link", &v, &vlen)) {
+	if ((header_is(line, len, "Link", &v, &vlen) ||
+	     header_is(line, len, "Retry-After", &v, &vlen)) &&
+	    memchr(v, '\0', vlen)) {
+		; /* a NUL byte would cut the value short (a URL, a number): ignored */
+	} else if (header_is(line, len, "Link", &v, &vlen)) {
 		if (x->link.len)
 			sbuf_addch(&x->link, ',');
 		sbuf_add(&x->link, v, vlen);

@@ -282,7 +282,10 @@ int gdn_netrc_lookup(const char *text, size_t len, const char *host, char **logi
 				found = 1;
 				break;
 			}
-			cur = netrc_next(&lx) && !strcasecmp(lx.tok.buf, host) ? 1 : 2;
+			cur = netrc_next(&lx) && !memchr(lx.tok.buf, '\0', lx.tok.len) &&
+				      !strcasecmp(lx.tok.buf, host)
+				  ? 1
+				  : 2;
 		} else if (!strcmp(t, "default")) {
 			if (cur == 1) {
 				found = 1;
@@ -300,7 +303,8 @@ int gdn_netrc_lookup(const char *text, size_t len, const char *host, char **logi
 				dst = which == 'l' ? &l : which == 'p' ? &pw : NULL;
 			else if (cur == 3)
 				dst = which == 'l' ? &dl : which == 'p' ? &dpw : NULL;
-			if (dst && !*dst)
+			/* an empty value, or one a NUL byte cuts short, is no value */
+			if (dst && !*dst && lx.tok.len && !memchr(lx.tok.buf, '\0', lx.tok.len))
 				*dst = xstrdup(lx.tok.buf);
 		} else if (!strcmp(t, "macdef")) {
 			netrc_skip_macdef(&lx);

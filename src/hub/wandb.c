@@ -644,11 +644,34 @@ int gdn_wandb_graphql(struct gdn_wandb *c, const char *query, json_t *vars, json
 	return graphql(c, query, vars, data, err);
 }
 
-static char *dup_str(const json_t *v)
+/*
+ * A JSON string with no NUL byte in it, else NULL: the answers are read
+ * with JSON_ALLOW_NUL (see load_lenient), and a value that a NUL cuts
+ * short is no value.
+ */
+static const char *text_of(const json_t *v)
 {
-	return json_is_string(v) ? xstrdup(json_string_value(v)) : NULL;
+	if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
+		return NULL;
+	return json_string_value(v);
 }
 
+static char *dup_str(const json_t *v)
+{
+	const char *s = text_of(v);
+
+	return s ? xstrdup(s) : NULL;
+}
+
+/* A run node's id (its "name"): non-empty text, else NULL (no usable run). */
+static const char *run_id_of(const json_t *node)
+{
+	const char *s = text_of(json_object_get(node, "name"));
+
+	return s && *s ? s : NULL;
+}
+
+/* out from a run node that has an id (run_id_of). */
 static void fill_run(struct gdn_wandb *c, const json_t *node, const char *entity,
 		     const char *project, struct gdn_wandb_run *out)
 {
@@ -657,9 +680,7 @@ static void fill_run(struct gdn_wandb *c, const json_t *node, const char *entity
 	gdn_wandb_run_release(out);
 	out->entity = xstrdup(entity);
 	out->project = xstrdup(project);
-	out->name = dup_str(json_object_get(node, "name"));
-	if (!out->name)
-		out->name = xstrdup("");
+	out->name = xstrdup(run_id_of(node));
 	out->display_name = dup_str(json_object_get(node, "displayName"));
 	out->state = dup_str(json_object_get(node, "state"));
 	out->created_at = dup_str(json_object_get(node, "createdAt"));
@@ -707,7 +728,7 @@ static int run_by_id(struct gdn_wandb *c, const char *entity, const char *projec
 		goto out;
 	}
 	run = json_object_get(proj, "run");
-	if (json_is_object(run)) {
+	if (json_is_object(run) && run_id_of(run)) {
 		fill_run(c, run, entity, project, out);
 		*found = true;
 	}
@@ -748,6 +769,7 @@ static int scan_runs(struct gdn_wandb *c, const char *entity, const char *projec
 					 project, "per", RUNS_PER_PAGE, "order", "-created_at");
 		json_t *data = NULL;		 /* new */
 		json_t *runs, *edges, *info, *e; /* borrowed */
+		const char *next;		 /* borrowed */
 		size_t i;
 		bool more;
 
@@ -770,19 +792,18 @@ static int scan_runs(struct gdn_wandb *c, const char *entity, const char *projec
 
 			if (seen++ >= max_runs)
 				break;
-			if (json_is_object(node) && match(node, want)) {
+			if (json_is_object(node) && run_id_of(node) && match(node, want)) {
 				fill_run(c, node, entity, project, out);
 				*found = true;
 				break;
 			}
 		}
 		info = json_object_get(runs, "pageInfo");
-		more = json_is_true(json_object_get(info, "hasNextPage")) &&
-		       json_is_string(json_object_get(info, "endCursor")) &&
+		next = text_of(json_object_get(info, "endCursor"));
+		more = json_is_true(json_object_get(info, "hasNextPage")) && next && *next &&
 		       json_array_size(edges) > 0;
 		free(cursor);
-		cursor =
-		    more ? xstrdup(json_string_value(json_object_get(info, "endCursor"))) : NULL;
+		cursor = more ? xstrdup(next) : NULL;
 		json_decref(data);
 		if (!more)
 			break;
@@ -795,7 +816,7 @@ static bool str_field_is(const json_t *node, const char *field, const char *want
 {
 	const json_t *v = json_object_get(node, field); /* borrowed */
 
-	return json_is_string(v) && !strcmp(json_string_value(v), want);
+	return text_of(v) && !strcmp(text_of(v), want);
 }
 
 static bool match_name(const json_t *node, const char *want)
@@ -811,7 +832,7 @@ static bool match_prefix(const json_t *node, const char *want)
 	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
 		const json_t *v = json_object_get(node, fields[i]); /* borrowed */
 
-		if (json_is_string(v) && !strncmp(json_string_value(v), want, strlen(want)))
+		if (text_of(v) && !strncmp(text_of(v), want, strlen(want)))
 			return true;
 	}
 	return false;

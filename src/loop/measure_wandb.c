@@ -44,8 +44,8 @@ static size_t match_run_path(const char *p, const char *end, struct sbuf *ref)
 		return 0;
 	q += pr + 6;
 	id = segment(q, end, "?#");
-	if (!id)
-		return 0;
+	if (!id || (q + id < end && !q[id]))
+		return 0; /* no id, or one a NUL byte cut short */
 	sbuf_reset(ref);
 	sbuf_add(ref, p, e);
 	sbuf_addch(ref, '/');
@@ -112,6 +112,8 @@ static size_t word_after(const char *p, const char *end, const char *marker, con
 		p++;
 	while (p + n < end && p[n] && !is_space(p[n]))
 		n++;
+	if (p + n < end && !p[n])
+		return 0; /* a word a NUL byte cut short is no name */
 	*w = p;
 	return n;
 }

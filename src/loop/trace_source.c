@@ -58,6 +58,8 @@ static size_t uri_len(const char *p, const char *end)
 
 	while (p + n < end && n < URI_MAX && !uri_stop((unsigned char)p[n]))
 		n++;
+	if (p + n < end && !p[n])
+		return 0;		      /* a NUL byte cut it short: no URI */
 	while (n && strchr(".,;:", p[n - 1])) /* punctuation after the URI */
 		n--;
 	return n;

@@ -174,6 +174,14 @@ test_expect_success 'usage errors exit 2' '
 	test_must_fail =2 gdnctl metrics --run a/b/c --history --agg max 2>err
 '
 
+test_expect_success 'a run id a NUL byte cuts short is no run (never the cut id)' '
+	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d[\"nul/proj\"]={\"runs\": [{\"name\": \"r9\u0000x\", \"displayName\": \"gdn_nulcut_a\", \"createdAt\": \"2025-01-05T00:00:00\", \"summary\": {\"throughput/mfu\": 1.0}}]}; json.dump(d, open(sys.argv[1], \"w\"))" wandb.json &&
+	test_must_fail =1 gdnctl metrics --prefix gdn_nulcut --entity nul --project proj \
+		--keys throughput/mfu $FAST >stdout 2>stderr &&
+	test_grep "no W&B run named .gdn_nulcut_\*. in .nul/proj." stderr &&
+	! grep "r9" stdout stderr
+'
+
 test_expect_success 'the API key is never printed or written' '
 	! grep -rlF "$KEY" "$TRASH" --exclude=requests.log --exclude=.test-out --exclude=server.out
 '

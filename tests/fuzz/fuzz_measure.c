@@ -21,6 +21,17 @@ static void check_path(const char *path)
 		BUG("run path '%s' is not ENTITY/PROJECT/RUN", path);
 }
 
+/* Whether s occurs in text[0, size) somewhere a NUL byte does not follow (a cut value). */
+static bool occurs_whole(const char *text, size_t size, const char *s)
+{
+	size_t n = strlen(s);
+
+	for (const char *p = text; (p = memmem(p, size - (size_t)(p - text), s, n)); p++)
+		if (p + n == text + size || p[n] != '\0')
+			return true;
+	return false;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const bases[] = {NULL, "http://127.0.0.1:8080", "http://h/x/"};
@@ -36,12 +47,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			BUG("a run path without its URL or the reverse");
 		if (path)
 			check_path(path);
+		if (url && !occurs_whole(out, size, url))
+			BUG("run URL '%s' is cut short by a NUL byte", url);
 		free(path);
 		free(url);
 	}
 	name = gdn_measure_find_run_name(out, size);
 	if (name && !*name)
 		BUG("an empty run name");
+	if (name && !occurs_whole(out, size, name))
+		BUG("run name '%s' is cut short by a NUL byte", name);
 	free(name);
 	gdn_tpu_slice_key(text, &key);
 	for (size_t i = 0; i < key.len; i++)

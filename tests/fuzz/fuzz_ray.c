@@ -32,6 +32,17 @@ static void each_line(const char *text, size_t size)
 	}
 }
 
+/* Whether s occurs in text[0, size) somewhere a NUL byte does not follow (a cut value). */
+static bool occurs_whole(const char *text, size_t size, const char *s)
+{
+	size_t n = strlen(s);
+
+	for (const char *p = text; (p = memmem(p, size - (size_t)(p - text), s, n)); p++)
+		if (p + n == text + size || p[n] != '\0')
+			return true;
+	return false;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *text = xmalloc(size ? size : 1);
@@ -42,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	memcpy(text, data, size);
 	id = gdn_ray_parse_submission_id(text, size);
-	if (id && (!*id || strlen(id) > GDN_RAY_ID_MAX))
+	if (id && (!*id || strlen(id) > GDN_RAY_ID_MAX || !occurs_whole(text, size, id)))
 		BUG("bad submission id");
 	free(id);
 	gdn_ray_state_from_name(text, size, &state);

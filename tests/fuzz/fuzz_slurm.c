@@ -1,6 +1,7 @@
 /*
  * Fuzz the parsers of what Slurm's clients and the job shim print: the
- * input goes whole to each parser (sbatch --parsable, squeue, sacct,
+ * input (NUL bytes and all, without a terminating NUL) goes whole to each
+ * parser (sbatch --parsable, squeue, sacct,
  * scontrol, the shim's status line, user job ids), and split at the first
  * '|' into a state name and an ExitCode for gdn_slurm_state. Every
  * result must be consistent: NUL-terminated, final only for final states.
@@ -27,7 +28,9 @@ static void check(const struct gdn_job_status *st)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *text = xstrndup((const char *)data, size);
+	const char *out =
+	    (const char *)data; /* not NUL-terminated: reading past size is an error */
+	char *text = xstrndup(out, size);
 	struct gdn_job_status st = GDN_JOB_STATUS_INIT;
 	struct gdn_slurm_job job;
 	struct gdn_err err = GDN_ERR_INIT;
@@ -35,9 +38,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *bar;
 	size_t off = 0;
 
-	if (!gdn_slurm_parse_sbatch(text, &job, &err)) {
+	if (!gdn_slurm_parse_sbatch(out, size, &job, &err)) {
 		struct sbuf id = SBUF_INIT;
 		struct gdn_slurm_job again;
+
+		if (memchr(data, '\0', size) || !job.id[0])
+			BUG("a job id read from output with a NUL byte, or an empty one");
 
 		gdn_slurm_format_job_id(&job, &id);
 		if (gdn_slurm_parse_job_id(id.buf, &again, &err) || strcmp(again.id, job.id) ||
@@ -46,12 +52,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sbuf_release(&id);
 	}
 	gdn_slurm_parse_job_id(text, &job, &err);
-	if (gdn_slurm_parse_squeue(text, &st, &err) == 1)
+	if (gdn_slurm_parse_squeue(out, size, &st, &err) == 1)
 		check(&st);
-	if (gdn_slurm_parse_sacct(text, "12", &st))
+	if (gdn_slurm_parse_sacct(out, size, "12", &st))
 		check(&st);
-	if (gdn_slurm_parse_scontrol(text, &st, &path))
+	if (gdn_slurm_parse_scontrol(out, size, &st, &path)) {
 		check(&st);
+		if (memchr(data, '\0', size) || memchr(path.buf, '\0', path.len))
+			BUG("scontrol output with a NUL byte was read");
+	}
 	bar = memchr(data, '|', size);
 	if (gdn_slurm_state((const char *)data, bar ? (size_t)(bar - (const char *)data) : size,
 			    bar ? bar + 1 : NULL,

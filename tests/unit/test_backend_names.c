@@ -251,6 +251,17 @@ static void test_shim_status_bad(void **state)
 		assert_int_equal(gdn_job_parse_shim(bad[i], strlen(bad[i]), &st, &off, &err),
 				 GDN_EPARSE);
 	}
+	/* a NUL byte would cut the exit code short ("exited 1" of "exited 1\0 7") */
+	{
+		static const char cut[] = "gdnctl-job: exited 1\0 7\n";
+		struct gdn_job_status st = GDN_JOB_STATUS_INIT;
+		struct gdn_err err = GDN_ERR_INIT;
+		size_t off = 0;
+
+		assert_int_equal(gdn_job_parse_shim(cut, sizeof(cut) - 1, &st, &off, &err),
+				 GDN_EPARSE);
+		assert_int_equal(st.state, GDN_JOB_UNKNOWN);
+	}
 }
 
 static void test_exit_codes(void **state)

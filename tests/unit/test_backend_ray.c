@@ -68,6 +68,20 @@ static void long_ids_are_refused(void **state)
 	assert_null(parse_id(text));
 }
 
+/* A NUL byte where the id is: no id, never an empty or a cut one (fuzz_ray found it). */
+static void nul_in_ids_is_no_id(void **state)
+{
+	static const char crash[] = "JobJob submitted with ID:\0  ";
+	static const char cut[] = "Job submitted with ID: ray\0run\n";
+	static const char plain[] = "Job '\0' submitted successfully\n";
+	static const char plain_cut[] = "Job 'ray\0x' submitted successfully\n";
+
+	assert_null(gdn_ray_parse_submission_id(crash, sizeof(crash) - 1));
+	assert_null(gdn_ray_parse_submission_id(cut, sizeof(cut) - 1));
+	assert_null(gdn_ray_parse_submission_id(plain, sizeof(plain) - 1));
+	assert_null(gdn_ray_parse_submission_id(plain_cut, sizeof(plain_cut) - 1));
+}
+
 static void states_by_name(void **state)
 {
 	enum gdn_job_state s;
@@ -207,10 +221,10 @@ static void marin_job_list(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(submission_ids),	     cmocka_unit_test(long_ids_are_refused),
-	    cmocka_unit_test(states_by_name),	     cmocka_unit_test(ray_status_lines),
-	    cmocka_unit_test(long_messages_are_cut), cmocka_unit_test(marin_wait_lines),
-	    cmocka_unit_test(marin_job_list),
+	    cmocka_unit_test(submission_ids),	   cmocka_unit_test(long_ids_are_refused),
+	    cmocka_unit_test(nul_in_ids_is_no_id), cmocka_unit_test(states_by_name),
+	    cmocka_unit_test(ray_status_lines),	   cmocka_unit_test(long_messages_are_cut),
+	    cmocka_unit_test(marin_wait_lines),	   cmocka_unit_test(marin_job_list),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,15 +10,36 @@
 #include "gdnctl/err.h"
 #include "gdnctl/sbuf.h"
 
+/* The parsers take the output's length; these read C strings. */
+static int parse_sbatch(const char *out, struct gdn_slurm_job *job, struct gdn_err *err)
+{
+	return gdn_slurm_parse_sbatch(out, strlen(out), job, err);
+}
+
+static int parse_squeue(const char *out, struct gdn_job_status *st, struct gdn_err *err)
+{
+	return gdn_slurm_parse_squeue(out, strlen(out), st, err);
+}
+
+static int parse_sacct(const char *out, const char *id, struct gdn_job_status *st)
+{
+	return gdn_slurm_parse_sacct(out, strlen(out), id, st);
+}
+
+static int parse_scontrol(const char *out, struct gdn_job_status *st, struct sbuf *path)
+{
+	return gdn_slurm_parse_scontrol(out, strlen(out), st, path);
+}
+
 static void test_sbatch_plain(void **state)
 {
 	struct gdn_slurm_job job;
 	struct gdn_err err = GDN_ERR_INIT;
 
-	assert_int_equal(gdn_slurm_parse_sbatch("12\n", &job, &err), 0);
+	assert_int_equal(parse_sbatch("12\n", &job, &err), 0);
 	assert_string_equal(job.id, "12");
 	assert_string_equal(job.cluster, "");
-	assert_int_equal(gdn_slurm_parse_sbatch("  12345  ", &job, &err), 0);
+	assert_int_equal(parse_sbatch("  12345  ", &job, &err), 0);
 	assert_string_equal(job.id, "12345");
 }
 
@@ -28,7 +49,7 @@ static void test_sbatch_cluster(void **state)
 	struct gdn_err err = GDN_ERR_INIT;
 	struct sbuf sb = SBUF_INIT;
 
-	assert_int_equal(gdn_slurm_parse_sbatch("12;cluster\n", &job, &err), 0);
+	assert_int_equal(parse_sbatch("12;cluster\n", &job, &err), 0);
 	assert_string_equal(job.id, "12");
 	assert_string_equal(job.cluster, "cluster");
 	gdn_slurm_format_job_id(&job, &sb);
@@ -41,8 +62,7 @@ static void test_sbatch_warnings_first(void **state)
 	struct gdn_slurm_job job;
 	struct gdn_err err = GDN_ERR_INIT;
 
-	assert_int_equal(
-	    gdn_slurm_parse_sbatch("sbatch: warning: can't honor --mem\n77\n", &job, &err), 0);
+	assert_int_equal(parse_sbatch("sbatch: warning: can't honor --mem\n77\n", &job, &err), 0);
 	assert_string_equal(job.id, "77");
 }
 
@@ -65,7 +85,7 @@ static void test_sbatch_garbage(void **state)
 		struct gdn_slurm_job job;
 		struct gdn_err err = GDN_ERR_INIT;
 
-		assert_int_equal(gdn_slurm_parse_sbatch(bad[i], &job, &err), GDN_EPARSE);
+		assert_int_equal(parse_sbatch(bad[i], &job, &err), GDN_EPARSE);
 		assert_non_null(strstr(err.msg, "sbatch printed no job id"));
 		assert_null(strchr(err.msg, '\n'));
 	}
@@ -164,19 +184,18 @@ static void test_squeue(void **state)
 	struct gdn_job_status st = GDN_JOB_STATUS_INIT;
 	struct gdn_err err = GDN_ERR_INIT;
 
-	assert_int_equal(gdn_slurm_parse_squeue("RUNNING\n", &st, &err), 1);
+	assert_int_equal(parse_squeue("RUNNING\n", &st, &err), 1);
 	assert_int_equal(st.state, GDN_JOB_RUNNING);
-	assert_int_equal(gdn_slurm_parse_squeue("\nPENDING\n", &st, &err), 1);
+	assert_int_equal(parse_squeue("\nPENDING\n", &st, &err), 1);
 	assert_int_equal(st.state, GDN_JOB_PENDING);
 	/* empty: not in the queue (never success by itself) */
-	assert_int_equal(gdn_slurm_parse_squeue("", &st, &err), 0);
-	assert_int_equal(gdn_slurm_parse_squeue("\n", &st, &err), 0);
+	assert_int_equal(parse_squeue("", &st, &err), 0);
+	assert_int_equal(parse_squeue("\n", &st, &err), 0);
 	assert_int_equal(
-	    gdn_slurm_parse_squeue("slurm_load_jobs error: Invalid job id specified\n", &st, &err),
-	    0);
-	assert_int_equal(gdn_slurm_parse_squeue("squeue: error: Unable to contact slurm controller "
-						"(connect failure)\n",
-						&st, &err),
+	    parse_squeue("slurm_load_jobs error: Invalid job id specified\n", &st, &err), 0);
+	assert_int_equal(parse_squeue("squeue: error: Unable to contact slurm controller "
+				      "(connect failure)\n",
+				      &st, &err),
 			 GDN_EPARSE);
 	assert_non_null(strstr(err.msg, "unexpected output from squeue"));
 }
@@ -185,31 +204,30 @@ static void test_sacct(void **state)
 {
 	struct gdn_job_status st = GDN_JOB_STATUS_INIT;
 
-	assert_int_equal(gdn_slurm_parse_sacct("12|FAILED|1:0\n", "12", &st), 1);
+	assert_int_equal(parse_sacct("12|FAILED|1:0\n", "12", &st), 1);
 	assert_int_equal(st.state, GDN_JOB_FAILED);
 	assert_int_equal(st.exit_code, 1);
-	assert_int_equal(gdn_slurm_parse_sacct("12|CANCELLED by 0|0:15\n", "12", &st), 1);
+	assert_int_equal(parse_sacct("12|CANCELLED by 0|0:15\n", "12", &st), 1);
 	assert_int_equal(st.state, GDN_JOB_STOPPED);
 	assert_string_equal(st.message, "cancelled by uid 0");
-	assert_int_equal(gdn_slurm_parse_sacct("12|TIMEOUT|0:15|00:01:02|\n", "12", &st), 1);
+	assert_int_equal(parse_sacct("12|TIMEOUT|0:15|00:01:02|\n", "12", &st), 1);
 	assert_string_equal(st.native, "TIMEOUT");
-	assert_int_equal(gdn_slurm_parse_sacct("12|COMPLETED|0:0\n", "12", &st), 1);
+	assert_int_equal(parse_sacct("12|COMPLETED|0:0\n", "12", &st), 1);
 	assert_int_equal(st.state, GDN_JOB_SUCCEEDED);
 	/* a requeued job: the last line wins; other ids are ignored */
-	assert_int_equal(gdn_slurm_parse_sacct("12|NODE_FAIL|0:0\n123|COMPLETED|0:0\n"
-					       "12|OUT_OF_MEMORY|0:125\n",
-					       "12", &st),
+	assert_int_equal(parse_sacct("12|NODE_FAIL|0:0\n123|COMPLETED|0:0\n"
+				     "12|OUT_OF_MEMORY|0:125\n",
+				     "12", &st),
 			 1);
 	assert_string_equal(st.native, "OUT_OF_MEMORY");
 	/* accounting disabled, or nothing */
 	st = (struct gdn_job_status)GDN_JOB_STATUS_INIT;
-	assert_int_equal(gdn_slurm_parse_sacct("Slurm accounting storage is disabled\n", "12", &st),
-			 0);
+	assert_int_equal(parse_sacct("Slurm accounting storage is disabled\n", "12", &st), 0);
 	assert_int_equal(st.state, GDN_JOB_UNKNOWN);
-	assert_int_equal(gdn_slurm_parse_sacct("", "12", &st), 0);
-	assert_int_equal(gdn_slurm_parse_sacct("12|WEIRD|0:0\n", "12", &st), 0);
-	assert_int_equal(gdn_slurm_parse_sacct("12|FAILED\n", "12", &st), 0);
-	assert_int_equal(gdn_slurm_parse_sacct("1|FAILED|1:0\n", "12", &st), 0);
+	assert_int_equal(parse_sacct("", "12", &st), 0);
+	assert_int_equal(parse_sacct("12|WEIRD|0:0\n", "12", &st), 0);
+	assert_int_equal(parse_sacct("12|FAILED\n", "12", &st), 0);
+	assert_int_equal(parse_sacct("1|FAILED|1:0\n", "12", &st), 0);
 }
 
 static const char scontrol_failed[] =
@@ -228,7 +246,7 @@ static void test_scontrol(void **state)
 	struct gdn_job_status st = GDN_JOB_STATUS_INIT;
 	struct sbuf path = SBUF_INIT;
 
-	assert_int_equal(gdn_slurm_parse_scontrol(scontrol_failed, &st, &path), 1);
+	assert_int_equal(parse_scontrol(scontrol_failed, &st, &path), 1);
 	assert_int_equal(st.state, GDN_JOB_FAILED);
 	assert_int_equal(st.exit_code, 3);
 	assert_string_equal(st.native, "FAILED");
@@ -236,35 +254,60 @@ static void test_scontrol(void **state)
 	assert_string_equal(path.buf, "/tmp/o d/slurm-1.out");
 
 	sbuf_reset(&path);
-	assert_int_equal(
-	    gdn_slurm_parse_scontrol("JobId=5 JobName=x UserId=root(0) "
-				     "JobState=CANCELLED Reason=None Dependency=(null) "
-				     "ExitCode=0:15 StdIn=/dev/null "
-				     "StdOut=/a b/slurm-5.out Power=\n",
-				     &st, &path),
-	    1);
+	assert_int_equal(parse_scontrol("JobId=5 JobName=x UserId=root(0) "
+					"JobState=CANCELLED Reason=None Dependency=(null) "
+					"ExitCode=0:15 StdIn=/dev/null "
+					"StdOut=/a b/slurm-5.out Power=\n",
+					&st, &path),
+			 1);
 	assert_int_equal(st.state, GDN_JOB_STOPPED);
 	assert_int_equal(st.exit_code, 143);
 	assert_string_equal(st.message, "");
 	assert_string_equal(path.buf, "/a b/slurm-5.out");
 
-	assert_int_equal(gdn_slurm_parse_scontrol("   JobState=TIMEOUT Reason=TimeLimit\n"
-						  "   ExitCode=0:15\n",
-						  &st, NULL),
+	assert_int_equal(parse_scontrol("   JobState=TIMEOUT Reason=TimeLimit\n"
+					"   ExitCode=0:15\n",
+					&st, NULL),
 			 1);
 	assert_string_equal(st.native, "TIMEOUT");
 	assert_string_equal(st.message, "reason: TimeLimit");
-	assert_int_equal(gdn_slurm_parse_scontrol("   JobState=RUNNING Reason=None\n", &st, NULL),
-			 1);
+	assert_int_equal(parse_scontrol("   JobState=RUNNING Reason=None\n", &st, NULL), 1);
 	assert_false(st.final);
 
 	/* unknown job, garbage, a key inside another value */
-	assert_int_equal(gdn_slurm_parse_scontrol(
-			     "slurm_load_jobs error: Invalid job id specified\n", &st, NULL),
-			 0);
-	assert_int_equal(gdn_slurm_parse_scontrol("", &st, NULL), 0);
-	assert_int_equal(gdn_slurm_parse_scontrol("XJobState=FAILED\n", &st, NULL), 0);
-	assert_int_equal(gdn_slurm_parse_scontrol("JobState=WHATEVER\n", &st, NULL), 0);
+	assert_int_equal(
+	    parse_scontrol("slurm_load_jobs error: Invalid job id specified\n", &st, NULL), 0);
+	assert_int_equal(parse_scontrol("", &st, NULL), 0);
+	assert_int_equal(parse_scontrol("XJobState=FAILED\n", &st, NULL), 0);
+	assert_int_equal(parse_scontrol("JobState=WHATEVER\n", &st, NULL), 0);
+	sbuf_release(&path);
+}
+
+/* A NUL byte in a client's output: no value is read from it, never one it cut short. */
+static void test_nul_bytes(void **state)
+{
+	static const char sbatch[] = "12\0;cluster\n", sbatch_cut[] = "1\0002\n";
+	static const char squeue[] = "RUNNING\0\n";
+	static const char sacct[] = "12|FAILED|1\0:0\n";
+	static const char scontrol[] = "JobState=FAILED ExitCode=0:0\n StdOut=/tmp/a\0b\n";
+	struct gdn_slurm_job job;
+	struct gdn_job_status st = GDN_JOB_STATUS_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	struct sbuf path = SBUF_INIT;
+
+	assert_int_equal(gdn_slurm_parse_sbatch(sbatch, sizeof(sbatch) - 1, &job, &err),
+			 GDN_EPARSE);
+	assert_non_null(strstr(err.msg, "NUL byte"));
+	assert_int_equal(gdn_slurm_parse_sbatch(sbatch_cut, sizeof(sbatch_cut) - 1, &job, &err),
+			 GDN_EPARSE);
+	assert_int_equal(gdn_slurm_parse_squeue(squeue, sizeof(squeue) - 1, &st, &err), GDN_EPARSE);
+	assert_int_equal(gdn_slurm_parse_sacct(sacct, sizeof(sacct) - 1, "12", &st), 0);
+	assert_int_equal(st.state, GDN_JOB_UNKNOWN);
+	assert_int_equal(gdn_slurm_parse_scontrol(scontrol, sizeof(scontrol) - 1, &st, &path), 0);
+	assert_int_equal(path.len, 0);
+	/* the length is the end: nothing past it is read */
+	assert_int_equal(gdn_slurm_parse_sbatch("12\n34", 3, &job, &err), 0);
+	assert_string_equal(job.id, "12");
 	sbuf_release(&path);
 }
 
@@ -282,6 +325,7 @@ int main(void)
 	    cmocka_unit_test(test_squeue),
 	    cmocka_unit_test(test_sacct),
 	    cmocka_unit_test(test_scontrol),
+	    cmocka_unit_test(test_nul_bytes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -340,6 +340,25 @@ static void netrc(void **state)
 	check_netrc("machine h password", "h", 1, NULL, NULL);
 	/* The first matching entry wins. */
 	check_netrc("machine h password one machine h password two", "h", 1, NULL, "one");
+	/* an empty value or one a NUL byte cuts short is no value */
+	check_netrc("machine h login \"\" password \"\"", "h", 1, NULL, NULL);
+	{
+		static const char cut[] = "machine h login l\0x password p\0q";
+		char *l = NULL, *p = NULL;
+
+		assert_int_equal(gdn_netrc_lookup(cut, sizeof(cut) - 1, "h", &l, &p), 1);
+		assert_null(l);
+		assert_null(p);
+	}
+	{
+		/* "h\0x" is not the machine "h" */
+		static const char host[] = "machine h\0x login l password p";
+		char *l = NULL, *p = NULL;
+
+		assert_int_equal(gdn_netrc_lookup(host, sizeof(host) - 1, "h", &l, &p), 0);
+		assert_null(l);
+		assert_null(p);
+	}
 }
 
 /* ---- tree listing ---- */

@@ -83,6 +83,21 @@ static void run_name(void **state)
 	assert_null(gdn_measure_find_run_name("wandb: View run x\n", 18));
 }
 
+/* A NUL byte that cuts a run id or a run name: no run, never a cut one. */
+static void run_nul_cut(void **state)
+{
+	static const char url[] = "wandb: View run at https://wandb.ai/e/p/runs/ab\0cd\n";
+	static const char name[] = "wandb: Syncing run gdn\0_iter001\n";
+	static const char name_at[] = "wandb: View run gdn\0x at: https://h/e/p\n";
+	char *u = NULL, *ref = gdn_measure_find_run_url(url, sizeof(url) - 1, NULL, &u);
+
+	(void)state;
+	assert_null(ref);
+	assert_null(u);
+	assert_null(gdn_measure_find_run_name(name, sizeof(name) - 1));
+	assert_null(gdn_measure_find_run_name(name_at, sizeof(name_at) - 1));
+}
+
 static void source_parse(void **state)
 {
 	int s;
@@ -228,10 +243,15 @@ static void trace_metric_is_not_wandb(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(run_url_last_match), cmocka_unit_test(source_table),
-	    cmocka_unit_test(run_url_none),	  cmocka_unit_test(run_url_base_host),
-	    cmocka_unit_test(run_name),		  cmocka_unit_test(source_parse),
-	    cmocka_unit_test(trace_deltas),	  cmocka_unit_test(trace_metric_is_not_wandb),
+	    cmocka_unit_test(run_url_last_match),
+	    cmocka_unit_test(source_table),
+	    cmocka_unit_test(run_url_none),
+	    cmocka_unit_test(run_url_base_host),
+	    cmocka_unit_test(run_name),
+	    cmocka_unit_test(run_nul_cut),
+	    cmocka_unit_test(source_parse),
+	    cmocka_unit_test(trace_deltas),
+	    cmocka_unit_test(trace_metric_is_not_wandb),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -40,6 +40,22 @@ static void gcs_uri_cut_after_session(void **state)
 	gdn_trace_refs_release(&r);
 }
 
+/* A URI a NUL byte cuts short is no URI (the session "se" of "se\0ss"). */
+static void uri_cut_by_nul(void **state)
+{
+	static const char gcs[] = "gs://b/x/plugins/profile/se\0ss/host.xplane.pb\n";
+	static const char link[] = "https://xprof.example/?uri=gs://b/x/plugins/profile/se\0ss\n";
+	struct gdn_trace_refs r;
+
+	(void)state;
+	gdn_trace_refs_scan(gcs, sizeof(gcs) - 1, NULL, &r);
+	assert_null(r.gcs);
+	gdn_trace_refs_release(&r);
+	gdn_trace_refs_scan(link, sizeof(link) - 1, NULL, &r);
+	assert_null(r.gcs);
+	gdn_trace_refs_release(&r);
+}
+
 static void gcs_not_a_profile(void **state)
 {
 	static const char *const bad[] = {
@@ -130,6 +146,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(gcs_uri_cut_after_session),
 	    cmocka_unit_test(gcs_not_a_profile),
+	    cmocka_unit_test(uri_cut_by_nul),
 	    cmocka_unit_test(xprof_link),
 	    cmocka_unit_test(wandb_run),
 	    cmocka_unit_test(remote_list_command),
