@@ -361,15 +361,21 @@ enum gdn_iris_generation gdn_iris_parse_help(const char *out, size_t len, struct
 		return GDN_IRIS_GEN_CANCEL;
 	if (cli->stop && cli->list)
 		return GDN_IRIS_GEN_STOP;
-	gdn_err_set(err, GDN_EBACKEND,
-		    "the Iris CLI's 'job --help' lists neither 'job cancel' with 'job describe' "
-		    "nor 'job stop' with 'job list': not an Iris job CLI gdnctl knows (missing: "
-		    "%s)",
-		    cli->cancel	    ? "describe"
-		    : cli->describe ? "cancel"
-		    : cli->stop	    ? "list"
-		    : cli->list	    ? "stop"
-				    : "cancel, describe, stop, list");
+	{
+		struct sbuf missing = SBUF_INIT;
+		const bool have[] = {cli->cancel, cli->describe, cli->stop, cli->list};
+		const char *names[] = {"cancel", "describe", "stop", "list"};
+
+		for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+			if (!have[i])
+				sbuf_addf(&missing, "%s%s", missing.len ? ", " : "", names[i]);
+		gdn_err_set(err, GDN_EBACKEND,
+			    "the Iris CLI's 'job --help' lists neither 'job cancel' with 'job "
+			    "describe' nor 'job stop' with 'job list': not an Iris job CLI gdnctl "
+			    "knows (missing: %s)",
+			    missing.buf);
+		sbuf_release(&missing);
+	}
 	return GDN_IRIS_GEN_UNKNOWN;
 }
 
