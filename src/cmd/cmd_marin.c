@@ -357,7 +357,8 @@ static const struct opt_usage test_usage = {
     "as the original ray-test/dev-tpu-test. With project.test_command in gdnctl.yaml\n"
     "that string runs with 'bash -lc' instead (--pytest-args is appended to it).\n"
     "The built-in command needs a Marin checkout. The backend is --backend, else\n"
-    "project.backend, else local with project.test_command and ray without; --cluster,\n"
+    "project.backend, else local with project.test_command, iris in a Marin checkout\n"
+    "with lib/iris and no ray_run.py, and ray otherwise; --cluster,\n"
     "--tpu, --tpu-name and --no-sync override its configuration for this run.\n"
     "Exit status: the tests' (0 passed); 124 on --timeout; 130/143 on SIGINT/SIGTERM.",
 };
@@ -381,9 +382,9 @@ int cmd_test(int argc, const char **argv, struct gdn_ctx *ctx)
 	    OPT_STRING_(0, "pytest-args", &pytest_args, "ARGS",
 			"extra pytest arguments (appended to project.test_command when set)", NULL),
 	    OPT_KV_('e', "env", &env, "set an environment variable for the tests"),
-	    OPT_STRING_(0, "cluster", &cluster, "C", "ray, dev-tpu: the cluster",
+	    OPT_STRING_(0, "cluster", &cluster, "C", "ray, dev-tpu, iris: the cluster",
 			GDN_MARIN_CLUSTER),
-	    OPT_STRING_(0, "tpu", &tpu, "T", "ray: the TPU type", GDN_MARIN_TEST_TPU),
+	    OPT_STRING_(0, "tpu", &tpu, "T", "ray, iris: the TPU type", GDN_MARIN_TEST_TPU),
 	    OPT_STRING_(0, "tpu-name", &tpu_name, "N", "dev-tpu: the dev TPU's name", NULL),
 	    OPT_BOOL_(0, "no-sync", &no_sync, "dev-tpu: skip the rsync before executing"),
 	    OPT_BOOL_(0, "no-wait", &no_wait, "submit, print the submission id and return"),
@@ -599,7 +600,9 @@ static const struct opt_usage profile_usage = {
     "ray backend, the TPU type the job asks for. --profile-dry-run passes\n"
     "--dry_run true to the profile script; --dry-run only prints the commands.\n"
     "The built-in command needs a Marin checkout. The backend is --backend, else\n"
-    "project.backend, else local with project.profile_command and ray without.",
+    "project.backend, else local with project.profile_command, iris in a Marin\n"
+    "checkout with lib/iris and no ray_run.py (the output ends with the profile's\n"
+    "gs:// URI), and ray otherwise.",
 };
 
 static const char *const marin_profile_flags[] = {
@@ -707,12 +710,13 @@ int cmd_profile(int argc, const char **argv, struct gdn_ctx *ctx)
 	struct opt opts[] = {
 	    OPT_STRING_('b', "backend", &backend, "NAME", "where to run (backends.NAME, or ray)",
 			"project.backend, else local with the project's command, else ray"),
-	    PROFILE_OPTS(po, "TPU variant of the profile (GDN_PROFILE_TPU_VARIANT; ray: --tpu)"),
+	    PROFILE_OPTS(po,
+			 "TPU variant of the profile (GDN_PROFILE_TPU_VARIANT; ray, iris: --tpu)"),
 	    OPT_STRING_(0, "marin-prefix", &po.marin_prefix, "URL",
 			"dev-tpu: MARIN_PREFIX (default: gs://BUCKET of the cluster)", NULL),
 	    OPT_BOOL_(0, "profile-dry-run", &script_dry_run,
 		      "pass --dry_run true to the profile script"),
-	    OPT_STRING_(0, "cluster", &cluster, "C", "ray, dev-tpu: the cluster",
+	    OPT_STRING_(0, "cluster", &cluster, "C", "ray, dev-tpu, iris: the cluster",
 			GDN_MARIN_CLUSTER),
 	    OPT_STRING_(0, "tpu-name", &tpu_name, "N", "dev-tpu: the dev TPU's name", NULL),
 	    OPT_BOOL_(0, "no-sync", &no_sync, "dev-tpu: skip the rsync before executing"),
