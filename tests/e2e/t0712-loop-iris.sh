@@ -92,4 +92,27 @@ test_expect_success 'kill -9 during the Iris validation, then --resume: no secon
 	! ls repo/.git/gdnctl/iris-jobs/* 2>/dev/null
 '
 
+agent unique <<'EOF'
+date +%s%N >"change-$$.txt" && git add -A && git commit -qm "agent: unique change"
+EOF
+
+test_expect_success '--workers 2 with one Iris target each: each worker submits to its own cluster' '
+	new_repo &&
+	(
+		cd repo &&
+			printf "  iris2:\n    type: iris\n    cluster: marin-dev\n    poll: 20ms\n    tpu: none\n" \
+				>>gdnctl.yaml &&
+			git commit -qam "second target"
+	) &&
+	(cd repo && GDNCTL_TEST_COMMAND=./check.sh IRIS_FAKE_EXEC=1 gdnctl loop --agent command \
+		--agent-cmd "$AG/unique {prompt_file}" --prompt-file "$TRASH/prompt.md" \
+		--log-dir "$TRASH/logs" --sleep-seconds 0 --validation-mode required \
+		--iterations 2 --workers 2 --worktree-dir "$TRASH/wt" \
+		--backend iris --backend iris2) >out 2>err &&
+	test "$(calls_with iris --cluster=marin job run)" -ge 1 &&
+	test "$(calls_with iris --cluster=marin-dev job run)" -ge 1 &&
+	test "$(calls_with iris job run)" = 2 &&
+	test "$(grep -c "\"event\":\"validation\",.*\"rc\":0,\"state\":\"succeeded\"" logs/loop.jsonl)" = 2
+'
+
 test_done
