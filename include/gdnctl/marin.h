@@ -39,14 +39,24 @@ struct gdn_err;
 	"lib/levanter/tests/test_gdn_kernels.py", "lib/levanter/tests/test_gdn_layer.py", \
 	    "experiments/speedrun/hackable_transformer_gdn/tiny_profile.py"
 
+/* Marin's Iris orchestrator (its job CLI), relative to the repository root. */
+#define GDN_MARIN_IRIS "lib/iris"
+
 /*
  * Whether `root` (a repository root; NULL: no) is a Marin checkout: it
- * has GDN_MARIN_RAY_RUN (a file) and GDN_MARIN_LEVANTER (a directory),
- * what the built-in Marin commands need. The Marin defaults (the GDN
- * tests and profile, the running log's path) apply only there. The one
- * place that decides it; reads the file system, nothing else.
+ * has GDN_MARIN_LEVANTER (a directory) and GDN_MARIN_RAY_RUN (a file) or
+ * GDN_MARIN_IRIS (a directory; Marin after ray_run.py was deleted), what
+ * the built-in Marin commands need. The Marin defaults (the GDN tests and
+ * profile, the running log's path) apply only there. The one place that
+ * decides it; reads the file system, nothing else.
  */
 bool gdn_marin_checkout(const char *root);
+/*
+ * Whether `root` is a Marin checkout that runs its jobs on Iris: it has
+ * GDN_MARIN_IRIS and no GDN_MARIN_RAY_RUN. There `test` and `profile`
+ * default to the iris backend instead of ray.
+ */
+bool gdn_marin_iris_checkout(const char *root);
 
 /* Defaults of the original tool. */
 #define GDN_MARIN_CLUSTER	   "us-central1"

@@ -22,7 +22,7 @@
  */
 static const struct gdn_backend_ops *const backend_types[] = {
     &gdn_backend_local_ops, &gdn_backend_ssh_ops,    &gdn_backend_slurm_ops,
-    &gdn_backend_ray_ops,   &gdn_backend_devtpu_ops,
+    &gdn_backend_ray_ops,   &gdn_backend_devtpu_ops, &gdn_backend_iris_ops,
 };
 
 #define NAME_MAX_LEN  64
@@ -567,6 +567,8 @@ const char *gdn_backend_second_tree_refusal(const struct gdn_backend *b)
 			   ? NULL
 			   : "the plain Ray CLI (cli: ray) does not upload the tree";
 	}
+	if (!strcmp(type, "iris")) /* job run bundles the tree it runs in */
+		return NULL;
 	if (!strcmp(type, "dev-tpu"))
 		return "dev_tpu.py execute syncs every tree to one remote directory";
 	return "it cannot run two trees side by side";

@@ -28,6 +28,7 @@ extern const struct gdn_backend_ops gdn_backend_ssh_ops;
 extern const struct gdn_backend_ops gdn_backend_slurm_ops;
 extern const struct gdn_backend_ops gdn_backend_ray_ops;
 extern const struct gdn_backend_ops gdn_backend_devtpu_ops;
+extern const struct gdn_backend_ops gdn_backend_iris_ops;
 
 /* ---- configuration: backends.<name>.<key> ---- */
 

@@ -28,23 +28,27 @@ static const char *const ce_impl_choices[] = {"auto",	    "xla",	  "reference",
 #define TORCH_CPU_REQUIREMENT "torch==2.9.0+cpu"
 #define NAME_MAX_LEN	      200
 
-bool gdn_marin_checkout(const char *root)
+static bool is_file(const char *root, const char *rel, bool dir)
 {
 	struct stat st;
-	char *path;
-	bool yes;
+	char *path = xstrfmt("%s/%s", root, rel);
+	bool yes = !stat(path, &st) && (dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode));
 
-	if (!root || !*root)
-		return false;
-	path = xstrfmt("%s/%s", root, GDN_MARIN_RAY_RUN);
-	yes = !stat(path, &st) && S_ISREG(st.st_mode);
-	free(path);
-	if (!yes)
-		return false;
-	path = xstrfmt("%s/%s", root, GDN_MARIN_LEVANTER);
-	yes = !stat(path, &st) && S_ISDIR(st.st_mode);
 	free(path);
 	return yes;
+}
+
+bool gdn_marin_checkout(const char *root)
+{
+	if (!root || !*root || !is_file(root, GDN_MARIN_LEVANTER, true))
+		return false;
+	return is_file(root, GDN_MARIN_RAY_RUN, false) || is_file(root, GDN_MARIN_IRIS, true);
+}
+
+bool gdn_marin_iris_checkout(const char *root)
+{
+	return gdn_marin_checkout(root) && is_file(root, GDN_MARIN_IRIS, true) &&
+	       !is_file(root, GDN_MARIN_RAY_RUN, false);
 }
 
 /* ---- names ---- */

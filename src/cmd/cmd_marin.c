@@ -27,6 +27,7 @@
 #include "gdnctl/proc.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
+#include "gdnctl/trace_source.h"
 #include "gdnctl/xalloc.h"
 
 #define DEFAULT_BACKEND "ray"
@@ -261,7 +262,8 @@ static int run_on_backend(struct gdn_backend *b, struct gdn_run_spec *spec, bool
 	char *job_id = NULL;
 	int code = GDN_EXIT_OK, ret;
 
-	spec->on_line = on_line;
+	if (!spec->on_line)
+		spec->on_line = on_line;
 	if (no_wait) {
 		if (!b->ops->submit) {
 			gdn_error("backend '%s' (%s) cannot run a job without waiting", b->name,
@@ -288,6 +290,9 @@ static int run_on_backend(struct gdn_backend *b, struct gdn_run_spec *spec, bool
 		gdn_error("timed out: job %s on %s was stopped", st.job_id, b->name);
 	else if (st.state == GDN_JOB_TIMEOUT)
 		gdn_error("timed out: the command on %s was stopped", b->name);
+	else if (st.state == GDN_JOB_STOPPED && st.job_id[0] && !strcmp(b->ops->type, "iris"))
+		gdn_error("stopped: job %s on %s ended %s (%s)", st.job_id, b->name, st.native,
+			  st.message);
 	else if (st.state == GDN_JOB_STOPPED && st.job_id[0])
 		gdn_error("stopped: job %s on %s", st.job_id, b->name);
 	else if (st.state == GDN_JOB_STOPPED)
@@ -304,8 +309,9 @@ out:
 
 /*
  * The backend of test and profile: --backend, else project.backend, else
- * local when the project names its own command, else ray (the Marin
- * defaults).
+ * local when the project names its own command, else iris in a Marin
+ * checkout that has lib/iris and no ray_run.py (said on the terminal),
+ * else ray (the Marin defaults).
  */
 static const char *project_backend(struct gdn_ctx *ctx, const char *given, const char *command)
 {
@@ -315,7 +321,15 @@ static const char *project_backend(struct gdn_ctx *ctx, const char *given, const
 		return given;
 	if (configured && *configured)
 		return configured;
-	return command ? "local" : DEFAULT_BACKEND;
+	if (command)
+		return "local";
+	if (gdn_marin_iris_checkout(ctx->repo_root ? ctx->repo_root : ctx->cwd)) {
+		say_status("backend iris: this Marin checkout has %s and no %s (--backend ray for "
+			   "Ray)",
+			   GDN_MARIN_IRIS, GDN_MARIN_RAY_RUN);
+		return "iris";
+	}
+	return DEFAULT_BACKEND;
 }
 
 /*
@@ -344,7 +358,8 @@ static const struct opt_usage test_usage = {
     "that string runs with 'bash -c' on the local backend and 'bash -lc' on remote\n"
     "ones instead (--pytest-args is appended to it).\n"
     "The built-in command needs a Marin checkout. The backend is --backend, else\n"
-    "project.backend, else local with project.test_command and ray without; --cluster,\n"
+    "project.backend, else local with project.test_command, iris in a Marin checkout\n"
+    "with lib/iris and no ray_run.py, and ray otherwise; --cluster,\n"
     "--tpu, --tpu-name and --no-sync override its configuration for this run.\n"
     "Exit status: the tests' (0 passed); 124 on --timeout; 130/143 on SIGINT/SIGTERM.",
 };
@@ -368,9 +383,9 @@ int cmd_test(int argc, const char **argv, struct gdn_ctx *ctx)
 	    OPT_STRING_(0, "pytest-args", &pytest_args, "ARGS",
 			"extra pytest arguments (appended to project.test_command when set)", NULL),
 	    OPT_KV_('e', "env", &env, "set an environment variable for the tests"),
-	    OPT_STRING_(0, "cluster", &cluster, "C", "ray, dev-tpu: the cluster",
+	    OPT_STRING_(0, "cluster", &cluster, "C", "ray, dev-tpu, iris: the cluster",
 			GDN_MARIN_CLUSTER),
-	    OPT_STRING_(0, "tpu", &tpu, "T", "ray: the TPU type", GDN_MARIN_TEST_TPU),
+	    OPT_STRING_(0, "tpu", &tpu, "T", "ray, iris: the TPU type", GDN_MARIN_TEST_TPU),
 	    OPT_STRING_(0, "tpu-name", &tpu_name, "N", "dev-tpu: the dev TPU's name", NULL),
 	    OPT_BOOL_(0, "no-sync", &no_sync, "dev-tpu: skip the rsync before executing"),
 	    OPT_BOOL_(0, "no-wait", &no_wait, "submit, print the submission id and return"),
@@ -380,8 +395,8 @@ int cmd_test(int argc, const char **argv, struct gdn_ctx *ctx)
 	    OPT_END_(),
 	};
 	struct backend_flag flags[] = {
-	    {"cluster", NULL, "--cluster", "ray dev-tpu"},
-	    {"tpu", NULL, "--tpu", "ray"},
+	    {"cluster", NULL, "--cluster", "ray dev-tpu iris"},
+	    {"tpu", NULL, "--tpu", "ray iris"},
 	    {"tpu_name", NULL, "--tpu-name", "dev-tpu"},
 	    {"no_sync", NULL, "--no-sync", "dev-tpu"},
 	};
@@ -545,6 +560,33 @@ static void report_traces(struct gdn_ctx *ctx, time_t since)
 	free(full);
 }
 
+/* A line of the profile's output: shown, and kept (the last 4 MiB) to find its gs:// URI. */
+static int keep_line(const char *line, size_t len, void *payload)
+{
+	struct sbuf *kept = payload;
+
+	if (kept->len > (4u << 20)) {
+		memmove(kept->buf, kept->buf + kept->len / 2, kept->len - kept->len / 2);
+		sbuf_setlen(kept, kept->len - kept->len / 2);
+	}
+	sbuf_add(kept, line, len);
+	sbuf_addch(kept, '\n');
+	return on_line(line, len, NULL);
+}
+
+/* The profile's GCS URI (the `gcs` trace source and download-trace fetch it from there). */
+static void report_gcs(const struct sbuf *printed)
+{
+	struct gdn_trace_refs refs = {0};
+
+	gdn_trace_refs_scan(printed->buf, printed->len, NULL, &refs);
+	if (refs.gcs)
+		gdn_say("profile: %s", refs.gcs);
+	else
+		say_status("the profile printed no gs:// profile URI");
+	gdn_trace_refs_release(&refs);
+}
+
 static const struct opt_usage profile_usage = {
     "gdnctl profile [--backend NAME] [profile options] [--profile-env K=V]...\n"
     "               [--cluster C] [--tpu-name N] [--no-sync] [--no-wait] [--timeout D]\n"
@@ -560,7 +602,9 @@ static const struct opt_usage profile_usage = {
     "--profile-dry-run passes --dry_run true to the profile script; --dry-run only\n"
     "prints the commands.\n"
     "The built-in command needs a Marin checkout. The backend is --backend, else\n"
-    "project.backend, else local with project.profile_command and ray without.",
+    "project.backend, else local with project.profile_command, iris in a Marin\n"
+    "checkout with lib/iris and no ray_run.py (the output ends with the profile's\n"
+    "gs:// URI), and ray otherwise.",
 };
 
 static const char *const marin_profile_flags[] = {
@@ -656,9 +700,10 @@ int cmd_profile(int argc, const char **argv, struct gdn_ctx *ctx)
 	struct profile_opts po;
 	const char *backend = NULL, *cluster = NULL, *tpu_name = NULL, *command, *type;
 	int no_sync = 0, no_wait = 0, dry_run = 0, script_dry_run = 0, code = GDN_EXIT_OK, ret;
-	bool configured = false;
+	bool configured = false, iris;
 	long timeout_ms = 0;
 	time_t started;
+	struct sbuf printed = SBUF_INIT;
 	struct strvec env = STRVEC_INIT, rest = STRVEC_INIT, polls = STRVEC_INIT;
 	struct sbuf shell = SBUF_INIT;
 	struct gdn_backend *b = NULL;
@@ -667,12 +712,13 @@ int cmd_profile(int argc, const char **argv, struct gdn_ctx *ctx)
 	struct opt opts[] = {
 	    OPT_STRING_('b', "backend", &backend, "NAME", "where to run (backends.NAME, or ray)",
 			"project.backend, else local with the project's command, else ray"),
-	    PROFILE_OPTS(po, "TPU variant of the profile (GDN_PROFILE_TPU_VARIANT; ray: --tpu)"),
+	    PROFILE_OPTS(po,
+			 "TPU variant of the profile (GDN_PROFILE_TPU_VARIANT; ray, iris: --tpu)"),
 	    OPT_STRING_(0, "marin-prefix", &po.marin_prefix, "URL",
 			"dev-tpu: MARIN_PREFIX (default: gs://BUCKET of the cluster)", NULL),
 	    OPT_BOOL_(0, "profile-dry-run", &script_dry_run,
 		      "pass --dry_run true to the profile script"),
-	    OPT_STRING_(0, "cluster", &cluster, "C", "ray, dev-tpu: the cluster",
+	    OPT_STRING_(0, "cluster", &cluster, "C", "ray, dev-tpu, iris: the cluster",
 			GDN_MARIN_CLUSTER),
 	    OPT_STRING_(0, "tpu-name", &tpu_name, "N", "dev-tpu: the dev TPU's name", NULL),
 	    OPT_BOOL_(0, "no-sync", &no_sync, "dev-tpu: skip the rsync before executing"),
@@ -683,8 +729,8 @@ int cmd_profile(int argc, const char **argv, struct gdn_ctx *ctx)
 	    OPT_END_(),
 	};
 	struct backend_flag flags[] = {
-	    {"cluster", NULL, "--cluster", "ray dev-tpu"},
-	    {"tpu", NULL, "--tpu", "ray"},
+	    {"cluster", NULL, "--cluster", "ray dev-tpu iris"},
+	    {"tpu", NULL, "--tpu", "ray iris"},
 	    {"tpu_name", NULL, "--tpu-name", "dev-tpu"},
 	    {"no_sync", NULL, "--no-sync", "dev-tpu"},
 	};
@@ -708,10 +754,11 @@ int cmd_profile(int argc, const char **argv, struct gdn_ctx *ctx)
 		goto out;
 	backend = project_backend(ctx, backend, command);
 	type = backend_type(&ctx->config, backend, &configured);
-	if (type && !strcmp(type, "ray") && !opt_seen(opts, "tpu"))
+	iris = type && !strcmp(type, "iris");
+	if (type && (!strcmp(type, "ray") || iris) && !opt_seen(opts, "tpu"))
 		ray_default_tpu(ctx, backend, &po);
 	flags[0].value = cluster;
-	if (type && !strcmp(type, "ray") && (!command || opt_seen(opts, "tpu")))
+	if (type && (!strcmp(type, "ray") || iris) && (!command || opt_seen(opts, "tpu")))
 		flags[1].value = po.p.tpu;
 	flags[2].value = tpu_name;
 	flags[3].value = no_sync ? "true" : NULL;
@@ -730,11 +777,18 @@ int cmd_profile(int argc, const char **argv, struct gdn_ctx *ctx)
 	spec.timeout_ms = timeout_ms;
 	spec.dry_run = dry_run;
 	started = time(NULL);
+	if (iris) { /* where the profile went: the gs:// URI its output names */
+		spec.on_line = keep_line;
+		spec.payload = &printed;
+	}
 	code = run_on_backend(b, &spec, no_wait);
 	if (!code && !dry_run && !no_wait)
 		report_traces(ctx, started - 1);
+	if (!code && !dry_run && !no_wait && iris)
+		report_gcs(&printed);
 out:
 	gdn_backend_free(b);
+	sbuf_release(&printed);
 	strvec_clear(&po.profile_env);
 	strvec_clear(&env);
 	strvec_clear(&rest);

@@ -7,6 +7,8 @@
 #include <sys/statvfs.h>
 #include "gdnctl/agent.h"
 #include "gdnctl/backend.h"
+#include "gdnctl/iris.h"
+#include "gdnctl/marin.h"
 #include "gdnctl/config.h"
 #include "gdnctl/doctor.h"
 #include "gdnctl/err.h"
@@ -637,8 +639,38 @@ out:
 	sbuf_release(&t);
 }
 
+/*
+ * The Iris CLI: `job --help` answers and lists the commands of a
+ * generation gdnctl drives; said with the program and the cluster.
+ */
+static void check_iris_cli(struct gdn_doctor_report *r, struct gdn_backend *b, const char *name,
+			   const char *repo_root, long timeout_ms)
+{
+	enum gdn_iris_generation gen = GDN_IRIS_GEN_UNKNOWN;
+	struct gdn_err err = GDN_ERR_INIT;
+	struct sbuf check = SBUF_INIT;
+	const char *cluster = gdn_iris_backend_cluster(b);
+	char *program = gdn_iris_backend_program(b);
+	int ret;
+
+	sbuf_addf(&check, "backend %s: iris CLI", name);
+	b->repo_root = repo_root;
+	ret = gdn_iris_backend_probe(b, timeout_ms, &gen, &err);
+	if (ret)
+		gdn_doctor_add(r, GDN_DOCTOR_FAIL, check.buf,
+			       "install Marin's Iris CLI (uv sync in the Marin repository) or set "
+			       "programs.iris / backends.NAME.command_prefix",
+			       "%s", err.msg);
+	else
+		gdn_doctor_add(r, GDN_DOCTOR_OK, check.buf, NULL, "%s: %s, cluster %s", program,
+			       gdn_iris_generation_name(gen),
+			       cluster ? cluster : "(none: the CLI's own)");
+	free(program);
+	sbuf_release(&check);
+}
+
 static void check_backend(struct gdn_doctor_report *r, const struct gdn_config *cfg,
-			  const char *name, long timeout_ms)
+			  const char *name, long timeout_ms, const char *repo_root)
 {
 	struct gdn_backend *b = NULL;
 	struct gdn_err err = GDN_ERR_INIT;
@@ -682,6 +714,18 @@ static void check_backend(struct gdn_doctor_report *r, const struct gdn_config *
 			    progs[i], config_program(cfg, progs[i], progs[i])};
 		install = "install the Slurm client tools (apt-get install slurm-client) on this "
 			  "host, or run gdnctl on the cluster's login node";
+	} else if (!strcmp(type, "iris")) {
+		sbuf_addf(&tmp, "backends.%s.command_prefix", name);
+		if (gdn_config_list(cfg, tmp.buf)->nr)
+			needs[nr++] =
+			    (struct program_need){NULL, gdn_config_list(cfg, tmp.buf)->v[0]};
+		else if (config_program(cfg, "iris", NULL))
+			needs[nr++] =
+			    (struct program_need){"iris", config_program(cfg, "iris", NULL)};
+		else
+			needs[nr++] = (struct program_need){"uv", config_program(cfg, "uv", "uv")};
+		install = "install uv (https://docs.astral.sh/uv/) and run gdnctl in the Marin "
+			  "repository (uv run iris)";
 	} else {
 		/* ray, dev-tpu: a command prefix, or uv (Marin scripts) / ray */
 		const char *cli = backend_key(cfg, name, "cli", &tmp);
@@ -729,6 +773,8 @@ static void check_backend(struct gdn_doctor_report *r, const struct gdn_config *
 		else
 			check_slurm_controller(r, cfg, check.buf, timeout_ms);
 		free(scontrol);
+	} else if (!strcmp(type, "iris")) {
+		check_iris_cli(r, b, name, repo_root, timeout_ms);
 	}
 out:
 	gdn_backend_free(b);
@@ -737,7 +783,7 @@ out:
 }
 
 static void check_backends(struct gdn_doctor_report *r, const struct gdn_doctor_opts *o,
-			   const struct gdn_config *cfg)
+			   const struct gdn_config *cfg, const char *repo_root)
 {
 	struct strvec names = STRVEC_INIT;
 
@@ -749,9 +795,13 @@ static void check_backends(struct gdn_doctor_report *r, const struct gdn_doctor_
 		gdn_config_map_names(cfg, "backends", &names);
 		if (!strvec_contains(&names, "local"))
 			strvec_push(&names, "local");
+		/* test and profile run there on Iris by default */
+		if (gdn_marin_iris_checkout(repo_root ? repo_root : o->cwd) &&
+		    !strvec_contains(&names, "iris"))
+			strvec_push(&names, "iris");
 	}
 	for (size_t i = 0; i < names.nr && !gdn_proc_interrupted(); i++)
-		check_backend(r, cfg, names.v[i], o->timeout_ms);
+		check_backend(r, cfg, names.v[i], o->timeout_ms, repo_root);
 	strvec_clear(&names);
 }
 
@@ -1112,7 +1162,7 @@ void gdn_doctor_run(const struct gdn_doctor_opts *opts, struct gdn_doctor_report
 	check_git(r, o.cwd, o.timeout_ms, &repo_root);
 	cfg_ok = check_config(r, &o, repo_root, &cfg);
 	if (cfg_ok)
-		check_backends(r, &o, &cfg);
+		check_backends(r, &o, &cfg, repo_root);
 	else
 		gdn_doctor_add(r, GDN_DOCTOR_SKIP, "backends", NULL,
 			       "not checked: the configuration did not load");

@@ -82,6 +82,7 @@ static int run_phase(const struct gdn_gate *g, const struct gdn_loop_iter *it, c
 	struct gdn_run_spec spec = {0};
 	struct sbuf shell = SBUF_INIT;
 	struct capture cap = {g, out, it, phase};
+	json_t *ev;
 	int64_t start = gdn_now_ms();
 	const char *root = g->backend->repo_root, *suffix = g->backend->copy_suffix;
 	int ret;
@@ -120,11 +121,14 @@ static int run_phase(const struct gdn_gate *g, const struct gdn_loop_iter *it, c
 	*rc = st.state == GDN_JOB_SUCCEEDED ? 0 : gdn_job_exit_code(&st);
 	if (st.state != GDN_JOB_SUCCEEDED && !*rc)
 		*rc = 1;
-	it->journal(it->ctx, "validation",
-		    json_pack("{sIsssIsisssI}", "iteration", (json_int_t)it->iteration, "phase",
-			      phase, "attempt", (json_int_t)k, "rc", *rc, "state",
-			      gdn_job_state_name(st.state), "duration_ms",
-			      (json_int_t)(gdn_now_ms() - start)));
+	ev = json_pack("{sIsssIsisssI}", "iteration", (json_int_t)it->iteration, "phase", phase,
+		       "attempt", (json_int_t)k, "rc", *rc, "state", gdn_job_state_name(st.state),
+		       "duration_ms", (json_int_t)(gdn_now_ms() - start));
+	if (st.job_id[0]) /* the backend's job (Iris, Ray, Slurm), and how it ended there */
+		json_object_set_new(ev, "job", json_string(st.job_id));
+	if (st.job_id[0] && st.native[0])
+		json_object_set_new(ev, "native", json_string(st.native));
+	it->journal(it->ctx, "validation", ev);
 out:
 	sbuf_release(&shell);
 	return ret;

@@ -913,7 +913,8 @@ static int check_ab_backend(struct gdn_loop_setup *s, const struct gdn_backend *
 					   b->name, b->ops->type, why);
 	/* the champion's trace is read in its local worktree only (gate.c) */
 	if (gdn_perf_is_trace_metric(metric) &&
-	    (!strcmp(b->ops->type, "ssh") || !strcmp(b->ops->type, "ray")))
+	    (!strcmp(b->ops->type, "ssh") || !strcmp(b->ops->type, "ray") ||
+	     !strcmp(b->ops->type, "iris")))
 		return gdn_loop_setup_fail(
 		    s, GDN_SETUP_ERROR, GDN_EUSAGE,
 		    "--perf-ab cannot measure the champion's %s on backend %s (%s): its trace is "

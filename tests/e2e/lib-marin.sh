@@ -1,7 +1,8 @@
 # The Marin/Ray test doubles for end-to-end tests (sourced after lib.sh):
 # tests/e2e/bin/uv (Marin's ray_run.py, cluster.py, dev_tpu.py) and
-# tests/e2e/bin/ray (the Ray job CLI), run by python3 through small
-# wrappers in $TRASH/bin that gdnctl finds through GDNCTL_UV and GDNCTL_RAY.
+# tests/e2e/bin/ray (the Ray job CLI) and tests/e2e/bin/iris (Marin's Iris
+# job CLI), run by python3 through small wrappers in $TRASH/bin that gdnctl
+# finds through GDNCTL_UV, GDNCTL_RAY and GDNCTL_IRIS.
 # Each call of a double appends its argv as one JSON array to
 # $GDNCTL_FAKE_LOG; state (job status, allocation pid files) lives in
 # $GDNCTL_FAKE_STATE.
@@ -18,12 +19,14 @@ marin_setup() {
 	py=/usr/bin/python3
 	[ -x "$py" ] || py=$(command -v python3) || skip_all "python3 is needed for the uv/ray doubles"
 	mkdir -p "$TRASH/bin" "$TRASH/state"
-	for tool in uv ray; do
+	for tool in uv ray iris; do
 		printf '#!/bin/sh\nexec "%s" -u "%s" "$@"\n' "$py" \
 			"$GDNCTL_SOURCE_DIR/tests/e2e/bin/$tool" >"$TRASH/bin/$tool"
 		chmod +x "$TRASH/bin/$tool"
 	done
-	export GDNCTL_UV=$TRASH/bin/uv GDNCTL_RAY=$TRASH/bin/ray
+	export GDNCTL_UV=$TRASH/bin/uv GDNCTL_RAY=$TRASH/bin/ray GDNCTL_IRIS=$TRASH/bin/iris
+	export IRIS_USER=tester
+	unset IRIS_FAKE_GEN IRIS_FAKE_FAULTS IRIS_FAKE_FAULT IRIS_FAKE_LOST IRIS_FAKE_EXEC IRIS_FAKE_RC
 	export GDNCTL_FAKE_LOG=$TRASH/calls.jsonl GDNCTL_FAKE_STATE=$TRASH/state
 	unset GDNCTL_PROJECT_BACKEND GDNCTL_TEST_COMMAND GDNCTL_PROFILE_COMMAND GDNCTL_TRACE_GLOB
 	unset FAKE_JOB_ID FAKE_NO_ID FAKE_JOB_STATUS FAKE_JOB_OUTPUT FAKE_EXEC FAKE_RC

@@ -134,7 +134,8 @@ static void test_open_unknown(void **state)
 
 	assert_int_equal(open_yaml(&cfg, yaml, "nope", &b, NULL, &err), GDN_ENOTFOUND);
 	assert_null(b);
-	assert_string_equal(err.msg, "unknown backend 'nope' (known: box, local, ray, dev-tpu)");
+	assert_string_equal(err.msg,
+			    "unknown backend 'nope' (known: box, local, ray, dev-tpu, iris)");
 	gdn_config_release(&cfg);
 	/* a type that is not built in by its own name */
 	assert_int_equal(open_yaml(&cfg, "{}", "ssh", &b, NULL, &err), GDN_ENOTFOUND);
