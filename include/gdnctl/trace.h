@@ -44,6 +44,8 @@ typedef __int128 gdn_ps;
 #define GDN_TRACE_NEST_BUDGET	((size_t)1 << 18)  /* open nested events, all tracks together */
 #define GDN_TRACE_FIELD_MAX	((size_t)64 << 10) /* longest kept name/source/tf_op */
 #define GDN_TRACE_TRACK_MAX	16384u	 /* distinct tracks (pid, tid) and processes kept */
+#define GDN_TRACE_STEP_LOG	((size_t)1 << 21) /* device ops kept for per-step figures */
+#define GDN_TRACE_STEP_MAX	100000u	/* distinct host step annotations kept */
 #define GDN_TRACE_EVENT_CAP1	1000000u /* the TSL converter's default event cap */
 #define GDN_TRACE_EVENT_CAP2	5000000u
 
@@ -157,6 +159,17 @@ enum gdn_trace_mode {
 	GDN_TRACE_MODE_CUSTOM,	 /* --thread / --cat */
 };
 
+/*
+ * One step of a trace with steps: the selected device ops that start in its
+ * window (from its start to the next step's start; the last one open-ended).
+ */
+struct gdn_trace_step {
+	uint64_t number; /* the annotation's step_num; else the step's ordinal */
+	gdn_ps start;	 /* as the file gives it */
+	gdn_ps self;	 /* self time of the device ops that start in the window */
+	uint64_t ops;
+};
+
 struct gdn_trace_summary {
 	char *path; /* what was read (owned) */
 	enum gdn_trace_mode mode;
@@ -171,8 +184,14 @@ struct gdn_trace_summary {
 	uint64_t events_capped; /* on tracks beyond GDN_TRACE_TRACK_MAX: ignored */
 	uint64_t tracks_selected;
 	gdn_ps total, self;
-	uint64_t steps;		/* 0: no steps found */
-	const char *steps_from; /* "Steps" or "XLA Modules <name>" (borrowed), or "" */
+	uint64_t steps; /* 0: no steps found */
+	/*
+	 * Where the steps come from (borrowed), or "": a device "Steps" line
+	 * ("Steps"); else the host's step annotations, events with a step_num
+	 * (`host step annotations "train"`); else the dominant XLA module
+	 * ("XLA Modules <name>"), as xprof finds them.
+	 */
+	const char *steps_from;
 	bool truncated;		/* looks cut by the profiler's 1,000,000-event cap */
 	struct gdn_trace_rows ops, categories, sources, devices;
 	/* op families (deduplicated_name, else the name without ".N"); tf_op */
@@ -186,6 +205,12 @@ struct gdn_trace_summary {
 	const char *format;	/* NULL: trace-event JSON; "xplane" */
 	struct strvec hosts;	/* xplane: one hostname per file read */
 	void *priv;		/* owns the strings the rows point to */
+	/*
+	 * Per step, in time order (step_nr 0: not known, e.g. more device ops
+	 * than GDN_TRACE_STEP_LOG); ops before the first step are in no step.
+	 */
+	struct gdn_trace_step *step_v;
+	size_t step_nr;
 };
 #define GDN_TRACE_SUMMARY_INIT \
 	{                      \
@@ -267,7 +292,8 @@ struct gdn_trace_event {
 	struct gdn_trace_id pid, tid;
 	gdn_ps ts, dur;
 	gdn_ps dev_ts, dev_dur; /* args device_offset_ps, device_duration_ps */
-	bool has_ts, has_dur, has_meta_name, has_dev_ts, has_dev_dur;
+	uint64_t step_num;	/* arg step_num: a host step annotation */
+	bool has_ts, has_dur, has_meta_name, has_dev_ts, has_dev_dur, has_step_num;
 };
 
 struct gdn_trace_agg;
@@ -283,6 +309,12 @@ uint32_t gdn_trace_agg_track(struct gdn_trace_agg *a, const struct gdn_trace_id 
 			     const struct gdn_trace_id *tid);
 void gdn_trace_agg_complete(struct gdn_trace_agg *a, uint32_t track, uint32_t tuple, gdn_ps ts,
 			    gdn_ps dur);
+/*
+ * A host step annotation (an event with a step_num stat or arg) named by
+ * the tuple's name, starting at ts (the XPlane reader; the JSON reader's
+ * events go through gdn_trace_agg_event).
+ */
+void gdn_trace_agg_step(struct gdn_trace_agg *a, uint32_t tuple, uint64_t step_num, gdn_ps ts);
 /* Counted by the assembler: every element of traceEvents. */
 void gdn_trace_agg_count_element(struct gdn_trace_agg *a);
 /* n elements at once (the XPlane reader counts its XEvents itself). */
