@@ -161,7 +161,30 @@ int gdn_perf_trace_metric(const struct gdn_trace_summary *s, const char *metric,
 /* Whether `metric` names a trace metric ("trace/" prefix). */
 bool gdn_perf_is_trace_metric(const char *metric);
 
+/*
+ * The loop's ruler when --perf-metric is not given: in a Marin setup (its
+ * profile target or checkout) the original's throughput/mfu; else, when the
+ * profile leaves a trace (project.trace_glob or project.trace_source),
+ * trace/step_ms, the device time per step; else throughput/mfu. A
+ * configured metric is returned as it is. *why (may be NULL) gets a phrase
+ * saying why ("configured", "Marin default", "the profile leaves a trace",
+ * "default").
+ */
+const char *gdn_perf_ruler(const char *configured, bool marin, bool trace, const char **why);
+
 /* ---- samples and measurements ---- */
+
+/*
+ * A profile run measured on trace/step_ms whose trace has per-step figures
+ * ("step_samples_ms" in its trace figures): the last sample of m becomes
+ * one sample per step (the first keeps the figures), so that the spread of
+ * the steps enters the decision (median, MAD, the A/B pairs). Other
+ * metrics and traces without them: nothing changes. Returns the number of
+ * samples the run gave.
+ */
+struct gdn_perf_measurement;
+size_t gdn_perf_measurement_split_steps(struct gdn_perf_measurement *m,
+					const struct gdn_perf_config *c);
 
 /* One profile run. */
 struct gdn_perf_sample {

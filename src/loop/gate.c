@@ -320,6 +320,16 @@ static int profile_arm(const struct gdn_gate *g, const struct gdn_loop_iter *it,
 	in.exit_code = *rc;
 	in.trace = trace;
 	gdn_measure_sample(g->measure, &in, s, &sink);
+	if (!*rc && g->perf_config) {
+		/* trace/step_ms: one sample per step of the trace (perf.h) */
+		size_t n = gdn_perf_measurement_split_steps(m, g->perf_config);
+
+		if (n > 1)
+			gdn_loop_reportf(it, GDN_LOOP_INFO,
+					 "profile run %ld: %zu steps in the trace, %zu samples of "
+					 "%s",
+					 k, n, n, g->perf_config->metric);
+	}
 	if (*rc)
 		gdn_loop_reportf(it, GDN_LOOP_WARN, "profile run %ld failed with exit %d", k, *rc);
 out:
