@@ -1308,7 +1308,7 @@ static int setup_policy(struct gdn_loop_setup *s)
 	{
 		const char *ts = gdn_config_str(s->cfg, "project.trace_source");
 		bool trace = nonempty(gdn_config_str(s->cfg, "project.trace_glob")) ||
-			     (nonempty(ts) && strcmp(ts, "none"));
+			     (nonempty(ts) && strcmp(ts, "none") && strcmp(ts, "auto"));
 
 		pc->metric = gdn_perf_ruler(a->perf_metric,
 					    s->w.mg.profile || gdn_marin_checkout(s->agent_dir),
