@@ -130,11 +130,21 @@ struct gdn_trace_opts {
 	 * timestamp + offset_ps and duration_ps (what the trace viewer shows).
 	 */
 	bool device_span;
+	/* A profile directory with both: which to read (enum gdn_trace_input). */
+	int input;
 };
-#define GDN_TRACE_OPTS_INIT                             \
-	{                                               \
-		NULL, NULL, NULL, 0, 0, 0, false, false \
+#define GDN_TRACE_OPTS_INIT                                \
+	{                                                  \
+		NULL, NULL, NULL, 0, 0, 0, false, false, 0 \
 	}
+
+/* --input-format: "auto" (the XPlane when there is one), "xplane", "json". */
+enum gdn_trace_input {
+	GDN_TRACE_INPUT_AUTO = 0,
+	GDN_TRACE_INPUT_XPLANE,
+	GDN_TRACE_INPUT_JSON,
+};
+extern const struct gdn_enum gdn_trace_input_enum[];
 
 /* One aggregated row. Strings are borrowed from the summary. */
 struct gdn_trace_row {
@@ -240,15 +250,17 @@ int gdn_trace_summarize_file(const char *path, const struct gdn_trace_opts *opts
 /*
  * Resolve a command-line input: a file, "-", or a profile directory
  * (<dir>/plugins/profile/<newest timestamp>/, a plugins/profile directory,
- * or a run directory), preferring perfetto_trace.json.gz, then
- * *.trace.json.gz, then *.trace.json, then *.json. *path (owned by the
- * caller) is what to read; *from_dir tells whether a directory was searched.
- * When a directory has no trace-event JSON but XPlane files
- * (*.xplane.pb, *.xplane.pb.gz), every one of them is put in xplanes (one per
- * host; sorted) and *path is the first. xplanes may be NULL.
+ * or a run directory). In a directory the XPlane files (*.xplane.pb,
+ * *.xplane.pb.gz; faster to read, and complete) win as JAX writes them
+ * (input AUTO or XPLANE): every one of them is put in xplanes (one per host;
+ * sorted) and *path is the first. Else (JSON, or no XPlane, or xplanes
+ * NULL) the trace-event JSON: perfetto_trace.json.gz, then *.trace.json.gz,
+ * then *.trace.json, then *.json. *path (owned by the caller) is what to
+ * read; *from_dir tells whether a directory was searched. GDN_ENOTFOUND when
+ * the directory has nothing of the kind asked for.
  */
-int gdn_trace_resolve_inputs(const char *arg, char **path, struct strvec *xplanes, bool *from_dir,
-			     struct gdn_err *err);
+int gdn_trace_resolve_inputs(const char *arg, enum gdn_trace_input input, char **path,
+			     struct strvec *xplanes, bool *from_dir, struct gdn_err *err);
 
 /* ---------------------------------------------------------------------- */
 /*

@@ -97,4 +97,21 @@ assert round((a - b) / b * 100, 1) == -46.0, (b, a)
 "
 '
 
+test_expect_success 'a JAX profile folder is read from its XPlane, --input-format json reads the JSON' '
+	run=logdir/plugins/profile/2026_11_28_12_00_00 &&
+	mkdir -p $run &&
+	cp ${T}_mlp-train_vm.xplane.pb $run/vm.xplane.pb &&
+	cp ${T}_mlp-train_vm.trace.json.gz $run/vm.trace.json.gz &&
+	cp ${T}_mlp-train_perfetto_trace.json.gz $run/perfetto_trace.json.gz &&
+	gdnctl trace summary --json --top 0 logdir >d.json 2>err &&
+	test_grep "reading 1 XPlane file: $run/vm.xplane.pb" err &&
+	python3 -c "import json; assert json.load(open(\"d.json\"))[\"format\"] == \"xplane\"" &&
+	gdnctl trace summary --json --top 0 --input-format json logdir >j.json 2>err &&
+	test_grep "reading $run/perfetto_trace.json.gz" err &&
+	python3 same.py d.json j.json &&
+	rm $run/vm.xplane.pb &&
+	test_must_fail =1 gdnctl trace summary --input-format xplane logdir 2>err &&
+	test_grep "no XPlane file (\*.xplane.pb) in .$run." err
+'
+
 test_done
