@@ -43,10 +43,10 @@ typedef __int128 gdn_ps;
 #define GDN_TRACE_NEST_MAX	4096u		   /* open nested events per track */
 #define GDN_TRACE_NEST_BUDGET	((size_t)1 << 18)  /* open nested events, all tracks together */
 #define GDN_TRACE_FIELD_MAX	((size_t)64 << 10) /* longest kept name/source/tf_op */
-#define GDN_TRACE_TRACK_MAX	16384u	 /* distinct tracks (pid, tid) and processes kept */
+#define GDN_TRACE_TRACK_MAX	16384u /* distinct tracks (pid, tid) and processes kept */
 #define GDN_TRACE_STEP_LOG	((size_t)1 << 21) /* device ops kept for per-step figures */
-#define GDN_TRACE_STEP_MAX	100000u	/* distinct host step annotations kept */
-#define GDN_TRACE_EVENT_CAP1	1000000u /* the TSL converter's default event cap */
+#define GDN_TRACE_STEP_MAX	100000u		  /* distinct host step annotations kept */
+#define GDN_TRACE_EVENT_CAP1	1000000u	  /* the TSL converter's default event cap */
 #define GDN_TRACE_EVENT_CAP2	5000000u
 
 /* ---------------------------------------------------------------------- */
@@ -202,7 +202,7 @@ struct gdn_trace_summary {
 	 * ("XLA Modules <name>"), as xprof finds them.
 	 */
 	const char *steps_from;
-	bool truncated;		/* looks cut by the profiler's 1,000,000-event cap */
+	bool truncated; /* looks cut by the profiler's 1,000,000-event cap */
 	struct gdn_trace_rows ops, categories, sources, devices;
 	/* op families (deduplicated_name, else the name without ".N"); tf_op */
 	struct gdn_trace_rows families, framework_ops;

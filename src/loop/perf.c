@@ -577,7 +577,8 @@ int gdn_perf_sample_set_trace(struct gdn_perf_sample *s, const struct gdn_perf_c
 		json_t *per = json_array(); /* new, stolen below */
 
 		for (i = 0; i < t->step_nr; i++)
-			json_array_append_new(per, json_real(gdn_ps_to_us(t->step_v[i].self) / 1000.0));
+			json_array_append_new(per,
+					      json_real(gdn_ps_to_us(t->step_v[i].self) / 1000.0));
 		json_object_set_new(fig, "step_samples_ms", per);
 	}
 	json_object_set_new(fig, "categories", rows_json(&t->categories, t->steps, NULL));

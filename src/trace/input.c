@@ -129,7 +129,8 @@ static int pick_file(const char *dir, enum gdn_trace_input input, char **path,
 const struct gdn_enum gdn_trace_input_enum[] = {
     {"auto", GDN_TRACE_INPUT_AUTO, "the XPlane when the directory has one, else the JSON"},
     {"xplane", GDN_TRACE_INPUT_XPLANE, "the XPlane files (*.xplane.pb)"},
-    {"json", GDN_TRACE_INPUT_JSON, "the trace-event JSON (perfetto_trace.json.gz, *.trace.json.gz)"},
+    {"json", GDN_TRACE_INPUT_JSON,
+     "the trace-event JSON (perfetto_trace.json.gz, *.trace.json.gz)"},
     GDN_ENUM_END,
 };
 

@@ -690,12 +690,13 @@ static void agg_steps_thread(void **state)
 }
 
 /* A JAX GPU profile's shape: host "train" annotations with step_num, ops on a Stream thread. */
-#define GPU_META                                                                                \
-	"{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"/device:GPU:0\"}}," \
-	"{\"ph\":\"M\",\"pid\":1,\"tid\":14,\"name\":\"thread_name\","                            \
-	"\"args\":{\"name\":\"Stream #14(Compute,Memset)\"}},"                                    \
-	"{\"ph\":\"M\",\"pid\":1,\"tid\":15,\"name\":\"thread_name\","                            \
-	"\"args\":{\"name\":\"XLA Ops\"}},"                                                       \
+#define GPU_META                                                                   \
+	"{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"/" \
+	"device:GPU:0\"}},"                                                        \
+	"{\"ph\":\"M\",\"pid\":1,\"tid\":14,\"name\":\"thread_name\","             \
+	"\"args\":{\"name\":\"Stream #14(Compute,Memset)\"}},"                     \
+	"{\"ph\":\"M\",\"pid\":1,\"tid\":15,\"name\":\"thread_name\","             \
+	"\"args\":{\"name\":\"XLA Ops\"}},"                                        \
 	"{\"ph\":\"M\",\"pid\":701,\"name\":\"process_name\",\"args\":{\"name\":\"/host:CPU\"}}"
 
 static void agg_host_step_annotations(void **state)
@@ -747,15 +748,16 @@ static void agg_host_step_annotations(void **state)
 static void agg_steps_windows(void **state)
 {
 	/* a device Steps line wins over annotations; its events are the windows */
-	const char *doc = "{\"traceEvents\":[" META_XLA ","
-			  "{\"ph\":\"M\",\"pid\":3,\"tid\":1,\"name\":\"thread_name\","
-			  "\"args\":{\"name\":\"Steps\"}},"
-			  "{\"ph\":\"X\",\"pid\":9,\"tid\":1,\"ts\":0,\"dur\":10,\"name\":\"s\","
-			  "\"args\":{\"step_num\":1}},"
-			  "{\"ph\":\"X\",\"pid\":3,\"tid\":1,\"ts\":0,\"dur\":10,\"name\":\"1\"},"
-			  "{\"ph\":\"X\",\"pid\":3,\"tid\":1,\"ts\":10,\"dur\":10,\"name\":\"2\"},"
-			  "{\"ph\":\"X\",\"pid\":3,\"tid\":3,\"ts\":1,\"dur\":6,\"name\":\"op\"},"
-			  "{\"ph\":\"X\",\"pid\":3,\"tid\":3,\"ts\":12,\"dur\":2,\"name\":\"op\"}]}";
+	const char *doc =
+	    "{\"traceEvents\":[" META_XLA ","
+	    "{\"ph\":\"M\",\"pid\":3,\"tid\":1,\"name\":\"thread_name\","
+	    "\"args\":{\"name\":\"Steps\"}},"
+	    "{\"ph\":\"X\",\"pid\":9,\"tid\":1,\"ts\":0,\"dur\":10,\"name\":\"s\","
+	    "\"args\":{\"step_num\":1}},"
+	    "{\"ph\":\"X\",\"pid\":3,\"tid\":1,\"ts\":0,\"dur\":10,\"name\":\"1\"},"
+	    "{\"ph\":\"X\",\"pid\":3,\"tid\":1,\"ts\":10,\"dur\":10,\"name\":\"2\"},"
+	    "{\"ph\":\"X\",\"pid\":3,\"tid\":3,\"ts\":1,\"dur\":6,\"name\":\"op\"},"
+	    "{\"ph\":\"X\",\"pid\":3,\"tid\":3,\"ts\":12,\"dur\":2,\"name\":\"op\"}]}";
 	struct gdn_trace_summary s;
 	struct gdn_err err = GDN_ERR_INIT;
 	json_t *j;
