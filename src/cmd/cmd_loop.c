@@ -798,11 +798,6 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 	}
 	if (gdn_loop_setup_perf(s))
 		goto failed;
-	if (s->a.perf_on && !s->a.perf_metric && !strcmp(s->pc.metric, "trace/step_ms"))
-		on_say(GDN_LOOP_INFO,
-		       "deciding on trace/step_ms: the device time per step of the profile's "
-		       "trace (no --perf-metric; the profile leaves a trace)",
-		       &pr);
 	gdn_loop_setup_opts(s);
 	if (!s->original) /* the banner's agent; codex-loop keeps the original's */
 		s->lo.agent_name = agent_name = banner_agent(&s->a);

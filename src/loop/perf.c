@@ -621,22 +621,57 @@ size_t gdn_perf_measurement_split_steps(struct gdn_perf_measurement *m,
 	return n;
 }
 
-const char *gdn_perf_ruler(const char *configured, bool marin, bool trace, const char **why)
+const char *gdn_perf_ruler(const char *configured, bool marin, bool trace, bool *decide,
+			   const char **why)
 {
-	const char *w = "default", *m = GDN_PERF_DEFAULT_METRIC;
+	const char *w = "default";
 
+	*decide = false;
 	if (configured && *configured) {
-		w = "configured";
-		m = configured;
-	} else if (marin) {
+		if (why)
+			*why = "configured";
+		return configured;
+	}
+	if (marin) {
 		w = "Marin default";
 	} else if (trace) {
-		w = "the profile leaves a trace";
-		m = "trace/step_ms";
+		w = "no --perf-metric: from the profile's output, else trace/step_ms, the device "
+		    "time per step of its trace, decided at the baseline";
+		*decide = true;
 	}
 	if (why)
 		*why = w;
-	return m;
+	return GDN_PERF_DEFAULT_METRIC;
+}
+
+bool gdn_perf_ruler_pick(struct gdn_perf_config *c, struct gdn_perf_measurement *m)
+{
+	struct gdn_perf_measurement old = *m;
+	bool steps = false;
+
+	for (size_t i = 0; i < m->nr; i++) {
+		if (m->v[i].has_value)
+			return false;
+		steps |= json_is_number(json_object_get(m->v[i].trace, "step_ms"));
+	}
+	if (!steps)
+		return false;
+	c->metric = "trace/step_ms";
+	m->v = NULL;
+	m->nr = m->alloc = 0;
+	for (size_t i = 0; i < old.nr; i++) {
+		struct gdn_perf_sample *s = gdn_perf_measurement_add(m);
+		json_t *ms = json_object_get(old.v[i].trace, "step_ms");
+
+		s->trace = old.v[i].trace; /* moved */
+		if (json_is_number(ms)) {
+			gdn_perf_sample_set_value(s, "trace", json_number_value(ms));
+			gdn_perf_measurement_split_steps(m, c);
+		}
+		free(old.v[i].source);
+	}
+	free(old.v);
+	return true;
 }
 
 /* ---- statistics ---- */

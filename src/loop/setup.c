@@ -1310,9 +1310,12 @@ static int setup_policy(struct gdn_loop_setup *s)
 		bool trace = nonempty(gdn_config_str(s->cfg, "project.trace_glob")) ||
 			     (nonempty(ts) && strcmp(ts, "none") && strcmp(ts, "auto"));
 
+		bool decide;
+
 		pc->metric = gdn_perf_ruler(a->perf_metric,
 					    s->w.mg.profile || gdn_marin_checkout(s->agent_dir),
-					    trace, &s->ruler_why);
+					    trace, &decide, &s->ruler_why);
+		s->gate.ruler_auto = decide ? pc : NULL;
 	}
 	pc->direction = (enum gdn_perf_direction)a->perf_direction;
 	pc->policy = (enum gdn_perf_policy)a->perf_policy;

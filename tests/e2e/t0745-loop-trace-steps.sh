@@ -2,7 +2,8 @@
 # gdnctl loop deciding on the device time of real GPU profiles: the profile
 # command copies a REAL JAX trace (REAL_jax-gpu-h200_attention-*: v0 for the
 # starting commit, v1 for a speed-up, v1 again for a no-op). With no
-# --perf-metric and project.trace_glob set, the ruler is trace/step_ms; each
+# --perf-metric, project.trace_glob set and no throughput/mfu printed by the
+# profile, the baseline makes the ruler trace/step_ms; each
 # of the trace's 10 steps is a sample. The speed-up (-46%) is kept, the no-op
 # reverted as within the noise.
 . "$(dirname "$0")/lib.sh"
@@ -68,7 +69,7 @@ PY
 test_expect_success 'no --perf-metric with a trace: the loop decides on trace/step_ms, per step' '
 	new_repo &&
 	run_loop >out 2>err &&
-	test_grep "deciding on trace/step_ms: the device time per step" out &&
+	test_grep "deciding on trace/step_ms: the device time per step of the profile.s trace (no --perf-metric, and the profile printed no throughput/mfu)" out &&
 	test_grep "profile run 1: 10 steps in the trace, 10 samples of trace/step_ms" out &&
 	test "$(decisions)" = "baseline promoted within_threshold " &&
 	test_grep "performance champion promoted: 3.14[0-9]* -> 1.69[0-9]* (+46.0" out &&
@@ -91,7 +92,7 @@ test_expect_success 'loop --dry-run names the ruler' '
 	(cd repo && GDNCTL_PROFILE_COMMAND=true GDNCTL_TRACE_GLOB="prof/*.xplane.pb" \
 		gdnctl loop --dry-run --iterations 1 --agent command --agent-cmd true \
 		--perf-mode on >../dry 2>&1) &&
-	test_grep "ruler: trace/step_ms (the profile leaves a trace)" dry &&
+	test_grep "ruler: throughput/mfu (no --perf-metric: from the profile.s output, else trace/step_ms, the device time per step of its trace, decided at the baseline)" dry &&
 	(cd repo && GDNCTL_PROFILE_COMMAND=true gdnctl loop --dry-run --iterations 1 \
 		--agent command --agent-cmd true --perf-mode on >../dry 2>&1) &&
 	test_grep "ruler: throughput/mfu (default)" dry
