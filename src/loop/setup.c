@@ -1307,8 +1307,10 @@ static int setup_policy(struct gdn_loop_setup *s)
 		    "(or Marin targets: " MARIN_TARGETS ")");
 	{
 		const char *ts = gdn_config_str(s->cfg, "project.trace_source");
-		bool trace = nonempty(gdn_config_str(s->cfg, "project.trace_glob")) ||
-			     (nonempty(ts) && strcmp(ts, "none") && strcmp(ts, "auto"));
+		/* --perf-source cli or wandb: that source's value, never the trace */
+		bool trace = a->perf_source == GDN_MEASURE_AUTO &&
+			     (nonempty(gdn_config_str(s->cfg, "project.trace_glob")) ||
+			      (nonempty(ts) && strcmp(ts, "none") && strcmp(ts, "auto")));
 
 		bool decide;
 
