@@ -36,6 +36,12 @@ struct gdn_gate {
 	void *payload;
 	/* The performance policy (perf_config NULL: off); all borrowed. */
 	const struct gdn_perf_config *perf_config;
+	/*
+	 * No --perf-metric outside Marin, and a trace configured: the ruler is
+	 * decided on the baseline's measurement (gdn_perf_ruler_pick), on this
+	 * configuration (the same as perf_config); NULL once decided, or fixed.
+	 */
+	struct gdn_perf_config *ruler_auto;
 	struct gdn_perf_state *perf_state; /* loaded; saved after each decision */
 	long perf_repeats;		   /* profile runs per commit (>= 1) */
 	const char *trace_glob;		   /* relative to workdir, or NULL */

@@ -157,6 +157,7 @@ struct gdn_loop_setup {
 	struct gdn_loop_hooks worker_hooks; /* workers without a gate: the worker hook alone */
 	struct gdn_backend *backend;
 	struct gdn_perf_config pc;
+	const char *ruler_why; /* why pc.metric is the ruler (gdn_perf_ruler); NULL: perf off */
 	struct gdn_perf_state ps;
 	struct gdn_measure_opts mo;
 	struct gdn_trace_source ts; /* project.trace_source: the gate's trace_source */

@@ -21,6 +21,7 @@
 
 struct gdn_err;
 struct gdn_metric;
+struct gdn_perf_measurement;
 struct gdn_trace_summary;
 
 #define GDN_PERF_STATE_VERSION	2
@@ -161,7 +162,39 @@ int gdn_perf_trace_metric(const struct gdn_trace_summary *s, const char *metric,
 /* Whether `metric` names a trace metric ("trace/" prefix). */
 bool gdn_perf_is_trace_metric(const char *metric);
 
+/*
+ * The loop's ruler when --perf-metric is not given: in a Marin setup (its
+ * profile target or checkout) the original's throughput/mfu; else
+ * throughput/mfu too, but when the profile leaves a trace
+ * (project.trace_glob or project.trace_source) *decide is set: the
+ * baseline's measurement decides (gdn_perf_ruler_pick). A configured metric
+ * is returned as it is. *why (may be NULL) gets a phrase saying why.
+ */
+const char *gdn_perf_ruler(const char *configured, bool marin, bool trace, bool *decide,
+			   const char **why);
+
+/*
+ * The baseline decides the ruler: when no sample of m has a value of
+ * c->metric (the profile printed no throughput/mfu) and its traces have
+ * steps, c->metric becomes trace/step_ms and m's samples are made again
+ * from the trace figures (one per step, see gdn_perf_measurement_split_steps).
+ * Returns whether it switched.
+ */
+bool gdn_perf_ruler_pick(struct gdn_perf_config *c, struct gdn_perf_measurement *m);
+
 /* ---- samples and measurements ---- */
+
+/*
+ * A profile run measured on trace/step_ms whose trace has per-step figures
+ * ("step_samples_ms" in its trace figures): the last sample of m becomes
+ * one sample per step (the first keeps the figures), so that the spread of
+ * the steps enters the decision (median, MAD, the A/B pairs). Other
+ * metrics and traces without them: nothing changes. Returns the number of
+ * samples the run gave.
+ */
+struct gdn_perf_measurement;
+size_t gdn_perf_measurement_split_steps(struct gdn_perf_measurement *m,
+					const struct gdn_perf_config *c);
 
 /* One profile run. */
 struct gdn_perf_sample {

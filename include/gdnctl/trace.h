@@ -43,8 +43,10 @@ typedef __int128 gdn_ps;
 #define GDN_TRACE_NEST_MAX	4096u		   /* open nested events per track */
 #define GDN_TRACE_NEST_BUDGET	((size_t)1 << 18)  /* open nested events, all tracks together */
 #define GDN_TRACE_FIELD_MAX	((size_t)64 << 10) /* longest kept name/source/tf_op */
-#define GDN_TRACE_TRACK_MAX	16384u	 /* distinct tracks (pid, tid) and processes kept */
-#define GDN_TRACE_EVENT_CAP1	1000000u /* the TSL converter's default event cap */
+#define GDN_TRACE_TRACK_MAX	16384u /* distinct tracks (pid, tid) and processes kept */
+#define GDN_TRACE_STEP_LOG	((size_t)1 << 21) /* device ops kept for per-step figures */
+#define GDN_TRACE_STEP_MAX	100000u		  /* distinct host step annotations kept */
+#define GDN_TRACE_EVENT_CAP1	1000000u	  /* the TSL converter's default event cap */
 #define GDN_TRACE_EVENT_CAP2	5000000u
 
 /* ---------------------------------------------------------------------- */
@@ -128,11 +130,21 @@ struct gdn_trace_opts {
 	 * timestamp + offset_ps and duration_ps (what the trace viewer shows).
 	 */
 	bool device_span;
+	/* A profile directory with both: which to read (enum gdn_trace_input). */
+	int input;
 };
-#define GDN_TRACE_OPTS_INIT                             \
-	{                                               \
-		NULL, NULL, NULL, 0, 0, 0, false, false \
+#define GDN_TRACE_OPTS_INIT                                \
+	{                                                  \
+		NULL, NULL, NULL, 0, 0, 0, false, false, 0 \
 	}
+
+/* --input-format: "auto" (the XPlane when there is one), "xplane", "json". */
+enum gdn_trace_input {
+	GDN_TRACE_INPUT_AUTO = 0,
+	GDN_TRACE_INPUT_XPLANE,
+	GDN_TRACE_INPUT_JSON,
+};
+extern const struct gdn_enum gdn_trace_input_enum[];
 
 /* One aggregated row. Strings are borrowed from the summary. */
 struct gdn_trace_row {
@@ -157,6 +169,17 @@ enum gdn_trace_mode {
 	GDN_TRACE_MODE_CUSTOM,	 /* --thread / --cat */
 };
 
+/*
+ * One step of a trace with steps: the selected device ops that start in its
+ * window (from its start to the next step's start; the last one open-ended).
+ */
+struct gdn_trace_step {
+	uint64_t number; /* the annotation's step_num; else the step's ordinal */
+	gdn_ps start;	 /* as the file gives it */
+	gdn_ps self;	 /* self time of the device ops that start in the window */
+	uint64_t ops;
+};
+
 struct gdn_trace_summary {
 	char *path; /* what was read (owned) */
 	enum gdn_trace_mode mode;
@@ -171,9 +194,15 @@ struct gdn_trace_summary {
 	uint64_t events_capped; /* on tracks beyond GDN_TRACE_TRACK_MAX: ignored */
 	uint64_t tracks_selected;
 	gdn_ps total, self;
-	uint64_t steps;		/* 0: no steps found */
-	const char *steps_from; /* "Steps" or "XLA Modules <name>" (borrowed), or "" */
-	bool truncated;		/* looks cut by the profiler's 1,000,000-event cap */
+	uint64_t steps; /* 0: no steps found */
+	/*
+	 * Where the steps come from (borrowed), or "": a device "Steps" line
+	 * ("Steps"); else the host's step annotations, events with a step_num
+	 * (`host step annotations "train"`); else the dominant XLA module
+	 * ("XLA Modules <name>"), as xprof finds them.
+	 */
+	const char *steps_from;
+	bool truncated; /* looks cut by the profiler's 1,000,000-event cap */
 	struct gdn_trace_rows ops, categories, sources, devices;
 	/* op families (deduplicated_name, else the name without ".N"); tf_op */
 	struct gdn_trace_rows families, framework_ops;
@@ -186,6 +215,12 @@ struct gdn_trace_summary {
 	const char *format;	/* NULL: trace-event JSON; "xplane" */
 	struct strvec hosts;	/* xplane: one hostname per file read */
 	void *priv;		/* owns the strings the rows point to */
+	/*
+	 * Per step, in time order (step_nr 0: not known, e.g. more device ops
+	 * than GDN_TRACE_STEP_LOG); ops before the first step are in no step.
+	 */
+	struct gdn_trace_step *step_v;
+	size_t step_nr;
 };
 #define GDN_TRACE_SUMMARY_INIT \
 	{                      \
@@ -215,15 +250,17 @@ int gdn_trace_summarize_file(const char *path, const struct gdn_trace_opts *opts
 /*
  * Resolve a command-line input: a file, "-", or a profile directory
  * (<dir>/plugins/profile/<newest timestamp>/, a plugins/profile directory,
- * or a run directory), preferring perfetto_trace.json.gz, then
- * *.trace.json.gz, then *.trace.json, then *.json. *path (owned by the
- * caller) is what to read; *from_dir tells whether a directory was searched.
- * When a directory has no trace-event JSON but XPlane files
- * (*.xplane.pb, *.xplane.pb.gz), every one of them is put in xplanes (one per
- * host; sorted) and *path is the first. xplanes may be NULL.
+ * or a run directory). In a directory the XPlane files (*.xplane.pb,
+ * *.xplane.pb.gz; faster to read, and complete) win as JAX writes them
+ * (input AUTO or XPLANE): every one of them is put in xplanes (one per host;
+ * sorted) and *path is the first. Else (JSON, or no XPlane, or xplanes
+ * NULL) the trace-event JSON: perfetto_trace.json.gz, then *.trace.json.gz,
+ * then *.trace.json, then *.json. *path (owned by the caller) is what to
+ * read; *from_dir tells whether a directory was searched. GDN_ENOTFOUND when
+ * the directory has nothing of the kind asked for.
  */
-int gdn_trace_resolve_inputs(const char *arg, char **path, struct strvec *xplanes, bool *from_dir,
-			     struct gdn_err *err);
+int gdn_trace_resolve_inputs(const char *arg, enum gdn_trace_input input, char **path,
+			     struct strvec *xplanes, bool *from_dir, struct gdn_err *err);
 
 /* ---------------------------------------------------------------------- */
 /*
@@ -267,7 +304,8 @@ struct gdn_trace_event {
 	struct gdn_trace_id pid, tid;
 	gdn_ps ts, dur;
 	gdn_ps dev_ts, dev_dur; /* args device_offset_ps, device_duration_ps */
-	bool has_ts, has_dur, has_meta_name, has_dev_ts, has_dev_dur;
+	uint64_t step_num;	/* arg step_num: a host step annotation */
+	bool has_ts, has_dur, has_meta_name, has_dev_ts, has_dev_dur, has_step_num;
 };
 
 struct gdn_trace_agg;
@@ -283,6 +321,12 @@ uint32_t gdn_trace_agg_track(struct gdn_trace_agg *a, const struct gdn_trace_id 
 			     const struct gdn_trace_id *tid);
 void gdn_trace_agg_complete(struct gdn_trace_agg *a, uint32_t track, uint32_t tuple, gdn_ps ts,
 			    gdn_ps dur);
+/*
+ * A host step annotation (an event with a step_num stat or arg) named by
+ * the tuple's name, starting at ts (the XPlane reader; the JSON reader's
+ * events go through gdn_trace_agg_event).
+ */
+void gdn_trace_agg_step(struct gdn_trace_agg *a, uint32_t tuple, uint64_t step_num, gdn_ps ts);
 /* Counted by the assembler: every element of traceEvents. */
 void gdn_trace_agg_count_element(struct gdn_trace_agg *a);
 /* n elements at once (the XPlane reader counts its XEvents itself). */

@@ -275,9 +275,11 @@ static void dry_run_plan(const struct gdn_loop_setup *s)
 				 : gdn_config_str(s->cfg, "project.profile_command"));
 	}
 	if (a->perf_on)
+		plan("ruler: %s (%s)", s->pc.metric, s->ruler_why ? s->ruler_why : "configured");
+	if (a->perf_on)
 		plan("metric: %s (%s); promote at >= %g%%, regression at >= %g%% (%s), %ld "
 		     "repeat%s",
-		     a->perf_metric, gdn_enum_name(gdn_perf_direction_enum, a->perf_direction),
+		     s->pc.metric, gdn_enum_name(gdn_perf_direction_enum, a->perf_direction),
 		     a->perf_min_improvement, a->perf_max_regression,
 		     gdn_enum_name(gdn_perf_policy_enum, a->perf_policy), a->perf_repeats,
 		     a->perf_repeats == 1 ? "" : "s");
@@ -630,8 +632,9 @@ static struct opt loop_opts[] = {
 	      "off"),
     OPT_STRING_(0, "perf-metric", &setup.a.perf_metric, "NAME",
 		"the metric (profile output, or trace/step_ms, trace/category/NAME_ms, "
-		"trace/op/NAME_ms)",
-		GDN_PERF_DEFAULT_METRIC),
+		"trace/op/NAME_ms; default: trace/step_ms when the profile leaves a trace "
+		"outside Marin, else throughput/mfu)",
+		"auto"),
     OPT_ENUM_(0, "perf-direction", &setup.a.perf_direction, gdn_perf_direction_enum,
 	      "which way is better", "auto"),
     OPT_FLOAT_(0, "perf-min-improvement-pct", &setup.a.perf_min_improvement, "PCT",

@@ -30,7 +30,7 @@ struct trace_args {
 	long top, top_k;
 	int by, format; /* enum gdn_trace_by, enum gdn_trace_format */
 	const char *normalize;
-	int json, single_thread, device_span;
+	int json, single_thread, device_span, input;
 	struct strvec devices, threads, cats, rest;
 };
 
@@ -54,10 +54,13 @@ static const struct opt_usage trace_usage = {
 static const struct opt_usage summary_usage = {
     "gdnctl trace summary [options] INPUT\ngdnctl trace summary [options] HOST.xplane.pb...",
     "Summarise one trace: self and total device time per op, category, source or device.",
-    "Selection, unless told otherwise: complete events on threads named 'XLA Ops' of\n"
-    "processes whose name contains '/device:' (JAX/XLA on TPU and GPU); when the trace\n"
-    "has no such threads, events with cat kernel, gpu_memcpy or gpu_memset (Kineto);\n"
-    "XPlane: the XLA Ops and Sparse Core Ops lines of TPU planes, Stream lines of GPU planes.\n"
+    "Selection, unless told otherwise, the same in the XPlane and its JSON twins: the\n"
+    "'Stream #N' threads (lines) of '/device:GPU' processes; the 'XLA Ops' and 'Sparse\n"
+    "Core Ops' threads of the other '/device:' processes (TPU); when the trace has no\n"
+    "such threads, events with cat kernel, gpu_memcpy or gpu_memset (Kineto).\n"
+    "Steps: a device 'Steps' thread; else the host's step annotations (events with a\n"
+    "step_num, e.g. jax.profiler.StepTraceAnnotation); else the dominant XLA module.\n"
+    "A profile directory with an XPlane is read from the XPlane (--input-format).\n"
     "Self time is the duration minus the time of nested or later overlapping events\n"
     "on the same track. --json is the same as --format json (schema\n"
     "gdnctl.trace_summary.v1); --top limits JSON arrays only when given."};
@@ -83,6 +86,8 @@ static const struct opt_usage diff_usage = {
 	    OPT_LIST_(0, "thread", &(a)->threads, "NAME",                                        \
 		      "events of threads with this exact name (instead of 'XLA Ops')"),          \
 	    OPT_LIST_(0, "cat", &(a)->cats, "NAME", "events with this exact category ('cat')"),  \
+	    OPT_ENUM_(0, "input-format", &(a)->input, gdn_trace_input_enum,                      \
+		      "a profile directory: read its XPlane or its JSON", "auto"),               \
 	    OPT_BOOL_(0, "device-span", &(a)->device_span,                                       \
 		      "XPlane: time events by their device_offset_ps/device_duration_ps stats"), \
 	    OPT_BOOL_F(0, "single-thread", &(a)->single_thread,                                  \
@@ -124,6 +129,7 @@ static void trace_opts(const struct trace_args *a, struct gdn_trace_opts *o)
 	o->cats = a->cats.v;
 	o->no_thread = a->single_thread;
 	o->device_span = a->device_span;
+	o->input = a->input;
 }
 
 static bool top_seen(const struct opt *opts)
@@ -292,7 +298,8 @@ static int load(const char *const *args, size_t nargs, const struct gdn_trace_op
 			strvec_push(&xplanes, args[i]);
 		}
 		path = xstrdup(args[0]);
-	} else if (gdn_trace_resolve_inputs(args[0], &path, &xplanes, &from_dir, &err)) {
+	} else if (gdn_trace_resolve_inputs(args[0], (enum gdn_trace_input)o->input, &path,
+					    &xplanes, &from_dir, &err)) {
 		code = gdn_die_err(&err);
 		goto out;
 	}

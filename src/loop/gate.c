@@ -324,6 +324,16 @@ static int profile_arm(const struct gdn_gate *g, const struct gdn_loop_iter *it,
 	in.exit_code = *rc;
 	in.trace = trace;
 	gdn_measure_sample(g->measure, &in, s, &sink);
+	if (!*rc && g->perf_config) {
+		/* trace/step_ms: one sample per step of the trace (perf.h) */
+		size_t n = gdn_perf_measurement_split_steps(m, g->perf_config);
+
+		if (n > 1)
+			gdn_loop_reportf(it, GDN_LOOP_INFO,
+					 "profile run %ld: %zu steps in the trace, %zu samples of "
+					 "%s",
+					 k, n, n, g->perf_config->metric);
+	}
 	if (*rc)
 		gdn_loop_reportf(it, GDN_LOOP_WARN, "profile run %ld failed with exit %d", k, *rc);
 out:
@@ -792,6 +802,17 @@ static int evaluate(struct gdn_gate *g, const struct gdn_loop_iter *it, const ch
 		if (ret)
 			goto out;
 	}
+	if (g->ruler_auto && !it->iteration) {
+		/* no --perf-metric: the baseline decides the ruler, once */
+		if (gdn_perf_ruler_pick(g->ruler_auto, g->measured))
+			gdn_loop_reportf(
+			    it, GDN_LOOP_INFO,
+			    "deciding on trace/step_ms: the device time per step of the "
+			    "profile's trace (no --perf-metric, and the profile printed "
+			    "no %s)",
+			    GDN_PERF_DEFAULT_METRIC);
+		g->ruler_auto = NULL;
+	}
 	champ = json_incref(gdn_perf_state_champion(g->perf_state));
 	if (g->measured_champion) {
 		struct gdn_abstat st;
@@ -941,6 +962,12 @@ int gdn_gate_start(void *payload, const struct gdn_loop_iter *it, struct gdn_err
 		goto out;
 	champ = gdn_perf_state_champion(g->perf_state);
 	metric = champ ? json_string_value(json_object_get(champ, "metric")) : NULL;
+	if (g->ruler_auto && metric && json_is_number(json_object_get(champ, "metric_value"))) {
+		/* a champion from an earlier run: its ruler stays */
+		if (!strcmp(metric, "trace/step_ms"))
+			g->ruler_auto->metric = "trace/step_ms";
+		g->ruler_auto = NULL;
+	}
 	if (metric && !strcmp(metric, g->perf_config->metric) &&
 	    json_is_number(json_object_get(champ, "metric_value"))) {
 		gdn_loop_reportf(it, GDN_LOOP_INFO, "performance champion kept from %s: %s=%.6g",

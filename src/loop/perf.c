@@ -573,6 +573,14 @@ int gdn_perf_sample_set_trace(struct gdn_perf_sample *s, const struct gdn_perf_c
 	fig = json_object(); /* new */
 	json_object_set_new(fig, "steps", json_integer((json_int_t)t->steps));
 	json_object_set_new(fig, "step_ms", json_real(ps_per_step_ms(t->self, t->steps)));
+	if (t->step_nr) {
+		json_t *per = json_array(); /* new, stolen below */
+
+		for (i = 0; i < t->step_nr; i++)
+			json_array_append_new(per,
+					      json_real(gdn_ps_to_us(t->step_v[i].self) / 1000.0));
+		json_object_set_new(fig, "step_samples_ms", per);
+	}
 	json_object_set_new(fig, "categories", rows_json(&t->categories, t->steps, NULL));
 	json_object_set_new(fig, "ops", rows_json(&t->ops, t->steps, &ops));
 	if (gdn_perf_is_trace_metric(c->metric))
@@ -585,6 +593,85 @@ out:
 	free(name);
 	strvec_clear(&ops);
 	return ret;
+}
+
+size_t gdn_perf_measurement_split_steps(struct gdn_perf_measurement *m,
+					const struct gdn_perf_config *c)
+{
+	struct gdn_perf_sample *s;
+	json_t *per;
+	size_t n;
+
+	if (!m->nr)
+		return 0;
+	s = &m->v[m->nr - 1];
+	per = json_object_get(s->trace, "step_samples_ms"); /* borrowed */
+	n = json_array_size(per);
+	if (strcmp(c->metric, "trace/step_ms") || !s->has_value || !s->source ||
+	    strcmp(s->source, "trace") || n < 2)
+		return 1;
+	for (size_t i = 0; i < n; i++)
+		if (!json_is_number(json_array_get(per, i)))
+			return 1;
+	gdn_perf_sample_set_value(s, "trace", json_number_value(json_array_get(per, 0)));
+	/* the figures (and per) stay with the first sample; add may move m->v, not them */
+	for (size_t i = 1; i < n; i++)
+		gdn_perf_sample_set_value(gdn_perf_measurement_add(m), "trace",
+					  json_number_value(json_array_get(per, i)));
+	return n;
+}
+
+const char *gdn_perf_ruler(const char *configured, bool marin, bool trace, bool *decide,
+			   const char **why)
+{
+	const char *w = "default";
+
+	*decide = false;
+	if (configured && *configured) {
+		if (why)
+			*why = "configured";
+		return configured;
+	}
+	if (marin) {
+		w = "Marin default";
+	} else if (trace) {
+		w = "no --perf-metric: from the profile's output, else trace/step_ms, the device "
+		    "time per step of its trace, decided at the baseline";
+		*decide = true;
+	}
+	if (why)
+		*why = w;
+	return GDN_PERF_DEFAULT_METRIC;
+}
+
+bool gdn_perf_ruler_pick(struct gdn_perf_config *c, struct gdn_perf_measurement *m)
+{
+	struct gdn_perf_measurement old = *m;
+	bool steps = false;
+
+	for (size_t i = 0; i < m->nr; i++) {
+		if (m->v[i].has_value)
+			return false;
+		steps |= json_is_number(json_object_get(m->v[i].trace, "step_ms"));
+	}
+	if (!steps)
+		return false;
+	c->metric = "trace/step_ms";
+	m->v = NULL;
+	m->nr = m->alloc = 0;
+	for (size_t i = 0; i < old.nr; i++) {
+		struct gdn_perf_sample *s = gdn_perf_measurement_add(m);
+		json_t *ms = json_object_get(old.v[i].trace, "step_ms");
+
+		s->trace = old.v[i].trace; /* moved */
+		if (json_is_number(ms)) {
+			gdn_perf_sample_set_value(s, "trace", json_number_value(ms));
+			gdn_perf_measurement_split_steps(m, c);
+		}
+		free(old.v[i].source);
+	}
+	free(old.v);
+	return true;
 }
 
 /* ---- statistics ---- */

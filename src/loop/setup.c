@@ -96,7 +96,7 @@ void gdn_loop_setup_init(struct gdn_loop_setup *s, const char *cwd, const char *
 	    .validation_policy = GDN_POLICY_COUNT_FAILURE,
 	    .validation_timeout_ms = 30 * 60 * 1000,
 	    .perf_on = 0,
-	    .perf_metric = GDN_PERF_DEFAULT_METRIC,
+	    .perf_metric = NULL, /* gdn_perf_ruler() */
 	    .perf_direction = GDN_PERF_AUTO,
 	    .perf_policy = GDN_PERF_REVERT_COUNT_FAILURE,
 	    .perf_within = GDN_PERF_WITHIN_KEEP,
@@ -1305,7 +1305,20 @@ static int setup_policy(struct gdn_loop_setup *s)
 		    s, GDN_SETUP_ERROR, GDN_EUSAGE,
 		    "--perf-mode on needs project.profile_command in the configuration "
 		    "(or Marin targets: " MARIN_TARGETS ")");
-	pc->metric = a->perf_metric;
+	{
+		const char *ts = gdn_config_str(s->cfg, "project.trace_source");
+		/* --perf-source cli or wandb: that source's value, never the trace */
+		bool trace = a->perf_source == GDN_MEASURE_AUTO &&
+			     (nonempty(gdn_config_str(s->cfg, "project.trace_glob")) ||
+			      (nonempty(ts) && strcmp(ts, "none") && strcmp(ts, "auto")));
+
+		bool decide;
+
+		pc->metric = gdn_perf_ruler(a->perf_metric,
+					    s->w.mg.profile || gdn_marin_checkout(s->agent_dir),
+					    trace, &decide, &s->ruler_why);
+		s->gate.ruler_auto = decide ? pc : NULL;
+	}
 	pc->direction = (enum gdn_perf_direction)a->perf_direction;
 	pc->policy = (enum gdn_perf_policy)a->perf_policy;
 	pc->within_policy = (enum gdn_perf_within)a->perf_within;

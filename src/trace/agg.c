@@ -248,8 +248,9 @@ static void hmap_release(struct hmap *m)
 #define NONE UINT32_MAX
 
 struct proc {
-	uint32_t name; /* +1; 0: no process_name seen */
-	bool selected; /* has a selected track (finish) */
+	uint32_t name;	  /* +1; 0: no process_name seen */
+	bool selected;	  /* has a selected track (finish) */
+	bool gpu_streams; /* a /device:GPU process with "Stream #N" tracks (finish) */
 };
 
 struct bopen {
@@ -269,6 +270,7 @@ struct track {
 	/* resolved at finish */
 	uint32_t device; /* interned device label */
 	bool selected_pid;
+	bool gpu_stream; /* a "Stream #N" thread/line of a /device:GPU process/plane */
 };
 
 struct wentry {
@@ -292,6 +294,7 @@ struct stream {
 	uint64_t late, deep;
 	bool any_released;
 	bool selected;
+	int8_t logged; /* its closed events go to the step log: 0 not known yet, 1 yes, -1 no */
 };
 
 struct tuple {
@@ -308,6 +311,20 @@ struct acc {
 	uint32_t stream, tuple;
 	uint64_t count;
 	gdn_ps total, self;
+};
+
+/* A host step annotation: the earliest start of (name, step_num). */
+struct stepann {
+	uint32_t name;
+	uint64_t num;
+	gdn_ps start;
+};
+
+/* A closed event of a device stream, for the per-step figures. */
+struct logent {
+	int64_t start; /* ps after log_base */
+	int64_t self;
+	uint32_t acc;
 };
 
 struct gdn_trace_agg {
@@ -333,6 +350,14 @@ struct gdn_trace_agg {
 	bool xplane, multi_host, device_span;
 	size_t window_entries; /* allocated, over all streams */
 	size_t nest_entries;   /* nesting stack entries allocated, over all streams */
+	struct hmap stepmap;   /* (name, step_num) -> steps index */
+	struct stepann *steps;
+	size_t nsteps, stepalloc;
+	uint64_t steps_dropped; /* annotations beyond GDN_TRACE_STEP_MAX */
+	struct logent *log;	/* closed events of device streams, GDN_TRACE_STEP_LOG at most */
+	size_t nlog, logalloc;
+	gdn_ps log_base;
+	bool log_based, log_full;
 };
 
 void gdn_trace_agg_set_xplane(struct gdn_trace_agg *a, bool multi_host)
@@ -376,6 +401,9 @@ void gdn_trace_agg_free(struct gdn_trace_agg *a)
 	hmap_release(&a->trackmap);
 	hmap_release(&a->tuplemap);
 	hmap_release(&a->accmap);
+	hmap_release(&a->stepmap);
+	free(a->steps);
+	free(a->log);
 	free(a->procs);
 	for (size_t i = 0; i < a->ntracks; i++)
 		free(a->tracks[i].b);
@@ -442,6 +470,7 @@ static uint32_t get_proc(struct gdn_trace_agg *a, const struct gdn_trace_id *pid
 	if (isnew) {
 		ALLOC_GROW(a->procs, a->nprocs + 1, a->procalloc);
 		a->procs[a->nprocs].name = 0;
+		a->procs[a->nprocs].gpu_streams = false;
 		a->procs[a->nprocs++].selected = false;
 	}
 	return i;
@@ -574,11 +603,59 @@ static void charge(struct sentry *p, gdn_ps s, gdn_ps e)
 	}
 }
 
+static const char *proc_name(struct gdn_trace_agg *a, const struct track *t);
+
+/*
+ * Whether a stream's events go to the step log: device categories, tracks of
+ * "/device:" processes, and tracks whose process is not named yet (names may
+ * come later); with --thread or --cat, every track.
+ */
+static bool stream_logged(struct gdn_trace_agg *a, struct stream *s)
+{
+	const struct track *t = &a->tracks[s->track];
+
+	if (s->logged)
+		return s->logged > 0;
+	if (s->cls == 1 || list_nonempty(a->threads) || list_nonempty(a->cats)) {
+		s->logged = 1;
+		return true;
+	}
+	if (!a->procs[t->proc].name)
+		return true;
+	s->logged = strstr(proc_name(a, t), "/device:") ? 1 : -1;
+	return s->logged > 0;
+}
+
+static void log_closed(struct gdn_trace_agg *a, struct stream *s, gdn_ps start, gdn_ps self,
+		       uint32_t acc)
+{
+	struct logent *e;
+
+	if (a->log_full || !stream_logged(a, s))
+		return;
+	if (!a->log_based) {
+		a->log_base = start;
+		a->log_based = true;
+	}
+	if (a->nlog >= GDN_TRACE_STEP_LOG || start - a->log_base > INT64_MAX ||
+	    start - a->log_base < INT64_MIN || self > INT64_MAX) {
+		a->log_full = true;
+		return;
+	}
+	ALLOC_GROW(a->log, a->nlog + 1, a->logalloc);
+	e = &a->log[a->nlog++];
+	e->start = (int64_t)(start - a->log_base);
+	e->self = (int64_t)self;
+	e->acc = acc;
+}
+
 static void close_top(struct gdn_trace_agg *a, struct stream *s)
 {
 	struct sentry *t = &s->stk[--s->nstk];
+	gdn_ps self = (t->end - t->start) - t->covered;
 
-	a->accs[t->acc].self += (t->end - t->start) - t->covered;
+	a->accs[t->acc].self += self;
+	log_closed(a, s, t->start, self, t->acc);
 }
 
 static void nest(struct gdn_trace_agg *a, struct stream *s, const struct wentry *w)
@@ -721,6 +798,39 @@ static void complete(struct gdn_trace_agg *a, uint32_t track, unsigned cls, uint
 	window_add(a, &a->streams[si], &w);
 }
 
+/* A host step annotation: keep the earliest start of each (name, step_num). */
+static void step_note(struct gdn_trace_agg *a, uint32_t name, uint64_t num, gdn_ps ts)
+{
+	struct hkey k = {name, num, 1};
+	bool isnew;
+	uint32_t i;
+
+	if (a->nsteps >= GDN_TRACE_STEP_MAX) {
+		i = hmap_find(&a->stepmap, &k);
+		if (i == UINT32_MAX) {
+			a->steps_dropped++;
+			return;
+		}
+	} else {
+		i = hmap_get(&a->stepmap, &k, (uint32_t)a->nsteps, &isnew);
+		if (isnew) {
+			ALLOC_GROW(a->steps, a->nsteps + 1, a->stepalloc);
+			a->steps[a->nsteps].name = name;
+			a->steps[a->nsteps].num = num;
+			a->steps[a->nsteps++].start = ts;
+			return;
+		}
+	}
+	if (ts < a->steps[i].start)
+		a->steps[i].start = ts;
+}
+
+void gdn_trace_agg_step(struct gdn_trace_agg *a, uint32_t tuple, uint64_t step_num, gdn_ps ts)
+{
+	if (tuple < a->ntuples)
+		step_note(a, a->tuples[tuple].name, step_num, ts);
+}
+
 uint32_t gdn_trace_agg_tuple(struct gdn_trace_agg *a, const struct gdn_trace_event *ev)
 {
 	return get_tuple(a, ev);
@@ -748,7 +858,7 @@ void gdn_trace_agg_complete(struct gdn_trace_agg *a, uint32_t track, uint32_t tu
 
 void gdn_trace_agg_event(struct gdn_trace_agg *a, const struct gdn_trace_event *ev)
 {
-	uint32_t tr;
+	uint32_t tr, tp;
 
 	switch (ev->ph) {
 	case 'X':
@@ -761,12 +871,15 @@ void gdn_trace_agg_event(struct gdn_trace_agg *a, const struct gdn_trace_event *
 			a->capped++;
 			return;
 		}
+		tp = get_tuple(a, ev);
 		if (a->device_span && ev->has_dev_ts && ev->has_dev_dur)
-			complete(a, tr, is_device_cat(a, ev->cat, ev->cat_len), get_tuple(a, ev),
-				 ev->dev_ts, ev->dev_dur);
+			complete(a, tr, is_device_cat(a, ev->cat, ev->cat_len), tp, ev->dev_ts,
+				 ev->dev_dur);
 		else
-			complete(a, tr, is_device_cat(a, ev->cat, ev->cat_len), get_tuple(a, ev),
-				 ev->ts, ev->dur);
+			complete(a, tr, is_device_cat(a, ev->cat, ev->cat_len), tp, ev->ts,
+				 ev->dur);
+		if (ev->has_step_num)
+			step_note(a, a->tuples[tp].name, ev->step_num, ev->ts);
 		return;
 	case 'B': {
 		struct track *t;
@@ -901,15 +1014,25 @@ static bool device_ok(struct gdn_trace_agg *a, const struct track *t)
 	return ok;
 }
 
+/*
+ * The one meaning of "device op" for every format (XPlane lines and the
+ * threads of its JSON twins, <host>.trace.json.gz and perfetto_trace.json.gz,
+ * alike), as xprof: the "Stream #N(...)" (kernel) lines of /device:GPU
+ * processes; the "XLA Ops" and "Sparse Core Ops" lines of the other
+ * /device: processes (TPU, and GPU processes without streams). Traces without
+ * them (Kineto) select by category.
+ */
+static bool is_gpu_stream(const char *pn, const char *tn)
+{
+	return strstr(pn, "/device:GPU") && !strncmp(tn, "Stream #", 8);
+}
+
 static bool is_xla_ops(struct gdn_trace_agg *a, const struct track *t)
 {
 	const char *tn = thread_name(a, t), *pn = proc_name(a, t);
 
-	if (!a->xplane)
-		return !strcmp(tn, "XLA Ops") && strstr(pn, "/device:");
-	/* xprof: the op lines of TPU planes; the stream (kernel) lines of GPU planes */
-	if (strstr(pn, "/device:GPU"))
-		return !strncmp(tn, "Stream #", 8);
+	if (a->procs[t->proc].gpu_streams)
+		return is_gpu_stream(pn, tn);
 	return strstr(pn, "/device:") && (!strcmp(tn, "XLA Ops") || !strcmp(tn, "Sparse Core Ops"));
 }
 
@@ -1093,13 +1216,31 @@ static uint32_t stripped_name_id(struct gdn_trace_agg *a, const struct tuple *tp
 	return id;
 }
 
-static uint32_t derived_category(struct gdn_trace_agg *a, const struct tuple *tp)
+/*
+ * An op's category: hlo_category, else cat; else on a GPU stream Kineto's
+ * (the XPlane reader sets it so; the JSON twins have no cat), else the name
+ * without ".N".
+ */
+static uint32_t derived_category(struct gdn_trace_agg *a, const struct tuple *tp, bool gpu)
 {
+	const char *name, *cat;
+
 	if (tp->hlo)
 		return tp->hlo;
 	if (tp->cat)
 		return tp->cat;
-	return stripped_name_id(a, tp);
+	if (!gpu)
+		return stripped_name_id(a, tp);
+	name = strtab_str(&a->st, tp->name);
+	cat = !strncmp(name, "Memcpy", 6)   ? "gpu_memcpy"
+	      : !strncmp(name, "Memset", 6) ? "gpu_memset"
+					    : "kernel";
+	return strtab_intern(&a->st, cat, strlen(cat));
+}
+
+static bool acc_gpu(const struct gdn_trace_agg *a, const struct acc *c)
+{
+	return a->tracks[a->streams[c->stream].track].gpu_stream;
 }
 
 /* The op family: deduplicated_name when the trace has it, else the name without ".N". */
@@ -1108,7 +1249,49 @@ static uint32_t family_id(struct gdn_trace_agg *a, const struct tuple *tp)
 	return tp->dedup ? tp->dedup : stripped_name_id(a, tp);
 }
 
-static void find_steps(struct gdn_trace_agg *a, struct gdn_trace_summary *out, struct sbuf *from)
+/* Where the step windows come from (find_steps), for the per-step figures. */
+struct step_src {
+	enum { WIN_NONE, WIN_TRACK, WIN_ANN, WIN_ACC } kind;
+	uint32_t id; /* a track (the Steps line), a name (annotations) or an acc (module) */
+};
+
+static int cmp_u32(const void *x, const void *y)
+{
+	uint32_t p = *(const uint32_t *)x, q = *(const uint32_t *)y;
+
+	return p < q ? -1 : p > q;
+}
+
+/* The host step annotations: the name with the most distinct step numbers; 0 when none. */
+static uint64_t annotation_steps(struct gdn_trace_agg *a, uint32_t *name)
+{
+	uint32_t *names;
+	uint64_t best = 0;
+	size_t i = 0;
+
+	if (!a->nsteps)
+		return 0;
+	names = xmalloc(st_mult(a->nsteps, sizeof(*names)));
+	for (size_t j = 0; j < a->nsteps; j++)
+		names[j] = a->steps[j].name;
+	qsort(names, a->nsteps, sizeof(*names), cmp_u32);
+	while (i < a->nsteps) {
+		size_t j = i;
+
+		while (j < a->nsteps && names[j] == names[i])
+			j++;
+		if (j - i > best) {
+			best = j - i;
+			*name = names[i];
+		}
+		i = j;
+	}
+	free(names);
+	return best;
+}
+
+static void find_steps(struct gdn_trace_agg *a, struct gdn_trace_summary *out, struct sbuf *from,
+		       struct step_src *src)
 {
 	uint64_t steps = 0;
 	uint32_t best_name = 0;
@@ -1117,12 +1300,24 @@ static void find_steps(struct gdn_trace_agg *a, struct gdn_trace_summary *out, s
 	for (size_t i = 0; i < a->ntracks; i++) {
 		const struct track *t = &a->tracks[i];
 
-		if (t->selected_pid && !strcmp(thread_name(a, t), "Steps") && t->n_events > steps)
+		if (t->selected_pid && !strcmp(thread_name(a, t), "Steps") && t->n_events > steps) {
 			steps = t->n_events;
+			src->kind = WIN_TRACK;
+			src->id = (uint32_t)i;
+		}
 	}
 	if (steps) {
 		out->steps = steps;
 		sbuf_adds(from, "Steps");
+		return;
+	}
+	/* the host's step annotations (jax.profiler.StepTraceAnnotation) */
+	steps = annotation_steps(a, &best_name);
+	if (steps) {
+		out->steps = steps;
+		src->kind = WIN_ANN;
+		src->id = best_name;
+		sbuf_addf(from, "host step annotations \"%s\"", strtab_str(&a->st, best_name));
 		return;
 	}
 	/* the dominant XLA Modules module: largest total time; its largest count */
@@ -1144,11 +1339,98 @@ static void find_steps(struct gdn_trace_agg *a, struct gdn_trace_summary *out, s
 		const struct track *t = &a->tracks[a->streams[c->stream].track];
 
 		if (t->selected_pid && !strcmp(thread_name(a, t), "XLA Modules") &&
-		    a->tuples[c->tuple].name == best_name && c->count > steps)
+		    a->tuples[c->tuple].name == best_name && c->count > steps) {
 			steps = c->count;
+			src->kind = WIN_ACC;
+			src->id = (uint32_t)i;
+		}
 	}
 	out->steps = steps;
 	sbuf_addf(from, "XLA Modules %s", strtab_str(&a->st, best_name));
+}
+
+static int cmp_step(const void *x, const void *y)
+{
+	const struct gdn_trace_step *p = x, *q = y;
+
+	if (p->start != q->start)
+		return p->start < q->start ? -1 : 1;
+	return p->number < q->number ? -1 : p->number > q->number;
+}
+
+/* Whether a log entry starts a step window of src. */
+static bool log_opens_step(const struct gdn_trace_agg *a, const struct logent *e,
+			   const struct step_src *src)
+{
+	if (src->kind == WIN_ACC)
+		return e->acc == src->id;
+	return src->kind == WIN_TRACK && a->streams[a->accs[e->acc].stream].track == src->id;
+}
+
+/*
+ * The per-step figures: the windows (a step's start to the next one's), and
+ * in each the self time of the selected device ops that start in it.
+ */
+static void per_step(struct gdn_trace_agg *a, struct gdn_trace_summary *out,
+		     const struct step_src *src)
+{
+	struct gdn_trace_step *v = NULL;
+	size_t n = 0, alloc = 0;
+
+	if (src->kind == WIN_NONE)
+		return;
+	if (a->log_full) {
+		strvec_pushf(&out->warnings,
+			     "more than %zu device events: no per-step figures (only the "
+			     "per-step mean)",
+			     GDN_TRACE_STEP_LOG);
+		return;
+	}
+	if (src->kind == WIN_ANN) {
+		for (size_t i = 0; i < a->nsteps; i++) {
+			if (a->steps[i].name != src->id)
+				continue;
+			ALLOC_GROW(v, n + 1, alloc);
+			memset(&v[n], 0, sizeof(v[n]));
+			v[n].number = a->steps[i].num;
+			v[n++].start = a->steps[i].start;
+		}
+	} else {
+		for (size_t i = 0; i < a->nlog; i++) {
+			if (!log_opens_step(a, &a->log[i], src))
+				continue;
+			ALLOC_GROW(v, n + 1, alloc);
+			memset(&v[n], 0, sizeof(v[n]));
+			v[n++].start = a->log_base + a->log[i].start;
+		}
+	}
+	if (!n)
+		return;
+	qsort(v, n, sizeof(*v), cmp_step);
+	if (src->kind != WIN_ANN)
+		for (size_t i = 0; i < n; i++)
+			v[i].number = i;
+	for (size_t i = 0; i < a->nlog; i++) {
+		const struct logent *e = &a->log[i];
+		gdn_ps start = a->log_base + e->start;
+		size_t lo = 0, hi = n;
+
+		if (!a->streams[a->accs[e->acc].stream].selected || start < v[0].start)
+			continue;
+		/* the last window that starts at or before the op */
+		while (hi - lo > 1) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (v[mid].start <= start)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		v[lo].self += e->self;
+		v[lo].ops++;
+	}
+	out->step_v = v;
+	out->step_nr = n;
 }
 
 static void add_warnings(struct gdn_trace_agg *a, struct gdn_trace_summary *out)
@@ -1184,6 +1466,10 @@ static void add_warnings(struct gdn_trace_agg *a, struct gdn_trace_summary *out)
 		    "the trace has more than %u tracks (pid, tid) or processes: %llu events "
 		    "of the tracks beyond were ignored",
 		    GDN_TRACE_TRACK_MAX, (unsigned long long)a->capped);
+	if (a->steps_dropped)
+		strvec_pushf(&out->warnings,
+			     "more than %u distinct step annotations: %llu more were ignored",
+			     GDN_TRACE_STEP_MAX, (unsigned long long)a->steps_dropped);
 	if (a->unmatched)
 		strvec_pushf(&out->warnings, "%llu B/E events had no partner and were ignored",
 			     (unsigned long long)a->unmatched);
@@ -1209,10 +1495,16 @@ static bool label_devices(struct gdn_trace_agg *a, bool custom)
 	bool xla = false;
 
 	for (size_t i = 0; i < a->ntracks; i++) {
-		a->tracks[i].device = device_label(a, &a->tracks[i]);
+		struct track *t = &a->tracks[i];
+
+		t->device = device_label(a, t);
+		t->gpu_stream = is_gpu_stream(proc_name(a, t), thread_name(a, t));
+		if (t->gpu_stream)
+			a->procs[t->proc].gpu_streams = true;
+	}
+	for (size_t i = 0; i < a->ntracks; i++)
 		if (!custom && is_xla_ops(a, &a->tracks[i]))
 			xla = true;
-	}
 	return xla;
 }
 
@@ -1301,7 +1593,7 @@ static void group_ops(struct gdn_trace_agg *a, struct gdn_trace_summary *out, co
 
 				g[i] = f[i];
 				g[i].key = rows_ix ? family_id(a, tp) : tp->name;
-				g[i].attr = which == 1	 ? derived_category(a, tp)
+				g[i].attr = which == 1	 ? derived_category(a, tp, acc_gpu(a, c))
 					    : which == 2 ? tp->src
 							 : tp->tfop;
 			}
@@ -1327,7 +1619,7 @@ static void group_attrs(struct gdn_trace_agg *a, struct gdn_trace_summary *out,
 
 			g[i] = f[i];
 			g[i].attr = 0;
-			g[i].key = which == 0	? derived_category(a, tp)
+			g[i].key = which == 0	? derived_category(a, tp, acc_gpu(a, c))
 				   : which == 1 ? tp->src
 				   : which == 2 ? a->tracks[a->streams[c->stream].track].device
 				   : which == 3 ? family_id(a, tp)
@@ -1430,6 +1722,7 @@ int gdn_trace_agg_finish(struct gdn_trace_agg *a, struct gdn_trace_summary *out,
 	struct flat *f = NULL;
 	size_t nf = 0;
 	struct sbuf from = SBUF_INIT;
+	struct step_src src = {WIN_NONE, 0};
 	bool custom = list_nonempty(a->cats) || list_nonempty(a->threads), xla;
 
 	close_streams(a);
@@ -1441,7 +1734,8 @@ int gdn_trace_agg_finish(struct gdn_trace_agg *a, struct gdn_trace_summary *out,
 	group_selected(a, out, f, nf);
 	if (!out->events_selected)
 		group_available(a, out);
-	find_steps(a, out, &from);
+	find_steps(a, out, &from, &src);
+	per_step(a, out, &src);
 	/* interning is over: pointers into the pool are stable from here */
 	out->steps_from = NULL;
 	resolve_all_rows(a, out);
@@ -1478,6 +1772,7 @@ void gdn_trace_summary_release(struct gdn_trace_summary *s)
 	free(s->have_devices.v);
 	free(s->have_threads.v);
 	free(s->have_cats.v);
+	free(s->step_v);
 	strvec_clear(&s->warnings);
 	strvec_clear(&s->hosts);
 	if (st) {

@@ -144,6 +144,7 @@ enum field {
 	F_A_DEDUP,
 	F_A_DEVOFF,
 	F_A_DEVDUR,
+	F_A_STEPNUM,
 };
 
 struct field_buf {
@@ -230,6 +231,10 @@ static enum field arg_field(const char *k, size_t n)
 	case 12:
 		if (!memcmp(k, "hlo_category", 12))
 			return F_A_HLO;
+		break;
+	case 8:
+		if (!memcmp(k, "step_num", 8))
+			return F_A_STEPNUM;
 		break;
 	case 16:
 		if (!memcmp(k, "device_offset_ps", 16))
@@ -388,12 +393,17 @@ static int arg_value(struct gdn_trace *t, const struct json_token *tok)
 		fb = &t->dedup;
 		break;
 	case F_A_DEVOFF:
-	case F_A_DEVDUR: {
+	case F_A_DEVDUR:
+	case F_A_STEPNUM: {
 		int64_t v;
 
 		if (parse_int64(tok->str, tok->len, &v) || v < 0)
 			return 0;
-		if (f == F_A_DEVOFF) {
+		if (f == F_A_STEPNUM) {
+			/* a host step annotation (StepTraceAnnotation): "step_num": "3" */
+			t->ev.step_num = (uint64_t)v;
+			t->ev.has_step_num = true;
+		} else if (f == F_A_DEVOFF) {
 			t->ev.dev_ts = v;
 			t->ev.has_dev_ts = true;
 		} else {

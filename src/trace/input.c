@@ -83,7 +83,8 @@ static int newest_run(const char *dir, struct sbuf *out, struct gdn_err *err)
 	return ret;
 }
 
-static int pick_file(const char *dir, char **path, struct strvec *xplanes, struct gdn_err *err)
+static int pick_file(const char *dir, enum gdn_trace_input input, char **path,
+		     struct strvec *xplanes, struct gdn_err *err)
 {
 	static const char *const suffixes[] = {".trace.json.gz", ".trace.json", ".json.gz", ".json",
 					       NULL};
@@ -91,31 +92,33 @@ static int pick_file(const char *dir, char **path, struct strvec *xplanes, struc
 	const char *pick = NULL;
 	int ret = list_dir(dir, false, &files, err);
 
-	for (size_t i = 0; !ret && i < files.nr && !pick; i++)
-		if (!strcmp(files.v[i], "perfetto_trace.json.gz"))
-			pick = files.v[i];
-	if (!ret && xplanes)
+	if (!ret && xplanes && input != GDN_TRACE_INPUT_JSON)
 		for (size_t i = 0; i < files.nr; i++)
 			if (ends_with(files.v[i], ".xplane.pb") ||
 			    ends_with(files.v[i], ".xplane.pb.gz"))
 				strvec_pushf(xplanes, "%s/%s", dir, files.v[i]);
-	for (const char *const *sfx = suffixes; !ret && !pick && *sfx; sfx++)
-		for (size_t i = 0; i < files.nr && !pick; i++)
-			if (ends_with(files.v[i], *sfx))
-				pick = files.v[i];
-	if (!ret && !pick && xplanes && xplanes->nr) {
-		/* no trace-event JSON: every host's XPlane */
+	if (!ret && xplanes && xplanes->nr) {
+		/* every host's XPlane: what the JSON is converted from */
 		strvec_clear(&files);
 		*path = xstrdup(xplanes->v[0]);
 		return 0;
 	}
-	if (xplanes)
-		strvec_clear(xplanes);
+	for (size_t i = 0; !ret && i < files.nr && !pick && input != GDN_TRACE_INPUT_XPLANE; i++)
+		if (!strcmp(files.v[i], "perfetto_trace.json.gz"))
+			pick = files.v[i];
+	for (const char *const *sfx = suffixes;
+	     !ret && !pick && *sfx && input != GDN_TRACE_INPUT_XPLANE; sfx++)
+		for (size_t i = 0; i < files.nr && !pick; i++)
+			if (ends_with(files.v[i], *sfx))
+				pick = files.v[i];
 	if (!ret && !pick)
-		ret = gdn_err_set(err, GDN_ENOTFOUND,
-				  "no trace file (perfetto_trace.json.gz, *.trace.json.gz, *.json, "
-				  "*.xplane.pb) "
-				  "in '%s'",
+		ret = gdn_err_set(err, GDN_ENOTFOUND, "no %s in '%s'",
+				  input == GDN_TRACE_INPUT_XPLANE ? "XPlane file (*.xplane.pb)"
+				  : input == GDN_TRACE_INPUT_JSON
+				      ? "trace-event JSON (perfetto_trace.json.gz, "
+					"*.trace.json.gz, *.json)"
+				      : "trace file (perfetto_trace.json.gz, *.trace.json.gz, "
+					"*.json, *.xplane.pb)",
 				  dir);
 	if (!ret)
 		*path = xstrfmt("%s/%s", dir, pick);
@@ -123,8 +126,16 @@ static int pick_file(const char *dir, char **path, struct strvec *xplanes, struc
 	return ret;
 }
 
-int gdn_trace_resolve_inputs(const char *arg, char **path, struct strvec *xplanes, bool *from_dir,
-			     struct gdn_err *err)
+const struct gdn_enum gdn_trace_input_enum[] = {
+    {"auto", GDN_TRACE_INPUT_AUTO, "the XPlane when the directory has one, else the JSON"},
+    {"xplane", GDN_TRACE_INPUT_XPLANE, "the XPlane files (*.xplane.pb)"},
+    {"json", GDN_TRACE_INPUT_JSON,
+     "the trace-event JSON (perfetto_trace.json.gz, *.trace.json.gz)"},
+    GDN_ENUM_END,
+};
+
+int gdn_trace_resolve_inputs(const char *arg, enum gdn_trace_input input, char **path,
+			     struct strvec *xplanes, bool *from_dir, struct gdn_err *err)
 {
 	struct sbuf dir = SBUF_INIT, run = SBUF_INIT;
 	int ret = 0;
@@ -153,7 +164,7 @@ int gdn_trace_resolve_inputs(const char *arg, char **path, struct strvec *xplane
 	sbuf_reset(&run);
 	ret = newest_run(dir.buf, &run, err);
 	if (!ret)
-		ret = pick_file(run.len ? run.buf : dir.buf, path, xplanes, err);
+		ret = pick_file(run.len ? run.buf : dir.buf, input, path, xplanes, err);
 out:
 	sbuf_release(&dir);
 	sbuf_release(&run);

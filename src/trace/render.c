@@ -599,6 +599,20 @@ json_t *gdn_trace_summary_json(const struct gdn_trace_summary *s, size_t top)
 		json_object_set_new(doc, "steps_from", json_null());
 		json_object_set_new(doc, "self_us_per_step", json_null());
 	}
+	if (s->step_nr) {
+		json_t *steps = json_array();
+
+		for (size_t i = 0; i < s->step_nr; i++)
+			json_array_append_new(steps,
+					      json_pack("{s:I, s:f, s:f, s:I}", "number",
+							(json_int_t)s->step_v[i].number, "start_us",
+							gdn_ps_to_us(s->step_v[i].start), "self_us",
+							gdn_ps_to_us(s->step_v[i].self), "ops",
+							(json_int_t)s->step_v[i].ops));
+		json_object_set_new(doc, "per_step", steps);
+	} else {
+		json_object_set_new(doc, "per_step", json_null());
+	}
 	json_object_set_new(doc, "truncated", json_boolean(s->truncated));
 	for (size_t i = 0; i < s->warnings.nr; i++)
 		json_array_append_new(warn, json_string(s->warnings.v[i]));

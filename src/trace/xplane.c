@@ -233,6 +233,7 @@ enum stat_kind {
 	SK_BYTES,   /* bytes_accessed */
 	SK_DEVOFF,  /* device_offset_ps */
 	SK_DEVDUR,  /* device_duration_ps */
+	SK_STEPNUM, /* step_num: a host step annotation */
 };
 
 static enum stat_kind stat_kind(const char *s)
@@ -253,6 +254,7 @@ static enum stat_kind stat_kind(const char *s)
 	    {"bytes_accessed", SK_BYTES},
 	    {"device_offset_ps", SK_DEVOFF},
 	    {"device_duration_ps", SK_DEVDUR},
+	    {"step_num", SK_STEPNUM},
 	};
 
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
@@ -269,8 +271,8 @@ struct smeta {
 /* What an XEventMetadata or XEvent says; string ids + 1 (0: not set). */
 struct facts {
 	uint32_t hlo, tfop, source, dedup, longname;
-	uint64_t devoff, devdur;
-	bool has_devoff, has_devdur;
+	uint64_t devoff, devdur, stepnum;
+	bool has_devoff, has_devdur, has_stepnum;
 };
 
 struct emeta {
@@ -908,6 +910,16 @@ static int read_stat(struct xp *x, uint32_t plane, uint64_t end, struct facts *f
 		fa->devdur = s.num;
 		fa->has_devdur = s.has_num;
 		return 0;
+	case SK_STEPNUM:
+		if (s.has_num) {
+			fa->stepnum = s.num;
+			fa->has_stepnum = true;
+		} else if (s.has_str && !s.compressed && x->tmp.len && x->tmp.len < 20 &&
+			   strspn(x->tmp.buf, "0123456789") == x->tmp.len) {
+			fa->stepnum = strtoull(x->tmp.buf, NULL, 10);
+			fa->has_stepnum = true;
+		}
+		return 0;
 	case SK_HLO:
 	case SK_TFOP:
 	case SK_LEVEL0:
@@ -1287,6 +1299,10 @@ static int read_event(struct xp *x, struct line_ctx *lc, uint64_t end, struct gd
 			fa.has_devdur = true;
 			fa.devdur = em->f.devdur;
 		}
+		if (!fa.has_stepnum && em->f.has_stepnum) {
+			fa.has_stepnum = true;
+			fa.stepnum = em->f.stepnum;
+		}
 	}
 	if (lc->device_span && fa.has_devoff && fa.has_devdur) {
 		ts = (gdn_ps)fa.devoff;
@@ -1299,6 +1315,8 @@ static int read_event(struct xp *x, struct line_ctx *lc, uint64_t end, struct gd
 	if (em && !own && em->tuple[lc->gpu_stream]) {
 		gdn_trace_agg_complete(x->agg, lc->track - 1, em->tuple[lc->gpu_stream] - 1, ts,
 				       dur_ps);
+		if (fa.has_stepnum)
+			gdn_trace_agg_step(x->agg, em->tuple[lc->gpu_stream] - 1, fa.stepnum, ts);
 		return 0;
 	}
 	memset(&ev, 0, sizeof(ev));
@@ -1331,6 +1349,8 @@ static int read_event(struct xp *x, struct line_ctx *lc, uint64_t end, struct gd
 	if (em && !own)
 		em->tuple[lc->gpu_stream] = tuple + 1;
 	gdn_trace_agg_complete(x->agg, lc->track - 1, tuple, ts, dur_ps);
+	if (fa.has_stepnum)
+		gdn_trace_agg_step(x->agg, tuple, fa.stepnum, ts);
 	return 0;
 }
 

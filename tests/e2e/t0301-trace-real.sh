@@ -63,7 +63,12 @@ def expected(doc, thread=None):
                 if ts is not None and ts >= num(b["ts"]):
                     complete.append((pid, tid, num(b["ts"]), ts - num(b["ts"]),
                                      b.get("name", ""), b.get("cat")))
-    xla = {k for k, n in tname.items() if n == "XLA Ops" and "/device:" in pname.get(k[0], "")}
+    # xprof's device ops: "Stream #N" threads of /device:GPU processes, else
+    # "XLA Ops" threads of /device: processes
+    gpu = {k for k, n in tname.items()
+           if n.startswith("Stream #") and "/device:GPU" in pname.get(k[0], "")}
+    xla = gpu or {k for k, n in tname.items()
+                  if n == "XLA Ops" and "/device:" in pname.get(k[0], "")}
     if thread:
         sel = [c for c in complete if tname.get((c[0], c[1])) == thread]
     elif xla:

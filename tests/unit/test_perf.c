@@ -811,6 +811,75 @@ static char *tmpdir_path(char *dir, const char *name)
 	return xstrfmt("%s/%s", dir, name);
 }
 
+/* trace/step_ms: a run's steps are its samples; without a metric the baseline picks the ruler */
+static void test_steps_as_samples(void **unused)
+{
+	struct gdn_trace_step steps[] = {
+	    {0, 0, 3 * GDN_PS_PER_US * 1000, 2},
+	    {1, 10, 5 * GDN_PS_PER_US * 1000, 2},
+	    {2, 20, 4 * GDN_PS_PER_US * 1000, 2},
+	};
+	struct gdn_trace_summary s = GDN_TRACE_SUMMARY_INIT;
+	struct gdn_perf_config c;
+	struct gdn_perf_measurement m = GDN_PERF_MEASUREMENT_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	struct gdn_perf_sample *smp;
+	const char *why = NULL;
+	bool decide = true;
+
+	(void)unused;
+	s.path = "t.xplane.pb";
+	s.steps = 3;
+	s.self = 12 * GDN_PS_PER_US * 1000;
+	s.step_v = steps;
+	s.step_nr = 3;
+	gdn_perf_config_init(&c);
+	c.metric = "trace/step_ms";
+	smp = gdn_perf_measurement_add(&m);
+	assert_int_equal(gdn_perf_sample_set_trace(smp, &c, &s, &err), 0);
+	assert_true(smp->value == 4);
+	assert_int_equal(gdn_perf_measurement_split_steps(&m, &c), 3);
+	assert_int_equal(m.nr, 3);
+	assert_true(m.v[0].value == 3 && m.v[1].value == 5 && m.v[2].value == 4);
+	assert_non_null(m.v[0].trace);
+	assert_null(m.v[1].trace);
+	assert_string_equal(m.v[2].source, "trace");
+	gdn_perf_measurement_release(&m);
+
+	/* other metrics: one sample a run */
+	c.metric = "trace/category/while_ms";
+	smp = gdn_perf_measurement_add(&m);
+	assert_int_equal(gdn_perf_sample_set_trace(smp, &c, &s, &err), 0);
+	assert_int_equal(gdn_perf_measurement_split_steps(&m, &c), 1);
+	assert_int_equal(m.nr, 1);
+	gdn_perf_measurement_release(&m);
+
+	/* the ruler */
+	assert_string_equal(gdn_perf_ruler("x/y", false, true, &decide, &why), "x/y");
+	assert_false(decide);
+	assert_string_equal(why, "configured");
+	assert_string_equal(gdn_perf_ruler(NULL, true, true, &decide, &why), "throughput/mfu");
+	assert_false(decide);
+	assert_string_equal(gdn_perf_ruler(NULL, false, true, &decide, &why), "throughput/mfu");
+	assert_true(decide);
+	c.metric = "throughput/mfu";
+	smp = gdn_perf_measurement_add(&m);
+	assert_int_equal(gdn_perf_sample_set_trace(smp, &c, &s, &err), 0);
+	assert_false(smp->has_value);
+	assert_true(gdn_perf_ruler_pick(&c, &m));
+	assert_string_equal(c.metric, "trace/step_ms");
+	assert_int_equal(m.nr, 3);
+	assert_true(m.v[0].has_value && m.v[0].value == 3 && m.v[1].value == 5);
+	gdn_perf_measurement_release(&m);
+	/* a value printed by the profile keeps throughput/mfu */
+	c.metric = "throughput/mfu";
+	gdn_perf_sample_set_value(gdn_perf_measurement_add(&m), "cli", 7);
+	assert_false(gdn_perf_ruler_pick(&c, &m));
+	assert_string_equal(c.metric, "throughput/mfu");
+	gdn_perf_measurement_release(&m);
+	gdn_perf_config_release(&c);
+}
+
 static void test_state_round_trip(void **unused)
 {
 	char dir[] = "/tmp/gdnctl-test-perf-XXXXXX";
@@ -1064,6 +1133,7 @@ int main(void)
 	    cmocka_unit_test(test_noise_medians_and_confidence),
 	    cmocka_unit_test(test_median_mad),
 	    cmocka_unit_test(test_trace_metrics),
+	    cmocka_unit_test(test_steps_as_samples),
 	    cmocka_unit_test(test_state_round_trip),
 	    cmocka_unit_test(test_state_original_v2_and_v1),
 	    cmocka_unit_test(test_state_corrupt),

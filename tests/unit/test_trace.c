@@ -689,6 +689,92 @@ static void agg_steps_thread(void **state)
 	gdn_trace_summary_release(&s);
 }
 
+/* A JAX GPU profile's shape: host "train" annotations with step_num, ops on a Stream thread. */
+#define GPU_META                                                                   \
+	"{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"/" \
+	"device:GPU:0\"}},"                                                        \
+	"{\"ph\":\"M\",\"pid\":1,\"tid\":14,\"name\":\"thread_name\","             \
+	"\"args\":{\"name\":\"Stream #14(Compute,Memset)\"}},"                     \
+	"{\"ph\":\"M\",\"pid\":1,\"tid\":15,\"name\":\"thread_name\","             \
+	"\"args\":{\"name\":\"XLA Ops\"}},"                                        \
+	"{\"ph\":\"M\",\"pid\":701,\"name\":\"process_name\",\"args\":{\"name\":\"/host:CPU\"}}"
+
+static void agg_host_step_annotations(void **state)
+{
+	/* steps 7 and 8 (the second "7" is the same step), an op before the first */
+	const char *doc =
+	    "{\"traceEvents\":[" GPU_META ","
+	    "{\"ph\":\"X\",\"pid\":1,\"tid\":14,\"ts\":5,\"dur\":1,\"name\":\"Memset 0\"},"
+	    "{\"ph\":\"X\",\"pid\":701,\"tid\":9,\"ts\":10,\"dur\":5,\"name\":\"train\","
+	    "\"args\":{\"step_num\":\"7\"}},"
+	    "{\"ph\":\"X\",\"pid\":701,\"tid\":9,\"ts\":12,\"dur\":1,\"name\":\"train\","
+	    "\"args\":{\"step_num\":7}},"
+	    "{\"ph\":\"X\",\"pid\":701,\"tid\":9,\"ts\":30,\"dur\":5,\"name\":\"train\","
+	    "\"args\":{\"step_num\":\"8\"}},"
+	    "{\"ph\":\"X\",\"pid\":701,\"tid\":9,\"ts\":31,\"dur\":1,\"name\":\"other\","
+	    "\"args\":{\"step_num\":\"x\"}},"
+	    "{\"ph\":\"X\",\"pid\":1,\"tid\":14,\"ts\":20,\"dur\":4,\"name\":\"gemm\"},"
+	    "{\"ph\":\"X\",\"pid\":1,\"tid\":14,\"ts\":29,\"dur\":2,\"name\":\"fusion_1\"},"
+	    "{\"ph\":\"X\",\"pid\":1,\"tid\":14,\"ts\":40,\"dur\":3,\"name\":\"gemm\"},"
+	    "{\"ph\":\"X\",\"pid\":1,\"tid\":15,\"ts\":40,\"dur\":3,\"name\":\"not-a-stream\"}]}";
+	struct gdn_trace_summary s;
+	struct gdn_err err = GDN_ERR_INIT;
+
+	(void)state;
+	gdn_trace_summary_init(&s);
+	for (size_t chunk = 1; chunk < 64; chunk += 21) {
+		assert_int_equal(summarize(doc, chunk, NULL, &s, &err), 0);
+		/* the GPU stream only: not the XLA Ops thread of a GPU process with streams */
+		assert_int_equal(s.mode, GDN_TRACE_MODE_XLA);
+		assert_int_equal(s.events_selected, 4);
+		assert_true(s.self == 10 * GDN_PS_PER_US);
+		assert_int_equal(s.steps, 2);
+		assert_string_equal(s.steps_from, "host step annotations \"train\"");
+		assert_int_equal(s.step_nr, 2);
+		assert_int_equal(s.step_v[0].number, 7);
+		assert_true(s.step_v[0].start == 10 * GDN_PS_PER_US);
+		assert_int_equal(s.step_v[0].ops, 2);
+		assert_true(s.step_v[0].self == 6 * GDN_PS_PER_US);
+		assert_int_equal(s.step_v[1].number, 8);
+		assert_int_equal(s.step_v[1].ops, 1);
+		assert_true(s.step_v[1].self == 3 * GDN_PS_PER_US);
+		/* Kineto's category for a GPU op without one */
+		assert_non_null(find_row(&s.categories, "kernel"));
+		assert_non_null(find_row(&s.categories, "gpu_memset"));
+	}
+	gdn_trace_summary_release(&s);
+}
+
+static void agg_steps_windows(void **state)
+{
+	/* a device Steps line wins over annotations; its events are the windows */
+	const char *doc =
+	    "{\"traceEvents\":[" META_XLA ","
+	    "{\"ph\":\"M\",\"pid\":3,\"tid\":1,\"name\":\"thread_name\","
+	    "\"args\":{\"name\":\"Steps\"}},"
+	    "{\"ph\":\"X\",\"pid\":9,\"tid\":1,\"ts\":0,\"dur\":10,\"name\":\"s\","
+	    "\"args\":{\"step_num\":1}},"
+	    "{\"ph\":\"X\",\"pid\":3,\"tid\":1,\"ts\":0,\"dur\":10,\"name\":\"1\"},"
+	    "{\"ph\":\"X\",\"pid\":3,\"tid\":1,\"ts\":10,\"dur\":10,\"name\":\"2\"},"
+	    "{\"ph\":\"X\",\"pid\":3,\"tid\":3,\"ts\":1,\"dur\":6,\"name\":\"op\"},"
+	    "{\"ph\":\"X\",\"pid\":3,\"tid\":3,\"ts\":12,\"dur\":2,\"name\":\"op\"}]}";
+	struct gdn_trace_summary s;
+	struct gdn_err err = GDN_ERR_INIT;
+	json_t *j;
+
+	(void)state;
+	gdn_trace_summary_init(&s);
+	assert_int_equal(summarize(doc, 7, NULL, &s, &err), 0);
+	assert_string_equal(s.steps_from, "Steps");
+	assert_int_equal(s.step_nr, 2);
+	assert_true(s.step_v[0].self == 6 * GDN_PS_PER_US);
+	assert_true(s.step_v[1].self == 2 * GDN_PS_PER_US);
+	j = gdn_trace_summary_json(&s, 0);
+	assert_int_equal(json_array_size(json_object_get(j, "per_step")), 2);
+	json_decref(j);
+	gdn_trace_summary_release(&s);
+}
+
 static void agg_not_traces(void **state)
 {
 	static const struct {
@@ -1017,6 +1103,8 @@ int main(void)
 	    cmocka_unit_test(agg_ids_and_late_metadata),
 	    cmocka_unit_test(agg_selection),
 	    cmocka_unit_test(agg_steps_thread),
+	    cmocka_unit_test(agg_host_step_annotations),
+	    cmocka_unit_test(agg_steps_windows),
 	    cmocka_unit_test(agg_not_traces),
 	    cmocka_unit_test(agg_truncation),
 	    cmocka_unit_test(every_byte_corrupted),
