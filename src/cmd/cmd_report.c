@@ -94,6 +94,7 @@ static int report_once(const struct report_args *a, const struct report_paths *p
 		goto out;
 	}
 	gdn_report_add_hypotheses(&r, NULL, p->log_dir);
+	gdn_report_set_link_base(&r, p->log_dir, p->output);
 
 	gdn_report_render_html(&r, &out);
 	if (gdn_write_file_atomic(p->output, out.buf, out.len, &err)) {

@@ -981,19 +981,31 @@ static void html_td_ms(struct sbuf *out, long long ms)
 	sbuf_adds(out, "</td>");
 }
 
-/* The iteration's trace file (a link relative to the log dir) or why there is none. */
-static void html_trace_link(struct sbuf *out, const struct gdn_report_iter *it)
+/* A path in an href: unreserved characters and '/' kept, the rest %-escaped. */
+static void add_href_path(struct sbuf *out, const char *s)
+{
+	for (const char *p = s; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (isalnum(c) || strchr("/._-~", c))
+			sbuf_addch(out, (char)c);
+		else
+			sbuf_addf(out, "%%%02X", c);
+	}
+}
+
+/*
+ * The iteration's trace file (a link from where the page is written:
+ * r->link_base, then the path under the log dir) or why there is none.
+ */
+static void html_trace_link(struct sbuf *out, const struct gdn_report *r,
+			    const struct gdn_report_iter *it)
 {
 	if (it->trace_file) {
 		sbuf_adds(out, "<div class=\"trace-file\"><a href=\"");
-		for (const char *p = it->trace_file; *p; p++) {
-			unsigned char c = (unsigned char)*p;
-
-			if (isalnum(c) || strchr("/._-~", c))
-				sbuf_addch(out, (char)c);
-			else
-				sbuf_addf(out, "%%%02X", c);
-		}
+		if (r->link_base)
+			add_href_path(out, r->link_base);
+		add_href_path(out, it->trace_file);
 		sbuf_adds(out, "\">trace</a> (");
 		gdn_report_html_escape(out, it->trace_source);
 		sbuf_adds(out, ")</div>");
@@ -1054,7 +1066,7 @@ static void html_table(struct sbuf *out, const struct gdn_report *r)
 			gdn_report_html_escape(out, t.buf);
 			sbuf_adds(out, "</div>");
 		}
-		html_trace_link(out, it);
+		html_trace_link(out, r, it);
 		sbuf_adds(out, "</td>");
 		html_td_ms(out, it->agent_ms);
 		html_td_ms(out, it->validation_ms);

@@ -1027,6 +1027,35 @@ static void test_lanes_one_worker(void **unused)
 	sbuf_release(&sb);
 }
 
+/* The report's trace links: the log dir seen from the output's directory. */
+static void test_relative_dir(void **unused)
+{
+	static const struct {
+		const char *from, *to, *want;
+	} cases[] = {
+	    {"/a/b", "/a/b", ""},
+	    {"/a/b/", "/a/b", ""},
+	    {"/a", "/a/logs", "logs/"},
+	    {"/a/out/deep", "/a/logs", "../../logs/"},
+	    {"/a/logs/sub", "/a/logs", "../"},
+	    {"/", "/x/y", "x/y/"},
+	    {"/x/y", "/", "../../"},
+	    {"/ab", "/abc", "../abc/"},
+	    {"//a//b", "/a/c", "../c/"},
+	};
+	char *got;
+
+	(void)unused;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		got = gdn_report_relative_dir(cases[i].from, cases[i].to);
+		assert_non_null(got);
+		assert_string_equal(got, cases[i].want);
+		free(got);
+	}
+	assert_null(gdn_report_relative_dir("rel", "/a"));
+	assert_null(gdn_report_relative_dir("/a", "rel"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1048,6 +1077,7 @@ int main(void)
 	    cmocka_unit_test(test_lanes_promotion_order),
 	    cmocka_unit_test(test_lanes_rendered),
 	    cmocka_unit_test(test_lanes_one_worker),
+	    cmocka_unit_test(test_relative_dir),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
