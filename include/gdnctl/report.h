@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 #include "gdnctl/compat.h"
+#include "gdnctl/enumtab.h"
 #include "gdnctl/strvec.h"
 
 struct gdn_err;
@@ -211,6 +212,10 @@ struct gdn_report {
 		.runs = STRVEC_INIT, .baseline = NAN, .last_ts_ms = -1, .workers = 1, .busy = NAN, \
 		.accel_busy = NAN                                                                  \
 	}
+/* `gdnctl report --format`: what goes to standard output. */
+enum gdn_report_format { GDN_REPORT_FORMAT_TEXT, GDN_REPORT_FORMAT_HTML, GDN_REPORT_FORMAT_JSON };
+extern const struct gdn_enum gdn_report_format_enum[];
+
 void gdn_report_init(struct gdn_report *r);
 void gdn_report_release(struct gdn_report *r);
 

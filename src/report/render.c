@@ -6,6 +6,7 @@
  * the journal, the state or git is HTML-escaped.
  */
 #include "gdnctl/compat.h"
+#include "gdnctl/enumtab.h"
 #include "gdnctl/json.h"
 #include "gdnctl/loop_status.h"
 #include "gdnctl/report.h"
@@ -163,6 +164,13 @@ void gdn_report_headline(const struct gdn_report *r, struct sbuf *out)
 	gdn_loop_add_duration(out, t->active_ms);
 }
 
+const struct gdn_enum gdn_report_format_enum[] = {
+    {"text", GDN_REPORT_FORMAT_TEXT, "the plain-text summary (the HTML page written to --output)"},
+    {"html", GDN_REPORT_FORMAT_HTML, "the HTML page on standard output, no file written"},
+    {"json", GDN_REPORT_FORMAT_JSON, "a JSON document (the HTML page written to --output)"},
+    GDN_ENUM_END,
+};
+
 /* ---- text ---- */
 
 /* A fraction as a percentage with one decimal ("-" when unknown). */
@@ -276,7 +284,7 @@ void gdn_report_render_text(const struct gdn_report *r, struct sbuf *out)
 
 	sbuf_adds(out, "run ");
 	add_clean(out, r->run_id ? r->run_id : "-");
-	sbuf_addf(out, ": %ld iterations, ", t->iterations);
+	sbuf_addf(out, ": %ld iteration%s, ", t->iterations, t->iterations == 1 ? "" : "s");
 	add_clean(out, r->end_reason ? r->end_reason : "not ended");
 	if (r->has_exit)
 		sbuf_addf(out, ", exit %d", r->exit_code);
@@ -355,12 +363,14 @@ void gdn_report_render_text(const struct gdn_report *r, struct sbuf *out)
 	add_secs(out, t->wall_ms);
 	sbuf_addch(out, '\n');
 	if (t->usage_iterations > 0) {
-		sbuf_addf(out, "usage: %lld tokens (input %lld, output %lld) in %ld iterations",
-			  t->tokens, t->input_tokens, t->output_tokens, t->usage_iterations);
+		sbuf_addf(out, "usage: %lld token%s (input %lld, output %lld) in %ld iteration%s",
+			  t->tokens, t->tokens == 1 ? "" : "s", t->input_tokens, t->output_tokens,
+			  t->usage_iterations, t->usage_iterations == 1 ? "" : "s");
 		if (t->cost_usd >= 0)
 			sbuf_addf(out, ", $%.4f", t->cost_usd);
 		if (t->promoted > 0) {
-			sbuf_addf(out, "; per kept speed-up %lld tokens", t->tokens / t->promoted);
+			sbuf_addf(out, "; per kept speed-up %lld token%s", t->tokens / t->promoted,
+				  t->tokens / t->promoted == 1 ? "" : "s");
 			if (t->cost_usd >= 0)
 				sbuf_addf(out, ", $%.4f", t->cost_usd / (double)t->promoted);
 		}

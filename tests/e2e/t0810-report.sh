@@ -248,7 +248,7 @@ test_expect_success 'several runs: the last by default, --run selects' '
 	EOF2
 	report_loop "$D" idle 1 >/dev/null 2>&1 &&
 	gdnctl report --log-dir "$D/logs" >out &&
-	test_grep "^run [0-9TZ-]*: 1 iterations, completed, exit 0$" out &&
+	test_grep "^run [0-9TZ-]*: 1 iteration, completed, exit 0$" out &&
 	test_grep ! "^run $first" out &&
 	test_grep "^    1  no commit" out &&
 	test_grep "champion 3 @" out &&
@@ -469,7 +469,26 @@ test_expect_success 'usage: positional arguments and unknown options' '
 	test_must_fail =2 gdnctl report extra 2>err &&
 	test_must_fail =2 gdnctl report --nosuch 2>err &&
 	gdnctl report -h >out &&
-	for o in --log-dir --perf-state-file --output --run --json; do test_grep -e "$o" out || return 1; done
+	for o in --log-dir --perf-state-file --output --run --json --format; do test_grep -e "$o" out || return 1; done
+'
+
+test_expect_success '--format text|json|html, --json the same as --format json' '
+	gdnctl report --log-dir "$D/logs" --format text >text.out &&
+	gdnctl report --log-dir "$D/logs" >default.out &&
+	test_cmp default.out text.out &&
+	gdnctl report --log-dir "$D/logs" --format json >fj.json &&
+	gdnctl report --log-dir "$D/logs" --json >j.json &&
+	test_cmp j.json fj.json &&
+	test_grep "\"schema\": \"gdnctl.report.v1\"" fj.json &&
+	rm -f "$D/logs/report.html" &&
+	gdnctl report --log-dir "$D/logs" --format html >page.html 2>err &&
+	test_grep "^<!DOCTYPE html>" page.html && test_grep "<svg id=\"metric-chart\"" page.html &&
+	test ! -e "$D/logs/report.html" &&
+	test_must_fail =2 gdnctl report --log-dir "$D/logs" --format html -o x.html 2>err &&
+	test_grep "drop --output" err &&
+	test_must_fail =2 gdnctl report --log-dir "$D/logs" --format html --json 2>err &&
+	test_grep "contradicts --format html" err &&
+	test_must_fail =2 gdnctl report --log-dir "$D/logs" --format pdf 2>err
 '
 
 test_done
