@@ -208,8 +208,9 @@ static void print_next_steps(FILE *f, const struct gdn_loop_setup *s,
 		sbuf_adds(&where, " --log-dir ");
 		sbuf_add_shell_quoted(&where, s->log_dir);
 	}
-	fprintf(f, "%s next: `gdnctl report%s` (an HTML report and a summary of the run), "
-		   "`gdnctl loop status%s`\n",
+	fprintf(f,
+		"%s next: `gdnctl report%s` (an HTML report and a summary of the run), "
+		"`gdnctl loop status%s`\n",
 		tag(t), where.buf, where.buf);
 	if (sum->exit_code > GDN_EXIT_SIGNAL && sum->exit_code < GDN_EXIT_SIGNAL + 32) {
 		sbuf_adds(&resume, "gdnctl loop --resume");

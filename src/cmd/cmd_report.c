@@ -187,9 +187,9 @@ int cmd_report(int argc, const char **argv, struct gdn_ctx *ctx)
 		a.format = GDN_REPORT_FORMAT_JSON;
 	a.json = a.format == GDN_REPORT_FORMAT_JSON;
 	if (a.format == GDN_REPORT_FORMAT_HTML && (a.output || a.watch))
-		return gdn_usage_error("report",
-				       "--format html prints the page on standard output: drop %s",
-				       a.output ? "--output (it writes the page to a file)" : "--watch");
+		return gdn_usage_error(
+		    "report", "--format html prints the page on standard output: drop %s",
+		    a.output ? "--output (it writes the page to a file)" : "--watch");
 	p.log_dir = a.log_dir ? abspath(ctx->cwd, a.log_dir) : gdn_cmd_loop_log_dir(ctx, &err);
 	if (!p.log_dir) {
 		code = gdn_die_err(&err);

@@ -181,4 +181,3 @@ bool sbuf_starts_with(const struct sbuf *sb, const char *prefix)
 	size_t n = strlen(prefix);
 	return sb->len >= n && !memcmp(sb->buf, prefix, n);
 }
-
