@@ -63,6 +63,7 @@ struct gdn_report_iter {
 	long iteration;
 	enum gdn_report_outcome outcome;
 	char *commit;	   /* HEAD after the agent (40 hex, owned), or NULL without commits */
+	char *stamped;	   /* the commit that stamped the running log on top (owned), or NULL */
 	struct strvec ids; /* the iteration's commits, newest first */
 	long commits;	   /* commits the agent made */
 	long kept;	   /* commits kept (the decision's count) */

@@ -49,6 +49,7 @@ void gdn_report_init(struct gdn_report *r)
 static void iter_release(struct gdn_report_iter *it)
 {
 	free(it->commit);
+	free(it->stamped);
 	strvec_clear(&it->ids);
 	free(it->discarded_ref);
 	free(it->reason);
@@ -378,6 +379,10 @@ static void apply_event(struct gdn_report *r, const char *ev, json_t *o)
 		/* carried onto a newer champion: the commit measured and promoted */
 		free(it->commit);
 		it->commit = clean_text(s, 64);
+	} else if (!strcmp(ev, "stamp") && (s = str_of(o, "commit"))) {
+		/* the running log's entry stamped in a commit of its own: what the branch holds */
+		free(it->stamped);
+		it->stamped = clean_text(s, 64);
 	} else if (!strcmp(ev, "recheck")) {
 		it->rechecks++;
 	} else if (!strcmp(ev, "ref_kept") && (it->conflict || it->rechecks) &&

@@ -95,7 +95,12 @@ static void add_delta(struct sbuf *out, const struct gdn_report_delta *d)
 		sbuf_addf(out, "%s %+.3f ms", d->kind, d->delta_ms);
 }
 
-/* The champion at the end of the run: its last promotion, else the state's. */
+/*
+ * The champion at the end of the run: its last promotion, else the
+ * state's. Its commit is named as the branch and refs/gdnctl/champion/RUN
+ * hold it: the commit that stamped its running-log entry, when there is
+ * one, as the promotions name it.
+ */
 static bool final_champion(const struct gdn_report *r, const char **commit, double *value)
 {
 	/* workers: the last promotion, which need not be the last iteration's */
@@ -107,7 +112,7 @@ static bool final_champion(const struct gdn_report *r, const char **commit, doub
 
 			if (it->iteration == p->iteration && it->has_metric &&
 			    it->outcome == GDN_REPORT_PROMOTED) {
-				*commit = it->commit;
+				*commit = it->stamped ? it->stamped : it->commit;
 				*value = it->metric;
 				return true;
 			}
@@ -118,7 +123,7 @@ static bool final_champion(const struct gdn_report *r, const char **commit, doub
 
 		if ((it->outcome == GDN_REPORT_PROMOTED || it->outcome == GDN_REPORT_BASELINE) &&
 		    it->has_metric) {
-			*commit = it->commit;
+			*commit = it->stamped ? it->stamped : it->commit;
 			*value = it->metric;
 			return true;
 		}
