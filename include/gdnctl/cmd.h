@@ -65,6 +65,12 @@ int gdn_usage_error(const char *cmd, const char *fmt, ...) GDN_PRINTF(2, 3);
  */
 char *gdn_cmd_loop_log_dir(const struct gdn_ctx *ctx, struct gdn_err *err);
 /*
+ * How wide tables on standard output may be: 0 (no limit) when standard
+ * output is not a terminal (a pipe or a file gets whole names, for grep),
+ * else the terminal's columns (TIOCGWINSZ), else $COLUMNS, else 100.
+ */
+size_t gdn_cmd_term_width(void);
+/*
  * Print a --json document (gdn_json_dump) to stdout and drop the reference
  * (steals doc). Returns 0 or -1 on write error.
  */

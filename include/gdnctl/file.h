@@ -33,7 +33,8 @@ int gdn_mkdir_parents(const char *path, mode_t mode, struct gdn_err *err);
 /*
  * Read the first `limit` bytes of `path` (fewer at its end) in 1 MiB
  * chunks, each passed to fn(buf, len, ctx); *done (may be NULL) gets how
- * many. Returns 0 or GDN_EIO (cannot open or read).
+ * many. Returns 0, GDN_EIO (cannot open or read) or GDN_EINTR (SIGINT/SIGTERM
+ * while a FIFO or pipe had no input).
  */
 int gdn_read_chunks(const char *path, uint64_t limit,
 		    void (*fn)(const void *buf, size_t len, void *ctx), void *ctx, uint64_t *done,

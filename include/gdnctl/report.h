@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 #include "gdnctl/compat.h"
+#include "gdnctl/enumtab.h"
 #include "gdnctl/strvec.h"
 
 struct gdn_err;
@@ -62,6 +63,7 @@ struct gdn_report_iter {
 	long iteration;
 	enum gdn_report_outcome outcome;
 	char *commit;	   /* HEAD after the agent (40 hex, owned), or NULL without commits */
+	char *stamped;	   /* the commit that stamped the running log on top (owned), or NULL */
 	struct strvec ids; /* the iteration's commits, newest first */
 	long commits;	   /* commits the agent made */
 	long kept;	   /* commits kept (the decision's count) */
@@ -199,12 +201,22 @@ struct gdn_report {
 	size_t nr_gaps, alloc_gaps;
 	/* all workers: mean busy and accelerator-busy fractions (NAN without active time) */
 	double busy, accel_busy;
+	/*
+	 * What the HTML puts before an iteration's trace_file (a path under the
+	 * log dir) so that its link resolves from where the page is written
+	 * (gdn_report_set_link_base); NULL: the page is in the log dir.
+	 */
+	char *link_base;
 };
 #define GDN_REPORT_INIT                                                                            \
 	{                                                                                          \
 		.runs = STRVEC_INIT, .baseline = NAN, .last_ts_ms = -1, .workers = 1, .busy = NAN, \
 		.accel_busy = NAN                                                                  \
 	}
+/* `gdnctl report --format`: what goes to standard output. */
+enum gdn_report_format { GDN_REPORT_FORMAT_TEXT, GDN_REPORT_FORMAT_HTML, GDN_REPORT_FORMAT_JSON };
+extern const struct gdn_enum gdn_report_format_enum[];
+
 void gdn_report_init(struct gdn_report *r);
 void gdn_report_release(struct gdn_report *r);
 
@@ -232,6 +244,21 @@ int gdn_report_add_state(struct gdn_report *r, const char *buf, size_t len, cons
  * <log_dir>/iteration-NNN-last-message.txt. Never fails.
  */
 void gdn_report_add_hypotheses(struct gdn_report *r, const char *repo, const char *log_dir);
+
+/*
+ * Where the page is written: `output` (a file path; NULL: nowhere, e.g.
+ * standard output). Sets r->link_base to the log dir relative to the
+ * output's directory ("../logs/"; "" when they are the same), or to the log
+ * dir's absolute path (with a final '/') when no relative path can be
+ * made. Both are resolved with realpath(3) where they exist.
+ */
+void gdn_report_set_link_base(struct gdn_report *r, const char *log_dir, const char *output);
+/*
+ * The relative path from directory `from` to directory `to` (both
+ * absolute and normalized), with a final '/' ("" when they are the same);
+ * NULL when either is not absolute. Caller frees.
+ */
+char *gdn_report_relative_dir(const char *from, const char *to);
 
 /*
  * The story in one line: "baseline 1.02 -> 14.35 (x14.1) in 5 iterations:

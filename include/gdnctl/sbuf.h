@@ -53,7 +53,11 @@ static inline void sbuf_trim(struct sbuf *sb)
 }
 bool sbuf_starts_with(const struct sbuf *sb, const char *prefix);
 
-/* Read a whole file into sb (appending). Returns 0 or a negative gdn_errcode. */
+/*
+ * Read a whole file into sb (appending). Returns 0 or a negative gdn_errcode:
+ * GDN_ENOTFOUND when it does not exist, GDN_EINTR when SIGINT/SIGTERM came
+ * while a FIFO, pipe or terminal had no input (src/util/file.c).
+ */
 struct gdn_err;
 int sbuf_read_file(struct sbuf *sb, const char *path, size_t max, struct gdn_err *err);
 

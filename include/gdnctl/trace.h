@@ -372,7 +372,16 @@ double gdn_ps_to_us(gdn_ps v);
 /* Parse a JSON number (or numeric string) in microseconds into ps; 0 or -1. */
 int gdn_ps_parse_us(const char *s, size_t len, gdn_ps *out);
 
-/* Aligned table for people; top of 0 means all rows. */
+/*
+ * Aligned table for people; top of 0 means all rows. Names are printed
+ * whole; gdn_trace_render_table_width() fits the table to `width`
+ * columns (0: no limit) by shortening the name column in the middle
+ * (never below 16 columns), so that two different names never print the
+ * same: names that would are shortened around where they differ
+ * ("nvj...168x1...TNN"), or printed whole.
+ */
+void gdn_trace_render_table_width(const struct gdn_trace_summary *s, enum gdn_trace_by by,
+				  size_t top, size_t width, struct sbuf *out);
 void gdn_trace_render_table(const struct gdn_trace_summary *s, enum gdn_trace_by by, size_t top,
 			    struct sbuf *out);
 /* Markdown bullets for a running log's "Hotspots observed" section. */

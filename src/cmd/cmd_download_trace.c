@@ -77,7 +77,7 @@ static const struct opt_usage alias_usage = {
 struct dt_args {
 	const char *repo_id, *revision, *path_prefix, *pattern, *output_dir, *token;
 	int repo_type; /* enum gdn_hf_repo_type */
-	int include_xplane, summarize, json, dry_run;
+	int include_xplane, summarize, json, dry_run, wide;
 	long limit, jobs;
 	struct gdn_net_args net;
 };
@@ -181,7 +181,7 @@ static bool is_trace(const char *path)
 
 /* Summarise the traces among the files; returns the number that failed. */
 /* jsummaries (borrowed) gets one object per trace, or is NULL for text output. */
-static int summarize(const struct gdn_hf_files *files, bool quiet, json_t *jsummaries)
+static int summarize(const struct gdn_hf_files *files, bool quiet, size_t width, json_t *jsummaries)
 {
 	int failed = 0;
 
@@ -207,7 +207,7 @@ static int summarize(const struct gdn_hf_files *files, bool quiet, json_t *jsumm
 			json_array_append_new(jsummaries, o);
 		} else if (!quiet) {
 			gdn_say("summary of %s:", f->path);
-			gdn_trace_render_table(&s, GDN_TRACE_BY_OP, SUMMARY_TOP, &out);
+			gdn_trace_render_table_width(&s, GDN_TRACE_BY_OP, SUMMARY_TOP, width, &out);
 			fwrite(out.buf, 1, out.len, stdout);
 			for (size_t w = 0; w < s.warnings.nr; w++)
 				gdn_warn("%s: %s", f->path, s.warnings.v[w]);
@@ -404,7 +404,8 @@ static int download(struct gdn_hf *hf, struct gdn_hf_files *files, const struct 
 	if (a->summarize) {
 		if (a->json)
 			*jsummaries = json_array();
-		if (summarize(files, a->json, *jsummaries) && !code)
+		if (summarize(files, a->json, a->wide ? 0 : gdn_cmd_term_width(), *jsummaries) &&
+		    !code)
 			code = GDN_EXIT_FAILED;
 	}
 	return code;
@@ -503,7 +504,9 @@ static int download_source(const char *spec, const struct dt_args *a, bool dir_g
 	if (!ret && a->summarize && !a->dry_run) {
 		if (a->json)
 			jsummaries = json_array();
-		if (summarize(&res.files, a->json, jsummaries) && !code)
+		if (summarize(&res.files, a->json, a->wide ? 0 : gdn_cmd_term_width(),
+			      jsummaries) &&
+		    !code)
 			code = GDN_EXIT_FAILED;
 	}
 	if (a->json) {
@@ -609,6 +612,8 @@ int cmd_download_trace(int argc, const char **argv, struct gdn_ctx *ctx)
 	    OPT_INT_(0, "jobs", &a.jobs, "N", "parallel transfers", "4", 1, 64),
 	    OPT_BOOL_(0, "summarize", &a.summarize,
 		      "summarise each downloaded trace (as 'gdnctl trace summary')"),
+	    OPT_BOOL_(0, "wide", &a.wide,
+		      "--summarize: never shorten names to fit the terminal (whole when piped)"),
 	    OPT_BOOL_(0, "dry-run", &a.dry_run, "list the files that would be downloaded"),
 	    OPT_BOOL_(0, "json", &a.json, "print a JSON document (schema " JSON_SCHEMA ")"),
 	    GDN_NET_OPTS(&a.net, "60s", "0"),

@@ -34,7 +34,7 @@ static const struct opt_usage usage = {
     "lint.since, lint.check_commits; options override them.\n"
     "Exit status: 0 the log passed; 1 problems found, or the log is not UTF-8 text;\n"
     "2 usage error, log file not found, or --check-commits outside a repository;\n"
-    "3 configuration error.",
+    "3 configuration error; 130/143 interrupted (also while a FIFO log sends nothing).",
 };
 
 struct lint_args {

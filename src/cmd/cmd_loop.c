@@ -128,7 +128,7 @@ static void on_backend_event(enum gdn_backend_event ev, const char *text, void *
 	sbuf_release(&sb);
 }
 
-static const char *plural(long n, const char *one, const char *many)
+static const char *plural(long long n, const char *one, const char *many)
 {
 	return n == 1 ? one : many;
 }
@@ -156,12 +156,13 @@ static void print_summary(const struct gdn_loop_summary *s, const char *perf_cha
 	       (double)s->agent_ms / 1000.0, s->stop_reason ? s->stop_reason : "unknown",
 	       s->exit_code);
 	if (s->usage_iterations > 0) {
-		printf("[gdnctl] agent usage: %lld tokens (input %lld, output %lld) in %ld "
-		       "iterations",
-		       (long long)gdn_loop_usage_tokens(&s->usage),
+		long long tokens = (long long)gdn_loop_usage_tokens(&s->usage);
+
+		printf("[gdnctl] agent usage: %lld %s (input %lld, output %lld) in %ld %s", tokens,
+		       plural(tokens, "token", "tokens"),
 		       (long long)(s->usage.input_tokens > 0 ? s->usage.input_tokens : 0),
 		       (long long)(s->usage.output_tokens > 0 ? s->usage.output_tokens : 0),
-		       s->usage_iterations);
+		       s->usage_iterations, plural(s->usage_iterations, "iteration", "iterations"));
 		if (s->usage.cost_usd > 0)
 			printf(", $%.4f", s->usage.cost_usd);
 		printf("\n");
@@ -189,6 +190,43 @@ static void print_summary(const struct gdn_loop_summary *s, const char *perf_cha
 		printf("%s champion: %.12s\n", tag(t), perf_champion);
 	printf("%s journal: %s\n", tag(t), s->journal ? s->journal : "(none)");
 	sbuf_release(&kinds);
+}
+
+/*
+ * The next step, said after the summary: the report and the status of this
+ * run, and after SIGINT/SIGTERM the exact command that resumes it. The
+ * log dir and the working tree are named when the run was given them (the
+ * commands would not find them from here by default). To `f`.
+ */
+static void print_next_steps(FILE *f, const struct gdn_loop_setup *s,
+			     const struct gdn_loop_summary *sum)
+{
+	struct sbuf where = SBUF_INIT, resume = SBUF_INIT;
+	char t[32];
+
+	if (s->log_dir && (s->a.log_dir || s->a.workdir)) {
+		sbuf_adds(&where, " --log-dir ");
+		sbuf_add_shell_quoted(&where, s->log_dir);
+	}
+	fprintf(f,
+		"%s next: `gdnctl report%s` (an HTML report and a summary of the run), "
+		"`gdnctl loop status%s`\n",
+		tag(t), where.buf, where.buf);
+	if (sum->exit_code > GDN_EXIT_SIGNAL && sum->exit_code < GDN_EXIT_SIGNAL + 32) {
+		sbuf_adds(&resume, "gdnctl loop --resume");
+		if (s->a.workdir && s->workdir) {
+			sbuf_adds(&resume, " --workdir ");
+			sbuf_add_shell_quoted(&resume, s->workdir);
+		}
+		if (s->a.log_dir && s->log_dir) {
+			sbuf_adds(&resume, " --log-dir ");
+			sbuf_add_shell_quoted(&resume, s->log_dir);
+		}
+		fprintf(f, "%s interrupted: resume this run with `%s`\n", tag(t), resume.buf);
+	}
+	fflush(f);
+	sbuf_release(&where);
+	sbuf_release(&resume);
 }
 
 /* The banner's agent: the driver, and for --agent command the program's name. */
@@ -740,6 +778,8 @@ static int run(struct gdn_loop_setup *s, struct printer *pr)
 
 		print_summary(&sum, json_string_value(json_object_get(champ, "commit")));
 	}
+	if (!s->original && sum.run_id) /* codex-loop keeps the original's last lines */
+		print_next_steps(pr->json ? stderr : stdout, s, &sum);
 	if (!code)
 		code = sum.exit_code;
 out:

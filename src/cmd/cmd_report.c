@@ -7,6 +7,7 @@
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/cmd.h"
+#include "gdnctl/enumtab.h"
 #include "gdnctl/err.h"
 #include "gdnctl/file.h"
 #include "gdnctl/exitcode.h"
@@ -26,7 +27,9 @@
 static const struct opt_usage usage = {
     "gdnctl report [options]",
     "Report on a loop run: an HTML page with the metric per iteration, the champion line,\n"
-    "each decision and the top trace deltas, and a plain-text summary (or --json).\n"
+    "each decision and the top trace deltas, and a plain-text summary (--format text),\n"
+    "a JSON document (--format json, or --json) or the page itself on standard output\n"
+    "(--format html: no file written; its trace links are absolute paths).\n"
     "A run of 'gdnctl loop --workers N' adds one lane per worker (agent, validation, idle),\n"
     "the busy fractions of each worker and its accelerator, and the promotions in order.",
     "Reads <log-dir>/loop.jsonl (the last run unless --run) and the performance state\n"
@@ -42,7 +45,7 @@ static const struct opt_usage usage = {
 
 struct report_args {
 	const char *log_dir, *state_file, *output, *run;
-	int json, watch;
+	int json, watch, format; /* format: enum gdn_report_format */
 	long interval_ms;
 };
 
@@ -94,8 +97,14 @@ static int report_once(const struct report_args *a, const struct report_paths *p
 		goto out;
 	}
 	gdn_report_add_hypotheses(&r, NULL, p->log_dir);
+	gdn_report_set_link_base(&r, p->log_dir, p->output);
 
 	gdn_report_render_html(&r, &out);
+	if (!p->output) { /* --format html: the page is the output */
+		if (fwrite(out.buf, 1, out.len, stdout) != out.len)
+			code = GDN_EXIT_FAILED;
+		goto out;
+	}
 	if (gdn_write_file_atomic(p->output, out.buf, out.len, &err)) {
 		gdn_error("%s", err.msg);
 		code = GDN_EXIT_FAILED;
@@ -151,7 +160,10 @@ int cmd_report(int argc, const char **argv, struct gdn_ctx *ctx)
 			"<log-dir>/report.html"),
 	    OPT_STRING_(0, "run", &a.run, "ID", "report on this run of the journal",
 			"the last run"),
-	    OPT_BOOL_(0, "json", &a.json, "print a JSON document (schema gdnctl.report.v1)"),
+	    OPT_ENUM_(0, "format", &a.format, gdn_report_format_enum,
+		      "what to print: the text summary, the HTML page (no file) or JSON", "text"),
+	    OPT_BOOL_(0, "json", &a.json,
+		      "same as --format json (a JSON document, schema gdnctl.report.v1)"),
 	    OPT_BOOL_(0, "watch", &a.watch,
 		      "write the report again as the journal grows, until the run ends"),
 	    OPT_DURATION_(0, "interval", &a.interval_ms, "how often --watch looks at the journal",
@@ -168,6 +180,16 @@ int cmd_report(int argc, const char **argv, struct gdn_ctx *ctx)
 		return code;
 	if (a.interval_ms <= 0)
 		return gdn_usage_error("report", "--interval must be positive");
+	if (a.json && a.format != GDN_REPORT_FORMAT_TEXT && a.format != GDN_REPORT_FORMAT_JSON)
+		return gdn_usage_error("report", "--json contradicts --format %s",
+				       gdn_enum_name(gdn_report_format_enum, a.format));
+	if (a.json)
+		a.format = GDN_REPORT_FORMAT_JSON;
+	a.json = a.format == GDN_REPORT_FORMAT_JSON;
+	if (a.format == GDN_REPORT_FORMAT_HTML && (a.output || a.watch))
+		return gdn_usage_error(
+		    "report", "--format html prints the page on standard output: drop %s",
+		    a.output ? "--output (it writes the page to a file)" : "--watch");
 	p.log_dir = a.log_dir ? abspath(ctx->cwd, a.log_dir) : gdn_cmd_loop_log_dir(ctx, &err);
 	if (!p.log_dir) {
 		code = gdn_die_err(&err);
@@ -176,7 +198,9 @@ int cmd_report(int argc, const char **argv, struct gdn_ctx *ctx)
 	p.journal = xstrfmt("%s/loop.jsonl", p.log_dir);
 	p.state = a.state_file ? abspath(ctx->cwd, a.state_file)
 			       : xstrfmt("%s/perf_state.json", p.log_dir);
-	p.output = a.output ? abspath(ctx->cwd, a.output) : xstrfmt("%s/report.html", p.log_dir);
+	if (a.format != GDN_REPORT_FORMAT_HTML)
+		p.output =
+		    a.output ? abspath(ctx->cwd, a.output) : xstrfmt("%s/report.html", p.log_dir);
 
 	stamp = journal_stamp(p.journal);
 	code = report_once(&a, &p, false, &ended);

@@ -30,7 +30,7 @@ struct trace_args {
 	long top, top_k;
 	int by, format; /* enum gdn_trace_by, enum gdn_trace_format */
 	const char *normalize;
-	int json, single_thread, device_span, input;
+	int json, single_thread, device_span, input, wide;
 	struct strvec devices, threads, cats, rest;
 };
 
@@ -98,7 +98,9 @@ static const struct opt_usage diff_usage = {
 	    OPT_INT_(0, "top", &(a)->top, "N", "show the first N rows (0: all)", "20", 0,          \
 		     LONG_MAX),                                                                    \
 	    OPT_ENUM_(0, "format", &(a)->format, gdn_trace_format_enum, "output format", "table"), \
-	    OPT_BOOL_(0, "json", &(a)->json, "same as --format json")
+	    OPT_BOOL_(0, "json", &(a)->json, "same as --format json"),                             \
+	    OPT_BOOL_(0, "wide", &(a)->wide,                                                       \
+		      "never shorten names to fit the terminal (they are whole when piped)")
 
 static void args_init(struct trace_args *a)
 {
@@ -434,7 +436,8 @@ static int cmd_trace_summary(int argc, const char **argv)
 	if (a.format == GDN_TRACE_MARKDOWN)
 		gdn_trace_render_markdown(&s, by, (size_t)a.top, &out);
 	else
-		gdn_trace_render_table(&s, by, (size_t)a.top, &out);
+		gdn_trace_render_table_width(&s, by, (size_t)a.top,
+					     a.wide ? 0 : gdn_cmd_term_width(), &out);
 	code = print_out(&out);
 out:
 	sbuf_release(&out);

@@ -1,5 +1,6 @@
 /* Output helpers shared by commands: the only place that prints. */
 #include "gdnctl/compat.h"
+#include <sys/ioctl.h>
 #include "gdnctl/cmd.h"
 #include "gdnctl/err.h"
 #include "gdnctl/exitcode.h"
@@ -169,4 +170,19 @@ char *gdn_cmd_loop_log_dir(const struct gdn_ctx *ctx, struct gdn_err *err)
 	dir = gdn_loop_default_log_dir(root, NULL, err);
 	free(root);
 	return dir;
+}
+
+size_t gdn_cmd_term_width(void)
+{
+	struct winsize ws;
+	const char *c;
+	long v;
+
+	if (!isatty(STDOUT_FILENO))
+		return 0;
+	if (!ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col > 0)
+		return ws.ws_col;
+	c = getenv("COLUMNS");
+	v = c ? strtol(c, NULL, 10) : 0;
+	return v > 0 && v <= 10000 ? (size_t)v : 100;
 }

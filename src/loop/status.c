@@ -374,6 +374,10 @@ static void apply(struct gdn_loop_status *st, const char *ev, json_t *o)
 	} else if (!strcmp(ev, "perf_decision")) {
 		apply_perf(st, o, it);
 		set_phase(st, "deciding", "deciding", ts);
+	} else if (!strcmp(ev, "stamp") && st->has_champion && st->champion_iteration == it &&
+		   str_of(o, "commit")) {
+		/* the champion's running-log entry stamped on top: the commit the branch holds */
+		set_clean(&st->champion_commit, str_of(o, "commit"), 64);
 	} else if (!strcmp(ev, "revert")) {
 		st->pending_reverted = json_is_true(json_object_get(o, "ok"));
 		set_clean(&st->pending_revert, str_of(o, "reason"), 300);

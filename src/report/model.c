@@ -49,6 +49,7 @@ void gdn_report_init(struct gdn_report *r)
 static void iter_release(struct gdn_report_iter *it)
 {
 	free(it->commit);
+	free(it->stamped);
 	strvec_clear(&it->ids);
 	free(it->discarded_ref);
 	free(it->reason);
@@ -92,6 +93,7 @@ void gdn_report_release(struct gdn_report *r)
 	free(r->end_reason);
 	free(r->metric);
 	free(r->state_champion);
+	free(r->link_base);
 	gdn_report_lanes_release(r);
 	gdn_report_init(r);
 }
@@ -377,6 +379,10 @@ static void apply_event(struct gdn_report *r, const char *ev, json_t *o)
 		/* carried onto a newer champion: the commit measured and promoted */
 		free(it->commit);
 		it->commit = clean_text(s, 64);
+	} else if (!strcmp(ev, "stamp") && (s = str_of(o, "commit"))) {
+		/* the running log's entry stamped in a commit of its own: what the branch holds */
+		free(it->stamped);
+		it->stamped = clean_text(s, 64);
 	} else if (!strcmp(ev, "recheck")) {
 		it->rechecks++;
 	} else if (!strcmp(ev, "ref_kept") && (it->conflict || it->rechecks) &&
@@ -804,4 +810,82 @@ int gdn_report_add_state(struct gdn_report *r, const char *buf, size_t len, cons
 out:
 	gdn_perf_state_release(&st);
 	return ret;
+}
+
+/* ---- links from where the page is written ---- */
+
+/* The next component of a path at *p ("" at its end); *p moves past it and its slashes. */
+static size_t next_component(const char **p, const char **start)
+{
+	size_t n;
+
+	while (**p == '/')
+		(*p)++;
+	*start = *p;
+	n = strcspn(*p, "/");
+	*p += n;
+	return n;
+}
+
+char *gdn_report_relative_dir(const char *from, const char *to)
+{
+	const char *f = from, *t = to, *fs, *ts, *rest;
+	struct sbuf sb = SBUF_INIT;
+	size_t fn, tn;
+
+	if (!from || !to || from[0] != '/' || to[0] != '/')
+		return NULL;
+	/* the common leading components */
+	for (;;) {
+		const char *f0 = f, *t0 = t;
+
+		fn = next_component(&f, &fs);
+		tn = next_component(&t, &ts);
+		if (!fn || !tn || fn != tn || memcmp(fs, ts, fn)) {
+			f = f0;
+			t = t0;
+			break;
+		}
+	}
+	/* one ".." per component of `from` left, then the rest of `to` */
+	while ((fn = next_component(&f, &fs)))
+		sbuf_adds(&sb, "../");
+	rest = t;
+	while ((tn = next_component(&rest, &ts))) {
+		sbuf_add(&sb, ts, tn);
+		sbuf_addch(&sb, '/');
+	}
+	return sbuf_detach(&sb, NULL);
+}
+
+/* realpath(3) of `path`, else a copy of it. */
+static char *resolved(const char *path)
+{
+	char *rp = realpath(path, NULL);
+
+	return rp ? rp : xstrdup(path);
+}
+
+void gdn_report_set_link_base(struct gdn_report *r, const char *log_dir, const char *output)
+{
+	char *log = NULL, *dir = NULL, *rel = NULL;
+	const char *slash;
+
+	FREE_AND_NULL(r->link_base);
+	if (!log_dir)
+		return;
+	log = resolved(log_dir);
+	if (output && (slash = strrchr(output, '/'))) {
+		char *parent = xstrndup(output, slash == output ? 1 : (size_t)(slash - output));
+
+		dir = resolved(parent);
+		free(parent);
+		rel = gdn_report_relative_dir(dir, log);
+	}
+	if (rel)
+		r->link_base = rel;
+	else if (log[0] == '/')
+		r->link_base = xstrfmt("%s%s", log, log[1] ? "/" : "");
+	free(log);
+	free(dir);
 }

@@ -6,6 +6,7 @@
  * the journal, the state or git is HTML-escaped.
  */
 #include "gdnctl/compat.h"
+#include "gdnctl/enumtab.h"
 #include "gdnctl/json.h"
 #include "gdnctl/loop_status.h"
 #include "gdnctl/report.h"
@@ -94,7 +95,12 @@ static void add_delta(struct sbuf *out, const struct gdn_report_delta *d)
 		sbuf_addf(out, "%s %+.3f ms", d->kind, d->delta_ms);
 }
 
-/* The champion at the end of the run: its last promotion, else the state's. */
+/*
+ * The champion at the end of the run: its last promotion, else the
+ * state's. Its commit is named as the branch and refs/gdnctl/champion/RUN
+ * hold it: the commit that stamped its running-log entry, when there is
+ * one, as the promotions name it.
+ */
 static bool final_champion(const struct gdn_report *r, const char **commit, double *value)
 {
 	/* workers: the last promotion, which need not be the last iteration's */
@@ -106,7 +112,7 @@ static bool final_champion(const struct gdn_report *r, const char **commit, doub
 
 			if (it->iteration == p->iteration && it->has_metric &&
 			    it->outcome == GDN_REPORT_PROMOTED) {
-				*commit = it->commit;
+				*commit = it->stamped ? it->stamped : it->commit;
 				*value = it->metric;
 				return true;
 			}
@@ -117,7 +123,7 @@ static bool final_champion(const struct gdn_report *r, const char **commit, doub
 
 		if ((it->outcome == GDN_REPORT_PROMOTED || it->outcome == GDN_REPORT_BASELINE) &&
 		    it->has_metric) {
-			*commit = it->commit;
+			*commit = it->stamped ? it->stamped : it->commit;
 			*value = it->metric;
 			return true;
 		}
@@ -162,6 +168,13 @@ void gdn_report_headline(const struct gdn_report *r, struct sbuf *out)
 	sbuf_adds(out, ", ");
 	gdn_loop_add_duration(out, t->active_ms);
 }
+
+const struct gdn_enum gdn_report_format_enum[] = {
+    {"text", GDN_REPORT_FORMAT_TEXT, "the plain-text summary (the HTML page written to --output)"},
+    {"html", GDN_REPORT_FORMAT_HTML, "the HTML page on standard output, no file written"},
+    {"json", GDN_REPORT_FORMAT_JSON, "a JSON document (the HTML page written to --output)"},
+    GDN_ENUM_END,
+};
 
 /* ---- text ---- */
 
@@ -276,7 +289,7 @@ void gdn_report_render_text(const struct gdn_report *r, struct sbuf *out)
 
 	sbuf_adds(out, "run ");
 	add_clean(out, r->run_id ? r->run_id : "-");
-	sbuf_addf(out, ": %ld iterations, ", t->iterations);
+	sbuf_addf(out, ": %ld iteration%s, ", t->iterations, t->iterations == 1 ? "" : "s");
 	add_clean(out, r->end_reason ? r->end_reason : "not ended");
 	if (r->has_exit)
 		sbuf_addf(out, ", exit %d", r->exit_code);
@@ -355,12 +368,14 @@ void gdn_report_render_text(const struct gdn_report *r, struct sbuf *out)
 	add_secs(out, t->wall_ms);
 	sbuf_addch(out, '\n');
 	if (t->usage_iterations > 0) {
-		sbuf_addf(out, "usage: %lld tokens (input %lld, output %lld) in %ld iterations",
-			  t->tokens, t->input_tokens, t->output_tokens, t->usage_iterations);
+		sbuf_addf(out, "usage: %lld token%s (input %lld, output %lld) in %ld iteration%s",
+			  t->tokens, t->tokens == 1 ? "" : "s", t->input_tokens, t->output_tokens,
+			  t->usage_iterations, t->usage_iterations == 1 ? "" : "s");
 		if (t->cost_usd >= 0)
 			sbuf_addf(out, ", $%.4f", t->cost_usd);
 		if (t->promoted > 0) {
-			sbuf_addf(out, "; per kept speed-up %lld tokens", t->tokens / t->promoted);
+			sbuf_addf(out, "; per kept speed-up %lld token%s", t->tokens / t->promoted,
+				  t->tokens / t->promoted == 1 ? "" : "s");
 			if (t->cost_usd >= 0)
 				sbuf_addf(out, ", $%.4f", t->cost_usd / (double)t->promoted);
 		}
@@ -981,19 +996,31 @@ static void html_td_ms(struct sbuf *out, long long ms)
 	sbuf_adds(out, "</td>");
 }
 
-/* The iteration's trace file (a link relative to the log dir) or why there is none. */
-static void html_trace_link(struct sbuf *out, const struct gdn_report_iter *it)
+/* A path in an href: unreserved characters and '/' kept, the rest %-escaped. */
+static void add_href_path(struct sbuf *out, const char *s)
+{
+	for (const char *p = s; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (isalnum(c) || strchr("/._-~", c))
+			sbuf_addch(out, (char)c);
+		else
+			sbuf_addf(out, "%%%02X", c);
+	}
+}
+
+/*
+ * The iteration's trace file (a link from where the page is written:
+ * r->link_base, then the path under the log dir) or why there is none.
+ */
+static void html_trace_link(struct sbuf *out, const struct gdn_report *r,
+			    const struct gdn_report_iter *it)
 {
 	if (it->trace_file) {
 		sbuf_adds(out, "<div class=\"trace-file\"><a href=\"");
-		for (const char *p = it->trace_file; *p; p++) {
-			unsigned char c = (unsigned char)*p;
-
-			if (isalnum(c) || strchr("/._-~", c))
-				sbuf_addch(out, (char)c);
-			else
-				sbuf_addf(out, "%%%02X", c);
-		}
+		if (r->link_base)
+			add_href_path(out, r->link_base);
+		add_href_path(out, it->trace_file);
 		sbuf_adds(out, "\">trace</a> (");
 		gdn_report_html_escape(out, it->trace_source);
 		sbuf_adds(out, ")</div>");
@@ -1054,7 +1081,7 @@ static void html_table(struct sbuf *out, const struct gdn_report *r)
 			gdn_report_html_escape(out, t.buf);
 			sbuf_adds(out, "</div>");
 		}
-		html_trace_link(out, it);
+		html_trace_link(out, r, it);
 		sbuf_adds(out, "</td>");
 		html_td_ms(out, it->agent_ms);
 		html_td_ms(out, it->validation_ms);

@@ -191,9 +191,10 @@ static void device_list(const struct gdn_trace_summary *s, struct sbuf *out)
 
 struct table {
 	size_t ncols;
-	size_t shrink; /* the name column shortened to fit the terminal; ncols: none */
+	size_t shrink; /* the name column shortened to fit `width`; ncols: none */
+	size_t width;  /* the terminal's columns; 0: never shorten */
 	bool right[MAXCOLS];
-	size_t width[MAXCOLS];
+	size_t width_of[MAXCOLS];
 	struct strvec cells; /* row-major */
 };
 
@@ -206,7 +207,7 @@ static void table_init(struct table *t, const char *const *heads, const bool *ri
 	for (size_t i = 0; i < n; i++) {
 		t->right[i] = right[i];
 		strvec_push(&t->cells, heads[i]);
-		t->width[i] = strlen(heads[i]);
+		t->width_of[i] = strlen(heads[i]);
 	}
 }
 
@@ -215,60 +216,178 @@ static void table_cell(struct table *t, struct sbuf *cell)
 	size_t col = t->cells.nr % t->ncols;
 
 	strvec_push(&t->cells, cell->buf);
-	if (cell->len > t->width[col])
-		t->width[col] = cell->len;
+	if (cell->len > t->width_of[col])
+		t->width_of[col] = cell->len;
 	sbuf_reset(cell);
 }
 
-/* The terminal width: $COLUMNS, else 100. */
-static size_t term_width(void)
+/* The start of the UTF-8 character at or before s[i]. */
+static size_t char_start(const char *s, size_t i)
 {
-	const char *c = getenv("COLUMNS");
-	long v = c ? strtol(c, NULL, 10) : 0;
+	while (i && ((unsigned char)s[i] & 0xc0) == 0x80)
+		i--;
+	return i;
+}
 
-	return v >= 40 && v <= 10000 ? (size_t)v : 100;
+/* s[0, head) "..." s[from, to) "..." s[n - tail, n): each cut at a character start. */
+static char *elide(const char *s, size_t head, size_t from, size_t to, size_t tail)
+{
+	size_t n = strlen(s);
+	struct sbuf sb = SBUF_INIT;
+
+	head = char_start(s, head);
+	sbuf_add(&sb, s, head);
+	sbuf_adds(&sb, "...");
+	if (from < to) {
+		from = char_start(s, from);
+		to = char_start(s, to);
+		sbuf_add(&sb, s + from, to - from);
+		sbuf_adds(&sb, "...");
+	}
+	tail = n - char_start(s, n - tail);
+	sbuf_adds(&sb, s + n - tail);
+	return sbuf_detach(&sb, NULL);
 }
 
 /* "abcdefghij" in 7 columns: "ab...ij" (the middle goes; UTF-8 kept whole). */
 static char *shorten(const char *s, size_t width)
 {
-	size_t n = strlen(s), head, tail;
-	struct sbuf sb = SBUF_INIT;
+	size_t n = strlen(s), head;
 
 	if (n <= width || width < 5)
 		return xstrdup(s);
 	head = (width - 3 + 1) / 2;
-	tail = width - 3 - head;
-	while (head && ((unsigned char)s[head] & 0xc0) == 0x80)
-		head--;
-	while (tail && ((unsigned char)s[n - tail] & 0xc0) == 0x80)
-		tail--;
-	sbuf_add(&sb, s, head);
-	sbuf_adds(&sb, "...");
-	sbuf_adds(&sb, s + n - tail);
-	return sbuf_detach(&sb, NULL);
+	return elide(s, head, 0, 0, width - 3 - head);
 }
 
-/* Narrow the name column (never below 16) so that the table fits the terminal. */
+/*
+ * s in `width` columns with its byte `pos` (where it differs from a name
+ * that shortened alike) in view: "nvj...168x1...TNN". A copy of s when it
+ * cannot be done in that width.
+ */
+static char *shorten_around(const char *s, size_t width, size_t pos)
+{
+	size_t n = strlen(s), budget, head, tail, mid, from;
+
+	if (n <= width)
+		return xstrdup(s);
+	if (width < 11 || pos >= n)
+		return xstrdup(s);
+	budget = width - 6;
+	head = budget / 4 ? budget / 4 : 1;
+	tail = budget / 4 ? budget / 4 : 1;
+	mid = budget - head - tail;
+	from = pos > mid / 2 ? pos - mid / 2 : 0;
+	if (from <= head) /* the difference is near the start: one cut, a longer head */
+		return elide(s, width - 3 - tail, 0, 0, tail);
+	if (from + mid >= n - tail) /* near the end: one cut, a longer tail */
+		return elide(s, head, 0, 0, width - 3 - head);
+	return elide(s, head, from, from + mid, tail);
+}
+
+/* The first byte where a and b differ. */
+static size_t first_difference(const char *a, const char *b)
+{
+	size_t i = 0;
+
+	while (a[i] && a[i] == b[i])
+		i++;
+	return i;
+}
+
+/* For qsort_r-free sorting: the shown texts and the row of each. */
+struct shown_ix {
+	const char *text;
+	size_t row;
+};
+
+static int cmp_shown(const void *a, const void *b)
+{
+	const struct shown_ix *x = a, *y = b;
+	int c = strcmp(x->text, y->text);
+
+	return c ? c : (x->row > y->row) - (x->row < y->row);
+}
+
+/*
+ * The first two rows whose different names print the same: shortened
+ * again around where the two differ (which sets them apart), or, for a
+ * row already shortened so four times, printed whole. false when no two
+ * clash.
+ */
+static bool fix_clash(char **shown, const char *const *orig, unsigned char *tried,
+		      struct shown_ix *ix, size_t rows, size_t width)
+{
+	for (size_t r = 0; r < rows; r++)
+		ix[r] = (struct shown_ix){shown[r], r};
+	qsort(ix, rows, sizeof(*ix), cmp_shown);
+	for (size_t k = 0; k + 1 < rows; k++) {
+		size_t a = ix[k].row, b = ix[k + 1].row, pos = first_difference(orig[a], orig[b]);
+		bool around = tried[a] < 4 && tried[b] < 4;
+
+		if (strcmp(shown[a], shown[b]) || !strcmp(orig[a], orig[b]))
+			continue;
+		free(shown[a]);
+		free(shown[b]);
+		shown[a] = around ? shorten_around(orig[a], width, pos) : xstrdup(orig[a]);
+		shown[b] = around ? shorten_around(orig[b], width, pos) : xstrdup(orig[b]);
+		tried[a]++;
+		tried[b]++;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Two different names never print the same. orig[r]: row r's name,
+ * shown[r]: what is printed (shortened to width). Ends: each fix counts
+ * its rows' tries or prints them whole, and whole names all differ.
+ */
+static void keep_apart(char **shown, const char *const *orig, size_t rows, size_t width)
+{
+	struct shown_ix *ix = xcalloc(rows ? rows : 1, sizeof(*ix));
+	unsigned char *tried = xcalloc(rows ? rows : 1, sizeof(*tried));
+
+	while (fix_clash(shown, orig, tried, ix, rows, width))
+		;
+	free(tried);
+	free(ix);
+}
+
+/* Narrow the name column (never below 16) so that the table fits t->width columns. */
 static void table_fit(struct table *t)
 {
-	size_t width = term_width(), total = 0, c = t->shrink;
+	size_t total = 0, c = t->shrink, rows, w;
+	const char **orig;
+	char **shown;
 
-	if (c >= t->ncols)
+	if (c >= t->ncols || !t->width)
 		return;
 	for (size_t i = 0; i < t->ncols; i++)
-		total += t->width[i] + 2;
-	if (total <= width || t->width[c] <= 16)
+		total += t->width_of[i] + 2;
+	if (total <= t->width || t->width_of[c] <= 16)
 		return;
-	t->width[c] = t->width[c] - (total - width) < 16 ? 16 : t->width[c] - (total - width);
-	for (size_t i = t->ncols + c; i < t->cells.nr; i += t->ncols) {
-		if (strlen(t->cells.v[i]) > t->width[c]) {
-			char *sh = shorten(t->cells.v[i], t->width[c]);
-
-			free((char *)t->cells.v[i]);
-			t->cells.v[i] = sh;
-		}
+	/* (the excess may be wider than the column: never below 16, no wrap-around) */
+	w = total - t->width + 16 >= t->width_of[c] ? 16 : t->width_of[c] - (total - t->width);
+	rows = t->cells.nr / t->ncols - 1;
+	orig = xcalloc(rows ? rows : 1, sizeof(*orig));
+	shown = xcalloc(rows ? rows : 1, sizeof(*shown));
+	for (size_t r = 0; r < rows; r++) {
+		orig[r] = t->cells.v[(r + 1) * t->ncols + c];
+		shown[r] = shorten(orig[r], w);
 	}
+	keep_apart(shown, orig, rows, w);
+	t->width_of[c] = strlen(t->cells.v[c]);
+	for (size_t r = 0; r < rows; r++) {
+		size_t i = (r + 1) * t->ncols + c;
+
+		free((char *)t->cells.v[i]);
+		t->cells.v[i] = shown[r];
+		if (strlen(shown[r]) > t->width_of[c])
+			t->width_of[c] = strlen(shown[r]);
+	}
+	free(orig);
+	free(shown);
 }
 
 static void table_render(struct table *t, struct sbuf *out)
@@ -280,10 +399,10 @@ static void table_render(struct table *t, struct sbuf *out)
 
 		sbuf_adds(out, col ? "  " : "  ");
 		if (t->right[col])
-			sbuf_addf(out, "%*s", (int)(t->width[col] - len), "");
+			sbuf_addf(out, "%*s", (int)(t->width_of[col] - len), "");
 		sbuf_adds(out, t->cells.v[i]);
 		if (!t->right[col] && !last)
-			sbuf_addf(out, "%*s", (int)(t->width[col] - len), "");
+			sbuf_addf(out, "%*s", (int)(t->width_of[col] - len), "");
 		if (last)
 			sbuf_addch(out, '\n');
 	}
@@ -335,6 +454,12 @@ static void header(const struct gdn_trace_summary *s, struct sbuf *out)
 void gdn_trace_render_table(const struct gdn_trace_summary *s, enum gdn_trace_by by, size_t top,
 			    struct sbuf *out)
 {
+	gdn_trace_render_table_width(s, by, top, 0, out);
+}
+
+void gdn_trace_render_table_width(const struct gdn_trace_summary *s, enum gdn_trace_by by,
+				  size_t top, size_t width, struct sbuf *out)
+{
 	const struct gdn_trace_rows *rows = rows_by(s, by);
 	size_t n = top && top < rows->nr ? top : rows->nr;
 	const char *heads[MAXCOLS] = {"self ms", "share", "total ms", "count", "mean ms"};
@@ -375,6 +500,7 @@ void gdn_trace_render_table(const struct gdn_trace_summary *s, enum gdn_trace_by
 	}
 	sbuf_addf(out, "\nBy %s, by self time (%zu of %zu):\n", by_name(by), n, rows->nr);
 	table_init(&t, heads, right, nc);
+	t.width = width;
 	t.shrink = by == GDN_TRACE_BY_OP || by == GDN_TRACE_BY_FAMILY ? nc - 2 : nc - 1;
 	for (size_t i = 0; i < rows->nr; i++) {
 		const struct gdn_trace_row *r = &rows->v[i];

@@ -1685,11 +1685,17 @@ int gdn_xplane_sniff_file(const char *path, bool *is_xplane, struct gdn_err *err
 {
 	unsigned char raw[512], out[64];
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO would wait for a writer in open(), deaf to SIGINT/SIGTERM */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
 
 	*is_xplane = false;
 	if (fd < 0)
 		return gdn_err_errno(err, GDN_EIO, "cannot open '%s'", path);
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd); /* only a regular file can be an XPlane (read twice, with seeks) */
+		return 0;
+	}
 	do
 		n = read(fd, raw, sizeof(raw));
 	while (n < 0 && errno == EINTR);

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include "gdnctl/err.h"
 #include "gdnctl/file.h"
+#include "gdnctl/proc.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/xalloc.h"
 
@@ -111,6 +112,88 @@ int gdn_mkdir_parents(const char *path, mode_t mode, struct gdn_err *err)
 	return make_dirs(path, mode, true, err);
 }
 
+/*
+ * Open `path` for reading without blocking in open() (a FIFO without a
+ * writer would wait there, deaf to SIGINT/SIGTERM); *stream: not a regular
+ * file, so each read waits in gdn_proc_wait_input() first.
+ */
+static int open_input(const char *path, bool *stream)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+
+	*stream = fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode));
+	return fd;
+}
+
+/*
+ * read(2) that a signal ends: a stream (FIFO, pipe, terminal) is read once
+ * it has input, and SIGINT/SIGTERM while it has none returns -1 with
+ * *intr set. A regular file never waits (and is read after a signal too,
+ * for the cleanups).
+ */
+static ssize_t read_input(int fd, bool stream, void *buf, size_t len, bool *intr)
+{
+	for (;;) {
+		int ready = stream ? gdn_proc_wait_input(fd) : 1;
+		ssize_t n;
+
+		if (!ready) {
+			*intr = true;
+			return -1;
+		}
+		n = ready < 0 ? -1 : read(fd, buf, len);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		return n;
+	}
+}
+
+int sbuf_read_file(struct sbuf *sb, const char *path, size_t max, struct gdn_err *err)
+{
+	int fd = -1, ret = 0;
+	bool stream = false, intr = false;
+	struct stat st;
+
+	fd = open_input(path, &stream);
+	if (fd < 0) {
+		ret = gdn_err_errno(err, errno == ENOENT ? GDN_ENOTFOUND : GDN_EIO,
+				    "cannot open '%s'", path);
+		goto out;
+	}
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		ret = gdn_err_set(err, GDN_EIO, "cannot read '%s': Is a directory", path);
+		goto out;
+	}
+	if (fstat(fd, &st) == 0 && st.st_size > 0)
+		sbuf_grow(sb, (size_t)st.st_size);
+	for (;;) {
+		ssize_t n;
+
+		sbuf_grow(sb, 65536);
+		n = read_input(fd, stream, sb->buf + sb->len, sb->alloc - sb->len - 1, &intr);
+		if (intr) {
+			ret = gdn_err_set(err, GDN_EINTR, "interrupted while reading '%s'", path);
+			goto out;
+		}
+		if (n < 0) {
+			ret = gdn_err_errno(err, GDN_EIO, "cannot read '%s'", path);
+			goto out;
+		}
+		if (n == 0)
+			break;
+		sbuf_setlen(sb, sb->len + (size_t)n);
+		if (max && sb->len > max) {
+			ret = gdn_err_set(err, GDN_EIO, "'%s' is larger than %zu bytes", path, max);
+			goto out;
+		}
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
 int gdn_read_chunks(const char *path, uint64_t limit,
 		    void (*fn)(const void *buf, size_t len, void *ctx), void *ctx,
 		    uint64_t *done_out, struct gdn_err *err)
@@ -118,9 +201,10 @@ int gdn_read_chunks(const char *path, uint64_t limit,
 	size_t bufsz = 1 << 20;
 	char *buf = NULL;
 	uint64_t done = 0;
+	bool stream = false, intr = false;
 	int fd, ret = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_input(path, &stream);
 	if (fd < 0)
 		return gdn_err_errno(err, GDN_EIO, "cannot open '%s'", path);
 	buf = malloc(bufsz);
@@ -130,10 +214,12 @@ int gdn_read_chunks(const char *path, uint64_t limit,
 	}
 	while (done < limit) {
 		size_t want = limit - done < bufsz ? (size_t)(limit - done) : bufsz;
-		ssize_t n = read(fd, buf, want);
+		ssize_t n = read_input(fd, stream, buf, want, &intr);
 
-		if (n < 0 && errno == EINTR)
-			continue;
+		if (intr) {
+			ret = gdn_err_set(err, GDN_EINTR, "interrupted while reading '%s'", path);
+			goto out;
+		}
 		if (n < 0) {
 			ret = gdn_err_errno(err, GDN_EIO, "cannot read '%s'", path);
 			goto out;

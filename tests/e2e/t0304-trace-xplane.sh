@@ -124,11 +124,12 @@ test_expect_success 'the real GPU file: stream lines of GPU planes, against the 
 '
 
 test_expect_success 'tables fit the terminal: long kernel names shortened in the middle' '
-	COLUMNS=120 gdnctl trace summary "$GPU" >out &&
+	: a terminal that tells no size: \$COLUMNS, else 100 columns &&
+	COLUMNS=120 python3 "$GDNCTL_SOURCE_DIR/tests/e2e/ttywin.py" 0 "$GDNCTL_BIN" trace summary "$GPU" >out &&
 	awk "length(\$0) > 120 && /^  / { print; bad = 1 } END { exit bad }" out &&
 	test_grep -F "void tensorflow::" out &&
 	test_grep -F "..." out &&
-	gdnctl trace summary "$GPU" >out &&
+	(unset COLUMNS && python3 "$GDNCTL_SOURCE_DIR/tests/e2e/ttywin.py" 0 "$GDNCTL_BIN" trace summary "$GPU") >out &&
 	awk "length(\$0) > 100 && /^  / { print; bad = 1 } END { exit bad }" out &&
 	gdnctl trace summary --by category "$GPU" >out &&
 	test_grep -E "^ +[0-9.]+ +[0-9.]+% .* kernel$" out &&

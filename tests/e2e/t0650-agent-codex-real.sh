@@ -175,7 +175,7 @@ for l in open(sys.argv[1]):
 		echo "1 $((IN * n)) $((OUT * n)) $(((IN + OUT) * n)) None" >expect &&
 		usage_of loop-logs/loop.jsonl >actual &&
 		test_cmp expect actual &&
-		test_grep "agent usage: $(((IN + OUT) * n)) tokens (input $((IN * n)), output $((OUT * n))) in 1 iterations$" loop.out &&
+		test_grep "agent usage: $(((IN + OUT) * n)) tokens (input $((IN * n)), output $((OUT * n))) in 1 iteration$" loop.out &&
 		test_grep "usage: input $((IN * n)) ($((CACHED * n)) cached), output $((OUT * n)) ($((REASONING * n)) reasoning) tokens" loop.out &&
 		echo $(((IN + OUT) * n)) >per-iteration
 	'

@@ -89,7 +89,7 @@ test_expect_success 'claude: the result event usage and total_cost_usd are journ
 	rm -rf logs &&
 	FAKE_CLAUDE=usage loop --agent claude --codex-bin "$BIN/claude" >out 2>err &&
 	test_grep "\"event\":\"usage\",\"iteration\":1,\"input_tokens\":1112,\"output_tokens\":34,\"tokens\":1146,\"cost_usd\":0.03749" logs/loop.jsonl &&
-	test_grep "agent usage: 1146 tokens (input 1112, output 34) in 1 iterations, .0.0375" out
+	test_grep "agent usage: 1146 tokens (input 1112, output 34) in 1 iteration, .0.0375" out
 '
 
 test_expect_success 'claude: exit 0 without a result event is a failed iteration' '

@@ -68,6 +68,9 @@ test_expect_success 'SIGINT during the validation tests: group killed, reverted,
 	test_grep "\"event\":\"interrupted\",\"iteration\":1,\"signal\":2" logs/loop.jsonl &&
 	test_grep "\"reason\":\"interrupted\",\"exit_code\":130" logs/loop.jsonl &&
 	test_grep "iteration 1 reverted (validation interrupted by signal 2)" err &&
+	: the next step: the exact command that resumes the run, the report and the status &&
+	test_grep "^\[gdnctl [0-9:]*\] interrupted: resume this run with \`gdnctl loop --resume --log-dir $TRASH/logs\`$" out &&
+	test_grep "^\[gdnctl [0-9:]*\] next: \`gdnctl report --log-dir $TRASH/logs\` (an HTML report and a summary of the run), \`gdnctl loop status --log-dir $TRASH/logs\`$" out &&
 	test_grep ! "iteration 2/2" out &&
 	test -z "$(git -C repo status --porcelain)" &&
 	git -C repo diff --quiet "$base" HEAD &&
@@ -77,7 +80,10 @@ test_expect_success 'SIGINT during the validation tests: group killed, reverted,
 
 test_expect_success '--resume runs the interrupted iteration again, then the next' '
 	touch go-fast &&
-	run_loop --resume >out 2>err &&
+	: the command the interrupted run named, as it is &&
+	resume=$(sed -n "s/^\[gdnctl [0-9:]*\] interrupted: resume this run with \`gdnctl \(.*\)\`$/\1/p" out) &&
+	test -n "$resume" &&
+	(cd repo && eval "env GDNCTL_TEST_COMMAND=./check.sh PIDS=\"\$TRASH/pids\" GO_FAST=\"\$TRASH/go-fast\" \"\$GDNCTL_BIN\" $resume") >out 2>err &&
 	test_grep "resuming run .* after iteration 0 of 2" out &&
 	test_grep "iteration 1/2" out &&
 	test_grep "iteration 2/2" out &&

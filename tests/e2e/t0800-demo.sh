@@ -122,7 +122,11 @@ test_expect_success 'the running log passes lint-log with every field; entries a
 
 test_expect_success 'the report is written' '
 	if gdnctl report -h >/dev/null 2>&1; then
-		test -s "$D/report.html" && test_grep "^\[gdnctl\] report: $D/report.html$" out
+		test -s "$D/report.html" && test_grep "^\[gdnctl\] report: $D/report.html$" out &&
+		: its trace links resolve from DIR, where it is written, not from DIR/logs &&
+		grep -o "href=\"[^\"]*\"" "$D/report.html" | sed "s/^href=\"//; s/\"$//" >links &&
+		test -s links && test_grep "^logs/traces/" links &&
+		while read -r l; do test -f "$D/$l" || { echo "dead link: $l"; return 1; }; done <links
 	else
 		test_grep "gdnctl report is not available in this build" err
 	fi

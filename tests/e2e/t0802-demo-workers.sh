@@ -152,6 +152,22 @@ test_expect_success 'the broken change and the no-op are reverted, as in the ser
 	test "$(git -C "$W/project" log -1 --format=%s refs/gdnctl/discarded/4)" = "matmul: clearer names and comments"
 '
 
+test_expect_success 'one champion, one name: the report, loop status, the ref and the branch agree' '
+	ref=$(git -C "$W/project" for-each-ref --format="%(objectname)" "refs/gdnctl/champion/*") &&
+	test -n "$ref" &&
+	test "$ref" = "$(git -C "$W/project" rev-parse HEAD)" &&
+	short=$(echo "$ref" | cut -c1-12) &&
+	gdnctl report --log-dir "$W/logs" -o "$TRASH/w-report.html" >rep &&
+	test_grep "^metric throughput/speedup (higher is better), champion [0-9.]* @ $short$" rep &&
+	sed -n "/^promotions on the champion line/,\$p" rep | grep " by worker " | tail -1 >last &&
+	test_grep " @ $short$" last &&
+	test_grep "champion [0-9.]* at <code>$short</code>" "$TRASH/w-report.html" &&
+	gdnctl report --log-dir "$W/logs" --json -o "$TRASH/w-report.html" >rep.json &&
+	test "$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[\"champion\"][\"commit\"])" rep.json)" = "$ref" &&
+	gdnctl loop status --log-dir "$W/logs" >status &&
+	test_grep "@ $short (iteration" status
+'
+
 test_expect_success 'the example agent has no series for three workers: exit 2, nothing created' '
 	test_must_fail =2 gdnctl demo --workers 3 --dir "$TRASH/w3" 2>err3 &&
 	test_grep "1 and 2 workers" err3 &&

@@ -213,10 +213,10 @@ test_expect_success 'the HTML is written atomically: no temporary files left, 06
 '
 
 test_expect_success '--output and --perf-state-file; a missing default state is fine' '
-	gdnctl report --log-dir "$D/logs" --output r.html >out 2>&1 &&
+	gdnctl report --log-dir "$D/logs" --output "$D/logs/r.html" >out 2>&1 &&
 	test_must_fail =1 gdnctl report --log-dir "$D/logs" --output "$TRASH/nodir/r.html" 2>err &&
 	test_grep "cannot create .*nodir/r.html.tmp" err &&
-	test -s r.html && cmp r.html "$D/logs/report.html" &&
+	test -s "$D/logs/r.html" && cmp "$D/logs/r.html" "$D/logs/report.html" &&
 	mkdir nostate && cp "$D/logs/loop.jsonl" nostate/ &&
 	gdnctl report --log-dir nostate >out 2>err &&
 	test_grep ! "trace:" out && test_grep "^    7  promoted" out &&
@@ -248,7 +248,7 @@ test_expect_success 'several runs: the last by default, --run selects' '
 	EOF2
 	report_loop "$D" idle 1 >/dev/null 2>&1 &&
 	gdnctl report --log-dir "$D/logs" >out &&
-	test_grep "^run [0-9TZ-]*: 1 iterations, completed, exit 0$" out &&
+	test_grep "^run [0-9TZ-]*: 1 iteration, completed, exit 0$" out &&
 	test_grep ! "^run $first" out &&
 	test_grep "^    1  no commit" out &&
 	test_grep "champion 3 @" out &&
@@ -417,11 +417,78 @@ test_expect_success 'workers: the JSON lanes agree with the journal, the HTML ha
 	EOF2
 '
 
+# links FILE: the href targets of an HTML page, one a line.
+links() {
+	grep -o "href=\"[^\"]*\"" "$1" | sed "s/^href=\"//; s/\"$//"
+}
+
+# links_resolve FILE: each link of FILE names a file that exists, seen from FILE's directory.
+links_resolve() {
+	local dir l
+	dir=$(dirname "$1")
+	links "$1" >links.out && test -s links.out || return 1
+	while read -r l; do
+		case $l in
+		/*) test -f "$l" ;;
+		*) test -f "$dir/$l" ;;
+		esac || { echo "dead link in $1: $l"; return 1; }
+	done <links.out
+}
+
+test_expect_success 'trace links resolve wherever the report is written (-o)' '
+	: the fixture with a trace kept for iteration 1, journaled as the loop does &&
+	cp -R "$D/logs" L &&
+	mkdir -p L/traces/iteration-001/run-1 &&
+	printf "{\"traceEvents\":[]}" | gzip >L/traces/iteration-001/run-1/t.trace.json.gz &&
+	run=$(sed -n "s/.*\"run\":\"\([^\"]*\)\".*/\1/p" L/loop.jsonl | tail -1) &&
+	printf "{\"ts\":\"2026-01-01T00:00:00.000Z\",\"run\":\"%s\",\"event\":\"trace\",\"iteration\":1,\"attempt\":1,\"source\":\"local\",\"path\":\"%s\",\"file\":\"traces/iteration-001/run-1/t.trace.json.gz\",\"origin\":\"*.trace.json.gz\"}\n" \
+		"$run" "$TRASH/L/traces/iteration-001/run-1/t.trace.json.gz" >>L/loop.jsonl &&
+	gdnctl report --log-dir L >out &&
+	links_resolve L/report.html &&
+	links L/report.html >in-logdir &&
+	test_grep "^traces/iteration-001/" in-logdir &&
+	mkdir -p elsewhere/deep &&
+	gdnctl report --log-dir L -o elsewhere/deep/r.html >out &&
+	links_resolve elsewhere/deep/r.html &&
+	links elsewhere/deep/r.html >deep &&
+	test_grep "^\.\./\.\./L/traces/iteration-001/" deep &&
+	mkdir -p L/sub &&
+	gdnctl report --log-dir L -o L/sub/r.html >out &&
+	links_resolve L/sub/r.html &&
+	links L/sub/r.html >up &&
+	test_grep "^\.\./traces/iteration-001/" up &&
+	: through a symbolic link to the log dir &&
+	ln -s L L-link &&
+	gdnctl report --log-dir L-link -o L/same.html >out 2>err &&
+	links_resolve L/same.html &&
+	links L/same.html >same &&
+	test_grep "^traces/iteration-001/" same
+'
+
 test_expect_success 'usage: positional arguments and unknown options' '
 	test_must_fail =2 gdnctl report extra 2>err &&
 	test_must_fail =2 gdnctl report --nosuch 2>err &&
 	gdnctl report -h >out &&
-	for o in --log-dir --perf-state-file --output --run --json; do test_grep -e "$o" out || return 1; done
+	for o in --log-dir --perf-state-file --output --run --json --format; do test_grep -e "$o" out || return 1; done
+'
+
+test_expect_success '--format text|json|html, --json the same as --format json' '
+	gdnctl report --log-dir "$D/logs" --format text >text.out &&
+	gdnctl report --log-dir "$D/logs" >default.out &&
+	test_cmp default.out text.out &&
+	gdnctl report --log-dir "$D/logs" --format json >fj.json &&
+	gdnctl report --log-dir "$D/logs" --json >j.json &&
+	test_cmp j.json fj.json &&
+	test_grep "\"schema\": \"gdnctl.report.v1\"" fj.json &&
+	rm -f "$D/logs/report.html" &&
+	gdnctl report --log-dir "$D/logs" --format html >page.html 2>err &&
+	test_grep "^<!DOCTYPE html>" page.html && test_grep "<svg id=\"metric-chart\"" page.html &&
+	test ! -e "$D/logs/report.html" &&
+	test_must_fail =2 gdnctl report --log-dir "$D/logs" --format html -o x.html 2>err &&
+	test_grep "drop --output" err &&
+	test_must_fail =2 gdnctl report --log-dir "$D/logs" --format html --json 2>err &&
+	test_grep "contradicts --format html" err &&
+	test_must_fail =2 gdnctl report --log-dir "$D/logs" --format pdf 2>err
 '
 
 test_done

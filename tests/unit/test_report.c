@@ -1027,6 +1027,84 @@ static void test_lanes_one_worker(void **unused)
 	sbuf_release(&sb);
 }
 
+/*
+ * One champion, one name: a promoted commit whose running-log entry was
+ * stamped in a commit of its own is named by that commit (the branch's,
+ * the promotions') in the text, the JSON and the HTML, not the agent's.
+ */
+static void test_champion_stamped(void **unused)
+{
+	static const char *const lines[] = {
+	    EV("s", "\"event\":\"run_start\",\"iterations\":1,\"workdir\":\"/nonexistent\""),
+	    EV("s",
+	       "\"event\":\"perf_decision\",\"iteration\":0,\"commit\":\"aaaa00000000ffff\","
+	       "\"metric\":\"m\",\"decision\":\"baseline\",\"candidate\":1.0,\"champion\":null"),
+	    EV("s", "\"event\":\"iteration_start\",\"iteration\":1"),
+	    EV("s",
+	       "\"event\":\"head\",\"iteration\":1,\"after\":\"bbbb11111111ffff\",\"commits\":1"),
+	    EV("s",
+	       "\"event\":\"perf_decision\",\"iteration\":1,\"commit\":\"bbbb11111111ffff\","
+	       "\"metric\":\"m\",\"decision\":\"promoted\",\"candidate\":2.0,\"champion\":1.0"),
+	    EV("s", "\"event\":\"stamp\",\"iteration\":1,\"commit\":\"cccc22222222ffff\""),
+	    EV("s", "\"event\":\"decision\",\"iteration\":1,\"outcome\":\"ok\",\"commits\":1"),
+	    EV("s", "\"event\":\"run_end\",\"reason\":\"completed\",\"exit_code\":0"),
+	};
+	struct sbuf j = SBUF_INIT, out = SBUF_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	struct gdn_report r;
+	json_t *doc;
+
+	(void)unused;
+	for (size_t i = 0; i < ARRAY_SIZE(lines); i++)
+		sbuf_addf(&j, "%s\n", lines[i]);
+	gdn_report_init(&r);
+	assert_int_equal(gdn_report_load_journal(&r, j.buf, j.len, NULL, "j", &err), 0);
+	gdn_report_render_text(&r, &out);
+	assert_non_null(strstr(out.buf, "champion 2 @ cccc22222222\n"));
+	/* the iteration's own row keeps the agent's commit */
+	assert_non_null(strstr(out.buf, "bbbb11111111"));
+	sbuf_reset(&out);
+	gdn_report_render_html(&r, &out);
+	assert_non_null(strstr(out.buf, "champion 2 at <code>cccc22222222</code>"));
+	doc = gdn_report_json(&r);
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(doc, "champion"), "commit")),
+	    "cccc22222222ffff");
+	json_decref(doc);
+	gdn_report_release(&r);
+	sbuf_release(&out);
+	sbuf_release(&j);
+}
+
+/* The report's trace links: the log dir seen from the output's directory. */
+static void test_relative_dir(void **unused)
+{
+	static const struct {
+		const char *from, *to, *want;
+	} cases[] = {
+	    {"/a/b", "/a/b", ""},
+	    {"/a/b/", "/a/b", ""},
+	    {"/a", "/a/logs", "logs/"},
+	    {"/a/out/deep", "/a/logs", "../../logs/"},
+	    {"/a/logs/sub", "/a/logs", "../"},
+	    {"/", "/x/y", "x/y/"},
+	    {"/x/y", "/", "../../"},
+	    {"/ab", "/abc", "../abc/"},
+	    {"//a//b", "/a/c", "../c/"},
+	};
+	char *got;
+
+	(void)unused;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		got = gdn_report_relative_dir(cases[i].from, cases[i].to);
+		assert_non_null(got);
+		assert_string_equal(got, cases[i].want);
+		free(got);
+	}
+	assert_null(gdn_report_relative_dir("rel", "/a"));
+	assert_null(gdn_report_relative_dir("/a", "rel"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1048,6 +1126,8 @@ int main(void)
 	    cmocka_unit_test(test_lanes_promotion_order),
 	    cmocka_unit_test(test_lanes_rendered),
 	    cmocka_unit_test(test_lanes_one_worker),
+	    cmocka_unit_test(test_relative_dir),
+	    cmocka_unit_test(test_champion_stamped),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
