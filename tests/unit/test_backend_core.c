@@ -598,7 +598,7 @@ static void test_local_run(void **state)
 	assert_int_equal(st.exit_code, 3);
 	assert_int_equal(gdn_job_exit_code(&st), 3);
 	assert_string_equal(e.lines.v[0], "hello there");
-	assert_string_equal(e.all.v[0], "SPAWN: env 'GREETING=hello there' bash -lc 'echo "
+	assert_string_equal(e.all.v[0], "SPAWN: env 'GREETING=hello there' bash -c 'echo "
 					"\"$GREETING\"; exit 3'");
 
 	spec =
