@@ -1036,7 +1036,7 @@ int gdn_gate_start(void *payload, const struct gdn_loop_iter *it, struct gdn_err
 		gdn_loop_reportf(it, GDN_LOOP_INFO, "performance champion of %s not reused: %s",
 				 path, stale);
 		it->journal(it->ctx, "perf_champion_stale",
-			    json_pack("{sIs?sss}", "iteration", (json_int_t)0, "commit",
+			    json_pack("{sIss?ss}", "iteration", (json_int_t)0, "commit",
 				      str_of(champ, "commit"), "reason", stale));
 		json_object_set_new(g->perf_state->doc, "champion", json_null());
 	}
