@@ -217,11 +217,13 @@ test_expect_success 'auto without any run named: the CLI value; --perf-source cl
 	test_grep "performance within hold band vs champion: 7 -> 7 (+0.00%, source=cli" out
 '
 
-test_expect_success '--perf-source wandb with nothing naming a run: unscored, one warning' '
+test_expect_success '--perf-source wandb with nothing naming a run: unscored, one warning, the run stops' '
 	new_repo none &&
-	run_loop none -- --iterations 1 --perf-source wandb --perf-regression-policy continue >out 2>err &&
-	test_grep -c "perf-source wandb: the profile printed no W&B run URL or run name" err >n &&
-	test "$(cat n)" = 2 &&
+	test_must_fail =1 run_loop none -- --iterations 1 --perf-source wandb \
+		--perf-regression-policy continue >out 2>err &&
+	test_grep -c "WARNING: .*perf-source wandb: the profile printed no W&B run URL or run name" err >n &&
+	test "$(cat n)" = 1 &&
+	test_grep "the baseline cannot be measured: .*perf-source wandb: the profile printed no W&B run URL or run name" err &&
 	test_grep "\"decision\":\"unscored\"" logs/loop.jsonl &&
 	test_must_fail =2 run_loop none -- --iterations 1 --perf-source wandb \
 		--perf-metric trace/step_ms 2>err &&
@@ -256,13 +258,15 @@ for case in \
 	"
 done
 
-test_expect_success 'a W&B fetch failure: one clear warning, the sample unscored, the policy decides' '
+test_expect_success 'a W&B fetch failure at the baseline: one clear warning, unscored, the run stops' '
 	new_repo base &&
-	FAULT=1 run_loop fast -- --iterations 1 --perf-aggregation summary >out 2>err &&
+	FAULT=1 test_must_fail =1 run_loop fast -- --iterations 1 --perf-aggregation summary \
+		>out 2>err &&
 	python3 "$HUBSERVER" ctl "$PORTS" reset &&
-	test_grep -c "W&B fetch failed" err >n && test "$(cat n)" = 1 &&
-	test_grep "WARNING: W&B fetch failed for https://wandb.ai/ent/proj/runs/fast: .*HTTP 500.*; the sample is unscored" err &&
-	test_grep "iteration 1 reverted (performance unscored: throughput/mfu)" err &&
+	test_grep -c "WARNING: W&B fetch failed" err >n && test "$(cat n)" = 1 &&
+	test_grep "WARNING: W&B fetch failed for https://wandb.ai/ent/proj/runs/base: .*HTTP 500.*; the sample is unscored" err &&
+	test_grep "the baseline cannot be measured: W&B fetch failed" err &&
+	test_grep ! "=== iteration 1" out &&
 	test_grep "\"status\":\"fetch-failed\"" logs/loop.jsonl &&
 	test "$(cat repo/run.txt)" = base
 '
