@@ -309,9 +309,13 @@ static void dry_run_plan(const struct gdn_loop_setup *s)
 		     gdn_config_str(s->cfg, "project.test_command") ? ""
 								    : "; no project.test_command");
 	} else {
-		plan("validation: %s (%s), on backend %s (%s)",
-		     gdn_enum_name(gdn_gate_mode_enum, (int)s->gate.mode), gate_from(s),
-		     bname && *bname ? bname : "local",
+		const char *from = gate_from(s);
+		bool given = !strcmp(from, "--validation-mode");
+
+		/* where the mode came from, unless the command line gave it */
+		plan("validation: %s%s%s%s, on backend %s (%s)",
+		     gdn_enum_name(gdn_gate_mode_enum, (int)s->gate.mode), given ? "" : " (",
+		     given ? "" : from, given ? "" : ")", bname && *bname ? bname : "local",
 		     s->w.h || s->w.hold ? "a held dev TPU first" : "no hold");
 		if (s->gate.test_command || gdn_config_str(s->cfg, "project.test_command"))
 			plan("  tests: %s", s->gate.test_command

@@ -849,7 +849,7 @@ static int evaluate(struct gdn_gate *g, const struct gdn_loop_iter *it, const ch
 	}
 	if (ret)
 		goto out;
-	if (v->decision == GDN_PERF_UNSCORED)
+	if (v->decision == GDN_PERF_UNSCORED && !it->iteration) /* the baseline: the run stops */
 		add_unscored_whys(g->measured, v);
 	ret = gdn_perf_state_save(g->perf_state, err);
 	if (ret)

@@ -146,7 +146,7 @@ test_expect_success 'command line > environment > gdnctl.yaml; --validation-mode
 	GDNCTL_LOOP_PERF_METRIC=kernel_us loop --iterations 1 --agent-cmd "$AG/night {prompt_file}" \
 		--perf-metric items_per_s --validation-mode off --dry-run >out 2>err &&
 	test_grep "dry run: metric: items_per_s, higher is better (auto: its name reads as a rate" out &&
-	test_grep "dry run: validation: off (--validation-mode), on backend local" out
+	test_grep "dry run: validation: off, on backend local" out
 '
 
 test_expect_success 'codex-loop keeps the original defaults: no validation unless asked' '
