@@ -70,7 +70,9 @@ test_expect_success 'the issue command: auto keeps the 4000x speed-up, reverts t
 	test_grep "\"event\":\"perf_decision\",\"iteration\":3,.*\"decision\":\"regression\",.*\"direction\":\"lower\"" logs/loop.jsonl &&
 	test_grep "\"event\":\"run_start\",.*\"plan\":{\"validation\":{\"mode\":\"required\".*\"perf\":{\"metric\":\"throughput/duration_ms\",.*\"direction\":\"lower\",\"direction_from\":\"auto\"" logs/loop.jsonl &&
 	git -C repo rev-parse -q --verify refs/gdnctl/discarded/3 &&
-	git -C repo rev-parse -q --verify refs/gdnctl/discarded/2
+	git -C repo rev-parse -q --verify refs/gdnctl/discarded/2 &&
+	(cd repo && gdnctl report --log-dir "$TRASH/logs" -o "$TRASH/report.html") >report.txt &&
+	test_grep "throughput/duration_ms (lower is better)" report.txt
 '
 
 test_expect_success 'a metric name that says neither way is refused at start-up (exit 2)' '
