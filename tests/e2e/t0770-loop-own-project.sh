@@ -64,8 +64,10 @@ test_expect_success 'the issue command: auto keeps the 4000x speed-up, reverts t
 	test_grep "performance champion promoted: 7.717 -> 0.00193 " out &&
 	test_grep "validation failed: tests exit 1" err &&
 	test_grep "performance regression detected vs champion: 0.00193 -> 50.104 " err &&
-	test "$(git -C repo log -1 --format=%s main)" = "kernel: vectorised (4000x)" &&
+	git -C repo log --format=%s main >subjects &&
+	test_grep "^kernel: vectorised (4000x)$" subjects &&
 	test "$(git -C repo show main:cost.txt)" = 0.00193 &&
+	test "$(git -C repo show main:answer.txt)" = 42 &&
 	test_grep "\"event\":\"perf_decision\",\"iteration\":1,.*\"decision\":\"promoted\"" logs/loop.jsonl &&
 	test_grep "\"event\":\"perf_decision\",\"iteration\":3,.*\"decision\":\"regression\",.*\"direction\":\"lower\"" logs/loop.jsonl &&
 	test_grep "\"event\":\"run_start\",.*\"plan\":{\"validation\":{\"mode\":\"required\".*\"perf\":{\"metric\":\"throughput/duration_ms\",.*\"direction\":\"lower\",\"direction_from\":\"auto\"" logs/loop.jsonl &&
