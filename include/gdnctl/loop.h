@@ -135,6 +135,7 @@ struct gdn_loop_opts {
 	const char *branch;	  /* --branch: the loop branch (NULL: the checkout's) */
 	enum gdn_agent_failure_commits agent_failure_commits;
 	json_t *options; /* the effective decision options, journaled with run_start; or NULL */
+	json_t *plan;	 /* what the run measures and how it decides, journaled likewise; or NULL */
 	const char *log_dir;
 	const char *prompt_template; /* the template's text */
 	const struct strvec *directives;

@@ -178,6 +178,20 @@ struct gdn_loop_setup {
 	struct strvec resume_argv;
 	char *resume_run;
 	json_t *overridden;
+	/*
+	 * Where the values of options not given came from (gdn_loop_setup_check):
+	 * {"validation-mode": "project.test_command", "perf-metric":
+	 * "gdnctl.yaml:4:11", ...}, the configuration's origins of the loop.* keys
+	 * (gdn_loop_config_options) and the reasons of defaults that depend on
+	 * other settings.
+	 */
+	json_t *from;
+	/* --perf-direction auto: why the metric's name resolved as it did (static), else NULL */
+	const char *direction_why;
+	/* no running log (s->hlog NULL): why, for the banner and the dry run (static), else NULL */
+	const char *hlog_why;
+	/* gdn_loop_setup_plan() of the run, journaled with run_start (s->lo.plan) */
+	json_t *plan;
 	/* a failed step */
 	struct gdn_err err;
 	enum gdn_loop_setup_style style;
@@ -209,6 +223,13 @@ void gdn_loop_setup_release(struct gdn_loop_setup *s);
  * (applies --resilient; `opts`: the parsed table, for what was given).
  */
 int gdn_loop_setup_resume(struct gdn_loop_setup *s, struct opt *opts, int argc, const char **argv);
+/*
+ * check also takes the loop.* configuration keys (gdn_loop_config_options)
+ * for the options argv does not give (not when --resume restored a run's
+ * options: the run keeps its own), journaled with the run's options; and
+ * without --validation-mode (nor loop.validation_mode) turns validation on
+ * (`required`) when project.test_command is set, except for codex-loop.
+ */
 int gdn_loop_setup_check(struct gdn_loop_setup *s, const struct opt *opts);
 /*
  * The working tree, the log dir (default gdn_loop_default_log_dir()), the
@@ -225,8 +246,39 @@ int gdn_loop_setup_agent(struct gdn_loop_setup *s);
 int gdn_loop_setup_perf(struct gdn_loop_setup *s);
 /* The engine's options (s->lo). Cannot fail. */
 void gdn_loop_setup_opts(struct gdn_loop_setup *s);
-/* The gate's backend, commands and hooks (when s->gate_on), then where validation runs. */
+/*
+ * The gate's backend, commands and hooks (when s->gate_on), then where
+ * validation runs; then the run's plan (s->plan, journaled with run_start).
+ */
 int gdn_loop_setup_gate(struct gdn_loop_setup *s, const struct opt *opts);
+
+/* A loop.* configuration key and the option it gives a value when not given. */
+struct gdn_loop_config_option {
+	const char *key, *option;
+};
+/* The loop.* keys of the options (NULL-terminated). */
+extern const struct gdn_loop_config_option gdn_loop_config_options[];
+
+/*
+ * What the run measures and how it decides, once the steps up to
+ * gdn_loop_setup_gate ran: the gate, the ruler and its direction. A new
+ * reference:
+ *   {"validation": {"mode": "required"|"profile-only"|"off", "from": WHY,
+ *                   "tests": CMD|null, "profile": CMD|null, "backend": NAME|null},
+ *    "perf": null | {"metric": NAME, "metric_from": WHY, "direction": "higher"|"lower",
+ *                    "direction_from": "auto"|WHY, "direction_why": TEXT|null,
+ *                    "min_improvement_pct": X, "max_regression_pct": X,
+ *                    "regression_policy": P, "repeats": K, "state_file": PATH},
+ *    "log_file": PATH|null, "log_file_why": TEXT|null}
+ * WHY is "--OPTION" (given), a configuration origin ("gdnctl.yaml:3:7",
+ * "GDNCTL_LOOP_PERF_METRIC"), "project.test_command" or "default".
+ */
+json_t *gdn_loop_setup_plan(const struct gdn_loop_setup *s);
+/*
+ * The ruler in words, appended to out: "throughput/duration_ms, lower is
+ * better (auto: its name reads as a time)"; for the banner and the dry run.
+ */
+void gdn_loop_setup_ruler(const struct gdn_loop_setup *s, struct sbuf *out);
 /* Journal `resume_override` (s->overridden) in the resumed run; nothing without it. */
 int gdn_loop_setup_journal_override(struct gdn_loop_setup *s);
 /*

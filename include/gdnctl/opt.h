@@ -156,6 +156,13 @@ size_t opt_choice_count(const struct opt *o);
 const char *opt_choice_name(const struct opt *o, size_t i);
 const char *opt_choice_help(const struct opt *o, size_t i);
 
+/*
+ * Set the value of the option named `long_name` (not a bool) from text, as
+ * the command line would (same checks and messages; a string is borrowed),
+ * without counting it as given (opt_seen). 0 or GDN_EUSAGE. For defaults
+ * that come from elsewhere, such as the configuration.
+ */
+int opt_set(const struct opt *opts, const char *long_name, const char *value, struct gdn_err *err);
 /* Whether the option named `long_name` was given in the last opt_parse() of the table. */
 bool opt_seen(const struct opt *opts, const char *long_name);
 

@@ -36,14 +36,33 @@ struct gdn_trace_summary;
 extern const struct gdn_enum gdn_perf_mode_enum[];
 
 enum gdn_perf_direction {
-	GDN_PERF_AUTO = 0, /* trace/... and throughput/duration: lower; else higher */
+	GDN_PERF_AUTO = 0, /* what the metric's name says (gdn_perf_direction_classify) */
 	GDN_PERF_HIGHER,
 	GDN_PERF_LOWER,
 };
 /* --perf-direction: "auto", "higher", "lower". */
 extern const struct gdn_enum gdn_perf_direction_enum[];
 const char *gdn_perf_direction_name(enum gdn_perf_direction d);
-/* HIGHER or LOWER: `d`, or for AUTO the default of `metric`. */
+/*
+ * What a metric's name says of its direction (--perf-direction auto): LOWER
+ * for trace/... metrics (milliseconds per step) and times, HIGHER for rates,
+ * GDN_PERF_AUTO when the name says neither (never a guess). The words of the
+ * last path component decide (split at '_', '-', '.', ' ' and camelCase;
+ * "throughput/duration_ms" is a time whatever "throughput/" says):
+ * X_per_<unit of time> (tokens_per_second, items_per_s) is a rate and
+ * <time>_per_X (ms_per_step) a time; else the last word, after qualifiers
+ * (avg, mean, median, min, max, pct, p50, p99...): a unit of time (ms, us,
+ * ns, s, sec, seconds, min, hours...) or time, duration, latency, elapsed,
+ * runtime, walltime is a time; throughput, mfu, hfu, tflops, gflops, pflops,
+ * speedup, qps, goodput a rate. "X/s" is a rate. *why (static) says which
+ * rule decided, NULL for GDN_PERF_AUTO.
+ */
+enum gdn_perf_direction gdn_perf_direction_classify(const char *metric, const char **why);
+/*
+ * HIGHER or LOWER: `d`, or for AUTO what the name says; a name that says
+ * neither gives HIGHER (for the records of runs before the loop refused
+ * such names: callers that must not guess use gdn_perf_direction_classify).
+ */
 enum gdn_perf_direction gdn_perf_direction_resolve(enum gdn_perf_direction d, const char *metric);
 
 /* --perf-regression-policy */
@@ -134,6 +153,8 @@ struct gdn_perf_config {
 	double min_confidence; /* z of the MAD rule; 0: off */
 	enum gdn_perf_within within_policy;
 	enum gdn_perf_stat repeat_stat;
+	/* the profile command the samples come from (borrowed), recorded as "command"; or NULL */
+	const char *command;
 };
 /* Defaults: throughput/mfu, auto, 0.25, 1.0, revert-count-failure, no gates, 0, keep. */
 void gdn_perf_config_init(struct gdn_perf_config *c);
@@ -181,6 +202,8 @@ const char *gdn_perf_ruler(const char *configured, bool marin, bool trace, bool 
  * Returns whether it switched.
  */
 bool gdn_perf_ruler_pick(struct gdn_perf_config *c, struct gdn_perf_measurement *m);
+/* The ruler becomes trace/step_ms, lower is better (a time). */
+void gdn_perf_ruler_use_steps(struct gdn_perf_config *c);
 
 /* ---- samples and measurements ---- */
 
@@ -207,6 +230,7 @@ struct gdn_perf_sample {
 	 * ops only those named by the gates or the metric.
 	 */
 	json_t *trace;
+	char *why; /* no value: why, in words (owned), or NULL */
 };
 
 /* The K samples of one commit. */

@@ -16,12 +16,20 @@ struct gdn_prompt_vars {
 	const char *branch;   /* NULL: "" */
 	const char *log_tail; /* NULL: "" */
 	const char *note;     /* {{LOOP_NOTE}}, else appended after the template; NULL: none */
+	const char *log_file; /* {{LOG_FILE}}: the running log (gdn_prompt_log_file); NULL: none */
 };
+/* What {{LOG_FILE}} says when the run keeps no running log. */
+#define GDN_PROMPT_NO_LOG_FILE "none: this run keeps no running log; record in your commit message"
+/*
+ * The running log `log` as the agent working in `workdir` names it: relative
+ * to workdir when below it, else as is (borrowed from log). NULL for NULL.
+ */
+const char *gdn_prompt_log_file(const char *log, const char *workdir);
 /*
  * The prompt of one iteration, appended to out: the template with
- * {{ITERATION}}, {{TOTAL_ITERATIONS}}, {{HEAD_SHA}}, {{BRANCH}} and
- * {{LOG_TAIL}} replaced (every occurrence); with directives, the original's
- * framing: rstrip, "\n\nSession directives for this codex-loop run (must
+ * {{ITERATION}}, {{TOTAL_ITERATIONS}}, {{HEAD_SHA}}, {{BRANCH}}, {{LOG_TAIL}}
+ * and {{LOG_FILE}} (GDN_PROMPT_NO_LOG_FILE without one) replaced (every occurrence); with
+ * directives, the original's framing: rstrip, "\n\nSession directives for this codex-loop run (must
  * follow unless they conflict with tests/correctness):\n\n", then
  * "[Directive N]\n<text>" blocks joined with "\n", then "\n".
  */

@@ -176,7 +176,8 @@ struct gdn_report {
 	int exit_code;
 	char *metric; /* owned, or NULL when the run had no performance decision */
 	bool lower_is_better;
-	bool torn_last_line; /* the journal's last line had no newline and was ignored */
+	bool direction_journaled; /* a perf_decision said it (else: what the metric's name says) */
+	bool torn_last_line;	  /* the journal's last line had no newline and was ignored */
 	/* the state's champion, used when the run made no performance decision */
 	char *state_champion; /* commit (owned), or NULL */
 	double state_champion_value;

@@ -287,6 +287,53 @@ static void workers_plan(const struct gdn_loop_setup *s, const char *shared)
 	}
 }
 
+/* Where the validation mode came from, in words. */
+static const char *gate_from(const struct gdn_loop_setup *s)
+{
+	const char *from = json_string_value(json_object_get(s->from, "validation-mode"));
+
+	if (!from)
+		return "default";
+	if (!strcmp(from, "project.test_command"))
+		return "project.test_command is set; --validation-mode off to skip";
+	return from;
+}
+
+/*
+ * The run's plan in a few lines before iteration 1 (not for codex-loop,
+ * which prints the original's): the gate, the ruler and its direction, the
+ * running log.
+ */
+static void banner(const struct gdn_loop_setup *s, struct printer *pr)
+{
+	struct sbuf sb = SBUF_INIT;
+
+	if (s->original)
+		return;
+	if (s->gate.mode != GDN_GATE_OFF)
+		sbuf_addf(&sb, "validation: %s (%s)",
+			  gdn_enum_name(gdn_gate_mode_enum, (int)s->gate.mode), gate_from(s));
+	else
+		sbuf_addf(&sb, "validation: off (%s)", gate_from(s));
+	on_say(GDN_LOOP_INFO, sb.buf, pr);
+	sbuf_reset(&sb);
+	if (s->a.perf_on) {
+		sbuf_adds(&sb, "metric: ");
+		gdn_loop_setup_ruler(s, &sb);
+		on_say(GDN_LOOP_INFO, sb.buf, pr);
+		sbuf_reset(&sb);
+	}
+	if (s->hlog)
+		sbuf_addf(&sb, "running log: %s", s->hlog);
+	else
+		sbuf_addf(&sb,
+			  "no running log (%s): set log_file in gdnctl.yaml or pass "
+			  "--hillclimb-log-file to keep one",
+			  s->hlog_why ? s->hlog_why : "not configured");
+	on_say(GDN_LOOP_INFO, sb.buf, pr);
+	sbuf_release(&sb);
+}
+
 /* The pre-flight's plan: what a real run with these options would do. */
 static void dry_run_plan(const struct gdn_loop_setup *s)
 {
@@ -296,11 +343,17 @@ static void dry_run_plan(const struct gdn_loop_setup *s)
 
 	plan("agent: %s%s%s", a->agent, a->agent_cmd ? ": " : "", a->agent_cmd ? a->agent_cmd : "");
 	if (s->gate.mode == GDN_GATE_OFF && !a->perf_on) {
-		plan("validation: off (--validation-mode off, --perf-mode off)");
+		plan("validation: off (--validation-mode off, --perf-mode off)%s",
+		     gdn_config_str(s->cfg, "project.test_command") ? ""
+								    : "; no project.test_command");
 	} else {
-		plan("validation: %s, on backend %s (%s)",
-		     gdn_enum_name(gdn_gate_mode_enum, (int)s->gate.mode),
-		     bname && *bname ? bname : "local",
+		const char *from = gate_from(s);
+		bool given = !strcmp(from, "--validation-mode");
+
+		/* where the mode came from, unless the command line gave it */
+		plan("validation: %s%s%s%s, on backend %s (%s)",
+		     gdn_enum_name(gdn_gate_mode_enum, (int)s->gate.mode), given ? "" : " (",
+		     given ? "" : from, given ? "" : ")", bname && *bname ? bname : "local",
 		     s->w.h || s->w.hold ? "a held dev TPU first" : "no hold");
 		if (s->gate.test_command || gdn_config_str(s->cfg, "project.test_command"))
 			plan("  tests: %s", s->gate.test_command
@@ -312,17 +365,19 @@ static void dry_run_plan(const struct gdn_loop_setup *s)
 				 ? s->gate.profile_command
 				 : gdn_config_str(s->cfg, "project.profile_command"));
 	}
-	if (a->perf_on)
+	if (a->perf_on) {
+		struct sbuf ruler = SBUF_INIT;
+
 		plan("ruler: %s (%s)", s->pc.metric, s->ruler_why ? s->ruler_why : "configured");
-	if (a->perf_on)
-		plan("metric: %s (%s); promote at >= %g%%, regression at >= %g%% (%s), %ld "
-		     "repeat%s",
-		     s->pc.metric, gdn_enum_name(gdn_perf_direction_enum, a->perf_direction),
-		     a->perf_min_improvement, a->perf_max_regression,
+		gdn_loop_setup_ruler(s, &ruler);
+		plan("metric: %s; promote at >= %g%%, regression at >= %g%% (%s), %ld repeat%s",
+		     ruler.buf, a->perf_min_improvement, a->perf_max_regression,
 		     gdn_enum_name(gdn_perf_policy_enum, a->perf_policy), a->perf_repeats,
 		     a->perf_repeats == 1 ? "" : "s");
-	else
+		sbuf_release(&ruler);
+	} else {
 		plan("metric: none (--perf-mode off)");
+	}
 	plan("isolation: %s; loop branch: %s", gdn_enum_name(gdn_isolation_enum, a->isolation),
 	     a->loop_branch ? a->loop_branch : "the checkout's branch");
 	if (a->workers > 1)
@@ -336,8 +391,10 @@ static void dry_run_plan(const struct gdn_loop_setup *s)
 		     p ? " (worker 1's; each worker's own)" : "");
 		free(p);
 		free(w1);
+	} else if (s->hlog) {
+		plan("hill-climb log: %s", s->hlog);
 	} else {
-		plan("hill-climb log: %s", s->hlog ? s->hlog : "(none)");
+		plan("hill-climb log: none (%s)", s->hlog_why ? s->hlog_why : "not configured");
 	}
 	plan("stop: after %ld iteration%s; --max-failures %ld (-1: unlimited); "
 	     "--stop-after-failures %ld (0: never)%s%s%s",
@@ -350,18 +407,61 @@ static void dry_run_plan(const struct gdn_loop_setup *s)
 	     policy(a->iteration_error_policy), policy(a->validation_policy));
 }
 
+/*
+ * `--dry-run --json`: the plan as one document (gdnctl.loop_dry_run.v1): the
+ * gate, the ruler and its direction, the running log (gdn_loop_setup_plan),
+ * where the run works and stops, the prompt and the agent's argv of
+ * iteration 1. A new reference.
+ */
+static json_t *dry_run_json(const struct gdn_loop_setup *s, const struct sbuf *prompt,
+			    const char *pfile, const char *agent_dir, const struct strvec *argv,
+			    const char *agent_missing)
+{
+	const struct gdn_loop_args *a = &s->a;
+	const struct gdn_loop_opts *lo = &s->lo;
+	json_t *doc = gdn_json_doc("gdnctl.loop_dry_run.v1");
+	json_t *agent = json_object(), *av = json_array();
+
+	json_object_set_new(doc, "iterations", json_integer(a->iterations));
+	json_object_update(doc, s->plan);
+	json_object_set_new(agent, "driver", json_string(a->agent));
+	json_object_set_new(agent, "workdir", gdn_json_string_lossy(agent_dir));
+	for (size_t i = 0; argv && i < argv->nr; i++)
+		json_array_append_new(av, gdn_json_string_lossy(argv->v[i]));
+	json_object_set_new(agent, "argv", argv ? av : json_null());
+	if (!argv)
+		json_decref(av);
+	json_object_set_new(agent, "missing", gdn_json_string_lossy(agent_missing));
+	json_object_set_new(doc, "agent", agent);
+	json_object_set_new(doc, "isolation",
+			    json_string(gdn_enum_name(gdn_isolation_enum, a->isolation)));
+	json_object_set_new(doc, "loop_branch", gdn_json_string_lossy(a->loop_branch));
+	json_object_set_new(doc, "workers", json_integer(a->workers));
+	json_object_set_new(doc, "log_dir", gdn_json_string_lossy(s->log_dir));
+	json_object_set_new(doc, "stop",
+			    json_pack("{s:I, s:I, s:o}", "max_failures",
+				      (json_int_t)lo->max_failures, "stop_after_failures",
+				      (json_int_t)lo->stop_after_failures, "until_time",
+				      gdn_json_string_lossy(a->until_time)));
+	json_object_set_new(doc, "prompt",
+			    json_pack("{s:o, s:o}", "file", gdn_json_string_lossy(pfile), "text",
+				      gdn_json_string_lossy(prompt->buf)));
+	return doc;
+}
+
 static int dry_run(const struct gdn_loop_setup *s, const char *agent_missing, struct gdn_err *err)
 {
 	const struct gdn_loop_opts *lo = &s->lo;
 	struct sbuf prompt = SBUF_INIT, line = SBUF_INIT;
 	struct strvec argv = STRVEC_INIT;
 	char *head = NULL, *branch = NULL, *pfile = NULL, *mfile = NULL, *tfile = NULL, *w1 = NULL;
-	struct gdn_prompt_vars v = {1, lo->iterations, NULL, NULL, NULL, NULL};
+	struct gdn_prompt_vars v = {1, lo->iterations, NULL, NULL, NULL, NULL, NULL};
 	struct gdn_agent_request req = {0};
 	char t[32];
 	int ret;
 
-	dry_run_plan(s);
+	if (!s->a.json)
+		dry_run_plan(s);
 	/* with --isolation worktree the agent's worktree does not exist yet: the checkout's HEAD */
 	ret = gdn_repo_head_at(lo->user_workdir ? lo->user_workdir : lo->workdir, &head, &branch,
 			       err);
@@ -373,6 +473,7 @@ static int dry_run(const struct gdn_loop_setup *s, const char *agent_missing, st
 	}
 	v.head_sha = head;
 	v.branch = branch;
+	v.log_file = gdn_prompt_log_file(lo->hillclimb_log, lo->workdir);
 	gdn_prompt_render(lo->prompt_template, &v, lo->directives, &prompt);
 	pfile = xstrfmt("%s/iteration-001-prompt.txt", lo->log_dir);
 	mfile = xstrfmt("%s/iteration-001-last-message.txt", lo->log_dir);
@@ -382,14 +483,22 @@ static int dry_run(const struct gdn_loop_setup *s, const char *agent_missing, st
 					 .prompt_file = pfile,
 					 .last_message_file = mfile,
 					 .transcript_file = tfile};
+	if (lo->workers > 1) /* worker 1's */
+		req.workdir = w1 = gdn_loop_setup_worker_dir(s, 1);
+	if (s->agent)
+		gdn_agent_argv(s->agent, &req, &argv);
+	if (s->a.json) {
+		ret = gdn_json_print(dry_run_json(s, &prompt, pfile, req.workdir,
+						  s->agent ? &argv : NULL, agent_missing))
+			  ? gdn_err_set(err, GDN_EIO, "cannot write the dry run's JSON")
+			  : 0;
+		goto out;
+	}
 	printf("%s dry run: the prompt of iteration 1 (%s):\n", tag(t), pfile);
 	fwrite(prompt.buf, 1, prompt.len, stdout);
 	if (prompt.len && prompt.buf[prompt.len - 1] != '\n')
 		putchar('\n');
-	if (lo->workers > 1) /* worker 1's */
-		req.workdir = w1 = gdn_loop_setup_worker_dir(s, 1);
 	if (s->agent) {
-		gdn_agent_argv(s->agent, &req, &argv);
 		gdn_argv_format(&line, argv.v);
 		printf("%s dry run: the agent command (in %s):\n%s $ %s\n", tag(t), req.workdir,
 		       tag(t), line.buf);
@@ -432,8 +541,8 @@ static struct opt loop_opts[] = {
 		 "prompts, transcripts, last messages and the journal loop.jsonl",
 		 "<git common dir>/gdnctl/<branch>", OPT_INVOCATION),
     OPT_STRING_(0, "hillclimb-log-file", &setup.a.hillclimb_log, "PATH",
-		"running log: {{LOG_TAIL}} and commit stamping",
-		"config log_file, under --workdir"),
+		"running log: {{LOG_TAIL}}, {{LOG_FILE}} and commit stamping",
+		"config log_file, under --workdir; unset outside a Marin checkout: none"),
     OPT_SECONDS_(0, "sleep-seconds", &setup.a.sleep_seconds, "S",
 		 "sleep after a successful iteration (not after the last)", "5.0"),
     OPT_BOOL_F(0, "resume", &setup.a.resume,
@@ -451,7 +560,8 @@ static struct opt loop_opts[] = {
 		   "print `still running` this often while the agent is silent (0: off)", "60s",
 		   OPT_INVOCATION),
     OPT_BOOL_F(0, "json", &setup.a.json,
-	       "print the summary as JSON (gdnctl.loop_summary.v1); progress goes to stderr",
+	       "print the summary as JSON (gdnctl.loop_summary.v1; with --dry-run the plan, "
+	       "gdnctl.loop_dry_run.v1); progress goes to stderr",
 	       OPT_INVOCATION),
     OPT_GROUP_("Stop conditions"),
     OPT_STRING_(0, "until-time", &setup.a.until_time, "TIME",
@@ -553,7 +663,7 @@ static struct opt loop_opts[] = {
     OPT_ENUM_(0, "validation-mode", &setup.a.validation_mode, gdn_gate_mode_enum,
 	      "after an iteration with commits: project.test_command then "
 	      "project.profile_command (required), the profile only, or nothing",
-	      "off"),
+	      "loop.validation_mode, else required with project.test_command, else off"),
     OPT_ENUM_(0, "validation-policy", &setup.a.validation_policy, gdn_loop_policy_enum,
 	      "a failed validation (its commits are reverted first)", "count-failure"),
     OPT_DURATION_(0, "validation-timeout", &setup.a.validation_timeout_ms,
@@ -667,18 +777,21 @@ static struct opt loop_opts[] = {
     OPT_ENUM_(0, "perf-mode", &setup.a.perf_on, gdn_perf_mode_enum,
 	      "measure each iteration with project.profile_command and keep, promote or "
 	      "revert it (required: same as on)",
-	      "off"),
+	      "loop.perf.mode, else off"),
     OPT_STRING_(0, "perf-metric", &setup.a.perf_metric, "NAME",
 		"the metric (profile output, or trace/step_ms, trace/category/NAME_ms, "
 		"trace/op/NAME_ms; default: trace/step_ms when the profile leaves a trace "
 		"outside Marin, else throughput/mfu)",
-		"auto"),
+		"loop.perf.metric, else auto"),
     OPT_ENUM_(0, "perf-direction", &setup.a.perf_direction, gdn_perf_direction_enum,
-	      "which way is better", "auto"),
+	      "which way is better (auto: from the metric's name; a name that says neither is "
+	      "refused)",
+	      "loop.perf.direction, else auto"),
     OPT_FLOAT_(0, "perf-min-improvement-pct", &setup.a.perf_min_improvement, "PCT",
-	       "promote at an improvement of at least PCT", "0.25"),
+	       "promote at an improvement of at least PCT",
+	       "loop.perf.min_improvement_pct, else 0.25"),
     OPT_FLOAT_(0, "perf-max-regression-pct", &setup.a.perf_max_regression, "PCT",
-	       "a regression at a loss of at least PCT", "1.0"),
+	       "a regression at a loss of at least PCT", "loop.perf.max_regression_pct, else 1.0"),
     OPT_ENUM_(0, "perf-regression-policy", &setup.a.perf_policy, gdn_perf_policy_enum,
 	      "a regression, a gate rejection or a missing metric", "revert-count-failure"),
     OPT_ENUM_(0, "perf-within-threshold-policy", &setup.a.perf_within, gdn_perf_within_enum,
@@ -691,8 +804,8 @@ static struct opt loop_opts[] = {
 	      "a trace gate rule (repeatable; none: the defaults)"),
     OPT_FLOAT_(0, "perf-min-confidence", &setup.a.perf_min_confidence, "Z",
 	       "z of the noise rule (0: off)", "0"),
-    OPT_INT_(0, "perf-repeats", &setup.a.perf_repeats, "K", "profile runs per commit", "1", 1,
-	     1000),
+    OPT_INT_(0, "perf-repeats", &setup.a.perf_repeats, "K", "profile runs per commit",
+	     "loop.perf.repeats, else 1", 1, 1000),
     OPT_NEGBOOL_(0, "perf-ab", &setup.a.perf_ab,
 		 "profile the champion (from its own worktree) and the candidate alternately "
 		 "and decide on the paired interval",
@@ -851,6 +964,8 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 	}
 	if (gdn_loop_setup_journal_override(s))
 		goto failed;
+	if (!s->a.resume)
+		banner(s, &pr);
 	code = run(s, &pr);
 	goto out;
 failed:

@@ -56,6 +56,26 @@ static const struct gdn_enum trace_sources[] = {
     GDN_ENUM_END,
 };
 
+/* gdnctl loop's --validation-mode, --perf-mode and --perf-direction (gate.h, perf.h) */
+static const struct gdn_enum validation_modes[] = {
+    {"required", 1, "the tests, then the profile"},
+    {"profile-only", 2, "the profile only"},
+    {"off", 0, "no validation"},
+    GDN_ENUM_END,
+};
+static const struct gdn_enum perf_modes[] = {
+    {"on", 1, "measure each iteration and decide"},
+    {"required", 1, "the same as on"},
+    {"off", 0, "no performance policy"},
+    GDN_ENUM_END,
+};
+static const struct gdn_enum perf_directions[] = {
+    {"auto", 0, "from the metric's name (a name that says neither is refused)"},
+    {"higher", 1, "higher is better"},
+    {"lower", 2, "lower is better"},
+    GDN_ENUM_END,
+};
+
 const struct gdn_cfg_key gdn_cfg_schema[] = {
     {"backend", GDN_CFG_STRING, "local", "GDNCTL_BACKEND", NULL,
      "the backend run/wait/logs/stop use without --backend", false},
@@ -163,6 +183,22 @@ const struct gdn_cfg_key gdn_cfg_schema[] = {
      "GDNCTL_LOG_FILE", NULL, "the markdown running log, relative to the repository root", false},
     {"loop.backend", GDN_CFG_STRING, NULL, "GDNCTL_LOOP_BACKEND", NULL,
      "the backend the loop's validation gate uses without --backend (default: local)", false},
+    {"loop.perf.direction", GDN_CFG_STRING, "auto", "GDNCTL_LOOP_PERF_DIRECTION", perf_directions,
+     "gdnctl loop --perf-direction without the option", false},
+    {"loop.perf.max_regression_pct", GDN_CFG_FLOAT, "1.0", "GDNCTL_LOOP_PERF_MAX_REGRESSION_PCT",
+     NULL, "gdnctl loop --perf-max-regression-pct without the option", false},
+    {"loop.perf.metric", GDN_CFG_STRING, "throughput/mfu", "GDNCTL_LOOP_PERF_METRIC", NULL,
+     "gdnctl loop --perf-metric without the option", false},
+    {"loop.perf.min_improvement_pct", GDN_CFG_FLOAT, "0.25", "GDNCTL_LOOP_PERF_MIN_IMPROVEMENT_PCT",
+     NULL, "gdnctl loop --perf-min-improvement-pct without the option", false},
+    {"loop.perf.mode", GDN_CFG_STRING, "off", "GDNCTL_LOOP_PERF_MODE", perf_modes,
+     "gdnctl loop --perf-mode without the option", false},
+    {"loop.perf.repeats", GDN_CFG_INT, "1", "GDNCTL_LOOP_PERF_REPEATS", NULL,
+     "gdnctl loop --perf-repeats without the option", false},
+    {"loop.validation_mode", GDN_CFG_STRING, NULL, "GDNCTL_LOOP_VALIDATION_MODE", validation_modes,
+     "gdnctl loop --validation-mode without the option (unset: required when "
+     "project.test_command is set, else off)",
+     false},
     {"loop.workers", GDN_CFG_INT, "1", "GDNCTL_LOOP_WORKERS", NULL,
      "the agents gdnctl loop runs at once without --workers, each in a worktree of its own", false},
     {"programs.iris", GDN_CFG_STRING, NULL, "GDNCTL_IRIS", NULL,

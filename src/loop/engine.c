@@ -579,7 +579,14 @@ static int build_prompt(struct loop *l, struct iter *c, const char *branch, stru
 			struct gdn_err *err)
 {
 	struct sbuf log = SBUF_INIT, tail = SBUF_INIT;
-	struct gdn_prompt_vars v = {c->it, l->total, c->head_before, branch, NULL, l->note};
+	struct gdn_prompt_vars v = {
+	    .iteration = c->it,
+	    .total = l->total,
+	    .head_sha = c->head_before,
+	    .branch = branch,
+	    .note = l->note,
+	    .log_file = gdn_prompt_log_file(l->o->hillclimb_log, l->o->workdir),
+	};
 	int ret = 0;
 
 	if (l->o->hillclimb_log && !access(l->o->hillclimb_log, R_OK)) {
@@ -1670,6 +1677,8 @@ static json_t *run_start_event(struct loop *l)
 		json_object_set_new(ev, "workers", json_integer(l->nw));
 	if (o->options)
 		json_object_set(ev, "options", o->options);
+	if (o->plan)
+		json_object_set(ev, "plan", o->plan);
 	return ev;
 }
 

@@ -245,7 +245,8 @@ struct sample_ctx {
 	const struct gdn_loop_iter *it;
 	long k;
 	struct gdn_perf_measurement *m;
-	const char *arm; /* --perf-ab: "champion" or "candidate"; NULL otherwise */
+	const char *arm;    /* --perf-ab: "champion" or "candidate"; NULL otherwise */
+	struct sbuf warned; /* the last warning of the sources */
 };
 
 static void on_measure_warn(const char *line, void *payload)
@@ -253,6 +254,28 @@ static void on_measure_warn(const char *line, void *payload)
 	struct sample_ctx *c = payload;
 
 	gdn_loop_reportf(c->it, GDN_LOOP_WARN, "%s", line);
+	sbuf_reset(&c->warned);
+	sbuf_adds(&c->warned, line);
+}
+
+/* Why sample s of a profile run (exit rc, its trace or NULL) has no value, in words. */
+static char *unscored_why(const struct sample_ctx *sc, int rc, const char *trace)
+{
+	const struct gdn_gate *g = sc->g;
+	const char *metric = g->perf_config->metric;
+	const char *glob = g->trace_source ? g->trace_source->trace_glob : g->trace_glob;
+
+	if (rc)
+		return xstrfmt("the profile exited %d", rc);
+	if (sc->warned.len)
+		return xstrdup(sc->warned.buf);
+	if (gdn_perf_is_trace_metric(metric) && !trace)
+		return glob && *glob
+			   ? xstrfmt("no trace matching project.trace_glob '%s' was written", glob)
+			   : xstrdup("no trace was found");
+	if (gdn_perf_is_trace_metric(metric))
+		return xstrfmt("the trace '%s' gives no %s", trace, metric);
+	return xstrfmt("the profile printed no '%s' (a line such as '%s=1.5')", metric, metric);
 }
 
 static void on_measure_run_url(const char *url, void *payload)
@@ -299,7 +322,7 @@ static int profile_arm(const struct gdn_gate *g, const struct gdn_loop_iter *it,
 	struct timespec since;
 	struct gdn_perf_sample *s;
 	struct gdn_measure_input in = {0};
-	struct sample_ctx sc = {g, it, k, m, arm};
+	struct sample_ctx sc = {g, it, k, m, arm, SBUF_INIT};
 	const struct gdn_measure_sink sink = {on_measure_warn, on_measure_run_url,
 					      on_measure_detail, &sc};
 	char *trace = NULL;
@@ -324,6 +347,8 @@ static int profile_arm(const struct gdn_gate *g, const struct gdn_loop_iter *it,
 	in.exit_code = *rc;
 	in.trace = trace;
 	gdn_measure_sample(g->measure, &in, s, &sink);
+	if (!s->has_value)
+		s->why = unscored_why(&sc, *rc, trace);
 	if (!*rc && g->perf_config) {
 		/* trace/step_ms: one sample per step of the trace (perf.h) */
 		size_t n = gdn_perf_measurement_split_steps(m, g->perf_config);
@@ -339,6 +364,7 @@ static int profile_arm(const struct gdn_gate *g, const struct gdn_loop_iter *it,
 out:
 	free(trace);
 	sbuf_release(&out);
+	sbuf_release(&sc.warned);
 	return ret;
 }
 
@@ -786,6 +812,22 @@ static void log_measurements(const struct gdn_gate *g, const struct gdn_loop_ite
 	strvec_clear(&lines);
 }
 
+/* Why the samples have no value, to an unscored decision's reasons (each reason once). */
+static void add_unscored_whys(const struct gdn_perf_measurement *m, struct gdn_perf_verdict *v)
+{
+	for (size_t i = 0; m && i < m->nr; i++) {
+		char *line;
+
+		if (!m->v[i].why)
+			continue;
+		line = m->nr > 1 ? xstrfmt("profile run %zu: %s", i + 1, m->v[i].why)
+				 : xstrdup(m->v[i].why);
+		if (!strvec_contains(&v->reasons, line))
+			strvec_push(&v->reasons, line);
+		free(line);
+	}
+}
+
 /*
  * Measure (unless the validation gate did), decide, save the state,
  * report and journal. Returns 0 or a negative gdn_errcode.
@@ -807,9 +849,9 @@ static int evaluate(struct gdn_gate *g, const struct gdn_loop_iter *it, const ch
 		if (gdn_perf_ruler_pick(g->ruler_auto, g->measured))
 			gdn_loop_reportf(
 			    it, GDN_LOOP_INFO,
-			    "deciding on trace/step_ms: the device time per step of the "
-			    "profile's trace (no --perf-metric, and the profile printed "
-			    "no %s)",
+			    "deciding on trace/step_ms, lower is better: the device time per "
+			    "step of the profile's trace (no --perf-metric, and the profile "
+			    "printed no %s)",
 			    GDN_PERF_DEFAULT_METRIC);
 		g->ruler_auto = NULL;
 	}
@@ -832,6 +874,8 @@ static int evaluate(struct gdn_gate *g, const struct gdn_loop_iter *it, const ch
 	}
 	if (ret)
 		goto out;
+	if (v->decision == GDN_PERF_UNSCORED && !it->iteration) /* the baseline: the run stops */
+		add_unscored_whys(g->measured, v);
 	ret = gdn_perf_state_save(g->perf_state, err);
 	if (ret)
 		goto out;
@@ -844,13 +888,15 @@ static int evaluate(struct gdn_gate *g, const struct gdn_loop_iter *it, const ch
 	}
 	it->journal(
 	    it->ctx, "perf_decision",
-	    json_pack("{sIsssssssOsIsosososbs{sbsbsb}}", "iteration", (json_int_t)it->iteration,
+	    json_pack("{sIsssssssOsIsosososbs{sbsbsb}ss}", "iteration", (json_int_t)it->iteration,
 		      "commit", commit, "metric", g->perf_config->metric, "decision",
 		      gdn_perf_decision_name(v->decision), "reasons", reasons, "samples",
 		      (json_int_t)v->samples, "candidate", num_or_null(v->candidate), "champion",
 		      num_or_null(v->champion), "improvement_pct", num_or_null(v->improvement_pct),
 		      "confident", v->confident, "action", "revert", v->action.revert,
-		      "count_failure", v->action.count_failure, "stop", v->action.stop));
+		      "count_failure", v->action.count_failure, "stop", v->action.stop, "direction",
+		      gdn_perf_direction_name(gdn_perf_direction_resolve(g->perf_config->direction,
+									 g->perf_config->metric))));
 	if (v->ab)
 		it->journal(
 		    it->ctx, "perf_ab",
@@ -950,35 +996,101 @@ int gdn_gate_synced(void *payload, const struct gdn_loop_iter *it, struct gdn_er
 	return ret;
 }
 
+static const char *str_of(json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+/*
+ * Why the state's champion is not this run's (new string), or NULL when
+ * it is: measured with another metric, direction or profile command, or
+ * its commit is not `head` (the loop branch's tip) or an ancestor of it.
+ */
+static char *stale_champion(const struct gdn_gate *g, json_t *champ, const char *head)
+{
+	const struct gdn_perf_config *c = g->perf_config;
+	const char *metric = str_of(champ, "metric"), *dir = str_of(champ, "direction");
+	const char *cmd = str_of(champ, "command"), *sha = str_of(champ, "commit");
+	const char *want =
+	    gdn_perf_direction_name(gdn_perf_direction_resolve(c->direction, c->metric));
+	struct gdn_git git = {.workdir = g->workdir, .quiet = true};
+	struct gdn_err ignored = GDN_ERR_INIT;
+	bool yes = false;
+
+	if (!metric || strcmp(metric, c->metric))
+		return xstrfmt("it was measured with another metric (%s)",
+			       metric ? metric : "none");
+	if (!json_is_number(json_object_get(champ, "metric_value")))
+		return xstrfmt("it has no value of %s", metric);
+	if (dir && strcmp(dir, want))
+		return xstrfmt("it was measured as %s is better, this run has %s", dir, want);
+	if (cmd && c->command && strcmp(cmd, c->command))
+		return xstrfmt("it was measured with another profile command ('%s')", cmd);
+	if (!sha)
+		return xstrdup("it names no commit");
+	if (head && gdn_git_is_ancestor(&git, sha, head, &yes, &ignored))
+		return xstrfmt("its commit %.12s is not in this repository", sha);
+	if (head && !yes)
+		return xstrfmt(
+		    "its commit %.12s is not on the loop branch (not an ancestor of %.12s)", sha,
+		    head);
+	return NULL;
+}
+
 int gdn_gate_start(void *payload, const struct gdn_loop_iter *it, struct gdn_err *err)
 {
 	struct gdn_gate *g = payload;
 	struct gdn_perf_verdict v = GDN_PERF_VERDICT_INIT;
+	const char *path, *metric;
+	char *stale = NULL;
 	json_t *champ;
-	const char *metric;
 	int ret = 0;
 
 	if (!g->perf_config || !g->profile_command || !*g->profile_command)
 		goto out;
+	path = g->perf_state->path ? g->perf_state->path : "the state";
 	champ = gdn_perf_state_champion(g->perf_state);
 	metric = champ ? json_string_value(json_object_get(champ, "metric")) : NULL;
 	if (g->ruler_auto && metric && json_is_number(json_object_get(champ, "metric_value"))) {
 		/* a champion from an earlier run: its ruler stays */
 		if (!strcmp(metric, "trace/step_ms"))
-			g->ruler_auto->metric = "trace/step_ms";
+			gdn_perf_ruler_use_steps(g->ruler_auto);
 		g->ruler_auto = NULL;
 	}
-	if (metric && !strcmp(metric, g->perf_config->metric) &&
-	    json_is_number(json_object_get(champ, "metric_value"))) {
+	if (champ && !(stale = stale_champion(g, champ, it->head_after))) {
 		gdn_loop_reportf(it, GDN_LOOP_INFO, "performance champion kept from %s: %s=%.6g",
-				 g->perf_state->path ? g->perf_state->path : "the state", metric,
+				 path, g->perf_config->metric,
 				 json_number_value(json_object_get(champ, "metric_value")));
 		goto out;
+	}
+	if (stale) {
+		/* the history keeps it; the run measures its own baseline */
+		gdn_loop_reportf(it, GDN_LOOP_INFO, "performance champion of %s not reused: %s",
+				 path, stale);
+		it->journal(it->ctx, "perf_champion_stale",
+			    json_pack("{sIss?ss}", "iteration", (json_int_t)0, "commit",
+				      str_of(champ, "commit"), "reason", stale));
+		json_object_set_new(g->perf_state->doc, "champion", json_null());
 	}
 	gdn_loop_reportf(it, GDN_LOOP_INFO, "measuring the starting commit %.12s as the baseline",
 			 it->head_after);
 	ret = evaluate(g, it, it->head_after, &v, err);
+	if (!ret && v.decision == GDN_PERF_UNSCORED && !gdn_proc_interrupted()) {
+		/* every iteration would be unscored: nothing the night does could be kept */
+		struct sbuf why = SBUF_INIT;
+
+		for (size_t i = 1; i < v.reasons.nr; i++)
+			sbuf_addf(&why, "%s%s", why.len ? "; " : "", v.reasons.v[i]);
+		gdn_err_set(
+		    err, GDN_EFAILED,
+		    "the baseline cannot be measured: %s at the starting commit %.12s; "
+		    "every iteration would be unscored, so the run stops before iteration 1",
+		    why.len ? why.buf : "no value", it->head_after);
+		sbuf_release(&why);
+		ret = 1;
+	}
 out:
+	free(stale);
 	gdn_perf_verdict_release(&v);
 	return ret;
 }

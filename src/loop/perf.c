@@ -27,7 +27,9 @@ const struct gdn_enum gdn_perf_mode_enum[] = {
 };
 
 const struct gdn_enum gdn_perf_direction_enum[] = {
-    {"auto", GDN_PERF_AUTO, "lower for trace/... and throughput/duration, else higher"},
+    {"auto", GDN_PERF_AUTO,
+     "from the metric's name: times (*_ms, *_s, duration, latency) lower, rates (*_per_s, "
+     "throughput, mfu, tflops, speedup) higher; a name that says neither is refused"},
     {"higher", GDN_PERF_HIGHER, "higher is better"},
     {"lower", GDN_PERF_LOWER, "lower is better"},
     GDN_ENUM_END,
@@ -75,13 +77,141 @@ bool gdn_perf_is_trace_metric(const char *metric)
 	return !strncmp(metric, "trace/", 6);
 }
 
+/* ---- the direction a metric's name says ---- */
+
+static bool word_in(const char *w, const char *const *list)
+{
+	for (; *list; list++)
+		if (!strcmp(w, *list))
+			return true;
+	return false;
+}
+
+/* units of time: a value in one is a time */
+static const char *const time_units[] = {
+    "ns",   "us",  "ms",   "s",	     "sec",	"secs", "second", "seconds", "msec",
+    "usec", "min", "mins", "minute", "minutes", "hour", "hours",  NULL,
+};
+/* words that name a time */
+static const char *const time_words[] = {
+    "time", "duration", "latency", "elapsed", "runtime", "walltime", NULL,
+};
+/* words that name a rate (or a ratio of speeds) */
+static const char *const rate_words[] = {
+    "throughput", "mfu", "hfu", "tflops", "gflops", "pflops", "speedup", "qps", "goodput", NULL,
+};
+/* qualifiers after the word that says what the value is (latency_p99, mfu_pct) */
+static const char *const qualifiers[] = {
+    "avg", "average", "mean", "median", "min", "max", "pct", "percent", NULL,
+};
+
+static bool is_qualifier(const char *w)
+{
+	size_t n = strlen(w);
+
+	/* p50, p90, p99, p999 */
+	if (n >= 2 && w[0] == 'p' && strspn(w + 1, "0123456789") == n - 1)
+		return true;
+	return word_in(w, qualifiers);
+}
+
+#define MAX_WORDS 16
+
+/*
+ * The words of a name's last path component, lower-cased: split at '_',
+ * '-', '.', ' ' and where a lower-case letter meets an upper-case one
+ * (tokensPerSecond). Returns their number (at most MAX_WORDS: the last ones).
+ */
+static size_t name_words(const char *comp, char buf[128], const char *w[MAX_WORDS])
+{
+	size_t n = 0, len = 0;
+	bool in = false;
+
+	for (const char *p = comp; *p && len + 2 < 128; p++) {
+		unsigned char ch = (unsigned char)*p;
+		bool sep = ch == '_' || ch == '-' || ch == '.' || ch == ' ';
+		bool hump = in && isupper(ch) && islower((unsigned char)p[-1]);
+
+		if (sep || hump) {
+			if (in)
+				buf[len++] = '\0';
+			in = false;
+			if (sep)
+				continue;
+		}
+		if (!in) {
+			if (n == MAX_WORDS) {
+				memmove(w, w + 1, (MAX_WORDS - 1) * sizeof(*w));
+				n--;
+			}
+			w[n++] = buf + len;
+			in = true;
+		}
+		buf[len++] = (char)tolower(ch);
+	}
+	buf[len] = '\0';
+	return n;
+}
+
+enum gdn_perf_direction gdn_perf_direction_classify(const char *metric, const char **why)
+{
+	const char *comp = strrchr(metric, '/'), *w[MAX_WORDS], *last;
+	char buf[128];
+	size_t n, i;
+
+	*why = NULL;
+	if (gdn_perf_is_trace_metric(metric)) {
+		*why = "a trace metric is milliseconds per step";
+		return GDN_PERF_LOWER;
+	}
+	comp = comp ? comp + 1 : metric;
+	n = name_words(comp, buf, w);
+	/* X_per_<time> is a rate; <time>_per_X a time */
+	for (i = n; i-- > 1;) {
+		if (strcmp(w[i], "per") || i + 1 >= n)
+			continue;
+		if (word_in(w[i + 1], time_units)) {
+			*why = "its name reads as a rate (per unit of time)";
+			return GDN_PERF_HIGHER;
+		}
+		if (word_in(w[i - 1], time_units) || word_in(w[i - 1], time_words)) {
+			*why = "its name reads as a time";
+			return GDN_PERF_LOWER;
+		}
+		return GDN_PERF_AUTO;
+	}
+	/* "tokens/s": a bare unit of time after another component is a rate */
+	if (n == 1 && comp != metric &&
+	    (!strcmp(w[0], "s") || !strcmp(w[0], "sec") || !strcmp(w[0], "second"))) {
+		*why = "its name reads as a rate (per unit of time)";
+		return GDN_PERF_HIGHER;
+	}
+	/* the last word that says what the value is decides (step_time_ms: ms) */
+	while (n > 1 && is_qualifier(w[n - 1]))
+		n--;
+	if (!n)
+		return GDN_PERF_AUTO;
+	last = w[n - 1];
+	if (word_in(last, time_units) || word_in(last, time_words)) {
+		*why = "its name reads as a time";
+		return GDN_PERF_LOWER;
+	}
+	if (word_in(last, rate_words)) {
+		*why = "its name reads as a rate";
+		return GDN_PERF_HIGHER;
+	}
+	return GDN_PERF_AUTO;
+}
+
 enum gdn_perf_direction gdn_perf_direction_resolve(enum gdn_perf_direction d, const char *metric)
 {
+	const char *why;
+
 	if (d != GDN_PERF_AUTO)
 		return d;
-	if (gdn_perf_is_trace_metric(metric) || !strcmp(metric, "throughput/duration"))
-		return GDN_PERF_LOWER;
-	return GDN_PERF_HIGHER;
+	d = gdn_perf_direction_classify(metric, &why);
+	/* a name that says neither: the loop refuses it at start-up; records of old runs */
+	return d == GDN_PERF_AUTO ? GDN_PERF_HIGHER : d;
 }
 
 const char *gdn_perf_policy_name(enum gdn_perf_policy p)
@@ -461,6 +591,7 @@ void gdn_perf_measurement_release(struct gdn_perf_measurement *m)
 
 	for (i = 0; i < m->nr; i++) {
 		free(m->v[i].source);
+		free(m->v[i].why);
 		json_decref(m->v[i].trace);
 	}
 	FREE_AND_NULL(m->v);
@@ -644,6 +775,13 @@ const char *gdn_perf_ruler(const char *configured, bool marin, bool trace, bool 
 	return GDN_PERF_DEFAULT_METRIC;
 }
 
+void gdn_perf_ruler_use_steps(struct gdn_perf_config *c)
+{
+	c->metric = "trace/step_ms";
+	/* the direction resolved for the default metric was a rate's: a time's now */
+	c->direction = GDN_PERF_LOWER;
+}
+
 bool gdn_perf_ruler_pick(struct gdn_perf_config *c, struct gdn_perf_measurement *m)
 {
 	struct gdn_perf_measurement old = *m;
@@ -656,7 +794,7 @@ bool gdn_perf_ruler_pick(struct gdn_perf_config *c, struct gdn_perf_measurement 
 	}
 	if (!steps)
 		return false;
-	c->metric = "trace/step_ms";
+	gdn_perf_ruler_use_steps(c);
 	m->v = NULL;
 	m->nr = m->alloc = 0;
 	for (size_t i = 0; i < old.nr; i++) {
@@ -958,6 +1096,8 @@ static json_t *candidate_record(const struct gdn_perf_config *c, enum gdn_perf_d
 	json_object_set_new(rec, "commit", commit ? json_string(commit) : json_null());
 	json_object_set_new(rec, "metric", json_string(c->metric));
 	json_object_set_new(rec, "direction", json_string(gdn_perf_direction_name(dir)));
+	if (c->command)
+		json_object_set_new(rec, "command", json_string(c->command));
 	json_object_set_new(rec, "metric_source", src ? json_string(src) : json_null());
 	json_object_set_new(rec, "run_url",
 			    cand->run_url ? json_string(cand->run_url) : json_null());

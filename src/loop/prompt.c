@@ -29,6 +29,7 @@ void gdn_prompt_render(const char *tmpl, const struct gdn_prompt_vars *v,
 	    {"{{BRANCH}}", v->branch ? v->branch : ""},
 	    {"{{LOG_TAIL}}", v->log_tail ? v->log_tail : ""},
 	    {"{{LOOP_NOTE}}", v->note ? v->note : ""},
+	    {"{{LOG_FILE}}", v->log_file ? v->log_file : GDN_PROMPT_NO_LOG_FILE},
 	};
 
 	snprintf(num, sizeof(num), "%ld", v->iteration);
@@ -61,6 +62,17 @@ void gdn_prompt_render(const char *tmpl, const struct gdn_prompt_vars *v,
 	}
 	sbuf_add(out, body.buf, body.len);
 	sbuf_release(&body);
+}
+
+const char *gdn_prompt_log_file(const char *log, const char *workdir)
+{
+	size_t n = workdir ? strlen(workdir) : 0;
+
+	while (n > 1 && workdir[n - 1] == '/')
+		n--;
+	if (log && n && !strncmp(log, workdir, n) && log[n] == '/' && log[n + 1])
+		return log + n + 1;
+	return log;
 }
 
 int gdn_prompt_add_directive_file(struct strvec *directives, const char *path, const char *source,

@@ -11,6 +11,7 @@
 #include "gdnctl/enumtab.h"
 #include "gdnctl/file.h"
 #include "gdnctl/journal.h"
+#include "gdnctl/json.h"
 #include "gdnctl/marin.h"
 #include "gdnctl/opt.h"
 #include "gdnctl/proc.h"
@@ -161,6 +162,7 @@ void gdn_loop_setup_init(struct gdn_loop_setup *s, const char *cwd, const char *
 	s->repo_lock = (struct gdn_lock)GDN_LOCK_INIT;
 	s->dir_lock = (struct gdn_lock)GDN_LOCK_INIT;
 	gdn_measure_opts_init(&s->mo);
+	s->from = json_object();
 	s->err = e;
 }
 
@@ -199,6 +201,8 @@ void gdn_loop_setup_release(struct gdn_loop_setup *s)
 	strvec_clear(&s->resume_argv);
 	free(s->resume_run);
 	json_decref(s->overridden);
+	json_decref(s->from);
+	json_decref(s->plan);
 }
 
 /* ---- the run's decision options, and --resume ---- */
@@ -753,6 +757,63 @@ static int check_workers(struct gdn_loop_setup *s, const struct opt *opts)
 	return 0;
 }
 
+const struct gdn_loop_config_option gdn_loop_config_options[] = {
+    {"loop.validation_mode", "validation-mode"},
+    {"loop.perf.mode", "perf-mode"},
+    {"loop.perf.metric", "perf-metric"},
+    {"loop.perf.direction", "perf-direction"},
+    {"loop.perf.min_improvement_pct", "perf-min-improvement-pct"},
+    {"loop.perf.max_regression_pct", "perf-max-regression-pct"},
+    {"loop.perf.repeats", "perf-repeats"},
+    {NULL, NULL},
+};
+
+static void set_from(struct gdn_loop_setup *s, const char *option, const char *why)
+{
+	json_object_set_new(s->from, option, json_string(why));
+}
+
+/*
+ * The loop.* keys (gdnctl.yaml, the user's file, GDNCTL_LOOP_*, -c) for the
+ * options argv does not give, journaled with the run's options; then the
+ * validation gate's default: on with a test command (not for codex-loop,
+ * which keeps the original's defaults). A resumed run keeps its options.
+ */
+static int apply_config(struct gdn_loop_setup *s, const struct opt *opts)
+{
+	const struct gdn_loop_config_option *c;
+
+	for (c = gdn_loop_config_options; c->key; c++) {
+		const struct gdn_cfg_value *v = gdn_config_get(s->cfg, c->key);
+		const struct opt *o = find_row(opts, c->option);
+		struct gdn_err e = GDN_ERR_INIT;
+		char *given;
+
+		if (!o)
+			BUG("no option '--%s' for %s", c->option, c->key);
+		if (o->seen) {
+			given = xstrfmt("--%s", c->option);
+			set_from(s, c->option, given);
+			free(given);
+			continue;
+		}
+		if (s->resume_run || !v || v->source == GDN_SRC_DEFAULT || !v->str)
+			continue;
+		if (opt_set(opts, c->option, v->str, &e))
+			return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_ECONFIG, "%s: %s: %s",
+						   v->origin ? v->origin : "config", c->key, e.msg);
+		set_from(s, c->option, v->origin ? v->origin : c->key);
+		json_object_set_new(s->options, c->option, gdn_loop_option_value(o));
+	}
+	if (!json_object_get(s->from, "validation-mode") && !s->original && !s->resume_run &&
+	    nonempty(gdn_config_str(s->cfg, "project.test_command"))) {
+		s->a.validation_mode = GDN_GATE_REQUIRED;
+		set_from(s, "validation-mode", "project.test_command");
+		json_object_set_new(s->options, "validation-mode", json_string("required"));
+	}
+	return 0;
+}
+
 int gdn_loop_setup_check(struct gdn_loop_setup *s, const struct opt *opts)
 {
 	struct gdn_loop_args *a = &s->a;
@@ -760,6 +821,9 @@ int gdn_loop_setup_check(struct gdn_loop_setup *s, const struct opt *opts)
 
 	json_decref(s->options);
 	s->options = gdn_loop_options_json(opts);
+	json_object_clear(s->from);
+	if (apply_config(s, opts))
+		return -1;
 	if (a->resume_override && !a->resume)
 		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
 					   "--resume-override needs --resume");
@@ -1111,6 +1175,27 @@ static int lock_run(struct gdn_loop_setup *s)
 	return ret;
 }
 
+/*
+ * The running log: --hillclimb-log-file, else log_file when configured, else
+ * its default (Marin's running log) in a Marin checkout only; elsewhere none.
+ */
+static void running_log(struct gdn_loop_setup *s)
+{
+	const struct gdn_cfg_value *v = gdn_config_get(s->cfg, "log_file");
+
+	s->hlog_why = NULL;
+	if (s->a.hillclimb_log) {
+		s->hlog = abspath(s->cwd, s->a.hillclimb_log);
+		return;
+	}
+	if ((v && v->source != GDN_SRC_DEFAULT) || gdn_marin_checkout(s->workdir))
+		s->hlog = gdn_config_path(s->cfg, "log_file", s->workdir);
+	if (!s->hlog)
+		s->hlog_why = v && v->source != GDN_SRC_DEFAULT
+				  ? "log_file is set empty"
+				  : "not a Marin checkout, and no log_file configured";
+}
+
 int gdn_loop_setup_paths(struct gdn_loop_setup *s)
 {
 	const struct gdn_loop_args *a = &s->a;
@@ -1128,10 +1213,7 @@ int gdn_loop_setup_paths(struct gdn_loop_setup *s)
 		return -1;
 	if (a->worktree_dir)
 		s->worktree_dir = abspath(s->cwd, a->worktree_dir);
-	if (a->hillclimb_log)
-		s->hlog = abspath(s->cwd, a->hillclimb_log);
-	else
-		s->hlog = gdn_config_path(s->cfg, "log_file", s->workdir);
+	running_log(s);
 	if (a->prompt_file)
 		s->prompt_path = abspath(s->cwd, a->prompt_file);
 	else if (default_prompt(s))
@@ -1289,6 +1371,25 @@ static int setup_trace_source(struct gdn_loop_setup *s)
 	ts->fetch_timeout_ms = s->mo.fetch_timeout_ms;
 	ts->expected = gdn_perf_is_trace_metric(s->pc.metric) || nonempty(ts->trace_glob);
 	s->gate.trace_source = ts;
+	/*
+	 * A trace metric needs a trace: from project.trace_glob, from what the
+	 * profile prints (project.trace_source gcs or wandb), or the Marin
+	 * profile's W&B run. Without any, every sample would be unscored.
+	 */
+	if (gdn_perf_is_trace_metric(s->pc.metric) &&
+	    (ts->mode == GDN_TRACE_SRC_NONE ||
+	     (!nonempty(ts->trace_glob) && !s->w.mg.profile &&
+	      (ts->mode == GDN_TRACE_SRC_AUTO || ts->mode == GDN_TRACE_SRC_LOCAL ||
+	       ts->mode == GDN_TRACE_SRC_BACKEND))))
+		return gdn_loop_setup_fail(
+		    s, GDN_SETUP_ERROR, GDN_EUSAGE,
+		    "--perf-metric %s is read from the profile's trace, and %s: set "
+		    "project.trace_glob (where the profile writes its trace) or "
+		    "project.trace_source "
+		    "(gcs, wandb)",
+		    s->pc.metric,
+		    ts->mode == GDN_TRACE_SRC_NONE ? "project.trace_source is none"
+						   : "no project.trace_glob says where it is");
 	return 0;
 }
 
@@ -1320,6 +1421,18 @@ static int setup_policy(struct gdn_loop_setup *s)
 		s->gate.ruler_auto = decide ? pc : NULL;
 	}
 	pc->direction = (enum gdn_perf_direction)a->perf_direction;
+	s->direction_why = NULL;
+	if (pc->direction == GDN_PERF_AUTO) {
+		/* never a guess: a name that says neither a time nor a rate is refused */
+		pc->direction = gdn_perf_direction_classify(pc->metric, &s->direction_why);
+		if (pc->direction == GDN_PERF_AUTO)
+			return gdn_loop_setup_fail(
+			    s, GDN_SETUP_ERROR, GDN_EUSAGE,
+			    "--perf-direction auto cannot tell from the name of --perf-metric '%s' "
+			    "whether higher or lower is better: pass --perf-direction higher or "
+			    "--perf-direction lower (or set loop.perf.direction)",
+			    pc->metric);
+	}
 	pc->policy = (enum gdn_perf_policy)a->perf_policy;
 	pc->within_policy = (enum gdn_perf_within)a->perf_within;
 	pc->repeat_stat = (enum gdn_perf_stat)a->perf_stat;
@@ -1505,6 +1618,7 @@ static int open_backend(struct gdn_loop_setup *s)
 		s->marin_profile = gdn_marin_gate_command(&s->w.mg, "profile");
 		gate->profile_command = s->marin_profile;
 	}
+	s->pc.command = gate->profile_command; /* recorded with each measurement */
 	gate->timeout_ms = a->validation_timeout_ms;
 	gate->backend = s->backend;
 	gate->phase_retries = a->validation_retries;
@@ -1555,7 +1669,88 @@ int gdn_loop_setup_gate(struct gdn_loop_setup *s, const struct opt *opts)
 		    s, GDN_SETUP_ERROR, GDN_EUSAGE,
 		    "the Marin validation defaults need a held dev TPU or Ray fallback "
 		    "clusters (or project.test_command and project.profile_command)");
+	json_decref(s->plan);
+	s->plan = gdn_loop_setup_plan(s);
+	s->lo.plan = s->plan;
 	return 0;
+}
+
+/* ---- the plan ---- */
+
+/* Where the value of `option` came from: s->from, else "default". */
+static const char *from_of(const struct gdn_loop_setup *s, const char *option)
+{
+	const char *why = json_string_value(json_object_get(s->from, option));
+
+	return why ? why : "default";
+}
+
+/* A string of the user's (any bytes: lossy), or null for NULL or "". */
+static json_t *str_or_null(const char *v)
+{
+	return v && *v ? gdn_json_string_lossy(v) : json_null();
+}
+
+json_t *gdn_loop_setup_plan(const struct gdn_loop_setup *s)
+{
+	const struct gdn_loop_args *a = &s->a;
+	const struct gdn_perf_config *pc = &s->pc;
+	const char *bname = a->backend ? a->backend : gdn_config_str(s->cfg, "loop.backend");
+	const char *tests = s->gate.test_command, *profile = s->gate.profile_command;
+	json_t *plan = json_object(), *val = json_object(), *perf;
+
+	if (!s->gate_on) { /* no gate opened: what the configuration names */
+		tests = gdn_config_str(s->cfg, "project.test_command");
+		profile = gdn_config_str(s->cfg, "project.profile_command");
+	}
+	json_object_set_new(val, "mode",
+			    json_string(gdn_enum_name(gdn_gate_mode_enum, a->validation_mode)));
+	json_object_set_new(val, "from", str_or_null(from_of(s, "validation-mode")));
+	json_object_set_new(val, "tests",
+			    str_or_null(a->validation_mode == GDN_GATE_REQUIRED ? tests : NULL));
+	json_object_set_new(
+	    val, "profile",
+	    str_or_null(a->validation_mode != GDN_GATE_OFF || a->perf_on ? profile : NULL));
+	json_object_set_new(val, "backend", str_or_null(nonempty(bname) ? bname : "local"));
+	json_object_set_new(plan, "validation", val);
+	if (a->perf_on) {
+		enum gdn_perf_direction d = gdn_perf_direction_resolve(pc->direction, pc->metric);
+
+		perf = json_object();
+		json_object_set_new(perf, "metric", str_or_null(pc->metric));
+		json_object_set_new(perf, "metric_from", str_or_null(from_of(s, "perf-metric")));
+		json_object_set_new(perf, "direction", json_string(gdn_perf_direction_name(d)));
+		json_object_set_new(perf, "direction_from",
+				    str_or_null(a->perf_direction == GDN_PERF_AUTO
+						    ? "auto"
+						    : from_of(s, "perf-direction")));
+		json_object_set_new(perf, "direction_why", str_or_null(s->direction_why));
+		json_object_set_new(perf, "min_improvement_pct",
+				    json_real(pc->min_improvement_pct));
+		json_object_set_new(perf, "max_regression_pct", json_real(pc->max_regression_pct));
+		json_object_set_new(perf, "regression_policy",
+				    json_string(gdn_perf_policy_name(pc->policy)));
+		json_object_set_new(perf, "repeats", json_integer(a->perf_repeats));
+		json_object_set_new(perf, "state_file", str_or_null(s->ps.path));
+	} else {
+		perf = json_null();
+	}
+	json_object_set_new(plan, "perf", perf);
+	json_object_set_new(plan, "log_file", str_or_null(s->hlog));
+	json_object_set_new(plan, "log_file_why", str_or_null(s->hlog_why));
+	return plan;
+}
+
+void gdn_loop_setup_ruler(const struct gdn_loop_setup *s, struct sbuf *out)
+{
+	const struct gdn_perf_config *pc = &s->pc;
+	enum gdn_perf_direction d = gdn_perf_direction_resolve(pc->direction, pc->metric);
+
+	sbuf_addf(out, "%s, %s is better", pc->metric, d == GDN_PERF_LOWER ? "lower" : "higher");
+	if (s->a.perf_direction == GDN_PERF_AUTO && s->direction_why)
+		sbuf_addf(out, " (auto: %s)", s->direction_why);
+	else
+		sbuf_addf(out, " (%s)", from_of(s, "perf-direction"));
 }
 
 /* ---- workers ---- */

@@ -203,6 +203,10 @@ static void apply_perf_decision(struct gdn_report *r, json_t *o, long n)
 	set_str(&it->perf_decision, str_of(o, "decision"));
 	if ((s = str_of(o, "metric")))
 		set_str(&r->metric, s);
+	if ((s = str_of(o, "direction"))) { /* the run's, resolved at its start */
+		r->lower_is_better = !strcmp(s, "lower");
+		r->direction_journaled = true;
+	}
 	it->metric = num_or_nan(o, "candidate");
 	it->has_metric = isfinite(it->metric);
 	it->champion_before = num_or_nan(o, "champion");
@@ -510,7 +514,7 @@ static void finalize(struct gdn_report *r)
 	if (r->totals.idle_ms > r->totals.wall_ms)
 		r->totals.idle_ms = r->totals.wall_ms;
 	r->totals.active_ms = r->totals.wall_ms - r->totals.idle_ms;
-	if (r->metric)
+	if (r->metric && !r->direction_journaled)
 		r->lower_is_better =
 		    gdn_perf_direction_resolve(GDN_PERF_AUTO, r->metric) == GDN_PERF_LOWER;
 	gdn_report_lanes_finish(r);

@@ -213,7 +213,7 @@ static int bad_value(const struct opt *o, const char *v, const char *what, struc
 	return gdn_err_set(err, GDN_EUSAGE, "option '--%s': %s, got '%s'", o->long_name, what, v);
 }
 
-static int set_value(struct opt *o, const char *v, struct gdn_err *err)
+static int set_value(const struct opt *o, const char *v, struct gdn_err *err)
 {
 	switch (o->type) {
 	case OPT_INT: {
@@ -385,6 +385,15 @@ out:
 	sbuf_release(&list);
 	sbuf_release(&typed);
 	return ret;
+}
+
+int opt_set(const struct opt *opts, const char *long_name, const char *value, struct gdn_err *err)
+{
+	for (const struct opt *o = opts; o->type != OPT_END; o++)
+		if (o->long_name && !strcmp(o->long_name, long_name) && o->type != OPT_GROUP &&
+		    o->type != OPT_BOOL)
+			return set_value(o, value, err);
+	BUG("no option '--%s' with a value to set", long_name);
 }
 
 bool opt_seen(const struct opt *opts, const char *long_name)

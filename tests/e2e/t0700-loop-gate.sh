@@ -129,10 +129,12 @@ test_expect_success 'no commit (--allow-no-commit): no validation, nothing rever
 	test_must_fail git -C repo rev-parse -q --verify refs/gdnctl/discarded/1
 '
 
-test_expect_success 'validation off (the default): nothing runs' '
+test_expect_success 'validation off: nothing runs' '
 	new_repo &&
-	run_loop broken --iterations 1 >out 2>err &&
-	test_grep ! "validation" out &&
+	run_loop broken --iterations 1 --validation-mode off >out 2>err &&
+	test_grep "validation: off (--validation-mode)$" out &&
+	test_grep ! "validation tests attempt" out &&
+	test_grep ! "validation profile attempt" out &&
 	test "$(cat repo/state.txt)" = BROKEN
 '
 

@@ -273,7 +273,8 @@ test_expect_success '(h) required: the failed allocation aborts (exit 1; loop: 4
 
 test_expect_success 'a hold without the validation gate: the agent gets the directive, release at the end' '
 	new_repo &&
-	run_loop faster --iterations 1 --hold-dev-tpu --dev-tpu-name me >out 2>err &&
+	run_loop faster --iterations 1 --hold-dev-tpu --dev-tpu-name me --validation-mode off \
+		>out 2>err &&
 	test "$(calls_count)" = 1 &&
 	test_grep "Do not finish an iteration without post-check/profile evidence configured for this run (off)." logs/iteration-001-prompt.txt &&
 	test_grep "^\[gdnctl [0-9][0-9]:[0-9][0-9]:[0-9][0-9]\] releasing managed dev TPU allocation: dev-tpu-me (cluster us-central1)$" out &&

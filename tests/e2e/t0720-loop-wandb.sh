@@ -217,11 +217,13 @@ test_expect_success 'auto without any run named: the CLI value; --perf-source cl
 	test_grep "performance within hold band vs champion: 7 -> 7 (+0.00%, source=cli" out
 '
 
-test_expect_success '--perf-source wandb with nothing naming a run: unscored, one warning' '
+test_expect_success '--perf-source wandb with nothing naming a run: unscored, one warning, the run stops' '
 	new_repo none &&
-	run_loop none -- --iterations 1 --perf-source wandb --perf-regression-policy continue >out 2>err &&
-	test_grep -c "perf-source wandb: the profile printed no W&B run URL or run name" err >n &&
-	test "$(cat n)" = 2 &&
+	test_must_fail =1 run_loop none -- --iterations 1 --perf-source wandb \
+		--perf-regression-policy continue >out 2>err &&
+	test_grep -c "WARNING: .*perf-source wandb: the profile printed no W&B run URL or run name" err >n &&
+	test "$(cat n)" = 1 &&
+	test_grep "the baseline cannot be measured: .*perf-source wandb: the profile printed no W&B run URL or run name" err &&
 	test_grep "\"decision\":\"unscored\"" logs/loop.jsonl &&
 	test_must_fail =2 run_loop none -- --iterations 1 --perf-source wandb \
 		--perf-metric trace/step_ms 2>err &&

@@ -69,7 +69,7 @@ PY
 test_expect_success 'no --perf-metric with a trace: the loop decides on trace/step_ms, per step' '
 	new_repo &&
 	run_loop >out 2>err &&
-	test_grep "deciding on trace/step_ms: the device time per step of the profile.s trace (no --perf-metric, and the profile printed no throughput/mfu)" out &&
+	test_grep "deciding on trace/step_ms, lower is better: the device time per step of the profile.s trace (no --perf-metric, and the profile printed no throughput/mfu)" out &&
 	test_grep "profile run 1: 10 steps in the trace, 10 samples of trace/step_ms" out &&
 	test "$(decisions)" = "baseline promoted within_threshold " &&
 	test_grep "performance champion promoted: 3.14[0-9]* -> 1.69[0-9]* (+46.0" out &&

@@ -21,8 +21,8 @@
 static void test_prompt_without_directives(void **unused)
 {
 	struct sbuf out = SBUF_INIT;
-	struct gdn_prompt_vars v = {3,	 10, "abc123", "main", "### Iteration 2\n- Commit: x\n",
-				    NULL};
+	struct gdn_prompt_vars v = {3,	  10,  "abc123", "main", "### Iteration 2\n- Commit: x\n",
+				    NULL, NULL};
 
 	(void)unused;
 	gdn_prompt_render("it {{ITERATION}}/{{TOTAL_ITERATIONS}} {{HEAD_SHA}} {{ITERATION}}\n"
@@ -33,11 +33,33 @@ static void test_prompt_without_directives(void **unused)
 	sbuf_release(&out);
 }
 
+/* {{LOG_FILE}}: the running log as the agent names it, or that there is none */
+static void test_prompt_log_file(void **unused)
+{
+	struct sbuf out = SBUF_INIT;
+	struct gdn_prompt_vars v = {1, 2, NULL, NULL, NULL, NULL, NULL};
+
+	(void)unused;
+	assert_string_equal(gdn_prompt_log_file("/w/t/notes/log.md", "/w/t"), "notes/log.md");
+	assert_string_equal(gdn_prompt_log_file("/w/t/notes/log.md", "/w/t/"), "notes/log.md");
+	assert_string_equal(gdn_prompt_log_file("/w/tt/log.md", "/w/t"), "/w/tt/log.md");
+	assert_string_equal(gdn_prompt_log_file("/elsewhere/log.md", "/w/t"), "/elsewhere/log.md");
+	assert_null(gdn_prompt_log_file(NULL, "/w/t"));
+	v.log_file = "notes/log.md";
+	gdn_prompt_render("append to {{LOG_FILE}}; {{LOG_FILE}}", &v, NULL, &out);
+	assert_string_equal(out.buf, "append to notes/log.md; notes/log.md");
+	sbuf_reset(&out);
+	v.log_file = NULL;
+	gdn_prompt_render("log: {{LOG_FILE}}", &v, NULL, &out);
+	assert_string_equal(out.buf, "log: " GDN_PROMPT_NO_LOG_FILE);
+	sbuf_release(&out);
+}
+
 static void test_prompt_directive_framing(void **unused)
 {
 	struct sbuf out = SBUF_INIT;
 	struct strvec d = STRVEC_INIT;
-	struct gdn_prompt_vars v = {1, 2, "{{ITERATION}}", NULL, NULL, NULL};
+	struct gdn_prompt_vars v = {1, 2, "{{ITERATION}}", NULL, NULL, NULL, NULL};
 
 	(void)unused;
 	strvec_push(&d, "First directive\nwith two lines");
@@ -665,6 +687,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_gate_protected),
 	    cmocka_unit_test(test_prompt_without_directives),
+	    cmocka_unit_test(test_prompt_log_file),
 	    cmocka_unit_test(test_prompt_directive_framing),
 	    cmocka_unit_test(test_directive_files),
 	    cmocka_unit_test(test_prompt_find),

@@ -6,6 +6,7 @@
 #include "gdnctl/compat.h"
 #include <setjmp.h>
 #include <cmocka.h>
+#include "gdnctl/config.h"
 #include "gdnctl/err.h"
 #include "gdnctl/loop_policy.h"
 #include "gdnctl/loop_setup.h"
@@ -374,12 +375,228 @@ static void test_worker_hook(void **unused)
 	gdn_loop_setup_release(&s);
 }
 
+/* The rows of gdnctl loop's table that the loop.* keys and the checks read. */
+static void loop_table(struct opt *o, struct gdn_loop_setup *s)
+{
+	struct opt rows[] = {
+	    OPT_INT_F(0, "iterations", &s->a.iterations, "N", "n", NULL, 0, 0, OPT_INVOCATION),
+	    OPT_STRING_(0, "agent-cmd", &s->a.agent_cmd, "CMD", "agent", NULL),
+	    OPT_ENUM_(0, "validation-mode", &s->a.validation_mode, gdn_gate_mode_enum, "v", "off"),
+	    OPT_ENUM_(0, "perf-mode", &s->a.perf_on, gdn_perf_mode_enum, "p", "off"),
+	    OPT_STRING_(0, "perf-metric", &s->a.perf_metric, "NAME", "m", NULL),
+	    OPT_ENUM_(0, "perf-direction", &s->a.perf_direction, gdn_perf_direction_enum, "d",
+		      "auto"),
+	    OPT_FLOAT_(0, "perf-min-improvement-pct", &s->a.perf_min_improvement, "P", "i", NULL),
+	    OPT_FLOAT_(0, "perf-max-regression-pct", &s->a.perf_max_regression, "P", "r", NULL),
+	    OPT_INT_(0, "perf-repeats", &s->a.perf_repeats, "K", "k", "1", 1, 1000),
+	    OPT_END_(),
+	};
+
+	memcpy(o, rows, sizeof(rows));
+}
+
+/* A setup over `yaml` (the repository's gdnctl.yaml), checked with argv. */
+static int checked(struct gdn_loop_setup *s, struct gdn_config *cfg, struct opt *o,
+		   const char *yaml, bool original, int argc, const char **argv)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+
+	gdn_config_init(cfg, NULL, 0);
+	assert_int_equal(
+	    gdn_config_load_buffer(cfg, "gdnctl.yaml", yaml, strlen(yaml), GDN_SRC_REPO_FILE, &err),
+	    0);
+	gdn_loop_setup_init(s, "/cwd", "/repo", cfg);
+	s->original = original;
+	loop_table(o, s);
+	parse(o, argc, argv);
+	return gdn_loop_setup_check(s, o);
+}
+
+static const char *from(const struct gdn_loop_setup *s, const char *option)
+{
+	return json_string_value(json_object_get(s->from, option));
+}
+
+/*
+ * The loop.* keys give the options not given (the command line wins) and
+ * are journaled; with project.test_command validation is on, except for
+ * codex-loop; a bad value names its origin.
+ */
+static void test_config_options(void **unused)
+{
+	static const char *yaml = "project:\n"
+				  "  test_command: ./check.sh\n"
+				  "loop:\n"
+				  "  perf:\n"
+				  "    mode: on\n"
+				  "    metric: throughput/duration_ms\n"
+				  "    repeats: 3\n"
+				  "    min_improvement_pct: 2.5\n";
+	const char *argv[] = {"loop", "--iterations",	"1", "--agent-cmd",
+			      "x",    "--perf-repeats", "2"};
+	struct gdn_loop_setup s;
+	struct gdn_config cfg;
+	struct opt o[10];
+
+	(void)unused;
+	assert_int_equal(checked(&s, &cfg, o, yaml, false, 7, argv), 0);
+	assert_int_equal(s.a.perf_on, 1);
+	assert_string_equal(s.a.perf_metric, "throughput/duration_ms");
+	assert_true(s.a.perf_min_improvement == 2.5);
+	assert_int_equal(s.a.perf_repeats, 2); /* the command line's */
+	assert_int_equal(s.a.validation_mode, GDN_GATE_REQUIRED);
+	assert_string_equal(from(&s, "perf-metric"), "gdnctl.yaml:6:13");
+	assert_string_equal(from(&s, "perf-repeats"), "--perf-repeats");
+	assert_string_equal(from(&s, "validation-mode"), "project.test_command");
+	assert_null(from(&s, "perf-direction"));
+	/* journaled: a resumed run keeps them */
+	assert_string_equal(json_string_value(json_object_get(s.options, "perf-metric")),
+			    "throughput/duration_ms");
+	assert_string_equal(json_string_value(json_object_get(s.options, "validation-mode")),
+			    "required");
+	assert_int_equal(json_integer_value(json_object_get(s.options, "perf-repeats")), 2);
+	gdn_loop_setup_release(&s);
+	gdn_config_release(&cfg);
+
+	/* codex-loop keeps the original's default: no validation unless asked */
+	assert_int_equal(checked(&s, &cfg, o, yaml, true, 5, argv), 0);
+	assert_int_equal(s.a.validation_mode, GDN_GATE_OFF);
+	assert_null(json_object_get(s.options, "validation-mode"));
+	gdn_loop_setup_release(&s);
+	gdn_config_release(&cfg);
+
+	/* no test command: off; loop.validation_mode and the command line decide over it */
+	assert_int_equal(checked(&s, &cfg, o, "loop: {perf: {mode: off}}\n", false, 5, argv), 0);
+	assert_int_equal(s.a.validation_mode, GDN_GATE_OFF);
+	gdn_loop_setup_release(&s);
+	gdn_config_release(&cfg);
+	assert_int_equal(
+	    checked(&s, &cfg, o,
+		    "project: {test_command: t}\nloop: {validation_mode: profile-only}\n", false, 5,
+		    argv),
+	    0);
+	assert_int_equal(s.a.validation_mode, GDN_GATE_PROFILE_ONLY);
+	gdn_loop_setup_release(&s);
+	gdn_config_release(&cfg);
+	{
+		const char *off[] = {"loop", "--iterations", "1", "--validation-mode", "off"};
+
+		assert_int_equal(checked(&s, &cfg, o, yaml, false, 5, off), 0);
+		assert_int_equal(s.a.validation_mode, GDN_GATE_OFF);
+		assert_string_equal(from(&s, "validation-mode"), "--validation-mode");
+		gdn_loop_setup_release(&s);
+		gdn_config_release(&cfg);
+	}
+
+	/* a value the option refuses: a configuration error naming where it was set */
+	assert_int_equal(checked(&s, &cfg, o, "loop:\n  perf:\n    repeats: 0\n", false, 5, argv),
+			 -1);
+	assert_int_equal(s.err.code, GDN_ECONFIG);
+	assert_non_null(strstr(s.err.msg, "gdnctl.yaml:3:14: loop.perf.repeats: "));
+	assert_non_null(strstr(s.err.msg, "out of range"));
+	gdn_loop_setup_release(&s);
+	gdn_config_release(&cfg);
+}
+
+/* setup_perf over a configuration and argv: 0, or -1 with s->err (the setup is released). */
+static int perf_setup(const char *yaml, int argc, const char **argv, struct sbuf *ruler,
+		      struct gdn_err *out)
+{
+	struct gdn_loop_setup s;
+	struct gdn_config cfg;
+	struct opt o[10];
+	int ret = checked(&s, &cfg, o, yaml, false, argc, argv);
+
+	assert_int_equal(ret, 0);
+	s.log_dir = xstrdup("/nonexistent/gdnctl-test-log-dir");
+	s.workdir = xstrdup("/nonexistent/gdnctl-test-repo");
+	s.agent_dir = xstrdup(s.workdir);
+	ret = gdn_loop_setup_perf(&s);
+	if (ret)
+		*out = s.err;
+	else
+		gdn_loop_setup_ruler(&s, ruler);
+	gdn_loop_setup_release(&s);
+	gdn_config_release(&cfg);
+	return ret;
+}
+
+/*
+ * --perf-direction auto: the name resolves (and the ruler says how), or
+ * the run is refused naming --perf-direction; a trace metric needs a trace.
+ */
+static void test_perf_direction_and_trace(void **unused)
+{
+	static const char *yaml = "project: {profile_command: ./bench.sh}\n";
+	const char *score[] = {"loop",		"--iterations",	   "1", "--perf-mode", "on",
+			       "--perf-metric", "throughput/score"};
+	const char *dur[] = {"loop",	      "--iterations",	       "1", "--perf-mode", "on",
+			     "--perf-metric", "throughput/duration_ms"};
+	const char *higher[] = {"loop",
+				"--iterations",
+				"1",
+				"--perf-mode",
+				"on",
+				"--perf-metric",
+				"throughput/score",
+				"--perf-direction",
+				"higher"};
+	const char *trace[] = {"loop",		"--iterations", "1", "--perf-mode", "on",
+			       "--perf-metric", "trace/step_ms"};
+	struct sbuf ruler = SBUF_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+
+	(void)unused;
+	assert_int_equal(perf_setup(yaml, 7, score, &ruler, &err), -1);
+	assert_int_equal(err.code, GDN_EUSAGE);
+	assert_non_null(strstr(err.msg, "'throughput/score'"));
+	assert_non_null(strstr(err.msg, "--perf-direction higher"));
+
+	assert_int_equal(perf_setup(yaml, 7, dur, &ruler, &err), 0);
+	assert_string_equal(
+	    ruler.buf, "throughput/duration_ms, lower is better (auto: its name reads as a time)");
+	sbuf_reset(&ruler);
+	assert_int_equal(perf_setup(yaml, 9, higher, &ruler, &err), 0);
+	assert_string_equal(ruler.buf, "throughput/score, higher is better (--perf-direction)");
+	sbuf_reset(&ruler);
+	assert_int_equal(
+	    perf_setup("project: {profile_command: b}\nloop: {perf: {direction: lower}}\n", 7,
+		       score, &ruler, &err),
+	    0);
+	assert_string_equal(ruler.buf, "throughput/score, lower is better (gdnctl.yaml:2:26)");
+	sbuf_reset(&ruler);
+
+	/* no way to the trace: refused before anything runs */
+	assert_int_equal(perf_setup(yaml, 7, trace, &ruler, &err), -1);
+	assert_int_equal(err.code, GDN_EUSAGE);
+	assert_non_null(strstr(err.msg, "no project.trace_glob"));
+	assert_int_equal(perf_setup("project: {profile_command: b, trace_glob: 't/*.json'}\n", 7,
+				    trace, &ruler, &err),
+			 0);
+	sbuf_reset(&ruler);
+	assert_int_equal(perf_setup("project: {profile_command: b, trace_source: gcs}\n", 7, trace,
+				    &ruler, &err),
+			 0);
+	sbuf_reset(&ruler);
+	assert_int_equal(perf_setup("project: {profile_command: b, trace_glob: 't/*.json', "
+				    "trace_source: none}\n",
+				    7, trace, &ruler, &err),
+			 -1);
+	assert_non_null(strstr(err.msg, "project.trace_source is none"));
+	sbuf_release(&ruler);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_round_trip),	cmocka_unit_test(test_only_given_decision_options),
-	    cmocka_unit_test(test_argv_errors), cmocka_unit_test(test_backend_once_as_string),
-	    cmocka_unit_test(test_worker_path), cmocka_unit_test(test_worker_hook),
+	    cmocka_unit_test(test_round_trip),
+	    cmocka_unit_test(test_only_given_decision_options),
+	    cmocka_unit_test(test_argv_errors),
+	    cmocka_unit_test(test_backend_once_as_string),
+	    cmocka_unit_test(test_worker_path),
+	    cmocka_unit_test(test_worker_hook),
+	    cmocka_unit_test(test_config_options),
+	    cmocka_unit_test(test_perf_direction_and_trace),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

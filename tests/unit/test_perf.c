@@ -1112,9 +1112,73 @@ static void test_names(void **unused)
 	assert_string_equal(gdn_perf_decision_name(GDN_PERF_WITHIN_THRESHOLD), "within_threshold");
 }
 
+/* --perf-direction auto: what each name says, and the names that say neither */
+static void test_direction_from_name(void **unused)
+{
+	static const struct {
+		const char *metric;
+		enum gdn_perf_direction want;
+	} cases[] = {
+	    /* times: lower is better */
+	    {"throughput/duration_ms", GDN_PERF_LOWER},
+	    {"throughput/duration", GDN_PERF_LOWER},
+	    {"step_ms", GDN_PERF_LOWER},
+	    {"trace/step_ms", GDN_PERF_LOWER},
+	    {"trace/op/fusion.7_ms", GDN_PERF_LOWER},
+	    {"kernel_us", GDN_PERF_LOWER},
+	    {"wall_s", GDN_PERF_LOWER},
+	    {"epoch_seconds", GDN_PERF_LOWER},
+	    {"latency", GDN_PERF_LOWER},
+	    {"serve/latency_p99", GDN_PERF_LOWER},
+	    {"time", GDN_PERF_LOWER},
+	    {"throughput/hook_time", GDN_PERF_LOWER},
+	    {"perf/stepTimeMs", GDN_PERF_LOWER},
+	    {"ms_per_step", GDN_PERF_LOWER},
+	    {"bench.duration-ms", GDN_PERF_LOWER},
+	    /* rates: higher is better */
+	    {"throughput/mfu", GDN_PERF_HIGHER},
+	    {"throughput/tokens_per_second", GDN_PERF_HIGHER},
+	    {"throughput/examples_per_second", GDN_PERF_HIGHER},
+	    {"items_per_s", GDN_PERF_HIGHER},
+	    {"throughput", GDN_PERF_HIGHER},
+	    {"throughput/tflops", GDN_PERF_HIGHER},
+	    {"throughput/speedup", GDN_PERF_HIGHER},
+	    {"tokensPerSecond", GDN_PERF_HIGHER},
+	    {"train/MFU", GDN_PERF_HIGHER},
+	    {"mfu_pct", GDN_PERF_HIGHER},
+	    {"tokens/s", GDN_PERF_HIGHER},
+	    /* neither: refused, never guessed */
+	    {"throughput/x", GDN_PERF_AUTO},
+	    {"score", GDN_PERF_AUTO},
+	    {"train/loss", GDN_PERF_AUTO},
+	    {"throughput/total_tokens", GDN_PERF_AUTO},
+	    {"tokens_per_step", GDN_PERF_AUTO},
+	    {"timer", GDN_PERF_AUTO},
+	    {"mss", GDN_PERF_AUTO},
+	    {"", GDN_PERF_AUTO},
+	    {"throughput/", GDN_PERF_AUTO},
+	};
+	const char *why;
+
+	(void)unused;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		enum gdn_perf_direction d = gdn_perf_direction_classify(cases[i].metric, &why);
+
+		if (d != cases[i].want)
+			fail_msg("%s: %s, want %s", cases[i].metric, gdn_perf_direction_name(d),
+				 gdn_perf_direction_name(cases[i].want));
+		assert_true((d == GDN_PERF_AUTO) == !why);
+	}
+	/* a given direction wins; auto resolves by the name */
+	assert_int_equal(gdn_perf_direction_resolve(GDN_PERF_HIGHER, "step_ms"), GDN_PERF_HIGHER);
+	assert_int_equal(gdn_perf_direction_resolve(GDN_PERF_AUTO, "throughput/duration_ms"),
+			 GDN_PERF_LOWER);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_direction_from_name),
 	    cmocka_unit_test(test_cli_parse),
 	    cmocka_unit_test(test_baseline_then_promoted),
 	    cmocka_unit_test(test_ab_decisions),
