@@ -401,10 +401,10 @@ bool gdn_iris_log_data(const char *line, size_t len, const char **data, size_t *
 	if (len < 2 || line[0] != '[')
 		return false;
 	close = memchr(line, ']', len);
-	if (!close || close + 7 > end || memcmp(close, "] ", 2))
+	if (!close || end - close < 7 || memcmp(close, "] ", 2))
 		return false;
 	/* task=... [attempt=...] or worker=... task=..., then " | " */
-	if (memcmp(close + 2, "task=", 5) && memcmp(close + 2, "worker=", 7))
+	if (memcmp(close + 2, "task=", 5) && (end - close < 9 || memcmp(close + 2, "worker=", 7)))
 		return false;
 	bar = memmem(close, (size_t)(end - close), " | ", 3);
 	if (!bar) {
