@@ -40,7 +40,7 @@ test_expect_success 'test: the test command output only on stdout' '
 	(cd repo && gdnctl -c project.test_command="echo tested" test --backend local) >out 2>err &&
 	echo tested >expect &&
 	test_cmp expect out &&
-	test_grep "^\[gdnctl\] \$ bash -lc " err
+	test_grep "^\[gdnctl\] \$ bash -c " err
 '
 
 test_expect_success '-q/--quiet: no echo or status; data and errors stay' '

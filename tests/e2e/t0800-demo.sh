@@ -185,8 +185,7 @@ test_expect_success '--iterations beyond the example patches is a usage error' '
 test_expect_success 'Ctrl-C: the loop and its commands are stopped, exit 130, no process left' '
 	mkdir -p bin &&
 	: a make that stalls in the baseline profile, so the signal comes mid-loop: &&
-	: the loop runs it with bash -lc, which reads HOME/.bash_profile &&
-	echo "PATH=\"$TRASH/bin:\$PATH\"" >"$HOME/.bash_profile" &&
+	: the loop runs it with bash -c, in the caller.s environment &&
 	cat >bin/make <<-EOF &&
 	#!/bin/sh
 	touch "$TRASH/stalled"
@@ -195,7 +194,7 @@ test_expect_success 'Ctrl-C: the loop and its commands are stopped, exit 130, no
 	chmod +x bin/make &&
 	(
 		set -m
-		"$GDNCTL_BIN" demo --dir "$TRASH/x" >xout 2>xerr &
+		PATH="$TRASH/bin:$PATH" "$GDNCTL_BIN" demo --dir "$TRASH/x" >xout 2>xerr &
 		pid=$!
 		for i in $(seq 1 300); do
 			test -e "$TRASH/stalled" && break
@@ -210,8 +209,7 @@ test_expect_success 'Ctrl-C: the loop and its commands are stopped, exit 130, no
 	test_grep ! "demo finished" xout &&
 	test_grep "interrupted" xerr &&
 	sleep 0.5 &&
-	! pgrep -f "sleep 3017" >/dev/null &&
-	rm "$HOME/.bash_profile"
+	! pgrep -f "sleep 3017" >/dev/null
 '
 
 test_done
