@@ -181,8 +181,9 @@ test_expect_success 'the plain Ray CLI and a dev-tpu backend: --perf-ab is refus
 
 test_expect_success 'a trace metric on ssh: refused (the champion'"'"'s trace is read locally only)' '
 	new_repo &&
-	test_must_fail =2 run_loop --backend box --perf-repeats 2 --perf-metric trace/step_ms \
-		--perf-source trace >out 2>err &&
+	: a trace the profile leaves, else setup refuses the metric first &&
+	GDNCTL_TRACE_GLOB=out/trace.json test_must_fail =2 run_loop --backend box --perf-repeats 2 \
+		--perf-metric trace/step_ms --perf-source trace >out 2>err &&
 	test_grep "^\[gdnctl\] error: --perf-ab cannot measure the champion'"'"'s trace/step_ms on backend box (ssh): its trace is read only in its local worktree; give --no-perf-ab$" err
 '
 

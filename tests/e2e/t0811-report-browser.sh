@@ -65,7 +65,7 @@ read -r N PROMOTED <expect 2>/dev/null || N=0 PROMOTED=0
 
 test_expect_success 'the HTML needs no network: no URL, src, href or url() anywhere' '
 	: the only links: the traces kept under the log dir, relative, opened by the user &&
-	sed "s|<a href=\"traces/iteration-[0-9]*/run-[0-9]*/[a-z.]*\">||g" "$HTML" >nolinks.html &&
+	sed "s|<a href=\"\(logs/\)\{0,1\}traces/iteration-[0-9]*/run-[0-9]*/[a-z.]*\">||g" "$HTML" >nolinks.html &&
 	test_grep ! -i -E "(src|href|action|srcset|poster|data)=|url\(|@import|https?:|//[a-z0-9]" nolinks.html &&
 	test_grep "Content-Security-Policy\" content=\"default-src .none.;" "$HTML"
 '
