@@ -807,6 +807,7 @@ bool gdn_perf_ruler_pick(struct gdn_perf_config *c, struct gdn_perf_measurement 
 			gdn_perf_measurement_split_steps(m, c);
 		}
 		free(old.v[i].source);
+		free(old.v[i].why); /* the default metric's: it had no value */
 	}
 	free(old.v);
 	return true;
