@@ -860,3 +860,15 @@ out:
 	sbuf_release(&dur);
 	return ret;
 }
+
+void gdn_backend_stop_after(struct gdn_backend *b, const char *job_id, const char *why,
+			    const char *verb)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+	char last = verb[strlen(verb) - 1]; /* stop: stopping, cancel: cancelling */
+
+	gdn_backend_event(b, GDN_EV_INFO, "%s%cing job %s on %s (%s)", verb, last, job_id, b->name,
+			  why);
+	if (b->ops->stop(b, job_id, &err))
+		gdn_backend_event(b, GDN_EV_INFO, "could not %s job %s: %s", verb, job_id, err.msg);
+}

@@ -222,6 +222,14 @@ int gdn_job_stop(struct gdn_backend *b, const struct gdn_job_target *t, const ch
 int gdn_job_run_fg(struct gdn_backend *b, const struct gdn_job_target *t, const char *run_dir,
 		   const struct gdn_run_spec *spec, struct gdn_job_status *st, struct gdn_err *err);
 /*
+ * Stop job_id through b->ops->stop after a timeout or an interruption, best
+ * effort: "VERBing job ID on NAME (WHY)", and a failure, are reported as
+ * events, not returned. verb: "stop" or "cancel", as the backend's CLI says.
+ */
+void gdn_backend_stop_after(struct gdn_backend *b, const char *job_id, const char *why,
+			    const char *verb);
+
+/*
  * The argv a run spec stands for: spec->argv, or bash -c spec->shell.
  * login: "-lc", a login shell, for remote hosts whose profile sets up the
  * user's environment; a local run keeps the caller's environment as it is

@@ -746,16 +746,6 @@ static int iris_submit(struct gdn_backend *b, const struct gdn_run_spec *spec, c
 	return ret;
 }
 
-/* Cancel a job after a timeout or an interruption (best effort; reported, not returned). */
-static void cancel_after(struct gdn_backend *b, const char *job_id, const char *why)
-{
-	struct gdn_err err = GDN_ERR_INIT;
-
-	gdn_backend_event(b, GDN_EV_INFO, "cancelling job %s on %s (%s)", job_id, b->name, why);
-	if (iris_stop(b, job_id, &err))
-		gdn_backend_event(b, GDN_EV_INFO, "could not cancel job %s: %s", job_id, err.msg);
-}
-
 static int iris_run(struct gdn_backend *b, const struct gdn_run_spec *spec,
 		    struct gdn_job_status *st, struct gdn_err *err)
 {
@@ -802,15 +792,15 @@ static int iris_run(struct gdn_backend *b, const struct gdn_run_spec *spec,
 		    st->message, sizeof(st->message),
 		    "never left PENDING in %s: infrastructure outcome, the command did not run",
 		    dur.buf);
-		cancel_after(b, id, "never scheduled");
+		gdn_backend_stop_after(b, id, "never scheduled", "cancel");
 		ret = 0;
 	} else if (ret == GDN_ETIMEOUT) {
 		gdn_job_status_set(st, GDN_JOB_TIMEOUT, "TIMEOUT", 124);
-		cancel_after(b, id, "timed out");
+		gdn_backend_stop_after(b, id, "timed out", "cancel");
 		ret = 0;
 	} else if (ret == GDN_EINTR) {
 		gdn_job_status_set(st, GDN_JOB_STOPPED, "STOPPED", 128 + gdn_proc_interrupted());
-		cancel_after(b, id, "interrupted");
+		gdn_backend_stop_after(b, id, "interrupted", "cancel");
 		ret = 0;
 	}
 	snprintf(st->job_id, sizeof(st->job_id), "%s", id);

@@ -589,16 +589,6 @@ static int ray_wait(struct gdn_backend *b, const char *job_id, const struct gdn_
 
 /* ---- run: submit and wait ---- */
 
-/* Stop a job after a timeout or an interruption (best effort; reported, not returned). */
-static void stop_after(struct gdn_backend *b, const char *job_id, const char *why)
-{
-	struct gdn_err err = GDN_ERR_INIT;
-
-	gdn_backend_event(b, GDN_EV_INFO, "stopping job %s on %s (%s)", job_id, b->name, why);
-	if (ray_stop(b, job_id, &err))
-		gdn_backend_event(b, GDN_EV_INFO, "could not stop job %s: %s", job_id, err.msg);
-}
-
 /* Marin: ray_run.py without --no_wait streams the job's logs and fails unless SUCCEEDED. */
 static int marin_run(struct gdn_backend *b, const struct gdn_run_spec *spec,
 		     struct gdn_job_status *st, struct gdn_err *err)
@@ -623,9 +613,9 @@ static int marin_run(struct gdn_backend *b, const struct gdn_run_spec *spec,
 		snprintf(st->job_id, sizeof(st->job_id), "%s", so.id);
 	gdn_job_status_from_proc(st, &p, "SUCCEEDED");
 	if (st->job_id[0] && st->state == GDN_JOB_TIMEOUT)
-		stop_after(b, st->job_id, "timed out");
+		gdn_backend_stop_after(b, st->job_id, "timed out", "stop");
 	else if (st->job_id[0] && st->state == GDN_JOB_STOPPED)
-		stop_after(b, st->job_id, "interrupted");
+		gdn_backend_stop_after(b, st->job_id, "interrupted", "stop");
 out:
 	free(so.id);
 	free(sid);
@@ -654,11 +644,11 @@ static int plain_run(struct gdn_backend *b, const struct gdn_run_spec *spec,
 	snprintf(st->job_id, sizeof(st->job_id), "%s", id);
 	if (ret == GDN_ETIMEOUT) {
 		gdn_job_status_set(st, GDN_JOB_TIMEOUT, "TIMEOUT", 124);
-		stop_after(b, id, "timed out");
+		gdn_backend_stop_after(b, id, "timed out", "stop");
 		ret = 0;
 	} else if (ret == GDN_EINTR) {
 		gdn_job_status_set(st, GDN_JOB_STOPPED, "STOPPED", 128 + gdn_proc_interrupted());
-		stop_after(b, id, "interrupted");
+		gdn_backend_stop_after(b, id, "interrupted", "stop");
 		ret = 0;
 	}
 	if (!ret && st->state == GDN_JOB_SUCCEEDED && st->exit_code < 0)
