@@ -19,6 +19,10 @@ SSHD_DIR=$TRASH/sshd
 
 _sshd_fail() { test_bail_out "$*" "$SSHD_DIR/log"; }
 
+# The remote user's home is the test's own ($HOME from lib.sh), as on the
+# client side: the remote login shell (gdnctl runs `bash -lc` there) then
+# reads no profile of the machine's user, which can take seconds (a version
+# manager's init) and differs from machine to machine.
 _sshd_config() {
 	cat <<EOF
 Port $SSHD_PORT
@@ -33,6 +37,7 @@ StrictModes no
 UsePAM no
 PrintMotd no
 Subsystem sftp internal-sftp
+SetEnv HOME=$HOME
 EOF
 }
 

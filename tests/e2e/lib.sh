@@ -39,6 +39,7 @@ export GIT_COMMITTER_NAME=Test GIT_COMMITTER_EMAIL=test@example.com
 export LC_ALL=C NO_COLOR=1
 unset GDNCTL_TRACE
 cd "$TRASH" || exit 1
+_test_start=${EPOCHREALTIME:-0}
 
 test_count=0
 test_failed=0
@@ -123,6 +124,27 @@ _test_time() {
 	[ -n "${GDNCTL_TEST_TIMING:-}" ] && [ -n "$1" ] || return 0
 	local now=$EPOCHREALTIME
 	awk -v a="$1" -v b="$now" 'BEGIN { printf "# time: %.3f s\n", b - a }'
+}
+
+# With GDNCTL_TEST_TIMING=1, test_done also prints the script's wall time and
+# the CPU time of the script and everything it waited for, and with
+# GDNCTL_TEST_CPU_LOG=FILE appends "NAME WALL USER SYS" to FILE: a script that
+# spends its wall time sleeping shows little CPU.
+_test_cpu() {
+	[ -n "${GDNCTL_TEST_TIMING:-}" ] || return 0
+	local name=$TEST_NAME
+	[ -z "${GDNCTL_TEST_ISOLATION:-}" ] || name="$name@$GDNCTL_TEST_ISOLATION"
+	[ "$WORKERS" = 1 ] || name="$name@workers$WORKERS"
+	# `times`: "0m0.01s 0m0.00s" for the shell, then the same for its children
+	# (run here, not in a pipeline: a subshell would count only itself)
+	times >"$TRASH/.times"
+	tr '\n' ' ' <"$TRASH/.times" | sed 's/\([0-9]*\)m\([0-9.]*\)s/\1 \2/g' |
+		awk -v a="$_test_start" -v b="$EPOCHREALTIME" -v n="$name" \
+			-v logf="${GDNCTL_TEST_CPU_LOG:-}" '{
+		user = $1 * 60 + $2 + $5 * 60 + $6; sys = $3 * 60 + $4 + $7 * 60 + $8
+		printf "# cpu: wall %.1f s, user %.1f s, sys %.1f s\n", b - a, user, sys
+		if (logf != "") printf "%s %.1f %.1f %.1f\n", n, b - a, user, sys >>logf
+	}'
 }
 
 test_skip() {
@@ -322,6 +344,7 @@ test_start_daemon() {
 
 test_done() {
 	echo "1..$test_count"
+	_test_cpu
 	if [ "$test_failed" -gt 0 ]; then
 		echo "# failed $test_failed of $test_count"
 		exit 1
