@@ -93,9 +93,12 @@ struct gdn_http_req {
 	void *priv;		/* the layer's state while running */
 };
 
-/* A session: options and one connection cache (keep-alive across requests). */
+/*
+ * A session: options and one connection cache (keep-alive across requests).
+ * NULL, with err set, when libcurl cannot be loaded (see curl_load.h).
+ */
 struct gdn_http;
-struct gdn_http *gdn_http_new(const struct gdn_http_opts *opts);
+struct gdn_http *gdn_http_new(const struct gdn_http_opts *opts, struct gdn_err *err);
 void gdn_http_free(struct gdn_http *h);
 /* Replace the tick callback (a client's own progress while it runs requests). */
 void gdn_http_set_tick(struct gdn_http *h, void (*tick)(void *ctx), void *ctx);

@@ -423,7 +423,9 @@ int gdn_hf_init(struct gdn_hf *hf, const char *endpoint, const char *token,
 		hf->token = xstrdup(token);
 		gdn_secret_add_value(token);
 	}
-	hf->http = gdn_http_new(opts);
+	hf->http = gdn_http_new(opts, err);
+	if (!hf->http)
+		ret = err->code;
 out:
 	if (ret)
 		gdn_hf_release(hf);

@@ -15,6 +15,7 @@
  */
 #include "gdnctl/compat.h"
 #include <curl/curl.h>
+#include "gdnctl/curl_load.h"
 #include "gdnctl/err.h"
 #include "gdnctl/hub_text.h"
 #include "gdnctl/http.h"
@@ -72,22 +73,14 @@ struct xfer {
 	char range[32];
 };
 
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_code;
-
-static void curl_init(void)
+struct gdn_http *gdn_http_new(const struct gdn_http_opts *opts, struct gdn_err *err)
 {
-	curl_init_code = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
-struct gdn_http *gdn_http_new(const struct gdn_http_opts *opts)
-{
-	struct gdn_http *h = xcalloc(1, sizeof(*h));
+	struct gdn_http *h;
 	struct gdn_http_opts def = GDN_HTTP_OPTS_INIT;
 
-	pthread_once(&curl_once, curl_init);
-	if (curl_init_code != CURLE_OK)
-		BUG("curl_global_init failed: %s", curl_easy_strerror(curl_init_code));
+	if (gdn_curl_load(err))
+		return NULL;
+	h = xcalloc(1, sizeof(*h));
 	h->o = opts ? *opts : def;
 	if (h->o.retries < 0)
 		h->o.retries = 0;

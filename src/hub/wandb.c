@@ -593,7 +593,9 @@ int gdn_wandb_init(struct gdn_wandb *c, const char *base_url, const char *api_ke
 		free(host);
 	}
 	gdn_secret_add_value(c->api_key);
-	c->http = gdn_http_new(opts);
+	c->http = gdn_http_new(opts, err);
+	if (!c->http)
+		ret = err->code;
 out:
 	if (ret)
 		gdn_wandb_release(c);

@@ -103,4 +103,10 @@ test_expect_success 'a write error on stdout is reported' '
 	fi
 '
 
+test_expect_success 'gdnctl starts without libcurl (loaded at the first request)' '
+	readelf -d "$GDNCTL_BIN" >dyn &&
+	test_grep "(NEEDED)" dyn &&
+	test_grep ! "(NEEDED).*libcurl" dyn
+'
+
 test_done

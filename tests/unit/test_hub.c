@@ -8,6 +8,8 @@
 #include "gdnctl/compat.h"
 #include <setjmp.h>
 #include <cmocka.h>
+#include <curl/curl.h>
+#include "gdnctl/curl_load.h"
 #include "gdnctl/err.h"
 #include "gdnctl/gcs.h"
 #include "gdnctl/md5.h"
@@ -942,6 +944,41 @@ static void artifact_choice(void **state)
 	assert_false(gdn_source_is_wandb_run("https://example.com/x"));
 }
 
+/* ---- libcurl, loaded at the first use (tests/unit/curl_missing.c: when it cannot be) ---- */
+
+static void curl_loaded_on_demand(void **state)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+	CURLU *u;
+	char *host = NULL;
+	CURL *easy;
+	long code = -1;
+
+	(void)state;
+	assert_int_equal(gdn_curl_load(&err), 0);
+	u = curl_url();
+	assert_non_null(u);
+	assert_int_equal(curl_url_set(u, CURLUPART_URL, "https://huggingface.co:8443/api", 0),
+			 CURLUE_OK);
+	assert_int_equal(curl_url_get(u, CURLUPART_HOST, &host, 0), CURLUE_OK);
+	assert_string_equal(host, "huggingface.co");
+	curl_free(host);
+	curl_url_cleanup(u);
+	/* each kind of setopt argument, forwarded with its own type */
+	easy = curl_easy_init();
+	assert_non_null(easy);
+	assert_int_equal(curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, 1000L), CURLE_OK);
+	assert_int_equal(curl_easy_setopt(easy, CURLOPT_URL, "http://127.0.0.1:1/"), CURLE_OK);
+	assert_int_equal(curl_easy_setopt(easy, CURLOPT_MAX_RECV_SPEED_LARGE, (curl_off_t)1 << 40),
+			 CURLE_OK);
+	assert_int_equal(curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, (curl_write_callback)NULL),
+			 CURLE_OK);
+	assert_int_equal(curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code), CURLE_OK);
+	assert_int_equal(code, 0);
+	assert_string_equal(curl_easy_strerror(CURLE_COULDNT_CONNECT), "Couldn't connect to server");
+	curl_easy_cleanup(easy);
+}
+
 int main(void)
 {
 	/* clang-format off */
@@ -972,6 +1009,7 @@ int main(void)
 		cmocka_unit_test(graphql_errors),
 		cmocka_unit_test(aggregates),
 		cmocka_unit_test(history),
+		cmocka_unit_test(curl_loaded_on_demand),
 	};
 	/* clang-format on */
 
