@@ -459,7 +459,7 @@ int opt_parse(struct opt *opts, const struct opt_usage *u, int argc, const char 
 		if (arg[1] == '-') {
 			const char *name = arg + 2, *eq = strchr(name, '=');
 			size_t len = eq ? (size_t)(eq - name) : strlen(name);
-			struct long_match m;
+			struct long_match m = {0};
 
 			ret = find_long(opts, name, len, &m, err);
 			if (ret)
