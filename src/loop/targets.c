@@ -23,7 +23,6 @@
 #include "gdnctl/loop_setup.h"
 #include "gdnctl/marin.h"
 #include "gdnctl/marin_gate.h"
-#include "gdnctl/opt.h"
 #include "gdnctl/perf.h"
 #include "gdnctl/proc.h"
 #include "gdnctl/sbuf.h"
@@ -632,9 +631,9 @@ int gdn_targets_run_tree(struct gdn_targets *t, const struct gdn_loop_iter *it, 
 
 /* ---- gdnctl loop: the held dev TPU and the targets from the options (loop_setup.h) ---- */
 
-const char *gdn_loop_where_check(struct gdn_loop_where *w, const struct opt *opts)
+const char *gdn_loop_where_check(struct gdn_loop_where *w, const struct strvec *given)
 {
-	bool max = opt_seen(opts, "validation-max-attempts");
+	bool max = strvec_contains(given, "validation-max-attempts");
 
 	/* the dev TPU and validation retry flags */
 	if (!(w->ready_timeout > 0))
@@ -654,13 +653,14 @@ const char *gdn_loop_where_check(struct gdn_loop_where *w, const struct opt *opt
 	/* the other --validation-* flags, then --validation-max-attempts (-1: unlimited) */
 	if (max && (w->max_attempts == 0 || w->max_attempts < -1))
 		return "--validation-max-attempts must be -1 (unlimited) or >= 1.";
-	if (opt_seen(opts, "validation-ray-test-timeout") && !(w->ray_test_timeout > 0))
+	if (strvec_contains(given, "validation-ray-test-timeout") && !(w->ray_test_timeout > 0))
 		return "--validation-ray-test-timeout must be > 0 when set.";
-	if (opt_seen(opts, "validation-ray-profile-timeout") && !(w->ray_profile_timeout > 0))
+	if (strvec_contains(given, "validation-ray-profile-timeout") &&
+	    !(w->ray_profile_timeout > 0))
 		return "--validation-ray-profile-timeout must be > 0 when set.";
-	if (opt_seen(opts, "validation-ray-log-tail") && w->ray_log_tail <= 0)
+	if (strvec_contains(given, "validation-ray-log-tail") && w->ray_log_tail <= 0)
 		return "--validation-ray-log-tail must be > 0.";
-	if (max && opt_seen(opts, "validation-attempts") &&
+	if (max && strvec_contains(given, "validation-attempts") &&
 	    w->max_attempts != w->validation_attempts)
 		return "--validation-max-attempts and --validation-attempts are the same setting; "
 		       "give one.";
@@ -673,9 +673,8 @@ const char *gdn_loop_where_check(struct gdn_loop_where *w, const struct opt *opt
  * The --dev-tpu-* flags given, as options of a spec over backends.NAME
  * (the configuration is left alone). `texts` owns the values and origins.
  */
-static void dev_flags(struct gdn_loop_setup *s, const struct opt *opts,
-		      struct gdn_backend_option *spec_opts, size_t *nr, struct strvec *texts,
-		      const char *name, long k)
+static void dev_flags(struct gdn_loop_setup *s, struct gdn_backend_option *spec_opts, size_t *nr,
+		      struct strvec *texts, const char *name, long k)
 {
 	struct gdn_loop_where *w = &s->w;
 	const char *tpu_name = k ? w->wv[k - 1].tpu_name : NULL;
@@ -708,7 +707,7 @@ static void dev_flags(struct gdn_loop_setup *s, const struct opt *opts,
 			    "tpu_name", tpu_name, "--dev-tpu-name, --workers"};
 			continue;
 		}
-		if (!opt_seen(opts, flags[i].flag))
+		if (!strvec_contains(&s->given, flags[i].flag))
 			continue;
 		if (flags[i].f)
 			sbuf_addf(&v, "%lldms", (long long)(*flags[i].f * 1000.0));
@@ -762,8 +761,7 @@ static struct gdn_loop_where_worker *worker(struct gdn_loop_where *w, long k)
  * Open the dev-tpu backend from a spec: the flags over backends.NAME (NAME: --dev-tpu-backend or
  * dev-tpu); worker k's (k > 0) names its allocation <dev-tpu-name>-w<K>.
  */
-static int open_dev(struct gdn_loop_setup *s, const struct opt *opts, long k,
-		    struct gdn_backend **dev)
+static int open_dev(struct gdn_loop_setup *s, long k, struct gdn_backend **dev)
 {
 	struct gdn_loop_where *w = &s->w;
 	const char *name = w->backend ? w->backend : "dev-tpu";
@@ -773,7 +771,7 @@ static int open_dev(struct gdn_loop_setup *s, const struct opt *opts, long k,
 	const char *c;
 	int ret = 0;
 
-	dev_flags(s, opts, spec_opts, &spec.options_nr, &texts, name, k);
+	dev_flags(s, spec_opts, &spec.options_nr, &texts, name, k);
 	if (gdn_backend_open_spec(s->cfg, &spec, dev, &s->err)) {
 		s->style = GDN_SETUP_ERROR;
 		ret = -1;
@@ -800,7 +798,7 @@ out:
 }
 
 /* --hold-dev-tpu: open the dev-tpu backend and acquire the allocation (worker k's, k > 0). */
-static int acquire_dev(struct gdn_loop_setup *s, const struct opt *opts, long k)
+static int acquire_dev(struct gdn_loop_setup *s, long k)
 {
 	struct gdn_loop_where *w = &s->w;
 	struct gdn_loop_where_worker *x = worker(w, k);
@@ -808,7 +806,7 @@ static int acquire_dev(struct gdn_loop_setup *s, const struct opt *opts, long k)
 	struct gdn_hold **h = x ? &x->h : &w->h;
 	struct gdn_hold_opts ho = {0};
 
-	if (open_dev(s, opts, k, dev))
+	if (open_dev(s, k, dev))
 		return -1;
 	ho.tpu_name = gdn_backend_setting(*dev, "tpu_name");
 	ho.tpu_type = gdn_backend_setting(*dev, "tpu_type");
@@ -952,7 +950,7 @@ static int check_ab_targets(struct gdn_loop_setup *s)
 	return 0;
 }
 
-int gdn_loop_where_open(struct gdn_loop_setup *s, const struct opt *opts)
+int gdn_loop_where_open(struct gdn_loop_setup *s)
 {
 	struct gdn_loop_where *w = &s->w;
 
@@ -981,7 +979,7 @@ int gdn_loop_where_open(struct gdn_loop_setup *s, const struct opt *opts)
 		return 0;
 	w->pid = getpid();
 	if (!w->wv) {
-		if (w->hold && acquire_dev(s, opts, 0))
+		if (w->hold && acquire_dev(s, 0))
 			return -1;
 		if (wants_targets(s, 0))
 			return open_targets(s, 0) || check_ab_targets(s) ? -1 : 0;
@@ -989,7 +987,7 @@ int gdn_loop_where_open(struct gdn_loop_setup *s, const struct opt *opts)
 	}
 	/* every worker's allocation before the loop starts, then every worker's targets */
 	for (long k = 1; w->hold && k <= w->workers; k++)
-		if (acquire_dev(s, opts, k))
+		if (acquire_dev(s, k))
 			return -1;
 	for (long k = 1; k <= w->workers; k++)
 		if (wants_targets(s, k) && open_targets(s, k))
