@@ -15,6 +15,7 @@
 #include "gdnctl/loop.h"
 #include "gdnctl/gate.h"
 #include "gate_impl.h"
+#include "gdnctl/journal.h"
 #include "gdnctl/abstat.h"
 #include "gdnctl/gitops.h"
 #include "gdnctl/targets.h"
@@ -142,7 +143,7 @@ static void watch_journal(void *ctx, const char *event, json_t *ev)
 	struct watch *w = ctx;
 	const char *st = json_string_value(json_object_get(ev, "state"));
 
-	if (!strcmp(event, "validation") && st)
+	if (gdn_journal_event(event) == GDN_EV_VALIDATION && st)
 		snprintf(w->state, sizeof(w->state), "%s", st);
 	w->it->journal(w->it->ctx, event, ev);
 }
