@@ -442,7 +442,8 @@ static int apply_config(struct gdn_loop_setup *s, const struct opt *opts)
 }
 
 /*
- * The options of the table given (or taken from the configuration) into
+ * The long names of the options the last parse of the table saw (the
+ * command line, or with --resume the run's options and then it) into
  * s->given, for the setup's checks.
  */
 static void given(struct gdn_loop_setup *s, const struct opt *opts)
