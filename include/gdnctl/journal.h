@@ -128,4 +128,73 @@ int gdn_journal_each(const char *buf, size_t len, const char *name, gdn_journal_
 		     void *payload, bool *torn, struct gdn_err *err);
 void gdn_loop_state_release(struct gdn_loop_state *st);
 
+/*
+ * The journal's events that a reader reads, one row each (journal_events.c),
+ * sorted by name: the event's name, the fields its readers take beside
+ * those of every event ("run", "ts", "event", and "iteration", "worker" of
+ * an iteration's), which readers read it, and what it records. The readers
+ * (the state a resume rebuilds, journal.c; `gdnctl loop status`, status.c;
+ * the report, src/report/model.c and lanes.c) switch on gdn_journal_event()
+ * of a line's name, never on the name itself. An event no reader takes
+ * (written for people and tools) has no row: GDN_EV_UNKNOWN.
+ */
+enum gdn_event {
+	GDN_EV_UNKNOWN = 0,
+	GDN_EV_AGENT_END,
+	GDN_EV_AGENT_PID,
+	GDN_EV_AGENT_START,
+	GDN_EV_CHECK,
+	GDN_EV_CONFLICT,
+	GDN_EV_DECISION,
+	GDN_EV_ERROR,
+	GDN_EV_FAILURE,
+	GDN_EV_HEAD,
+	GDN_EV_INTERRUPTED,
+	GDN_EV_ITERATION_END,
+	GDN_EV_ITERATION_START,
+	GDN_EV_MEASUREMENT,
+	GDN_EV_PERF_AB,
+	GDN_EV_PERF_DECISION,
+	GDN_EV_PREFLIGHT_WORKTREE,
+	GDN_EV_PROMOTE,
+	GDN_EV_REBASE,
+	GDN_EV_RECHECK,
+	GDN_EV_REF_KEPT,
+	GDN_EV_RESUME_OVERRIDE,
+	GDN_EV_REVERT,
+	GDN_EV_RUN_END,
+	GDN_EV_RUN_RESUME,
+	GDN_EV_RUN_START,
+	GDN_EV_STAMP,
+	GDN_EV_STASH_FORGOTTEN,
+	GDN_EV_STASH_KEPT,
+	GDN_EV_STASH_RESTORED,
+	GDN_EV_STASH_RESTORING,
+	GDN_EV_STASH_SAVED,
+	GDN_EV_STASH_SAVING,
+	GDN_EV_STOP,
+	GDN_EV_TRACE,
+	GDN_EV_USAGE,
+	GDN_EV_VALIDATION,
+	GDN_EV_WORKER_END,
+	GDN_EV_WORKTREE_ADD,
+	GDN_EV_NR
+};
+/* Which readers read an event. */
+enum gdn_event_reader {
+	GDN_EV_READ_STATE = 1 << 0,  /* journal.c: the state --resume rebuilds */
+	GDN_EV_READ_STATUS = 1 << 1, /* status.c: gdnctl loop status */
+	GDN_EV_READ_REPORT = 1 << 2, /* src/report: gdnctl report */
+};
+struct gdn_event_def {
+	const char *name;
+	const char *fields; /* space-separated */
+	unsigned readers;   /* enum gdn_event_reader */
+	const char *about;
+};
+/* Indexed by enum gdn_event; row GDN_EV_UNKNOWN is all NULL. */
+extern const struct gdn_event_def gdn_journal_events[GDN_EV_NR];
+/* The event of a journal line's "event" name (NULL: GDN_EV_UNKNOWN). */
+enum gdn_event gdn_journal_event(const char *name);
+
 #endif

@@ -30,7 +30,7 @@
 #include "gdnctl/trace_source.h"
 
 struct gdn_config;
-struct opt;
+struct gdn_loop_state;
 
 /* The option values of `gdnctl loop` (choices are the values of the owning module's enum). */
 struct gdn_loop_args {
@@ -132,6 +132,7 @@ enum gdn_loop_setup_style {
 struct gdn_loop_setup {
 	/* in: the option values and the command's context and callbacks */
 	struct gdn_loop_args a;
+	struct strvec given; /* the long names of the options given (src/cmd/ fills it) */
 	struct gdn_loop_where w;
 	const char *cwd, *repo_root;
 	struct gdn_config *cfg;
@@ -211,26 +212,23 @@ void gdn_loop_setup_release(struct gdn_loop_setup *s);
 
 /*
  * The steps, in this order; each returns 0 or -1 (s->err, s->style).
- * resume: with --resume, restore the run's decision options: `opts` was
- * parsed from argv (argc, argv); the journal of its log dir (--workdir,
- * --log-dir) names the options of the run, and the table is parsed again
- * from them and then argv over them, so that an option argv does not give
- * takes the run's value. An option argv gives with a different value is a
- * usage error naming it, unless --resume-override (then s->overridden).
- * Without a journal, a run or its options, nothing changes (the engine
- * reports a missing run). Before any other step: it starts the setup over.
- * check: the option combinations and the original's startup checks
- * (applies --resilient; `opts`: the parsed table, for what was given).
+ * The command line comes first (src/cmd/loop_options.c, cmd_loop_options.h:
+ * gdn_loop_setup_resume, then gdn_loop_setup_check, which ends with
+ * gdn_loop_setup_validate): the values in s->a, the names of the options
+ * given in s->given.
+ *
+ * read_run: the run --resume continues, from the journal of the log dir: 1
+ * with st filled, 0 when there is none to read (the engine says why), -1 on
+ * an error (s->err).
  */
-int gdn_loop_setup_resume(struct gdn_loop_setup *s, struct opt *opts, int argc, const char **argv);
+int gdn_loop_setup_read_run(struct gdn_loop_setup *s, struct gdn_loop_state *st);
+/* Whether the command line gave `option` (its long name), from s->given. */
+bool gdn_loop_setup_given(const struct gdn_loop_setup *s, const char *option);
 /*
- * check also takes the loop.* configuration keys (gdn_loop_config_options)
- * for the options argv does not give (not when --resume restored a run's
- * options: the run keeps its own), journaled with the run's options; and
- * without --validation-mode (nor loop.validation_mode) turns validation on
- * (`required`) when project.test_command is set, except for codex-loop.
+ * validate: the option combinations and the original's startup checks
+ * (applies --resilient), over the values in s->a and s->given.
  */
-int gdn_loop_setup_check(struct gdn_loop_setup *s, const struct opt *opts);
+int gdn_loop_setup_validate(struct gdn_loop_setup *s);
 /*
  * The working tree, the log dir (default gdn_loop_default_log_dir()), the
  * prompt and the directives. Unless --dry-run: the log dir is created,
@@ -250,14 +248,7 @@ void gdn_loop_setup_opts(struct gdn_loop_setup *s);
  * The gate's backend, commands and hooks (when s->gate_on), then where
  * validation runs; then the run's plan (s->plan, journaled with run_start).
  */
-int gdn_loop_setup_gate(struct gdn_loop_setup *s, const struct opt *opts);
-
-/* A loop.* configuration key and the option it gives a value when not given. */
-struct gdn_loop_config_option {
-	const char *key, *option;
-};
-/* The loop.* keys of the options (NULL-terminated). */
-extern const struct gdn_loop_config_option gdn_loop_config_options[];
+int gdn_loop_setup_gate(struct gdn_loop_setup *s);
 
 /*
  * What the run measures and how it decides, once the steps up to
@@ -330,29 +321,6 @@ void gdn_loop_setup_end(struct gdn_loop_setup *s, const char *run_id, char **war
 char *gdn_loop_worker_path(const char *path, const char *from, const char *to);
 
 /*
- * A run's decision options: the rows of an option table other than
- * OPT_INVOCATION ones. Journaled as {"NAME": value}: a bool true or false
- * (--no-NAME), an integer, a number (S and M options in their unit), a
- * string (strings, choices, enum names, durations as "90s"), an array of
- * strings (repeatable options); so that gdn_loop_options_argv() turns them
- * back into the arguments that give the same values.
- *
- * The value of row `o` as journaled (new reference; null: no value, such as
- * a string option not given).
- */
-json_t *gdn_loop_option_value(const struct opt *o);
-/* New reference: the decision options given in the last opt_parse() of `opts`. */
-json_t *gdn_loop_options_json(const struct opt *opts);
-/*
- * Append to argv "--NAME" [VALUE] for each of `options` (null values and
- * false non-negatable bools add nothing). 0, or GDN_EPARSE naming an
- * option that is no decision option of `opts` or whose value has the wrong
- * JSON type.
- */
-int gdn_loop_options_argv(const struct opt *opts, json_t *options, struct strvec *argv,
-			  struct gdn_err *err);
-
-/*
  * paths.c: where a loop keeps its files by default, outside the working
  * tree (`git clean -fdx` never reaches it). `repo` is the working tree's
  * root. Both return a new string, or NULL with err filled (the repository
@@ -375,14 +343,15 @@ char *gdn_loop_default_log_dir(const char *repo, const char *branch, struct gdn_
 /*
  * targets.c: the original's checks of the dev TPU and validation retry
  * flags; then of the other --validation-* flags (--validation-max-attempts
- * becomes --validation-attempts). NULL or the original's message.
+ * becomes --validation-attempts); `given`: the long names of the options
+ * given. NULL or the original's message.
  */
-const char *gdn_loop_where_check(struct gdn_loop_where *w, const struct opt *opts);
+const char *gdn_loop_where_check(struct gdn_loop_where *w, const struct strvec *given);
 /*
  * Acquire the held dev TPU (--hold-dev-tpu) and set up the validation
  * targets of the gate (when gate_on). 0 or -1 (s->err, s->style).
  */
-int gdn_loop_where_open(struct gdn_loop_setup *s, const struct opt *opts);
+int gdn_loop_where_open(struct gdn_loop_setup *s);
 /*
  * With --workers N > 1, in the parent before worker K's iteration: when
  * its hold was lost (or never held, best-effort), re-acquire it

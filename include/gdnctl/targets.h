@@ -103,6 +103,10 @@ int gdn_targets_run_tree(struct gdn_targets *t, const struct gdn_loop_iter *it, 
 			 long attempt, const char *command, const char *workdir, const char *root,
 			 const char *suffix, const struct gdn_run_spec *spec, int *rc,
 			 struct gdn_err *err);
+/* The number of targets, and the profile backend of target i (borrowed; NULL: not for the profile).
+ */
+size_t gdn_targets_nr(const struct gdn_targets *t);
+const struct gdn_backend *gdn_targets_profile(const struct gdn_targets *t, size_t i);
 /* The backend the last try of gdn_targets_run ran on (borrowed), or NULL. */
 struct gdn_backend *gdn_targets_last(const struct gdn_targets *t);
 

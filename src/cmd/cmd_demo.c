@@ -11,6 +11,7 @@
  * running child's group and the demo exits 130/143.
  */
 #include "gdnctl/compat.h"
+#include "gdnctl/journal.h"
 #include "gdnctl/cmd.h"
 #include "gdnctl/err.h"
 #include "gdnctl/exitcode.h"
@@ -399,21 +400,20 @@ static void read_conflicts(const char *buf, size_t len, struct conflicts *cs)
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
 		json_t *e = json_loadb(p, n, 0, NULL);
-		const char *ev = e ? json_string_value(json_object_get(e, "event")) : NULL;
+		enum gdn_event ev =
+		    gdn_journal_event(e ? json_string_value(json_object_get(e, "event")) : NULL);
 		const char *result = e ? json_string_value(json_object_get(e, "result")) : NULL;
 		const char *reason = e ? json_string_value(json_object_get(e, "reason")) : NULL;
 		long it = e ? (long)json_integer_value(json_object_get(e, "iteration")) : 0;
 		struct conflict *c = NULL;
 
-		if (ev && it > 0 &&
-		    (!strcmp(ev, "conflict") ||
-		     (!strcmp(ev, "rebase") && result && !strcmp(result, "conflict")))) {
+		if (it > 0 && (ev == GDN_EV_CONFLICT ||
+			       (ev == GDN_EV_REBASE && result && !strcmp(result, "conflict")))) {
 			c = conflict_of(cs, it, true);
 			if (reason && !c->reason)
 				c->reason = xstrdup(reason);
-		} else if (ev && it > 0 && !strcmp(ev, "ref_kept") &&
-			   (c = conflict_of(cs, it, false)) && !c->ref &&
-			   json_string_value(json_object_get(e, "ref"))) {
+		} else if (it > 0 && ev == GDN_EV_REF_KEPT && (c = conflict_of(cs, it, false)) &&
+			   !c->ref && json_string_value(json_object_get(e, "ref"))) {
 			c->ref = xstrdup(json_string_value(json_object_get(e, "ref")));
 		}
 		json_decref(e);

@@ -8,6 +8,7 @@
 #include "gdnctl/compat.h"
 #include "gdnctl/agent.h"
 #include "gdnctl/cmd.h"
+#include "gdnctl/cmd_loop_options.h"
 #include "gdnctl/backend.h"
 #include "gdnctl/config.h"
 #include "gdnctl/err.h"
@@ -955,7 +956,7 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 	if (!s->original) /* the banner's agent; codex-loop keeps the original's */
 		s->lo.agent_name = agent_name = banner_agent(&s->a);
 	/* with --dry-run: the gate's checks, nothing started (no hold, no targets) */
-	if (gdn_loop_setup_gate(s, opts))
+	if (gdn_loop_setup_gate(s))
 		goto failed;
 	if (s->a.dry_run) {
 		if (dry_run(s, agent_missing, &err))

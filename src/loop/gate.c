@@ -18,6 +18,7 @@
 #include "gdnctl/loop_policy.h"
 #include "gdnctl/loop.h"
 #include "gdnctl/gate.h"
+#include "gate_impl.h"
 #include "gdnctl/abstat.h"
 #include "gdnctl/gitops.h"
 #include "gdnctl/targets.h"
@@ -36,544 +37,6 @@ const struct gdn_enum gdn_gate_mode_enum[] = {
     GDN_ENUM_END,
 };
 
-struct capture {
-	const struct gdn_gate *g;
-	struct sbuf *out;
-	const struct gdn_loop_iter *it;
-	const char *phase;
-};
-
-/* --heartbeat for a validation phase that says nothing for that long. */
-static void phase_tick(int64_t elapsed_ms, int64_t idle_ms, void *payload)
-{
-	struct capture *c = payload;
-	struct sbuf sb = SBUF_INIT, what = SBUF_INIT;
-
-	if (idle_ms < c->g->heartbeat_ms)
-		return;
-	sbuf_addf(&what, "validation %s", c->phase);
-	gdn_loop_heartbeat_text(&sb, what.buf, elapsed_ms, idle_ms);
-	c->it->report(c->it->ctx, GDN_LOOP_INFO, sb.buf);
-	sbuf_release(&sb);
-	sbuf_release(&what);
-}
-
-/* Pass a line on to the terminal, and keep it for the metric parser. */
-static int capture_line(const char *line, size_t len, void *payload)
-{
-	struct capture *c = payload;
-
-	if (c->out) {
-		sbuf_add(c->out, line, len);
-		sbuf_addch(c->out, '\n');
-	}
-	return c->g->on_line ? c->g->on_line(line, len, c->g->payload) : 0;
-}
-
-/*
- * Run one phase (attempt k). Returns 0 (it ran: *rc is its exit code, 0
- * for success) or a negative gdn_errcode when it could not be run. The
- * output is appended to `out` (may be NULL).
- */
-static int run_phase(const struct gdn_gate *g, const struct gdn_loop_iter *it, const char *phase,
-		     long k, const char *command, int *rc, struct sbuf *out, struct gdn_err *err)
-{
-	struct gdn_job_status st = GDN_JOB_STATUS_INIT;
-	struct gdn_run_spec spec = {0};
-	struct sbuf shell = SBUF_INIT;
-	struct capture cap = {g, out, it, phase};
-	json_t *ev;
-	int64_t start = gdn_now_ms();
-	const char *root = g->backend->repo_root, *suffix = g->backend->copy_suffix;
-	int ret;
-
-	if (!strcmp(g->backend->ops->type, "local")) {
-		sbuf_adds(&shell, "cd -- ");
-		gdn_sh_add_path(&shell, g->workdir);
-		sbuf_adds(&shell, " && ");
-	}
-	sbuf_adds(&shell, command);
-	spec.shell = shell.buf;
-	spec.timeout_ms = g->timeout_ms;
-	spec.on_line = capture_line;
-	spec.payload = &cap;
-	if (g->heartbeat_ms > 0) {
-		spec.on_tick = phase_tick;
-		spec.tick_ms = g->heartbeat_ms > INT_MAX ? INT_MAX : (int)g->heartbeat_ms;
-	}
-	gdn_loop_reportf(it, GDN_LOOP_INFO, "validation %s attempt %ld", phase, k);
-	if (g->targets) { /* the held dev TPU, then fallbacks (targets.c): journals each try */
-		ret = gdn_targets_run_tree(g->targets, it, phase, k, command, g->workdir,
-					   g->copy_suffix ? g->workdir : NULL, g->copy_suffix,
-					   &spec, rc, err);
-		goto out;
-	}
-	if (g->copy_suffix && strcmp(g->backend->ops->type, "local")) {
-		/* the champion's tree (--perf-ab), for this run only */
-		g->backend->repo_root = g->workdir;
-		g->backend->copy_suffix = g->copy_suffix;
-	}
-	ret = g->backend->ops->run(g->backend, &spec, &st, err);
-	g->backend->repo_root = root;
-	g->backend->copy_suffix = suffix;
-	if (ret)
-		goto out;
-	*rc = st.state == GDN_JOB_SUCCEEDED ? 0 : gdn_job_exit_code(&st);
-	if (st.state != GDN_JOB_SUCCEEDED && !*rc)
-		*rc = 1;
-	ev = json_pack("{sIsssIsisssI}", "iteration", (json_int_t)it->iteration, "phase", phase,
-		       "attempt", (json_int_t)k, "rc", *rc, "state", gdn_job_state_name(st.state),
-		       "duration_ms", (json_int_t)(gdn_now_ms() - start));
-	if (st.job_id[0]) /* the backend's job (Iris, Ray, Slurm), and how it ended there */
-		json_object_set_new(ev, "job", json_string(st.job_id));
-	if (st.job_id[0] && st.native[0])
-		json_object_set_new(ev, "native", json_string(st.native));
-	it->journal(it->ctx, "validation", ev);
-out:
-	sbuf_release(&shell);
-	return ret;
-}
-
-/* The state run_phase journals for a phase, seen on its way to the journal. */
-struct watch {
-	const struct gdn_loop_iter *it;
-	char state[32];
-};
-
-static void watch_report(void *ctx, enum gdn_loop_level level, const char *msg)
-{
-	struct watch *w = ctx;
-
-	w->it->report(w->it->ctx, level, msg);
-}
-
-static void watch_journal(void *ctx, const char *event, json_t *ev)
-{
-	struct watch *w = ctx;
-	const char *st = json_string_value(json_object_get(ev, "state"));
-
-	if (!strcmp(event, "validation") && st)
-		snprintf(w->state, sizeof(w->state), "%s", st);
-	w->it->journal(w->it->ctx, event, ev);
-}
-
-/*
- * run_phase with --validation-retries: attempts k, k+1, ... while the
- * phase could not run (a negative return other than an interruption) or
- * its job was stopped without gdnctl being interrupted. A command that ran
- * and failed is not retried. `out` keeps only the last attempt's output.
- */
-static int run_phase_retry(const struct gdn_gate *g, const struct gdn_loop_iter *it,
-			   const char *phase, long k, const char *command, int *rc,
-			   struct sbuf *out, struct gdn_err *err)
-{
-	for (long retry = 0;; retry++) {
-		struct watch w = {it, ""};
-		struct gdn_loop_iter wit = *it;
-		size_t mark = out ? out->len : 0;
-		bool infra;
-		int ret;
-
-		wit.report = watch_report;
-		wit.journal = watch_journal;
-		wit.ctx = &w;
-		ret = run_phase(g, &wit, phase, k + retry, command, rc, out, err);
-		infra = !gdn_proc_interrupted() &&
-			((ret < 0 && ret != GDN_EINTR) || (!ret && !strcmp(w.state, "stopped")));
-		if (infra && !ret && retry >= g->phase_retries)
-			/* still stopped after the retries: it could not run, not a failure */
-			return gdn_err_set(err, GDN_EBACKEND,
-					   "validation %s job was stopped from outside "
-					   "(retries: %ld)",
-					   phase, g->phase_retries);
-		if (!infra || retry >= g->phase_retries)
-			return ret;
-		gdn_loop_reportf(it, GDN_LOOP_NOTE,
-				 "validation %s could not run (%s); retry %ld/%ld in %lds", phase,
-				 ret ? err->msg : "job stopped", retry + 1, g->phase_retries,
-				 (g->retry_sleep_ms + 999) / 1000);
-		it->journal(it->ctx, "validation_retry",
-			    json_pack("{sIsssIsIss}", "iteration", (json_int_t)it->iteration,
-				      "phase", phase, "attempt", (json_int_t)(k + retry), "retry",
-				      (json_int_t)(retry + 1), "reason",
-				      ret ? err->msg : "job stopped"));
-		if (out)
-			sbuf_setlen(out, mark);
-		gdn_err_clear(err);
-		if (gdn_sleep_interruptible(g->retry_sleep_ms))
-			return gdn_err_set(err, GDN_EINTR, "interrupted during validation %s",
-					   phase);
-	}
-}
-
-/* Revert the iteration's commits. Returns 0 or a negative gdn_errcode. */
-static int revert(const struct gdn_gate *g, const struct gdn_loop_iter *it, const char *reason,
-		  struct gdn_err *err)
-{
-	struct gdn_revert_opts ro = GDN_REVERT_OPTS_INIT;
-	struct gdn_revert_result res = GDN_REVERT_RESULT_INIT;
-	int ret;
-
-	ro.root = g->workdir;
-	ro.iteration = it->iteration;
-	ro.old_head = it->head_before;
-	ro.new_head = it->head_after;
-	ro.reason = reason;
-	ro.mode = g->revert_mode;
-	ret = gdn_revert_iteration(&ro, &res, err);
-	if (ret) {
-		it->journal(it->ctx, "revert",
-			    json_pack("{sIsssbss}", "iteration", (json_int_t)it->iteration,
-				      "reason", reason, "ok", 0, "error", err->msg));
-		goto out;
-	}
-	it->journal(it->ctx, "revert",
-		    json_pack("{sIsssbsssssI}", "iteration", (json_int_t)it->iteration, "reason",
-			      reason, "ok", 1, "discarded_ref", res.discarded_ref, "head", res.head,
-			      "commits", (json_int_t)res.nr_reverted));
-	gdn_loop_reportf(it, GDN_LOOP_NOTE,
-			 "iteration %ld reverted (%s); discarded commits kept as %s", it->iteration,
-			 reason, res.discarded_ref);
-out:
-	gdn_revert_result_release(&res);
-	return ret;
-}
-
-/* Where the metric sources report (gdn_measure_sample) while one sample is taken. */
-struct sample_ctx {
-	const struct gdn_gate *g;
-	const struct gdn_loop_iter *it;
-	long k;
-	struct gdn_perf_measurement *m;
-	const char *arm;    /* --perf-ab: "champion" or "candidate"; NULL otherwise */
-	struct sbuf warned; /* the last warning of the sources */
-};
-
-static void on_measure_warn(const char *line, void *payload)
-{
-	struct sample_ctx *c = payload;
-
-	gdn_loop_reportf(c->it, GDN_LOOP_WARN, "%s", line);
-	sbuf_reset(&c->warned);
-	sbuf_adds(&c->warned, line);
-}
-
-/* Why sample s of a profile run (exit rc, its trace or NULL) has no value, in words. */
-static char *unscored_why(const struct sample_ctx *sc, int rc, const char *trace)
-{
-	const struct gdn_gate *g = sc->g;
-	const char *metric = g->perf_config->metric;
-	const char *glob = g->trace_source ? g->trace_source->trace_glob : g->trace_glob;
-
-	if (rc)
-		return xstrfmt("the profile exited %d", rc);
-	if (sc->warned.len)
-		return xstrdup(sc->warned.buf);
-	if (gdn_perf_is_trace_metric(metric) && !trace)
-		return glob && *glob
-			   ? xstrfmt("no trace matching project.trace_glob '%s' was written", glob)
-			   : xstrdup("no trace was found");
-	if (gdn_perf_is_trace_metric(metric))
-		return xstrfmt("the trace '%s' gives no %s", trace, metric);
-	return xstrfmt("the profile printed no '%s' (a line such as '%s=1.5')", metric, metric);
-}
-
-static void on_measure_run_url(const char *url, void *payload)
-{
-	struct sample_ctx *c = payload;
-
-	if (!c->m->run_url)
-		c->m->run_url = xstrdup(url);
-}
-
-static void on_measure_detail(json_t *detail, void *payload)
-{
-	struct sample_ctx *c = payload;
-
-	json_object_set_new(detail, "iteration", json_integer(c->it->iteration));
-	json_object_set_new(detail, "attempt", json_integer(c->k));
-	if (c->arm)
-		json_object_set_new(detail, "arm", json_string(c->arm));
-	json_object_set_new(detail, "metric", json_string(c->g->perf_config->metric));
-	c->it->journal(c->it->ctx, "measurement", detail);
-}
-
-/*
- * Profile once (attempt k) and, with the performance policy, add a sample
- * to m (may be NULL): the CLI metric from the output, the trace figures of
- * the newest trace the run wrote. Returns 0 (*rc: the profile's exit
- * code) or a negative gdn_errcode.
- */
-static int profile_arm(const struct gdn_gate *g, const struct gdn_loop_iter *it, const char *phase,
-		       const char *arm, long k, struct gdn_perf_measurement *m, int *rc,
-		       struct gdn_err *err);
-
-static int profile_once(const struct gdn_gate *g, const struct gdn_loop_iter *it, long k,
-			struct gdn_perf_measurement *m, int *rc, struct gdn_err *err)
-{
-	return profile_arm(g, it, "profile", NULL, k, m, rc, err);
-}
-
-static int profile_arm(const struct gdn_gate *g, const struct gdn_loop_iter *it, const char *phase,
-		       const char *arm, long k, struct gdn_perf_measurement *m, int *rc,
-		       struct gdn_err *err)
-{
-	struct sbuf out = SBUF_INIT;
-	struct timespec since;
-	struct gdn_perf_sample *s;
-	struct gdn_measure_input in = {0};
-	struct sample_ctx sc = {g, it, k, m, arm, SBUF_INIT};
-	const struct gdn_measure_sink sink = {on_measure_warn, on_measure_run_url,
-					      on_measure_detail, &sc};
-	char *trace = NULL;
-	int ret;
-
-	clock_gettime(CLOCK_REALTIME, &since);
-	since.tv_sec -= 1; /* file systems with coarse timestamps */
-	ret = run_phase_retry(g, it, phase, k, g->profile_command, rc, m ? &out : NULL, err);
-	if (ret || !m)
-		goto out;
-	s = gdn_perf_measurement_add(m);
-	if (g->trace_source) /* local, the backend's workdir, GCS or W&B: trace_source.c */
-		trace = gdn_trace_source_find(g->trace_source, it, k, (int64_t)since.tv_sec,
-					      out.buf, out.len);
-	else if (g->trace_glob && *g->trace_glob)
-		trace = gdn_trace_newest_local(g->workdir, g->trace_glob, &since);
-	in.metric = g->perf_config->metric;
-	in.perf_config = g->perf_config;
-	in.iteration = it->iteration;
-	in.out = out.buf;
-	in.len = out.len;
-	in.exit_code = *rc;
-	in.trace = trace;
-	gdn_measure_sample(g->measure, &in, s, &sink);
-	if (!s->has_value)
-		s->why = unscored_why(&sc, *rc, trace);
-	if (!*rc && g->perf_config) {
-		/* trace/step_ms: one sample per step of the trace (perf.h) */
-		size_t n = gdn_perf_measurement_split_steps(m, g->perf_config);
-
-		if (n > 1)
-			gdn_loop_reportf(it, GDN_LOOP_INFO,
-					 "profile run %ld: %zu steps in the trace, %zu samples of "
-					 "%s",
-					 k, n, n, g->perf_config->metric);
-	}
-	if (*rc)
-		gdn_loop_reportf(it, GDN_LOOP_WARN, "profile run %ld failed with exit %d", k, *rc);
-out:
-	free(trace);
-	sbuf_release(&out);
-	sbuf_release(&sc.warned);
-	return ret;
-}
-
-static void drop_measured(struct gdn_gate *g)
-{
-	if (g->measured) {
-		gdn_perf_measurement_release(g->measured);
-		free(g->measured);
-		g->measured = NULL;
-	}
-	if (g->measured_champion) {
-		gdn_perf_measurement_release(g->measured_champion);
-		free(g->measured_champion);
-		g->measured_champion = NULL;
-	}
-	g->measured_iter = 0;
-}
-
-void gdn_gate_release(struct gdn_gate *g)
-{
-	drop_measured(g);
-	if (g->champion_dir) {
-		/* the agent's worktree may be gone: git from the common dir */
-		struct gdn_git git = {
-		    .workdir = g->champion_gitdir ? g->champion_gitdir : g->workdir, .quiet = true};
-		struct gdn_err err = GDN_ERR_INIT;
-
-		gdn_git_worktree_remove(&git, g->champion_dir, &err);
-		free(g->champion_dir);
-		g->champion_dir = NULL;
-	}
-	free(g->champion_dir_commit);
-	g->champion_dir_commit = NULL;
-	free(g->champion_gitdir);
-	g->champion_gitdir = NULL;
-	FREE_AND_NULL(g->perf_main_path);
-}
-
-/*
- * --perf-ab applies to this iteration: the champion's commit (borrowed
- * from the state), or NULL for a plain measurement.
- */
-static const char *ab_champion(const struct gdn_gate *g, const struct gdn_loop_iter *it)
-{
-	json_t *champ;
-	const char *sha;
-
-	/* where the champion cannot run from its own tree, setup refused (targets.c) */
-	if (!g->perf_ab || !g->perf_config || !g->log_dir || it->iteration <= 0)
-		return NULL;
-	champ = gdn_perf_state_champion(g->perf_state);
-	sha = json_string_value(json_object_get(champ, "commit"));
-	if (!sha || !json_is_number(json_object_get(champ, "metric_value")) ||
-	    (it->head_after && !strcmp(sha, it->head_after)))
-		return NULL;
-	return sha;
-}
-
-/* The champion's worktree at `sha` (made, or moved, under the log dir). */
-static int champion_worktree(struct gdn_gate *g, const struct gdn_loop_iter *it, const char *sha,
-			     struct gdn_err *err)
-{
-	struct gdn_git git = {.workdir = g->workdir, .quiet = true};
-	int ret;
-
-	if (g->champion_dir && g->champion_dir_commit && !strcmp(g->champion_dir_commit, sha))
-		return 0;
-	if (!g->champion_dir)
-		g->champion_dir =
-		    xstrfmt("%s/%s", g->log_dir, g->champion_name ? g->champion_name : "champion");
-	ret = gdn_git_worktree_add(&git, g->champion_dir, sha, err);
-	if (ret) {
-		free(g->champion_dir);
-		g->champion_dir = NULL;
-		return ret;
-	}
-	free(g->champion_dir_commit);
-	g->champion_dir_commit = xstrdup(sha);
-	if (!g->champion_gitdir) {
-		struct sbuf out = SBUF_INIT;
-		int rc = 0;
-
-		if (!gdn_git_runl(&git, &rc, &out, err, "rev-parse", "--path-format=absolute",
-				  "--git-common-dir", NULL) &&
-		    !rc) {
-			sbuf_trim(&out);
-			g->champion_gitdir = sbuf_detach(&out, NULL);
-		}
-		sbuf_release(&out);
-		gdn_err_clear(err);
-	}
-	it->journal(it->ctx, "champion_worktree",
-		    json_pack("{sIssss}", "iteration", (json_int_t)it->iteration, "path",
-			      g->champion_dir, "commit", sha));
-	gdn_loop_reportf(it, GDN_LOOP_INFO, "champion worktree at %.12s: %s", sha, g->champion_dir);
-	return 0;
-}
-
-/*
- * --perf-ab: champion and candidate alternately (A B A B ...), at least
- * perf_repeats pairs, then one pair more at a time up to perf_max_repeats
- * while the interval is inconclusive. *rc: the candidate's first failing
- * exit code (the champion's failures leave its sample without a value).
- */
-static int measure_ab(struct gdn_gate *g, const struct gdn_loop_iter *it, const char *sha,
-		      struct gdn_perf_measurement *m, int *rc, struct gdn_err *err)
-{
-	struct gdn_perf_measurement *cm = xcalloc(1, sizeof(*cm));
-	struct gdn_gate cg;
-	long k = g->perf_repeats > 0 ? g->perf_repeats : 1;
-	long max = g->perf_max_repeats > k ? g->perf_max_repeats : k;
-	const char *base;
-	char *suffix = NULL;
-	int ret;
-
-	cm->iteration = it->iteration;
-	g->measured_champion = cm;
-	ret = champion_worktree(g, it, sha, err);
-	if (ret)
-		return ret;
-	cg = *g;
-	cg.workdir = g->champion_dir;
-	cg.trace_source = NULL;
-	/*
-	 * A remote backend (or target) runs it from the champion's worktree,
-	 * its copy there named after the worktree: ".gdnctl-champion".
-	 */
-	base = strrchr(g->champion_dir, '/');
-	suffix = xstrfmt(".gdnctl-%s", base ? base + 1 : g->champion_dir);
-	cg.copy_suffix = suffix;
-	for (long i = 1; i <= max && !ret; i++) {
-		int one = 0, crc = 0;
-		struct gdn_abstat st;
-		int verdict;
-
-		ret = profile_arm(&cg, it, "profile-champion", "champion", i, cm, &crc, err);
-		if (!ret && crc && cm->nr)
-			cm->v[cm->nr - 1].has_value = false;
-		if (!ret && !gdn_proc_interrupted())
-			ret = profile_arm(g, it, "profile", "candidate", i, m, &one, err);
-		if (one && !*rc)
-			*rc = one;
-		if (!ret && gdn_proc_interrupted())
-			ret = gdn_err_set(err, GDN_EINTR, "interrupted during the profile");
-		if (!ret && *rc && i >= k)
-			break; /* the candidate failed: no more pairs */
-		if (ret || *rc || i < k)
-			continue;
-		if (gdn_perf_ab_stat(g->perf_config, cm, m, g->perf_confidence, max - k + 1, &st,
-				     &verdict))
-			continue;
-		it->journal(it->ctx, "perf_ab_look",
-			    json_pack("{sIsIsfsfsfsfss}", "iteration", (json_int_t)it->iteration,
-				      "pairs", (json_int_t)st.pairs, "improvement_pct",
-				      st.improvement_pct, "ci_low_pct", st.lo_pct, "ci_high_pct",
-				      st.hi_pct, "confidence", st.confidence, "verdict",
-				      gdn_abstat_verdict_name((enum gdn_abstat_verdict)verdict)));
-		if (verdict != GDN_AB_INCONCLUSIVE)
-			break;
-		if (i < max)
-			gdn_loop_reportf(it, GDN_LOOP_INFO,
-					 "A/B inconclusive after %zu pairs ([%+.2f%%, %+.2f%%]): "
-					 "one pair more",
-					 st.pairs, st.lo_pct, st.hi_pct);
-	}
-	free(suffix);
-	return ret;
-}
-
-/* Profile perf_repeats times into a new measurement (kept in g->measured). */
-static int measure_opt(struct gdn_gate *g, const struct gdn_loop_iter *it, bool ab, int *rc,
-		       struct gdn_err *err);
-
-static int measure(struct gdn_gate *g, const struct gdn_loop_iter *it, int *rc, struct gdn_err *err)
-{
-	return measure_opt(g, it, true, rc, err);
-}
-
-/* ab: --perf-ab may apply (not when the champion itself is re-profiled) */
-static int measure_opt(struct gdn_gate *g, const struct gdn_loop_iter *it, bool ab, int *rc,
-		       struct gdn_err *err)
-{
-	struct gdn_perf_measurement *m;
-	long k = g->perf_repeats > 0 ? g->perf_repeats : 1;
-	int ret = 0;
-
-	const char *sha = ab ? ab_champion(g, it) : NULL;
-
-	drop_measured(g);
-	m = xcalloc(1, sizeof(*m));
-	m->iteration = it->iteration;
-	g->measured = m;
-	g->measured_iter = it->iteration;
-	*rc = 0;
-	if (sha)
-		return measure_ab(g, it, sha, m, rc, err);
-	for (long i = 1; i <= k && !ret; i++) {
-		int one = 0;
-
-		ret = profile_once(g, it, i, m, &one, err);
-		if (one && !*rc)
-			*rc = one;
-		/* SIGINT/SIGTERM: no further runs, and no decision on a partial measurement */
-		if (!ret && gdn_proc_interrupted())
-			ret = gdn_err_set(err, GDN_EINTR, "interrupted during the profile");
-	}
-	return ret;
-}
-
 /*
  * A phase that could not run even after --validation-retries (ret < 0: an
  * unreachable host, an interruption): the iteration's commits were not
@@ -591,7 +54,7 @@ static int revert_unvalidated(const struct gdn_gate *g, const struct gdn_loop_it
 	else
 		reason = xstrfmt("validation could not run: %s", err->msg);
 	gdn_loop_reportf(it, GDN_LOOP_NOTE, "%s", reason);
-	if (revert(g, it, reason, &rerr)) {
+	if (gate_revert(g, it, reason, &rerr)) {
 		gdn_err_set(err, rerr.code, "%s (after: %s)", rerr.msg, reason);
 		ret = rerr.code;
 	} else {
@@ -658,7 +121,7 @@ int gdn_gate_validate(void *payload, const struct gdn_loop_iter *it, struct gdn_
 	struct sbuf reason = SBUF_INIT;
 	int ret = 0, rc = 0;
 
-	drop_measured(g);
+	gate_drop_measured(g);
 	if (it->commits <= 0)
 		goto out;
 	if (g->protected_paths && g->protected_paths->nr) {
@@ -685,7 +148,7 @@ int gdn_gate_validate(void *payload, const struct gdn_loop_iter *it, struct gdn_
 	if (g->mode == GDN_GATE_OFF)
 		goto out;
 	if (g->mode == GDN_GATE_REQUIRED && g->test_command && *g->test_command) {
-		ret = run_phase_retry(g, it, "tests", 1, g->test_command, &rc, NULL, err);
+		ret = gate_run_phase_retry(g, it, "tests", 1, g->test_command, &rc, NULL, err);
 		if (ret) {
 			ret = revert_unvalidated(g, it, out, ret, err);
 			goto out;
@@ -698,11 +161,11 @@ int gdn_gate_validate(void *payload, const struct gdn_loop_iter *it, struct gdn_
 	}
 	if (!rc && g->profile_command && *g->profile_command) {
 		if (g->perf_config)
-			ret = measure(g, it, &rc, err);
+			ret = gate_measure(g, it, &rc, err);
 		else
-			ret = profile_once(g, it, 1, NULL, &rc, err);
+			ret = gate_profile_once(g, it, 1, NULL, &rc, err);
 		if (ret) {
-			drop_measured(g);
+			gate_drop_measured(g);
 			ret = revert_unvalidated(g, it, out, ret, err);
 			goto out;
 		}
@@ -715,9 +178,9 @@ int gdn_gate_validate(void *payload, const struct gdn_loop_iter *it, struct gdn_
 	if (!rc)
 		goto out;
 reject:
-	drop_measured(g);
+	gate_drop_measured(g);
 	gdn_loop_reportf(it, GDN_LOOP_NOTE, "%s", reason.buf);
-	ret = revert(g, it, reason.buf, err);
+	ret = gate_revert(g, it, reason.buf, err);
 	if (ret)
 		goto out;
 	out->reverted = true;
@@ -840,7 +303,7 @@ static int evaluate(struct gdn_gate *g, const struct gdn_loop_iter *it, const ch
 	int ret = 0, rc = 0;
 
 	if (!g->measured || g->measured_iter != it->iteration || !it->iteration) {
-		ret = measure(g, it, &rc, err);
+		ret = gate_measure(g, it, &rc, err);
 		if (ret)
 			goto out;
 	}
@@ -914,7 +377,7 @@ static int evaluate(struct gdn_gate *g, const struct gdn_loop_iter *it, const ch
 out:
 	json_decref(reasons);
 	json_decref(champ);
-	drop_measured(g);
+	gate_drop_measured(g);
 	return ret;
 }
 
@@ -927,7 +390,7 @@ int gdn_gate_decide(void *payload, const struct gdn_loop_iter *it, struct gdn_lo
 	int ret = 0;
 
 	if (!g->perf_config || it->commits <= 0 || !g->profile_command || !*g->profile_command) {
-		drop_measured(g);
+		gate_drop_measured(g);
 		goto out;
 	}
 	ret = evaluate(g, it, it->head_after, &v, err);
@@ -936,7 +399,7 @@ int gdn_gate_decide(void *payload, const struct gdn_loop_iter *it, struct gdn_lo
 	reason = xstrfmt("performance %s: %s", gdn_perf_decision_name(v.decision),
 			 g->perf_config->metric);
 	if (v.action.revert) {
-		ret = revert(g, it, reason, err);
+		ret = gate_revert(g, it, reason, err);
 		if (ret)
 			goto out;
 		out->reverted = true;
@@ -970,7 +433,7 @@ int gdn_gate_synced(void *payload, const struct gdn_loop_iter *it, struct gdn_er
 	gdn_loop_reportf(it, GDN_LOOP_INFO,
 			 "the sync moved HEAD to %.12s: re-profiling the champion (was %.12s)",
 			 it->head_after, was ? was : "?");
-	ret = measure_opt(g, it, false, &rc, err);
+	ret = gate_measure_opt(g, it, false, &rc, err);
 	if (!ret && rc)
 		ret = gdn_err_set(
 		    err, GDN_EFAILED,
@@ -992,7 +455,7 @@ int gdn_gate_synced(void *payload, const struct gdn_loop_iter *it, struct gdn_er
 				      was, "metric", g->perf_config->metric, "metric_value",
 				      json_object_get(champ, "metric_value")));
 	}
-	drop_measured(g);
+	gate_drop_measured(g);
 	return ret;
 }
 

@@ -291,39 +291,157 @@ static void new_run(struct gdn_loop_state *st, json_t *o)
 		st->options = json_deep_copy(json_object_get(o, "options"));
 }
 
-static void apply_event(struct gdn_loop_state *st, const char *ev, json_t *o)
+static void on_iteration_start(struct gdn_loop_state *st, json_t *o, long it)
 {
+	if (int_of(o, "worker") > 0 && int_of(o, "worker") <= GDN_LOOP_WORKERS_MAX)
+		st->worker_open[int_of(o, "worker")] = it;
+	st->open_iter = it;
+	set_str(&st->open_head, str_of(o, "head"));
+	st->open_agent = false;
+	st->agent_pgid = 0;
+	st->open_decided = false;
+	st->open_restored = false;
+}
+
+static void on_agent_start(struct gdn_loop_state *st, json_t *o, long it)
+{
+	if (it == st->open_iter)
+		st->open_agent = true;
+	set_str(&st->agent_mark, str_of(o, "mark"));
+	if (str_of(o, "mark")) {
+		drop_mark(st, it);
+		strvec_pushf(&st->open_marks, "%ld %s", it, str_of(o, "mark"));
+	}
+}
+
+static void on_usage(struct gdn_loop_state *st, json_t *o)
+{
+	const json_t *c = json_object_get(o, "cost_usd");
+	struct gdn_agent_usage u = {int_of(o, "input_tokens"), int_of(o, "output_tokens"),
+				    json_is_number(c) ? json_number_value(c) : -1, -1};
+	long long rest = int_of(o, "tokens") - (u.input_tokens > 0 ? u.input_tokens : 0) -
+			 (u.output_tokens > 0 ? u.output_tokens : 0);
+
+	u.tokens = rest > 0 ? rest : -1; /* a total without the split */
+
+	gdn_agent_usage_add(&st->usage, &u);
+	st->usage_iterations++;
+}
+
+static void on_decision(struct gdn_loop_state *st, json_t *o, long it)
+{
+	if (it == st->open_iter)
+		st->open_decided = true;
+	if (it > st->last_done)
+		st->last_done = it;
+	mark_decided(st, it);
+	for (int k = 1; k <= GDN_LOOP_WORKERS_MAX; k++)
+		if (st->worker_open[k] == it)
+			st->worker_open[k] = 0;
+	st->iterations_run++;
+	st->commits = (long)gdn_add_sat_i64(st->commits, int_of(o, "commits"));
+	st->failures = (long)int_of(o, "failures");
+	st->consecutive = (long)int_of(o, "consecutive");
+	count_failure(st, str_of(o, "failure"));
+	if (str_of(o, "champion"))
+		set_str(&st->champion, str_of(o, "champion"));
+}
+
+static void on_stash_kept(struct gdn_loop_state *st, json_t *o)
+{
+	if (str_of(o, "sha"))
+		strvec_pushf(&st->kept, "%s %s", str_of(o, "sha"),
+			     str_of(o, "message") ? str_of(o, "message") : "");
+	if (st->stash_sha && str_of(o, "sha") && !strcmp(st->stash_sha, str_of(o, "sha")))
+		forget_stash(st);
+	if (st->leftover_msg && str_of(o, "message") &&
+	    !strcmp(st->leftover_msg, str_of(o, "message"))) {
+		FREE_AND_NULL(st->leftover_msg);
+		FREE_AND_NULL(st->leftover_sha);
+	}
+}
+
+/* The stash_* events: the user's stash, or an interrupted agent's leftovers. */
+static void on_stash(struct gdn_loop_state *st, enum gdn_event ev, json_t *o, long it)
+{
+	if (str_of(o, "kind") && !strcmp(str_of(o, "kind"), "leftovers")) {
+		/* an interrupted agent's work: reported kept, never restored */
+		if (ev == GDN_EV_STASH_SAVING || ev == GDN_EV_STASH_SAVED) {
+			set_str(&st->leftover_msg, str_of(o, "message"));
+			set_str(&st->leftover_sha, str_of(o, "sha"));
+		}
+		return;
+	}
+	switch (ev) {
+	case GDN_EV_STASH_SAVING:
+		forget_stash(st);
+		set_str(&st->stash_msg, str_of(o, "message"));
+		st->stash_iter = it;
+		break;
+	case GDN_EV_STASH_SAVED:
+		set_str(&st->stash_msg, str_of(o, "message"));
+		set_str(&st->stash_sha, str_of(o, "sha"));
+		st->stash_iter = it;
+		break;
+	case GDN_EV_STASH_RESTORING:
+		st->stash_restoring = true;
+		break;
+	case GDN_EV_STASH_RESTORED:
+		if (it == st->open_iter)
+			st->open_restored = true;
+		forget_stash(st);
+		break;
+	case GDN_EV_STASH_KEPT:
+		on_stash_kept(st, o);
+		break;
+	default:
+		break;
+	}
+}
+
+static void on_worktree_add(struct gdn_loop_state *st, json_t *o)
+{
+	if (int_of(o, "worker") <= 0)
+		set_str(&st->worktree, str_of(o, "path"));
+	else if (int_of(o, "worker") <= GDN_LOOP_WORKERS_MAX && str_of(o, "path"))
+		set_str(&st->worker_tree[int_of(o, "worker")], str_of(o, "path"));
+}
+
+/* Options a resume changed: the run's from then on. */
+static void on_resume_override(struct gdn_loop_state *st, json_t *o)
+{
+	if (json_is_object(json_object_get(o, "options"))) {
+		if (!st->options)
+			st->options = json_object();
+		json_object_update(st->options, json_object_get(o, "options"));
+	}
+}
+
+static void apply_event(struct gdn_loop_state *st, const char *name, json_t *o)
+{
+	enum gdn_event ev = gdn_journal_event(name);
 	long it = (long)int_of(o, "iteration");
 
-	if (!strcmp(ev, "run_start")) {
+	if (ev == GDN_EV_RUN_START) {
 		new_run(st, o);
 		return;
 	}
 	if (!st->run_id || strcmp(st->run_id, str_of(o, "run") ? str_of(o, "run") : ""))
 		return; /* an event of no run, or of an older run interleaved */
-	if (!strcmp(ev, "run_resume")) {
+	switch (ev) {
+	case GDN_EV_RUN_RESUME:
 		st->ended = false;
 		FREE_AND_NULL(st->end_reason);
 		if (int_of(o, "iterations") > 0)
 			st->iterations = (long)int_of(o, "iterations");
-	} else if (!strcmp(ev, "iteration_start")) {
-		if (int_of(o, "worker") > 0 && int_of(o, "worker") <= GDN_LOOP_WORKERS_MAX)
-			st->worker_open[int_of(o, "worker")] = it;
-		st->open_iter = it;
-		set_str(&st->open_head, str_of(o, "head"));
-		st->open_agent = false;
-		st->agent_pgid = 0;
-		st->open_decided = false;
-		st->open_restored = false;
-	} else if (!strcmp(ev, "agent_start")) {
-		if (it == st->open_iter)
-			st->open_agent = true;
-		set_str(&st->agent_mark, str_of(o, "mark"));
-		if (str_of(o, "mark")) {
-			drop_mark(st, it);
-			strvec_pushf(&st->open_marks, "%ld %s", it, str_of(o, "mark"));
-		}
-	} else if (!strcmp(ev, "agent_pid")) {
+		break;
+	case GDN_EV_ITERATION_START:
+		on_iteration_start(st, o, it);
+		break;
+	case GDN_EV_AGENT_START:
+		on_agent_start(st, o, it);
+		break;
+	case GDN_EV_AGENT_PID:
 		if (it == st->open_iter) {
 			long long pg = int_of(o, "pgid");
 
@@ -331,98 +449,56 @@ static void apply_event(struct gdn_loop_state *st, const char *ev, json_t *o)
 			    pg > 0 && pg <= INT_MAX ? (long)pg : 0; /* a pid_t, or none */
 			st->agent_started = int_of(o, "started");
 		}
-	} else if (!strcmp(ev, "agent_end")) {
+		break;
+	case GDN_EV_AGENT_END:
 		st->agent_pgid = 0;
 		FREE_AND_NULL(st->agent_mark);
 		drop_mark(st, it);
 		st->agent_ms = gdn_add_sat_i64(st->agent_ms, int_of(o, "duration_ms"));
-	} else if (!strcmp(ev, "usage")) {
-		const json_t *c = json_object_get(o, "cost_usd");
-		struct gdn_agent_usage u = {int_of(o, "input_tokens"), int_of(o, "output_tokens"),
-					    json_is_number(c) ? json_number_value(c) : -1, -1};
-		long long rest = int_of(o, "tokens") - (u.input_tokens > 0 ? u.input_tokens : 0) -
-				 (u.output_tokens > 0 ? u.output_tokens : 0);
-
-		u.tokens = rest > 0 ? rest : -1; /* a total without the split */
-
-		gdn_agent_usage_add(&st->usage, &u);
-		st->usage_iterations++;
-	} else if (!strcmp(ev, "decision")) {
-		if (it == st->open_iter)
-			st->open_decided = true;
-		if (it > st->last_done)
-			st->last_done = it;
-		mark_decided(st, it);
-		for (int k = 1; k <= GDN_LOOP_WORKERS_MAX; k++)
-			if (st->worker_open[k] == it)
-				st->worker_open[k] = 0;
-		st->iterations_run++;
-		st->commits = (long)gdn_add_sat_i64(st->commits, int_of(o, "commits"));
+		break;
+	case GDN_EV_USAGE:
+		on_usage(st, o);
+		break;
+	case GDN_EV_DECISION:
+		on_decision(st, o, it);
+		break;
+	case GDN_EV_FAILURE:
 		st->failures = (long)int_of(o, "failures");
 		st->consecutive = (long)int_of(o, "consecutive");
 		count_failure(st, str_of(o, "failure"));
-		if (str_of(o, "champion"))
-			set_str(&st->champion, str_of(o, "champion"));
-	} else if (!strcmp(ev, "failure")) {
-		st->failures = (long)int_of(o, "failures");
-		st->consecutive = (long)int_of(o, "consecutive");
-		count_failure(st, str_of(o, "failure"));
-	} else if (!strcmp(ev, "iteration_end")) {
+		break;
+	case GDN_EV_ITERATION_END:
 		if (it == st->open_iter) {
 			st->open_iter = 0;
 			FREE_AND_NULL(st->open_head);
 		}
-	} else if (!strncmp(ev, "stash_", 6) && str_of(o, "kind") &&
-		   !strcmp(str_of(o, "kind"), "leftovers")) {
-		/* an interrupted agent's work: reported kept, never restored */
-		if (!strcmp(ev, "stash_saving") || !strcmp(ev, "stash_saved")) {
-			set_str(&st->leftover_msg, str_of(o, "message"));
-			set_str(&st->leftover_sha, str_of(o, "sha"));
-		}
-	} else if (!strcmp(ev, "stash_saving")) {
-		forget_stash(st);
-		set_str(&st->stash_msg, str_of(o, "message"));
-		st->stash_iter = it;
-	} else if (!strcmp(ev, "stash_saved")) {
-		set_str(&st->stash_msg, str_of(o, "message"));
-		set_str(&st->stash_sha, str_of(o, "sha"));
-		st->stash_iter = it;
-	} else if (!strcmp(ev, "stash_restoring")) {
-		st->stash_restoring = true;
-	} else if (!strcmp(ev, "stash_restored")) {
-		if (it == st->open_iter)
-			st->open_restored = true;
-		forget_stash(st);
-	} else if (!strcmp(ev, "stash_kept")) {
-		if (str_of(o, "sha"))
-			strvec_pushf(&st->kept, "%s %s", str_of(o, "sha"),
-				     str_of(o, "message") ? str_of(o, "message") : "");
-		if (st->stash_sha && str_of(o, "sha") && !strcmp(st->stash_sha, str_of(o, "sha")))
-			forget_stash(st);
-		if (st->leftover_msg && str_of(o, "message") &&
-		    !strcmp(st->leftover_msg, str_of(o, "message"))) {
-			FREE_AND_NULL(st->leftover_msg);
-			FREE_AND_NULL(st->leftover_sha);
-		}
-	} else if (!strcmp(ev, "promote")) {
+		break;
+	case GDN_EV_STASH_FORGOTTEN:
+	case GDN_EV_STASH_KEPT:
+	case GDN_EV_STASH_RESTORED:
+	case GDN_EV_STASH_RESTORING:
+	case GDN_EV_STASH_SAVED:
+	case GDN_EV_STASH_SAVING:
+		on_stash(st, ev, o, it);
+		break;
+	case GDN_EV_PROMOTE:
 		set_str(&st->champion, str_of(o, "champion"));
-	} else if (!strcmp(ev, "preflight_worktree")) {
+		break;
+	case GDN_EV_PREFLIGHT_WORKTREE:
 		set_str(&st->preflight, str_of(o, "path"));
-	} else if (!strcmp(ev, "worktree_add") && int_of(o, "worker") > 0) {
-		if (int_of(o, "worker") <= GDN_LOOP_WORKERS_MAX && str_of(o, "path"))
-			set_str(&st->worker_tree[int_of(o, "worker")], str_of(o, "path"));
-	} else if (!strcmp(ev, "worktree_add")) {
-		set_str(&st->worktree, str_of(o, "path"));
-	} else if (!strcmp(ev, "resume_override")) {
-		/* options a resume changed: the run's from then on */
-		if (json_is_object(json_object_get(o, "options"))) {
-			if (!st->options)
-				st->options = json_object();
-			json_object_update(st->options, json_object_get(o, "options"));
-		}
-	} else if (!strcmp(ev, "run_end")) {
+		break;
+	case GDN_EV_WORKTREE_ADD:
+		on_worktree_add(st, o);
+		break;
+	case GDN_EV_RESUME_OVERRIDE:
+		on_resume_override(st, o);
+		break;
+	case GDN_EV_RUN_END:
 		st->ended = true;
 		set_str(&st->end_reason, str_of(o, "reason"));
+		break;
+	default:
+		break;
 	}
 }
 

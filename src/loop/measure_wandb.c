@@ -187,18 +187,100 @@ static void warn_status(const struct gdn_measure_opts *o, const struct gdn_metri
 			     gdn_metric_status_name(m->status));
 }
 
+/*
+ * Steps 2 and 3 of gdn_measure_wandb: the run W&B's output names, or the
+ * newest of --perf-wandb-run-prefix. 1: found (*ref, *url new strings, *why
+ * static); 0: nothing names a run and --perf-source auto keeps the output's
+ * value; -1: the sample is unscored (*status, a warning).
+ */
+static int find_run(struct gdn_wandb *c, bool *inited, const char *base,
+		    const struct gdn_http_opts *ho, const struct gdn_measure_opts *o,
+		    long iteration, const char *out, size_t len, char **ref, char **url,
+		    const char **why, const char **status, struct strvec *warnings)
+{
+	struct gdn_wandb_run run = {0};
+	struct gdn_err err = GDN_ERR_INIT;
+	char *name = gdn_measure_find_run_name(out, len), *prefix = NULL;
+	int ret;
+
+	if (!name && !o->run_prefix) {
+		if (o->source == GDN_MEASURE_AUTO)
+			return 0; /* nothing names a run: the output's value stands */
+		strvec_push(warnings, "--perf-source wandb: the profile printed no W&B run URL or "
+				      "run name and --perf-wandb-run-prefix is not set; the sample "
+				      "is unscored");
+		*status = "no-run";
+		return -1;
+	}
+	ret = gdn_wandb_init(c, base, NULL, ho, &err);
+	*inited = !ret;
+	if (!ret && name) {
+		char *r = xstrfmt("%s/%s/%s", o->entity, o->project, name);
+
+		*why = "run name in the profile output";
+		ret = gdn_wandb_get_run(c, r, &run, &err);
+		free(r);
+	} else if (!ret) {
+		prefix = expand_prefix(o->run_prefix, iteration);
+		*why = "run prefix";
+		ret = gdn_wandb_find_run(c, o->entity, o->project, prefix, 0, &run, &err);
+	}
+	if (ret == GDN_ENOTFOUND && o->source == GDN_MEASURE_AUTO) {
+		strvec_pushf(warnings, "no W&B run found for the %s: %s; using the profile output",
+			     *why, err.msg);
+		ret = 0;
+	} else if (ret) {
+		strvec_pushf(warnings, "W&B run lookup failed (%s): %s; the sample is unscored",
+			     *why ? *why : "client", err.msg);
+		*status = "lookup-failed";
+		ret = -1;
+	} else {
+		*ref = xstrfmt("%s/%s/%s", run.entity, run.project, run.name);
+		*url = xstrdup(run.url ? run.url : *ref);
+		ret = 1;
+	}
+	gdn_wandb_run_release(&run);
+	free(name);
+	free(prefix);
+	return ret;
+}
+
+/* The metric of run `ref`: its history window (else, missing there, its summary) into set. */
+static int fetch_metric(struct gdn_wandb *c, const struct gdn_measure_opts *o, const char *ref,
+			const char *metric, const char *url, struct gdn_metric_set *set,
+			struct strvec *warnings, struct gdn_err *err)
+{
+	const char *keys[2] = {metric, NULL};
+	const struct gdn_metric *m;
+	int ret;
+
+	if (!o->history)
+		return gdn_wandb_summary(c, ref, keys, set, err);
+	ret = gdn_wandb_history_agg(c, ref, keys, &o->window, set, err);
+	m = ret ? NULL : gdn_metric_set_get(set, metric);
+	if (m && m->status == GDN_METRIC_MISSING) {
+		/* the original's fallback: a run that logs no history for the key */
+		strvec_pushf(warnings,
+			     "wandb history-window aggregation unavailable for %s in %s; "
+			     "falling back to summary metrics for performance scoring.",
+			     metric, url);
+		gdn_metric_set_release(set);
+		memset(set, 0, sizeof(*set));
+		ret = gdn_wandb_summary(c, ref, keys, set, err);
+	}
+	return ret;
+}
+
 void gdn_measure_wandb(const struct gdn_measure_opts *o, const char *metric, long iteration,
 		       const char *out, size_t len, struct gdn_perf_sample *s, bool *used_wandb,
 		       char **run_url, struct strvec *warnings, json_t **detail)
 {
 	struct gdn_wandb c = {0};
-	struct gdn_wandb_run run = {0};
 	struct gdn_metric_set set = {0};
 	struct gdn_http_opts ho = o->http;
 	struct gdn_err err = GDN_ERR_INIT;
-	const char *keys[2] = {metric, NULL};
 	const struct gdn_metric *m = NULL;
-	char *ref = NULL, *url = NULL, *name = NULL, *prefix = NULL;
+	char *ref = NULL, *url = NULL;
 	const char *base = o->base_url ? o->base_url : getenv("WANDB_BASE_URL");
 	const char *why = NULL, *status = "unscored";
 	bool wandb = false, inited = false;
@@ -216,75 +298,24 @@ void gdn_measure_wandb(const struct gdn_measure_opts *o, const char *metric, lon
 
 	/* 1. a run URL the profile printed (the original's order) */
 	ref = gdn_measure_find_run_url(out, len, base, &url);
-	if (ref) {
+	if (!ref) {
+		/* 2. the run name W&B printed, or 3. discovery by prefix: both need a lookup */
+		ret = find_run(&c, &inited, base, &ho, o, iteration, out, len, &ref, &url, &why,
+			       &status, warnings);
+		if (!ret)
+			goto out;
 		wandb = true;
-		why = "run URL in the profile output";
-		goto fetch;
-	}
-	/* 2. the run name W&B printed, or 3. discovery by prefix: both need a lookup */
-	name = gdn_measure_find_run_name(out, len);
-	if (!name && !o->run_prefix) {
-		if (o->source == GDN_MEASURE_AUTO)
-			goto out; /* nothing names a run: the output's value stands */
-		strvec_push(warnings, "--perf-source wandb: the profile printed no W&B run URL or "
-				      "run name and --perf-wandb-run-prefix is not set; the sample "
-				      "is unscored");
-		wandb = true;
-		status = "no-run";
-		goto unscored;
-	}
-	ret = gdn_wandb_init(&c, base, NULL, &ho, &err);
-	inited = !ret;
-	if (!ret && name) {
-		char *r = xstrfmt("%s/%s/%s", o->entity, o->project, name);
-
-		why = "run name in the profile output";
-		ret = gdn_wandb_get_run(&c, r, &run, &err);
-		free(r);
-	} else if (!ret) {
-		prefix = expand_prefix(o->run_prefix, iteration);
-		why = "run prefix";
-		ret = gdn_wandb_find_run(&c, o->entity, o->project, prefix, 0, &run, &err);
-	}
-	if (ret == GDN_ENOTFOUND && o->source == GDN_MEASURE_AUTO) {
-		strvec_pushf(warnings, "no W&B run found for the %s: %s; using the profile output",
-			     why, err.msg);
-		goto out;
+		if (ret < 0)
+			goto unscored;
 	}
 	wandb = true;
-	if (ret) {
-		strvec_pushf(warnings, "W&B run lookup failed (%s): %s; the sample is unscored",
-			     why ? why : "client", err.msg);
-		status = "lookup-failed";
-		goto unscored;
-	}
-	ref = xstrfmt("%s/%s/%s", run.entity, run.project, run.name);
-	url = xstrdup(run.url ? run.url : ref);
-fetch:
 	if (!inited) {
 		ret = gdn_wandb_init(&c, base, NULL, &ho, &err);
 		inited = !ret;
 		if (ret)
 			goto failed;
 	}
-	if (o->history) {
-		ret = gdn_wandb_history_agg(&c, ref, keys, &o->window, &set, &err);
-		m = ret ? NULL : gdn_metric_set_get(&set, metric);
-		if (m && m->status == GDN_METRIC_MISSING) {
-			/* the original's fallback: a run that logs no history for the key */
-			strvec_pushf(warnings,
-				     "wandb history-window aggregation unavailable for %s in %s; "
-				     "falling back to summary metrics for performance scoring.",
-				     metric, url);
-			gdn_metric_set_release(&set);
-			memset(&set, 0, sizeof(set));
-			m = NULL;
-			ret = gdn_wandb_summary(&c, ref, keys, &set, &err);
-		}
-	} else {
-		ret = gdn_wandb_summary(&c, ref, keys, &set, &err);
-	}
-	if (ret)
+	if (fetch_metric(&c, o, ref, metric, url, &set, warnings, &err))
 		goto failed;
 	m = gdn_metric_set_get(&set, metric);
 	if (set.run.url) {
@@ -318,12 +349,9 @@ out:
 	url = NULL;
 	if (inited)
 		gdn_wandb_release(&c);
-	gdn_wandb_run_release(&run);
 	gdn_metric_set_release(&set);
 	free(ref);
 	free(url);
-	free(name);
-	free(prefix);
 }
 
 static bool wandb_takes(const char *metric)

@@ -187,12 +187,40 @@ static long heading_number(const char *l)
 	return strtol(l + 14, NULL, 10);
 }
 
+/*
+ * The lines of sb into lines (universal newlines, as Python's splitlines);
+ * the index of the line that starts at byte `start` (0: none does).
+ */
+static size_t split_lines(const struct sbuf *sb, size_t start, struct strvec *lines)
+{
+	struct sbuf line = SBUF_INIT;
+	size_t entry_line = 0;
+
+	for (size_t pos = 0; pos < sb->len;) {
+		size_t end = pos;
+
+		while (end < sb->len && sb->buf[end] != '\n' && sb->buf[end] != '\r')
+			end++;
+		if (pos == start)
+			entry_line = lines->nr;
+		sbuf_reset(&line);
+		sbuf_add(&line, sb->buf + pos, end - pos);
+		strvec_push(lines, line.buf);
+		if (end < sb->len && sb->buf[end] == '\r' && end + 1 < sb->len &&
+		    sb->buf[end + 1] == '\n')
+			end++;
+		pos = end + 1;
+	}
+	sbuf_release(&line);
+	return entry_line;
+}
+
 int gdn_prompt_stamp_log(const char *path, const char *sha, long worker, long iteration,
 			 struct gdn_err *err)
 {
 	struct sbuf sb = SBUF_INIT, res = SBUF_INIT;
 	struct strvec lines = STRVEC_INIT;
-	size_t start, hit = SIZE_MAX, entry_line = 0;
+	size_t start, hit = SIZE_MAX, entry_line;
 	int ret = 0;
 
 	if (access(path, F_OK))
@@ -203,22 +231,7 @@ int gdn_prompt_stamp_log(const char *path, const char *sha, long worker, long it
 	start = last_entry(sb.buf, sb.len);
 	if (start == sb.len)
 		goto out;
-	/* Split into lines (universal newlines, as Python's splitlines). */
-	for (size_t pos = 0; pos < sb.len;) {
-		size_t end = pos;
-
-		while (end < sb.len && sb.buf[end] != '\n' && sb.buf[end] != '\r')
-			end++;
-		if (pos == start)
-			entry_line = lines.nr;
-		sbuf_reset(&res);
-		sbuf_add(&res, sb.buf + pos, end - pos);
-		strvec_push(&lines, res.buf);
-		if (end < sb.len && sb.buf[end] == '\r' && end + 1 < sb.len &&
-		    sb.buf[end + 1] == '\n')
-			end++;
-		pos = end + 1;
-	}
+	entry_line = split_lines(&sb, start, &lines);
 	for (size_t i = lines.nr; i-- > entry_line;) {
 		const char *l = lines.v[i];
 

@@ -305,13 +305,45 @@ static void new_run(struct gdn_loop_status *st, json_t *o, long long ts)
 	set_phase(st, "starting", "starting", ts);
 }
 
-static void apply(struct gdn_loop_status *st, const char *ev, json_t *o)
+static void on_run_resume(struct gdn_loop_status *st, json_t *o, long long ts, long long prev)
 {
+	/* the time between the last event before the resume and the resume was idle */
+	if (prev >= 0 && st->segment_start_ms >= 0 && prev >= st->segment_start_ms)
+		st->active_before_ms += prev - st->segment_start_ms;
+	st->segment_start_ms = ts;
+	st->resumes++;
+	st->ended = false;
+	st->has_exit = false;
+	FREE_AND_NULL(st->end_reason);
+	if (int_of(o, "iterations", 0) > 0)
+		st->planned = (long)int_of(o, "iterations", 0);
+	if (json_is_integer(json_object_get(o, "max_failures")))
+		st->max_failures = (long)int_of(o, "max_failures", -2);
+	if (json_is_integer(json_object_get(o, "stop_after_failures")))
+		st->stop_after_failures = (long)int_of(o, "stop_after_failures", 0);
+	set_phase(st, "resuming", "resuming", ts);
+}
+
+/* A validation phase or a measurement: the phase's text (new string). */
+static char *validation_text(enum gdn_event ev, json_t *o, long it)
+{
+	const char *ph = str_of(o, "phase"), *state = str_of(o, "state");
+
+	if (ev == GDN_EV_MEASUREMENT)
+		return xstrfmt("%s: measuring", it == 0 ? "measuring the baseline" : "validation");
+	return xstrfmt("%s: %s %s (attempt %lld)",
+		       it == 0 ? "measuring the baseline" : "validation", ph ? ph : "step",
+		       state ? state : "done", int_of(o, "attempt", 1));
+}
+
+static void apply(struct gdn_loop_status *st, const char *name, json_t *o)
+{
+	enum gdn_event ev = gdn_journal_event(name);
 	long long ts = gdn_loop_ts_ms(str_of(o, "ts")), prev = st->last_event_ms;
 	long it = (long)int_of(o, "iteration", -1);
 	char *text = NULL;
 
-	if (!strcmp(ev, "run_start")) {
+	if (ev == GDN_EV_RUN_START) {
 		new_run(st, o, ts);
 		return;
 	}
@@ -319,83 +351,83 @@ static void apply(struct gdn_loop_status *st, const char *ev, json_t *o)
 		return; /* an event of no run, or of an older run */
 	if (ts >= 0)
 		st->last_event_ms = ts;
-	if (!strcmp(ev, "run_resume")) {
-		/* the time between the last event before the resume and the resume was idle */
-		if (prev >= 0 && st->segment_start_ms >= 0 && prev >= st->segment_start_ms)
-			st->active_before_ms += prev - st->segment_start_ms;
-		st->segment_start_ms = ts;
-		st->resumes++;
-		st->ended = false;
-		st->has_exit = false;
-		FREE_AND_NULL(st->end_reason);
-		if (int_of(o, "iterations", 0) > 0)
-			st->planned = (long)int_of(o, "iterations", 0);
-		if (json_is_integer(json_object_get(o, "max_failures")))
-			st->max_failures = (long)int_of(o, "max_failures", -2);
-		if (json_is_integer(json_object_get(o, "stop_after_failures")))
-			st->stop_after_failures = (long)int_of(o, "stop_after_failures", 0);
-		set_phase(st, "resuming", "resuming", ts);
-	} else if (!strcmp(ev, "run_end")) {
+	switch (ev) {
+	case GDN_EV_RUN_RESUME:
+		on_run_resume(st, o, ts, prev);
+		break;
+	case GDN_EV_RUN_END:
 		st->ended = true;
 		st->in_iteration = false;
 		set_clean(&st->end_reason, str_of(o, "reason"), 200);
 		st->has_exit = json_is_integer(json_object_get(o, "exit_code"));
 		st->exit_code = (int)int_of(o, "exit_code", 0);
 		set_phase(st, "ended", "ended", ts);
-	} else if (!strcmp(ev, "iteration_start") && it > 0) {
+		break;
+	case GDN_EV_ITERATION_START:
+		if (it <= 0)
+			break;
 		st->iteration = it;
 		st->in_iteration = true;
 		st->iteration_start_ms = ts;
 		clear_pending(st);
 		set_phase(st, "preparing", "preparing", ts);
-	} else if (!strcmp(ev, "agent_start")) {
+		break;
+	case GDN_EV_AGENT_START: {
 		long long a = int_of(o, "attempt", 1);
 
 		text = a > 1 ? xstrfmt("agent (attempt %lld)", a) : xstrdup("agent");
 		set_phase(st, "agent", text, ts);
-	} else if (!strcmp(ev, "agent_end")) {
+		break;
+	}
+	case GDN_EV_AGENT_END:
 		set_phase(st, "commits", "looking for the agent's commits", ts);
-	} else if (!strcmp(ev, "check")) {
+		break;
+	case GDN_EV_CHECK:
 		set_phase(st, "post-checks", "post-checks", ts);
-	} else if (!strcmp(ev, "head")) {
+		break;
+	case GDN_EV_HEAD:
 		set_phase(st, "validation", "validation", ts);
-	} else if (!strcmp(ev, "validation") || !strcmp(ev, "measurement")) {
-		const char *ph = str_of(o, "phase"), *state = str_of(o, "state");
-
-		if (!strcmp(ev, "measurement"))
-			text = xstrfmt("%s: measuring",
-				       it == 0 ? "measuring the baseline" : "validation");
-		else
-			text = xstrfmt("%s: %s %s (attempt %lld)",
-				       it == 0 ? "measuring the baseline" : "validation",
-				       ph ? ph : "step", state ? state : "done",
-				       int_of(o, "attempt", 1));
+		break;
+	case GDN_EV_VALIDATION:
+	case GDN_EV_MEASUREMENT:
+		text = validation_text(ev, o, it);
 		set_phase(st, it == 0 ? "baseline" : "validation", text, ts);
-	} else if (!strcmp(ev, "perf_decision")) {
+		break;
+	case GDN_EV_PERF_DECISION:
 		apply_perf(st, o, it);
 		set_phase(st, "deciding", "deciding", ts);
-	} else if (!strcmp(ev, "stamp") && st->has_champion && st->champion_iteration == it &&
-		   str_of(o, "commit")) {
+		break;
+	case GDN_EV_STAMP:
 		/* the champion's running-log entry stamped on top: the commit the branch holds */
-		set_clean(&st->champion_commit, str_of(o, "commit"), 64);
-	} else if (!strcmp(ev, "revert")) {
+		if (st->has_champion && st->champion_iteration == it && str_of(o, "commit"))
+			set_clean(&st->champion_commit, str_of(o, "commit"), 64);
+		break;
+	case GDN_EV_REVERT:
 		st->pending_reverted = json_is_true(json_object_get(o, "ok"));
 		set_clean(&st->pending_revert, str_of(o, "reason"), 300);
 		set_phase(st, "deciding", "reverting", ts);
-	} else if (!strcmp(ev, "decision")) {
+		break;
+	case GDN_EV_DECISION:
 		apply_decision(st, o, it);
 		set_phase(st, "finishing", "finishing the iteration", ts);
-	} else if (!strcmp(ev, "failure")) {
+		break;
+	case GDN_EV_FAILURE:
 		st->failures = (long)int_of(o, "failures", st->failures);
 		st->consecutive = (long)int_of(o, "consecutive", st->consecutive);
-	} else if (!strcmp(ev, "iteration_end")) {
+		break;
+	case GDN_EV_ITERATION_END:
 		st->in_iteration = false;
 		set_phase(st, "between", "between iterations", ts);
-	} else if (!strcmp(ev, "interrupted")) {
+		break;
+	case GDN_EV_INTERRUPTED:
 		set_phase(st, "interrupted", "interrupted", ts);
-	} else if (!strcmp(ev, "stop")) {
+		break;
+	case GDN_EV_STOP:
 		text = xstrfmt("stopping: %s", str_of(o, "reason") ? str_of(o, "reason") : "?");
 		set_phase(st, "stopping", text, ts);
+		break;
+	default:
+		break;
 	}
 	free(text);
 }

@@ -12,6 +12,7 @@
  * lane, which the renderers do not show (gdn_report_parallel).
  */
 #include "gdnctl/compat.h"
+#include "gdnctl/journal.h"
 #include "gdnctl/loop_status.h"
 #include "gdnctl/report.h"
 #include "gdnctl/xalloc.h"
@@ -93,19 +94,44 @@ static void set_workers(struct gdn_report *r, json_t *o)
 		lane(r, n > GDN_REPORT_MAX_WORKERS ? GDN_REPORT_MAX_WORKERS : (long)n);
 }
 
-void gdn_report_lane_event(struct gdn_report *r, const char *ev, json_t *o, long long t,
+/* A promotion of worker k's lane l (t: when). */
+static void add_promotion(struct gdn_report *r, struct gdn_report_lane *l, json_t *o, long n,
+			  long k, long long t)
+{
+	struct gdn_report_promotion *p;
+	const char *c = json_string_value(json_object_get(o, "champion"));
+
+	ALLOC_GROW(r->promotions, r->nr_promotions + 1, r->alloc_promotions);
+	p = &r->promotions[r->nr_promotions++];
+	p->order = (long)r->nr_promotions;
+	p->iteration = n;
+	p->worker = k;
+	p->champion = NULL;
+	if (c) {
+		p->champion = xstrndup(c, 64);
+		for (char *q = p->champion; *q; q++)
+			if ((unsigned char)*q < 0x20 || *q == 0x7f)
+				*q = ' ';
+	}
+	p->metric = NAN;
+	p->at_ms = t;
+	l->promotions++;
+}
+
+void gdn_report_lane_event(struct gdn_report *r, const char *name, json_t *o, long long t,
 			   long long prev, long k)
 {
+	enum gdn_event ev = gdn_journal_event(name);
 	json_t *iteration = json_object_get(o, "iteration");
 	long n = json_is_integer(iteration) ? (long)json_integer_value(iteration) : -1;
 	struct gdn_report_lane *l;
 
-	if (!strcmp(ev, "run_start")) {
+	switch (ev) {
+	case GDN_EV_RUN_START:
 		lane(r, 1);
 		set_workers(r, o);
 		return;
-	}
-	if (!strcmp(ev, "run_resume")) {
+	case GDN_EV_RUN_RESUME:
 		/* the loop was stopped from its last event (prev) to the resume */
 		close_agents(r, prev);
 		if (t >= 0 && prev >= 0 && t > prev) {
@@ -115,50 +141,44 @@ void gdn_report_lane_event(struct gdn_report *r, const char *ev, json_t *o, long
 		}
 		set_workers(r, o);
 		return;
-	}
-	if (!strcmp(ev, "run_end")) {
+	case GDN_EV_RUN_END:
 		close_agents(r, t);
 		return;
+	default:
+		break;
 	}
 	if (!k || t < 0)
 		return;
 	l = lane(r, k);
-	if (!strcmp(ev, "agent_start")) {
+	switch (ev) {
+	case GDN_EV_AGENT_START:
 		close_agent(l, t);
 		l->open_agent_ms = t;
 		l->open_iteration = n;
-	} else if (!strcmp(ev, "agent_end")) {
+		break;
+	case GDN_EV_AGENT_END:
 		if (l->open_agent_ms >= 0)
 			close_agent(l, t);
 		else /* no start seen: its duration */
 			add_span(l, GDN_REPORT_SPAN_AGENT, n, t - duration_of(o), t);
-	} else if (!strcmp(ev, "validation")) {
+		break;
+	case GDN_EV_VALIDATION:
 		add_span(l, GDN_REPORT_SPAN_VALIDATION, n, t - duration_of(o), t);
-	} else if (!strcmp(ev, "worker_end")) {
+		break;
+	case GDN_EV_WORKER_END:
 		/* its iteration's agent, not one the worker started since */
 		if (n < 0 || n == l->open_iteration)
 			close_agent(l, t);
-	} else if (!strcmp(ev, "iteration_start") && n > 0) {
-		l->iterations++;
-	} else if (!strcmp(ev, "promote")) {
-		struct gdn_report_promotion *p;
-		const char *c = json_string_value(json_object_get(o, "champion"));
-
-		ALLOC_GROW(r->promotions, r->nr_promotions + 1, r->alloc_promotions);
-		p = &r->promotions[r->nr_promotions++];
-		p->order = (long)r->nr_promotions;
-		p->iteration = n;
-		p->worker = k;
-		p->champion = NULL;
-		if (c) {
-			p->champion = xstrndup(c, 64);
-			for (char *q = p->champion; *q; q++)
-				if ((unsigned char)*q < 0x20 || *q == 0x7f)
-					*q = ' ';
-		}
-		p->metric = NAN;
-		p->at_ms = t;
-		l->promotions++;
+		break;
+	case GDN_EV_ITERATION_START:
+		if (n > 0)
+			l->iterations++;
+		break;
+	case GDN_EV_PROMOTE:
+		add_promotion(r, l, o, n, k, t);
+		break;
+	default:
+		break;
 	}
 }
 

@@ -289,126 +289,176 @@ static void note_worker(struct gdn_report_iter *it, json_t *o)
 		it->worker = gdn_report_event_worker(o);
 }
 
-/* Apply one event of the selected run. */
-static void apply_event(struct gdn_report *r, const char *ev, json_t *o)
+static void on_revert(struct gdn_report *r, struct gdn_report_iter *it, json_t *o)
 {
-	json_t *iteration = json_object_get(o, "iteration");
-	long n = json_is_integer(iteration) ? (long)json_integer_value(iteration) : -1;
-	struct gdn_report_iter *it = NULL;
 	const char *s;
 
-	if (!strcmp(ev, "run_start")) {
-		set_str(&r->workdir, str_of(o, "workdir"));
-		set_str(&r->branch, str_of(o, "branch"));
-		set_str(&r->start_head, str_of(o, "head"));
-		set_str(&r->started, str_of(o, "ts"));
-		r->planned = (long)count_of(o, "iterations");
-		return;
+	it->reverted = json_is_true(json_object_get(o, "ok"));
+	if (!it->reverted)
+		it->seen_error = true;
+	if (it->reverted)
+		r->totals.commits_reverted =
+		    (long)gdn_add_sat_i64(r->totals.commits_reverted, count_of(o, "commits"));
+	if ((s = str_of(o, "discarded_ref")))
+		set_str(&it->discarded_ref, s);
+	if ((s = str_of(o, "reason"))) {
+		free(it->reason);
+		it->reason = clean_text(s, 400);
 	}
-	if (!strcmp(ev, "run_resume")) {
-		FREE_AND_NULL(r->end_reason);
-		r->has_exit = false;
-		if (count_of(o, "iterations") > 0)
-			r->planned = (long)count_of(o, "iterations");
-		return;
+}
+
+/* The iteration's reason: the event's `key`, cleaned (none: unchanged). */
+static void set_reason(struct gdn_report_iter *it, json_t *o, const char *key)
+{
+	const char *s = str_of(o, key);
+
+	if (s) {
+		free(it->reason);
+		it->reason = clean_text(s, 400);
 	}
-	if (!strcmp(ev, "run_end")) {
-		set_str(&r->end_reason, str_of(o, "reason"));
-		r->has_exit = json_is_integer(json_object_get(o, "exit_code"));
-		r->exit_code = (int)json_integer_value(json_object_get(o, "exit_code"));
-		return;
-	}
-	/* sums of untrusted figures saturate: a journal's INT64_MAX never wraps round */
-	if (!strcmp(ev, "agent_end"))
-		r->totals.agent_ms =
-		    gdn_add_sat_i64(r->totals.agent_ms, count_of(o, "duration_ms"));
-	if (!strcmp(ev, "validation"))
-		r->totals.validation_ms =
-		    gdn_add_sat_i64(r->totals.validation_ms, count_of(o, "duration_ms"));
-	if (n < 0 || n > 100000000L)
-		return;
-	if (!strcmp(ev, "iteration_start")) {
-		note_worker(get_iter(r, n, true), o);
-		return;
-	}
-	if (!strcmp(ev, "perf_decision")) {
-		apply_perf_decision(r, o, n);
-		note_worker(get_iter(r, n, false), o);
-		return;
-	}
-	it = n > 0 || !strcmp(ev, "validation") ? get_iter(r, n, false) : find_iter(r, n);
-	if (!it)
-		return;
-	note_worker(it, o);
-	if (!strcmp(ev, "perf_ab")) {
+}
+
+/* The events of one iteration (it). */
+static void apply_iter_event(struct gdn_report *r, struct gdn_report_iter *it, enum gdn_event ev,
+			     json_t *o)
+{
+	const char *s;
+
+	switch (ev) {
+	case GDN_EV_PERF_AB:
 		it->ci_low_pct = num_or_nan(o, "ci_low_pct");
 		it->ci_high_pct = num_or_nan(o, "ci_high_pct");
 		it->ci_confidence = num_or_nan(o, "confidence");
 		it->ab_pairs = count_of(o, "pairs");
 		it->has_ci = isfinite(it->ci_low_pct) && isfinite(it->ci_high_pct);
-	} else if (!strcmp(ev, "agent_end")) {
+		break;
+	case GDN_EV_AGENT_END:
 		it->agent_ms = gdn_add_sat_i64(it->agent_ms, count_of(o, "duration_ms"));
-	} else if (!strcmp(ev, "usage")) {
+		break;
+	case GDN_EV_USAGE:
 		apply_usage(r, it, o);
-	} else if (!strcmp(ev, "head")) {
+		break;
+	case GDN_EV_HEAD:
 		apply_head(it, o);
-	} else if (!strcmp(ev, "validation")) {
+		break;
+	case GDN_EV_VALIDATION:
 		it->validation_ms = gdn_add_sat_i64(it->validation_ms, count_of(o, "duration_ms"));
 		s = str_of(o, "state");
 		it->validation_failed = !s || strcmp(s, "succeeded");
-	} else if (!strcmp(ev, "revert")) {
-		it->reverted = json_is_true(json_object_get(o, "ok"));
-		if (!it->reverted)
-			it->seen_error = true;
-		if (it->reverted)
-			r->totals.commits_reverted = (long)gdn_add_sat_i64(
-			    r->totals.commits_reverted, count_of(o, "commits"));
-		if ((s = str_of(o, "discarded_ref")))
-			set_str(&it->discarded_ref, s);
-		if ((s = str_of(o, "reason"))) {
-			free(it->reason);
-			it->reason = clean_text(s, 400);
-		}
-	} else if (!strcmp(ev, "decision")) {
+		break;
+	case GDN_EV_REVERT:
+		on_revert(r, it, o);
+		break;
+	case GDN_EV_DECISION:
 		it->seen_decision = true;
 		it->kept = (long)count_of(o, "commits");
 		s = str_of(o, "failure");
 		set_str(&it->failure, s);
 		if (s && !it->reason)
 			it->reason = clean_text(s, 64);
-	} else if (!strcmp(ev, "trace")) {
+		break;
+	case GDN_EV_TRACE:
 		apply_trace(it, o);
-	} else if (!strcmp(ev, "rebase") && (s = str_of(o, "result")) && !strcmp(s, "clean") &&
-		   (s = str_of(o, "head"))) {
-		/* carried onto a newer champion: the commit measured and promoted */
-		free(it->commit);
-		it->commit = clean_text(s, 64);
-	} else if (!strcmp(ev, "stamp") && (s = str_of(o, "commit"))) {
-		/* the running log's entry stamped in a commit of its own: what the branch holds */
-		free(it->stamped);
-		it->stamped = clean_text(s, 64);
-	} else if (!strcmp(ev, "recheck")) {
-		it->rechecks++;
-	} else if (!strcmp(ev, "ref_kept") && (it->conflict || it->rechecks) &&
-		   (s = str_of(o, "kind")) && !strcmp(s, "discarded") && (s = str_of(o, "ref"))) {
-		/* where a conflicting candidate was kept */
-		it->kept_away = true;
-		set_str(&it->discarded_ref, s);
-	} else if (!strcmp(ev, "conflict") ||
-		   (!strcmp(ev, "rebase") && (s = str_of(o, "result")) && !strcmp(s, "conflict"))) {
-		/* the candidate did not apply on the newer champion: discarded */
+		break;
+	case GDN_EV_REBASE:
+		s = str_of(o, "result");
+		if (s && !strcmp(s, "clean") && (s = str_of(o, "head"))) {
+			/* carried onto a newer champion: the commit measured and promoted */
+			free(it->commit);
+			it->commit = clean_text(s, 64);
+		} else if (s && !strcmp(s, "conflict")) {
+			/* the candidate did not apply on the newer champion: discarded */
+			it->conflict = true;
+			set_reason(it, o, "reason");
+		}
+		break;
+	case GDN_EV_CONFLICT:
 		it->conflict = true;
-		if ((s = str_of(o, "reason"))) {
-			free(it->reason);
-			it->reason = clean_text(s, 400);
+		set_reason(it, o, "reason");
+		break;
+	case GDN_EV_STAMP:
+		/* the running log's entry stamped in a commit of its own: what the branch holds */
+		if ((s = str_of(o, "commit"))) {
+			free(it->stamped);
+			it->stamped = clean_text(s, 64);
 		}
-	} else if (!strcmp(ev, "error") || !strcmp(ev, "failure")) {
+		break;
+	case GDN_EV_RECHECK:
+		it->rechecks++;
+		break;
+	case GDN_EV_REF_KEPT:
+		/* where a conflicting candidate was kept */
+		if ((it->conflict || it->rechecks) && (s = str_of(o, "kind")) &&
+		    !strcmp(s, "discarded") && (s = str_of(o, "ref"))) {
+			it->kept_away = true;
+			set_str(&it->discarded_ref, s);
+		}
+		break;
+	case GDN_EV_ERROR:
+	case GDN_EV_FAILURE:
 		it->seen_error = true;
-		if ((s = str_of(o, "message"))) {
-			free(it->reason);
-			it->reason = clean_text(s, 400);
-		}
+		set_reason(it, o, "message");
+		break;
+	default:
+		break;
 	}
+}
+
+/* Apply one event of the selected run. */
+static void apply_event(struct gdn_report *r, const char *name, json_t *o)
+{
+	enum gdn_event ev = gdn_journal_event(name);
+	json_t *iteration = json_object_get(o, "iteration");
+	long n = json_is_integer(iteration) ? (long)json_integer_value(iteration) : -1;
+	struct gdn_report_iter *it = NULL;
+
+	switch (ev) {
+	case GDN_EV_RUN_START:
+		set_str(&r->workdir, str_of(o, "workdir"));
+		set_str(&r->branch, str_of(o, "branch"));
+		set_str(&r->start_head, str_of(o, "head"));
+		set_str(&r->started, str_of(o, "ts"));
+		r->planned = (long)count_of(o, "iterations");
+		return;
+	case GDN_EV_RUN_RESUME:
+		FREE_AND_NULL(r->end_reason);
+		r->has_exit = false;
+		if (count_of(o, "iterations") > 0)
+			r->planned = (long)count_of(o, "iterations");
+		return;
+	case GDN_EV_RUN_END:
+		set_str(&r->end_reason, str_of(o, "reason"));
+		r->has_exit = json_is_integer(json_object_get(o, "exit_code"));
+		r->exit_code = (int)json_integer_value(json_object_get(o, "exit_code"));
+		return;
+	/* sums of untrusted figures saturate: a journal's INT64_MAX never wraps round */
+	case GDN_EV_AGENT_END:
+		r->totals.agent_ms =
+		    gdn_add_sat_i64(r->totals.agent_ms, count_of(o, "duration_ms"));
+		break;
+	case GDN_EV_VALIDATION:
+		r->totals.validation_ms =
+		    gdn_add_sat_i64(r->totals.validation_ms, count_of(o, "duration_ms"));
+		break;
+	default:
+		break;
+	}
+	if (n < 0 || n > 100000000L)
+		return;
+	if (ev == GDN_EV_ITERATION_START) {
+		note_worker(get_iter(r, n, true), o);
+		return;
+	}
+	if (ev == GDN_EV_PERF_DECISION) {
+		apply_perf_decision(r, o, n);
+		note_worker(get_iter(r, n, false), o);
+		return;
+	}
+	it = n > 0 || ev == GDN_EV_VALIDATION ? get_iter(r, n, false) : find_iter(r, n);
+	if (!it)
+		return;
+	note_worker(it, o);
+	apply_iter_event(r, it, ev, o);
 }
 
 static enum gdn_report_outcome classify(const struct gdn_report_iter *it)
@@ -546,7 +596,7 @@ static void collect_run(struct gdn_report *r, const char *ev, json_t *o)
 {
 	const char *run = str_of(o, "run");
 
-	if (!strcmp(ev, "run_start") && run && !strvec_contains(&r->runs, run))
+	if (gdn_journal_event(ev) == GDN_EV_RUN_START && run && !strvec_contains(&r->runs, run))
 		strvec_push(&r->runs, run);
 }
 
@@ -576,7 +626,7 @@ static void apply_if_selected(struct gdn_report *r, const char *ev, json_t *o)
 		return;
 	if (ts)
 		set_str(&r->ended, ts);
-	if (!strcmp(ev, "run_resume")) {
+	if (gdn_journal_event(ev) == GDN_EV_RUN_RESUME) {
 		/* the loop was not running between its last event and the resume */
 		r->totals.resumes++;
 		if (t >= 0 && r->last_ts_ms >= 0 && t >= r->last_ts_ms)

@@ -12,7 +12,12 @@ is the object of src/loop/engine.c); --describe is the output of
   output    code outside src/cmd/ and src/main.c writes to stdout/stderr or exits
   spawn     fork/exec*/popen/system/posix_spawn, kill/wait* outside src/util/proc*.c
   layers    an include points up the layer order (or a header has no layer)
-  cycle     two source files call into each other
+  cycle     source files call into each other (a strongly connected component of
+            the file-level call graph; a call through a table of function pointers
+            that one file fills counts as a call into that file)
+  size      a file of src/loop over 800 lines, or a function there over 100
+  events    a journal reader compares an event's name instead of switching on
+            gdn_journal_event() (the one event table, src/loop/journal_events.c)
   defaults  an option's documented default differs from its initial value
   commands  the command table is not sorted
 
@@ -309,11 +314,25 @@ def header_modules(root, objs, rep):
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 
 
+# The option table (gdnctl/opt.h, struct opt) stays in src/cmd/: these modules
+# receive parsed values (issue 26: the loop's setup gets struct gdn_loop_setup's
+# values and the names given, from src/cmd/loop_options.c).
+NO_OPTION_TABLE = {"loop"}
+OPTION_TABLE_RE = re.compile(r"\bstruct\s+opt\b")
+
+
 def check_layers(root, headers, rep):
     for src in sources(root):
         mod = headers.get(src) if src.startswith("include/") else src_module(src)
         if mod is None:
             continue
+        if mod in NO_OPTION_TABLE:
+            raw = open(os.path.join(root, src), errors="replace").read()
+            found = [m.group(1) for m in INCLUDE_RE.finditer(raw) if m.group(1) == "gdnctl/opt.h"]
+            found += ["struct opt"] if OPTION_TABLE_RE.search(strip_c(raw)) else []
+            for what in found:
+                rep.add(f"layers: {src}: {what}",
+                        f"the option table stays in src/cmd/: {mod} receives parsed values")
         if mod not in LAYERS:
             rep.add(f"layers: {src}: unknown module '{mod}'",
                     "add the module to LAYERS in tests/e2e/arch_check.py")
@@ -337,7 +356,114 @@ def check_layers(root, headers, rep):
                         "trace, hub < backend < loop < report, doctor < cmd < main")
 
 
-def check_cycles(objs, rep):
+STRUCT_RE = re.compile(r"\bstruct\s+(\w+)\s*\{")
+FNPTR_RE = re.compile(r"\(\s*\*\s*(\w+)\s*\)\s*\(")
+# struct T NAME = {   struct T NAME[] = {   (static, const and array sizes allowed)
+FILL_RE = re.compile(r"\bstruct\s+(\w+)\s+(?:const\s+)?\*?\s*(?:const\s+)?(\w+)\s*"
+                     r"(?:\[[^\]]*\]\s*)?=\s*\{")
+
+
+def matching_brace(text, i):
+    """The index just past the brace that closes the one at text[i]."""
+    depth = 0
+    for j in range(i, len(text)):
+        if text[j] == "{":
+            depth += 1
+        elif text[j] == "}":
+            depth -= 1
+            if not depth:
+                return j + 1
+    return len(text)
+
+
+def table_edges(root):
+    """{(caller, filler): {"T.member", ...}}: calls through a table of function pointers.
+
+    A table is a struct with function-pointer members declared under src/ (a
+    module's private header or a .c file: a struct of include/gdnctl/ is the
+    callback interface a module declares, such as the HTTP client's hooks or
+    the gate's journal sink, and any caller may fill it). When it is filled (an
+    initialised variable of its type) in exactly one source file F, each call
+    through one of its members (->m( or .m() from another file G of the same
+    directory that sees the struct (G or a header it includes names it) is an
+    edge G -> F: the caller calls back into the file that filled the table, as
+    surely as through a symbol. A table filled in several files (the backend,
+    agent and metric drivers) has several implementations: a plug-in, no edge.
+    """
+    raws = {src: open(os.path.join(root, src), errors="replace").read() for src in sources(root)}
+    texts = {src: strip_c(raw) for src, raw in raws.items()}
+    members = {}  # struct -> its function-pointer members
+    for src, text in texts.items():
+        if not src.startswith("src/"):
+            continue
+        for m in STRUCT_RE.finditer(text):
+            body = text[m.end() - 1:matching_brace(text, m.end() - 1)]
+            fns = set(FNPTR_RE.findall(body))
+            if fns:
+                members.setdefault(m.group(1), set()).update(fns)
+    fillers = {}
+    for src, text in texts.items():
+        if src.endswith(".c"):
+            for m in FILL_RE.finditer(text):
+                if m.group(1) in members:
+                    fillers.setdefault(m.group(1), set()).add(src)
+    edges = {}
+    for src, text in texts.items():
+        if not src.endswith(".c"):
+            continue
+        seen = text
+        for m in INCLUDE_RE.finditer(raws[src]):
+            inc = m.group(1)
+            path = f"include/{inc}" if inc.startswith("gdnctl/") else \
+                rel(root, os.path.join(root, os.path.dirname(src), inc))
+            seen += texts.get(path, "")
+        for t, files in fillers.items():
+            if len(files) != 1:
+                continue
+            (filler,) = files
+            if filler == src or os.path.dirname(filler) != os.path.dirname(src) or \
+                    not re.search(rf"\bstruct\s+{t}\b", seen):
+                continue
+            for fn in sorted(members[t]):
+                if re.search(rf"(?:->|\.)\s*{fn}\s*\(", text):
+                    edges.setdefault((src, filler), set()).add(f"{t}.{fn}")
+    return edges
+
+
+def strongly_connected(nodes, succ):
+    """The strongly connected components of the graph (Tarjan), each a sorted list."""
+    index, low, stack, on, comps = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(succ.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            comps.append(sorted(comp))
+
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, 10 * len(nodes) + 100))
+    for v in sorted(nodes):
+        if v not in index:
+            visit(v)
+    sys.setrecursionlimit(old)
+    return comps
+
+
+def check_cycles(root, objs, rep):
     owner = {}
     for src, (defined, _, _) in objs.items():
         for sym in defined:
@@ -352,12 +478,77 @@ def check_cycles(objs, rep):
             dst = owner.get(sym)
             if dst and dst != src:
                 uses.setdefault((src, dst), set()).add(sym)
-    for (a, b), syms in sorted(uses.items()):
-        if a < b and (b, a) in uses:
-            back = uses[(b, a)]
-            rep.add(f"cycle: {a} <-> {b}",
-                    f"{a} calls {', '.join(sorted(syms))}",
-                    f"{b} calls {', '.join(sorted(back))}")
+    # A call through a table of function pointers that has one implementation
+    # is a call into the file that filled it (table_edges).
+    through = table_edges(root) if root else {}
+    for (a, b), what in through.items():
+        uses.setdefault((a, b), set()).update(f"{w} (through the table)" for w in what)
+    # A cycle is a strongly connected component of the file-level call graph:
+    # files that reach each other, in two steps or in ten.
+    succ = {}
+    for a, b in uses:
+        succ.setdefault(a, set()).add(b)
+    nodes = {n for edge in uses for n in edge}
+    for comp in strongly_connected(nodes, succ):
+        if len(comp) < 2:
+            continue
+        inside = set(comp)
+        rep.add(f"cycle: {' <-> '.join(comp)}",
+                *(f"{a} calls {', '.join(sorted(uses[(a, b)]))}" +
+                  ("" if len(comp) == 2 else f" (in {b})")
+                  for a in comp for b in comp if (a, b) in uses and b in inside))
+
+
+# Check "size": files and functions too big to read, per directory: (lines per
+# file, lines per function). A function counts from the line of its name to
+# its closing brace.
+SIZE_LIMITS = {"src/loop": (800, 100)}
+FUNC_NAME_RE = re.compile(r"(\w+)\s*\(")
+
+
+def functions(text):
+    """[(name, first line, number of lines)] of the function definitions of C source text."""
+    lines = strip_c(text).split("\n")
+    found, depth, start = [], 0, None
+    for no, line in enumerate(lines, 1):
+        for ch in line:
+            if ch == "{":
+                if not depth:
+                    start = no
+                depth += 1
+            elif ch == "}" and depth:
+                depth -= 1
+                if not depth and start is not None:
+                    # the definition starts at the last line before the brace
+                    # that begins in column 0 (clang-format's layout)
+                    head = start
+                    while head > 1 and not re.match(r"\w", lines[head - 1]):
+                        head -= 1
+                    text_head = lines[head - 1]
+                    m = FUNC_NAME_RE.search(text_head)
+                    if m and "=" not in text_head.split("(")[0] and \
+                            not re.match(r"\s*(struct|union|enum)\b[^(]*$", text_head):
+                        found.append((m.group(1), head, no - head + 1))
+                    start = None
+    return found
+
+
+def check_size(root, rep):
+    for src in sources(root):
+        limits = [v for d, v in SIZE_LIMITS.items() if src.startswith(d + "/")]
+        if not limits:
+            continue
+        max_file, max_fn = limits[0]
+        text = open(os.path.join(root, src), errors="replace").read()
+        n = text.count("\n")
+        if n > max_file:
+            rep.add(f"size: {src}: over {max_file} lines",
+                    f"{src} has {n} lines: split it into files named for what they hold")
+        if src.endswith(".c"):
+            for name, line, length in functions(text):
+                if length > max_fn:
+                    rep.add(f"size: {src}: {name} over {max_fn} lines",
+                            f"{src}:{line}: {name} has {length} lines")
 
 
 DURATION_RE = re.compile(r"(\d+)(ms|s|m|h)?")
@@ -482,9 +673,34 @@ def check_commands(root, rep):
                     "the command table is sorted by name (strcmp order), without duplicates")
 
 
+# Check "events": the journal's readers switch on gdn_journal_event() of a
+# line's name (src/loop/journal_events.c), never compare the name itself.
+EVENT_TABLE = "src/loop/journal_events.c"
+EVENT_ROW_RE = re.compile(r'\]\s*=\s*\{\s*"([a-z_]+)"')
+EVENT_CMP_RE = re.compile(r'\bstrn?cmp\s*\(\s*(?:ev|event|name)\s*,\s*"([a-z_]+)"')
+
+
+def check_events(root, rep):
+    path = os.path.join(root, EVENT_TABLE)
+    names = set(EVENT_ROW_RE.findall(open(path).read())) if os.path.exists(path) else set()
+    if not names:
+        rep.add(f"events: {EVENT_TABLE}: no event table",
+                "expected rows '[GDN_EV_X] = {\"name\", ...}'")
+        return
+    for src in sources(root):
+        if src == EVENT_TABLE:
+            continue
+        raw = open(os.path.join(root, src), errors="replace").read()
+        for m in EVENT_CMP_RE.finditer(raw):
+            if m.group(1) in names or any(n.startswith(m.group(1)) for n in names):
+                no = raw.count("\n", 0, m.start()) + 1
+                rep.add(f"events: {src}: compares an event name with \"{m.group(1)}\"",
+                        f"{src}:{no}: switch on gdn_journal_event() (journal.h) instead")
+
+
 # --- main ------------------------------------------------------------------------------------
 
-CHECKS = ("output", "spawn", "layers", "cycle", "defaults", "commands")
+CHECKS = ("output", "spawn", "layers", "cycle", "size", "events", "defaults", "commands")
 
 
 def main():
@@ -510,7 +726,11 @@ def main():
     if "layers" in checks:
         check_layers(a.root, headers, rep)
     if "cycle" in checks:
-        check_cycles(objs, rep)
+        check_cycles(a.root, objs, rep)
+    if "size" in checks:
+        check_size(a.root, rep)
+    if "events" in checks:
+        check_events(a.root, rep)
     if "defaults" in checks:
         if not a.describe:
             ap.error("the defaults check needs --describe")

@@ -2,8 +2,12 @@
 # The architecture (DESIGN.md sections 1, 3, 5), checked on the built objects
 # and the sources by tests/e2e/arch_check.py: only src/cmd/ and main.c print
 # or exit; only src/util/proc*.c starts, signals and waits for programs;
-# includes follow the layer order; no two files call into each other; every
-# option's documented default is its initial value; the command table is
+# includes follow the layer order; no files call into each other (a strongly
+# connected component of the file-level call graph, where a call through a
+# private table of function pointers filled in one file is a call into that
+# file); no file of src/loop is over 800 lines nor a function there over 100;
+# the journal's readers switch on the one event table;
+# every option's documented default is its initial value; the command table is
 # sorted. Then one planted violation per check, in scratch objects and a
 # scratch copy of the sources, to show that each check fails when it should
 # and names the file.
@@ -52,7 +56,7 @@ assert top[\"default\"] == \"20\" and top[\"initial\"] == 20, top
 " "$TRASH/describe.json"
 '
 
-for check in output spawn layers cycle defaults commands; do
+for check in output spawn layers cycle size events defaults commands; do
 	test_expect_success "the tree passes the $check check" '
 		arch_check "${REAL[@]}" --describe "$TRASH/describe.json" --check $check >out;
 		rc=$?; cat out; test $rc = 0
@@ -131,6 +135,49 @@ void planted_b(int n) { if (n) planted_a(n - 1); }" &&
 		test_grep "src/lint/planted_a.c calls planted_b" out
 	'
 
+	test_expect_success 'planted: three files that call each other in a ring' '
+		rm -rf "$PLANT" &&
+		plant_obj src/lint/planted_a.c "void planted_b(int n); void planted_a(int n);
+void planted_a(int n) { if (n) planted_b(n - 1); }" &&
+		plant_obj src/lint/planted_b.c "void planted_c(int n); void planted_b(int n);
+void planted_b(int n) { if (n) planted_c(n - 1); }" &&
+		plant_obj src/lint/planted_c.c "void planted_a(int n); void planted_c(int n);
+void planted_c(int n) { if (n) planted_a(n - 1); }" &&
+		test_must_fail =1 arch_check "${REAL[@]}" --objdir "$PLANT" --check cycle >out &&
+		expect_violation "cycle: src/lint/planted_a.c <-> src/lint/planted_b.c <-> src/lint/planted_c.c" &&
+		test_grep "src/lint/planted_c.c calls planted_a (in src/lint/planted_a.c)" out
+	'
+
+	# plant_src PATH CODE: CODE as the source PATH of the scratch tree and
+	# compiled as its object (fresh_tree first).
+	plant_src() {
+		printf '%s\n' "$2" >"$TRASH/tree/$1" && plant_obj "$1" "$2"
+	}
+	TABLE="struct planted_steps { int (*step)(int n); };"
+
+	test_expect_success 'planted: a table of functions filled in one file, called from a sibling' '
+		rm -rf "$PLANT" && fresh_tree &&
+		plant_src src/lint/planted_core.c "$TABLE
+int planted_sched_run(const struct planted_steps *s, int n);
+static int core_step(int n) { return n - 1; }
+static const struct planted_steps core_steps = {.step = core_step};
+int planted_core_run(int n); int planted_core_run(int n) { return planted_sched_run(&core_steps, n); }" &&
+		plant_src src/lint/planted_sched.c "$TABLE
+int planted_sched_run(const struct planted_steps *s, int n);
+int planted_sched_run(const struct planted_steps *s, int n) { while (n) n = s->step(n); return n; }" &&
+		test_must_fail =1 arch_check "${TREE[@]}" --objdir "$PLANT" --check cycle >out &&
+		expect_violation "cycle: src/lint/planted_core.c <-> src/lint/planted_sched.c" &&
+		test_grep "src/lint/planted_sched.c calls planted_steps.step (through the table)" out
+	'
+
+	test_expect_success 'a table of functions with two implementations is not a cycle' '
+		plant_src src/lint/planted_other.c "$TABLE
+static int other_step(int n) { return 0 * n; }
+const struct planted_steps planted_other_steps = {other_step};" &&
+		arch_check "${TREE[@]}" --objdir "$PLANT" --check cycle >out &&
+		cat out && test_grep ! planted out
+	'
+
 	test_expect_success 'a driver table that names its drivers is not a cycle' '
 		rm -rf "$PLANT" &&
 		plant_obj src/lint/planted_registry.c "extern const int planted_driver;
@@ -179,11 +226,51 @@ test_expect_success 'planted: includes up the layer order, between peers, of a p
 	expect_violation "layers: include/gdnctl/report.h: includes gdnctl/cmd.h"
 '
 
+test_expect_success 'planted: the option table below src/cmd/ in the loop' '
+	fresh_tree &&
+	printf "#include \"gdnctl/opt.h\"\n" >"$TRASH/tree/src/loop/planted_opt.c" &&
+	printf "int planted_rows(const struct opt *o);\n" >>"$TRASH/tree/include/gdnctl/loop_setup.h" &&
+	test_must_fail =1 arch_check "${TREE[@]}" --check layers >out &&
+	expect_violation "layers: src/loop/planted_opt.c: gdnctl/opt.h" &&
+	expect_violation "layers: include/gdnctl/loop_setup.h: struct opt"
+'
+
 test_expect_success 'planted: a header without a layer' '
 	fresh_tree &&
 	printf "struct planted { int x; };\n" >"$TRASH/tree/include/gdnctl/planted.h" &&
 	test_must_fail =1 arch_check "${TREE[@]}" --check layers >out &&
 	expect_violation "layers: include/gdnctl/planted.h: no layer"
+'
+
+test_expect_success 'planted: a file of src/loop over 800 lines, a function over 100' '
+	fresh_tree &&
+	{
+		echo "static int planted_long(int n)" && echo "{" &&
+		for i in $(seq 97); do echo "	n += $i;"; done &&
+		echo "	return n;" && echo "}" &&
+		echo "static int planted_short(int n)" && echo "{" &&
+		for i in $(seq 96); do echo "	n += $i;"; done &&
+		echo "	return n;" && echo "}"
+	} >"$TRASH/tree/src/loop/planted_fn.c" &&
+	seq 801 | sed "s/^/int planted_v/; s/$/;/" >"$TRASH/tree/src/loop/planted_big.c" &&
+	seq 801 | sed "s/^/int planted_v/; s/$/;/" >"$TRASH/tree/src/report/planted_big.c" &&
+	test_must_fail =1 arch_check "${TREE[@]}" --check size >out &&
+	expect_violation "size: src/loop/planted_fn.c: planted_long over 100 lines" &&
+	expect_violation "size: src/loop/planted_big.c: over 800 lines" &&
+	test_grep "src/loop/planted_fn.c:1: planted_long has 101 lines" out &&
+	test_grep ! "planted_short\|src/report/planted_big.c" out
+'
+
+test_expect_success 'planted: a journal reader that compares event names' '
+	fresh_tree &&
+	cat >"$TRASH/tree/src/report/planted_reader.c" <<-\EOF &&
+	static int planted(const char *ev) { return !strcmp(ev, "run_start") || !strcmp(ev, "x"); }
+	static int stashed(const char *event) { return !strncmp(event, "stash_", 6); }
+	EOF
+	test_must_fail =1 arch_check "${TREE[@]}" --check events >out &&
+	expect_violation "events: src/report/planted_reader.c: compares an event name with \"run_start\"" &&
+	expect_violation "events: src/report/planted_reader.c: compares an event name with \"stash_\"" &&
+	test_grep ! "\"x\"" out
 '
 
 test_expect_success 'planted: the command table out of order' '

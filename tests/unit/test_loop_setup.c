@@ -6,6 +6,7 @@
 #include "gdnctl/compat.h"
 #include <setjmp.h>
 #include <cmocka.h>
+#include "gdnctl/cmd_loop_options.h"
 #include "gdnctl/config.h"
 #include "gdnctl/err.h"
 #include "gdnctl/loop_policy.h"
