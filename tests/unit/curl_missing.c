@@ -60,10 +60,12 @@ static void http_session_refused(void **state)
 
 int main(void)
 {
+	/* clang-format off */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(load_fails_clearly),
 		cmocka_unit_test(forwarders_fail_as_libcurl),
 		cmocka_unit_test(http_session_refused),
 	};
+	/* clang-format on */
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

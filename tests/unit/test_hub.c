@@ -975,7 +975,8 @@ static void curl_loaded_on_demand(void **state)
 			 CURLE_OK);
 	assert_int_equal(curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code), CURLE_OK);
 	assert_int_equal(code, 0);
-	assert_string_equal(curl_easy_strerror(CURLE_COULDNT_CONNECT), "Couldn't connect to server");
+	assert_string_equal(curl_easy_strerror(CURLE_COULDNT_CONNECT),
+			    "Couldn't connect to server");
 	curl_easy_cleanup(easy);
 }
 
