@@ -62,7 +62,8 @@ sessions=0
 final_rc=
 while :; do
 	sessions=$((sessions + 1))
-	if [ -e logs/loop.jsonl ]; then more=(--resume); else more=(--iterations "$ITER"); fi
+	# a kill before the journal's first line leaves it empty: nothing to resume yet
+	if [ -s logs/loop.jsonl ]; then more=(--resume); else more=(--iterations "$ITER"); fi
 	(cd repo && exec ${GDNCTL_TEST_EXEC_PREFIX:-} "$GDNCTL_BIN" loop "${ISOLATION_ARGS[@]}" "${ARGS[@]}" "${more[@]}" \
 		>>"$TRASH/out" 2>>"$TRASH/err") &
 	pid=$!
