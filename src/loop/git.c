@@ -435,9 +435,10 @@ int gdn_git_sync(const struct gdn_git *g, const char *fetch_dir, const char *rem
 		goto out;
 	if ((strstr(out.buf, "CONFLICT") || strstr(out.buf, "Automatic merge failed")) &&
 	    conflict == GDN_SYNC_CONFLICT_SKIP) {
-		gdn_git_sayf(g, GDN_LOOP_WARN,
-		     "sync-main merge conflict detected; continuing without syncing from main this "
-		     "iteration due policy=skip.");
+		gdn_git_sayf(
+		    g, GDN_LOOP_WARN,
+		    "sync-main merge conflict detected; continuing without syncing from main this "
+		    "iteration due policy=skip.");
 		goto out;
 	}
 	ret = gdn_err_set(err, GDN_EFAILED,

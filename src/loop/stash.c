@@ -206,9 +206,10 @@ static int recover_unmerged(struct gdn_stash *s, struct gdn_err *err)
 	sbuf_trim(&out);
 	if (ret || rc || !out.len)
 		goto out;
-	gdn_git_sayf(s->git, GDN_LOOP_WARN,
-	     "unmerged paths detected after stash restore attempt; resetting index/worktree to "
-	     "HEAD to keep loop running (stashes are preserved).");
+	gdn_git_sayf(
+	    s->git, GDN_LOOP_WARN,
+	    "unmerged paths detected after stash restore attempt; resetting index/worktree to "
+	    "HEAD to keep loop running (stashes are preserved).");
 	ret = gdn_git_runl(s->git, &rc, &out, err, "reset", "--merge", NULL);
 	if (!ret)
 		ret = gdn_git_runl(s->git, &rc, &out, err, "diff", "--name-only", "--diff-filter=U",
@@ -253,7 +254,8 @@ int gdn_stash_restore(struct gdn_stash *s, struct gdn_err *err)
 
 	if (!s->sha)
 		goto out;
-	gdn_git_sayf(s->git, GDN_LOOP_INFO, "restoring stashed dirty tree: %s (%s)", s->msg, s->sha);
+	gdn_git_sayf(s->git, GDN_LOOP_INFO, "restoring stashed dirty tree: %s (%s)", s->msg,
+		     s->sha);
 	ev = gdn_journal_iteration(s->iter);
 	json_object_set_new(ev, "sha", json_string(s->sha));
 	journal_event(s, "stash_restoring", ev);
@@ -262,10 +264,11 @@ int gdn_stash_restore(struct gdn_stash *s, struct gdn_err *err)
 		goto out;
 	if (conflict) {
 		gdn_git_say_output(s->git, GDN_LOOP_NOTE, "stash preflight: ", &report);
-		gdn_git_sayf(s->git, GDN_LOOP_NOTE,
-		     "stash restore skipped because preflight detected conflicts; stash kept for "
-		     "manual recovery (%s, message=%s).",
-		     s->sha, s->msg);
+		gdn_git_sayf(
+		    s->git, GDN_LOOP_NOTE,
+		    "stash restore skipped because preflight detected conflicts; stash kept for "
+		    "manual recovery (%s, message=%s).",
+		    s->sha, s->msg);
 		ret = keep_stash(s, "conflict", err);
 		goto out;
 	}
@@ -275,9 +278,10 @@ int gdn_stash_restore(struct gdn_stash *s, struct gdn_err *err)
 	if (rc) {
 		gdn_git_say_output(s->git, GDN_LOOP_NOTE, "", &out);
 		/* apply may have half-worked; keep the stash, recover the tree */
-		gdn_git_sayf(s->git, GDN_LOOP_NOTE,
-		     "stash restore failed; stash was kept for manual recovery (%s, message=%s).",
-		     s->sha, s->msg);
+		gdn_git_sayf(
+		    s->git, GDN_LOOP_NOTE,
+		    "stash restore failed; stash was kept for manual recovery (%s, message=%s).",
+		    s->sha, s->msg);
 		ret = keep_stash(s, "apply-failed", err);
 		goto out;
 	}
@@ -289,9 +293,10 @@ int gdn_stash_restore(struct gdn_stash *s, struct gdn_err *err)
 
 		gdn_repo_stash_find(s->repo, s->sha, NULL, &index, NULL, err);
 		if (index >= 0)
-			gdn_git_sayf(s->git, GDN_LOOP_WARN,
-			     "stash was applied but could not be dropped automatically (%s).",
-			     s->sha);
+			gdn_git_sayf(
+			    s->git, GDN_LOOP_WARN,
+			    "stash was applied but could not be dropped automatically (%s).",
+			    s->sha);
 	}
 	journal_restored(s, dropped);
 	gdn_stash_forget(s);
@@ -335,7 +340,8 @@ int gdn_stash_recover(struct gdn_stash *s, struct gdn_loop_state *st, struct gdn
 			ret = drop_stash(s, &dropped, err);
 			if (ret)
 				goto out;
-			gdn_git_sayf(s->git, GDN_LOOP_INFO, "stash %s was already restored", s->sha);
+			gdn_git_sayf(s->git, GDN_LOOP_INFO, "stash %s was already restored",
+				     s->sha);
 			journal_restored(s, dropped);
 			gdn_stash_forget(s);
 		} else {
