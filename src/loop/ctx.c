@@ -85,6 +85,7 @@ void loop_hook_journal(void *ctx, const char *event, json_t *ev)
 
 void loop_ictx_init(struct ictx *x, struct run *r, const struct gdn_loop_opts *o)
 {
+	*x = (struct ictx){0};
 	x->r = r;
 	x->o = o;
 	x->git.workdir = o->workdir;
@@ -105,7 +106,6 @@ void loop_ictx_init(struct ictx *x, struct run *r, const struct gdn_loop_opts *o
 
 void loop_ictx_release(struct ictx *x)
 {
-	gdn_stash_forget(&x->stash);
 	gdn_repo_free(x->repo);
 	x->repo = x->stash.repo = NULL;
 	FREE_AND_NULL(x->note);

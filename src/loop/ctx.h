@@ -104,8 +104,10 @@ struct iter {
 
 /* ---- ctx.c: the bottom layer ---- */
 
-/* x's git, stash and options (o: the run's, or a worker's copy); no repository yet. */
+/* x (cleared) with its git, stash and options (o: the run's, or a worker's copy); no repository
+ * yet. */
 void loop_ictx_init(struct ictx *x, struct run *r, const struct gdn_loop_opts *o);
+/* Its repository and note freed (its stash is the caller's to forget). */
 void loop_ictx_release(struct ictx *x);
 /* --isolation worktree. */
 bool loop_isolated(const struct ictx *x);

@@ -327,6 +327,7 @@ out:
 	free(r.btip);
 	free(r.champion_ref);
 	free(r.hour);
+	gdn_stash_forget(&x.stash);
 	loop_ictx_release(&x);
 	gdn_loop_state_release(&st);
 	gdn_journal_close(&r.j);
