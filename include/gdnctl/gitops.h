@@ -1,7 +1,8 @@
 /*
- * The loop's git operations (src/loop/gitops.c): git through the child-process
- * API with transient-lock retries, the stash by commit id with a conflict
- * preflight, sync with a remote.
+ * The loop's git operations: git through the child-process API with
+ * transient-lock retries, refs, worktrees, snapshots and sync with a remote
+ * (src/loop/git.c); the in-place mode's stash by commit id with a conflict
+ * preflight (src/loop/stash.c).
  */
 #ifndef GDNCTL_GITOPS_H
 #define GDNCTL_GITOPS_H
@@ -36,9 +37,14 @@ int gdn_git_runl(const struct gdn_git *g, int *rc, struct sbuf *out, struct gdn_
 /* The same with the arguments as a NULL-terminated array. */
 int gdn_git_run(const struct gdn_git *g, const char *const *args, int *rc, struct sbuf *out,
 		struct gdn_err *err);
+/* A message through g->say (nothing without one); captured output, stripped, as one message. */
+void gdn_git_sayf(const struct gdn_git *g, enum gdn_loop_level level, const char *fmt, ...)
+    GDN_PRINTF(3, 4);
+void gdn_git_say_output(const struct gdn_git *g, enum gdn_loop_level level, const char *prefix,
+			struct sbuf *out);
 
 /*
- * The isolation plumbing (src/loop/isolate.c). Each returns 0 or an error
+ * Refs, worktrees and snapshots (src/loop/git.c). Each returns 0 or an error
  * (GDN_EFAILED with git's message when git refused).
  *
  * gdn_git_rev: the commit `rev` names, or *sha NULL when it names none.

@@ -1,9 +1,10 @@
 /*
- * The loop engine (`gdnctl loop`, alias `codex-loop`, src/loop/engine.c): an
- * unattended hill-climb that runs an agent once per iteration in a git working
- * tree and never loses work. The engine never prints: progress goes through
- * the `say` callback of struct gdn_loop_opts, every state transition to
- * an append-only journal (<log dir>/loop.jsonl, journal.h) that --resume reads.
+ * The loop engine (`gdnctl loop`, alias `codex-loop`; src/loop/run.c and the
+ * stack below it, docs/loop-map.md): an unattended hill-climb that runs an
+ * agent once per iteration in a git working tree and never loses work. The
+ * engine never prints: progress goes through the `say` callback of struct
+ * gdn_loop_opts, every state transition to an append-only journal
+ * (<log dir>/loop.jsonl, journal.h) that --resume reads.
  *
  * The other modules of src/loop have their own headers: loop_policy.h,
  * gitops.h, journal.h, prompt.h, gate.h, hold.h, targets.h, measure.h,

@@ -1,7 +1,7 @@
 /*
  * The loop's summary (counts, usage, what was kept) and the failure
- * policies' arithmetic: the pieces of src/loop/engine.c that need none of
- * its state.
+ * policies' arithmetic: the pieces of the loop (src/loop/run.c and below)
+ * that need none of its state.
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/loop.h"

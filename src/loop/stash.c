@@ -1,8 +1,8 @@
 /*
- * git through the child-process API, with the original's retries on
- * transient lock errors (another git process holding index.lock); the
- * loop's stash (saved by commit id, restored after a conflict preflight)
- * and its sync with a remote branch.
+ * The loop's stash (--isolation in-place only): the user's dirty tree saved
+ * by commit id before an iteration, pinned under refs/gdnctl/stash/, and
+ * restored after a conflict preflight in a throw-away worktree; --resume's
+ * recovery of a stash an interrupted run left.
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/err.h"
@@ -16,123 +16,9 @@
 #include "gdnctl/strvec.h"
 #include "gdnctl/xalloc.h"
 
-/* Unable to create '<at least one char, no newline>.lock' */
-static bool unable_to_create_lock(const char *s)
-{
-	static const char head[] = "Unable to create '";
-
-	for (const char *p = strstr(s, head); p; p = strstr(p + 1, head)) {
-		const char *q = p + sizeof(head) - 1;
-		const char *end = strchrnul(q, '\n');
-
-		/* `.+?` needs one character before ".lock'" and never crosses a newline. */
-		for (const char *r = q + 1; r + 6 <= end; r++)
-			if (!strncmp(r, ".lock'", 6))
-				return true;
-	}
-	return false;
-}
-
-bool gdn_git_transient_error(const char *out)
-{
-	return strstr(out, "index.lock") ||
-	       strstr(out, "Another git process seems to be running") || unable_to_create_lock(out);
-}
-
-static void say(const struct gdn_git *g, enum gdn_loop_level level, const char *msg)
-{
-	if (g->say)
-		g->say(level, msg, g->payload);
-}
-
-int gdn_git_run(const struct gdn_git *g, const char *const *args, int *rc, struct sbuf *out,
-		struct gdn_err *err)
-{
-	struct strvec argv = STRVEC_INIT;
-	struct sbuf line = SBUF_INIT;
-	struct gdn_proc p = GDN_PROC_INIT;
-	int ret = 0, attempts = g->retries + 1;
-
-	strvec_push(&argv, "git");
-	strvec_pushv(&argv, args);
-	sbuf_adds(&line, "$ ");
-	gdn_argv_format(&line, argv.v);
-	if (!g->quiet)
-		say(g, GDN_LOOP_INFO, line.buf);
-	for (int attempt = 1; attempt <= attempts; attempt++) {
-		gdn_proc_release(&p);
-		p = (struct gdn_proc)GDN_PROC_INIT;
-		p.argv = argv.v;
-		p.dir = g->workdir;
-		p.env = g->env;
-		p.capture = true;
-		p.out.limit = 4 * 1024 * 1024;
-		ret = gdn_proc_run(&p, err);
-		if (ret)
-			goto out;
-		*rc = gdn_proc_exit_code(&p);
-		if (!*rc || attempt == attempts || !gdn_git_transient_error(p.out.buf) ||
-		    gdn_proc_interrupted())
-			break;
-		sbuf_reset(&line);
-		sbuf_addf(&line, "transient git error detected; retrying %d/%d after %.1fs",
-			  attempt, attempts, g->retry_sleep_ms / 1000.0);
-		say(g, GDN_LOOP_NOTE, line.buf);
-		gdn_sleep_cleanup(g->retry_sleep_ms);
-	}
-	if (out) {
-		sbuf_reset(out);
-		sbuf_add(out, p.out.buf, p.out.len);
-	}
-out:
-	gdn_proc_release(&p);
-	sbuf_release(&line);
-	strvec_clear(&argv);
-	return ret;
-}
-
-int gdn_git_runl(const struct gdn_git *g, int *rc, struct sbuf *out, struct gdn_err *err, ...)
-{
-	struct strvec args = STRVEC_INIT;
-	const char *a;
-	va_list ap;
-	int ret;
-
-	va_start(ap, err);
-	while ((a = va_arg(ap, const char *)))
-		strvec_push(&args, a);
-	va_end(ap);
-	ret = gdn_git_run(g, args.v, rc, out, err);
-	strvec_clear(&args);
-	return ret;
-}
-
-static void sayf(const struct gdn_git *g, enum gdn_loop_level level, const char *fmt, ...)
-    GDN_PRINTF(3, 4);
-static void sayf(const struct gdn_git *g, enum gdn_loop_level level, const char *fmt, ...)
-{
-	struct sbuf sb = SBUF_INIT;
-	va_list ap;
-
-	va_start(ap, fmt);
-	sbuf_vaddf(&sb, fmt, ap);
-	va_end(ap);
-	say(g, level, sb.buf);
-	sbuf_release(&sb);
-}
-
 static void journal_event(struct gdn_stash *s, const char *event, json_t *ev)
 {
 	s->journal(s->ctx, event, ev);
-}
-
-/* Print captured git output, one message, stripped. */
-static void say_output(const struct gdn_git *g, enum gdn_loop_level level, const char *prefix,
-		       struct sbuf *out)
-{
-	sbuf_trim(out);
-	if (out->len)
-		sayf(g, level, "%s%s", prefix, out->buf);
 }
 
 /* ---- stash: saved by commit id, restored after a preflight ---- */
@@ -158,7 +44,7 @@ static void pin(struct gdn_stash *s, const char *sha)
 			 &rc, NULL, &ignored) ||
 	     rc) &&
 	    sha)
-		sayf(s->git, GDN_LOOP_WARN, "could not pin stash %s at %s", sha, ref);
+		gdn_git_sayf(s->git, GDN_LOOP_WARN, "could not pin stash %s at %s", sha, ref);
 	free(ref);
 }
 
@@ -194,8 +80,8 @@ int gdn_stash_save(struct gdn_stash *s, long it, const char *msg, const char *ki
 				  out.buf);
 		goto out;
 	}
-	sayf(s->git, GDN_LOOP_INFO, "stashed dirty tree: %s", msg);
-	say_output(s->git, GDN_LOOP_INFO, "", &out);
+	gdn_git_sayf(s->git, GDN_LOOP_INFO, "stashed dirty tree: %s", msg);
+	gdn_git_say_output(s->git, GDN_LOOP_INFO, "", &out);
 	ret = gdn_repo_stash_find(s->repo, NULL, msg, &index, &s->sha, err);
 	if (ret)
 		goto out;
@@ -320,9 +206,10 @@ static int recover_unmerged(struct gdn_stash *s, struct gdn_err *err)
 	sbuf_trim(&out);
 	if (ret || rc || !out.len)
 		goto out;
-	sayf(s->git, GDN_LOOP_WARN,
-	     "unmerged paths detected after stash restore attempt; resetting index/worktree to "
-	     "HEAD to keep loop running (stashes are preserved).");
+	gdn_git_sayf(
+	    s->git, GDN_LOOP_WARN,
+	    "unmerged paths detected after stash restore attempt; resetting index/worktree to "
+	    "HEAD to keep loop running (stashes are preserved).");
 	ret = gdn_git_runl(s->git, &rc, &out, err, "reset", "--merge", NULL);
 	if (!ret)
 		ret = gdn_git_runl(s->git, &rc, &out, err, "diff", "--name-only", "--diff-filter=U",
@@ -367,7 +254,8 @@ int gdn_stash_restore(struct gdn_stash *s, struct gdn_err *err)
 
 	if (!s->sha)
 		goto out;
-	sayf(s->git, GDN_LOOP_INFO, "restoring stashed dirty tree: %s (%s)", s->msg, s->sha);
+	gdn_git_sayf(s->git, GDN_LOOP_INFO, "restoring stashed dirty tree: %s (%s)", s->msg,
+		     s->sha);
 	ev = gdn_journal_iteration(s->iter);
 	json_object_set_new(ev, "sha", json_string(s->sha));
 	journal_event(s, "stash_restoring", ev);
@@ -375,11 +263,12 @@ int gdn_stash_restore(struct gdn_stash *s, struct gdn_err *err)
 	if (ret)
 		goto out;
 	if (conflict) {
-		say_output(s->git, GDN_LOOP_NOTE, "stash preflight: ", &report);
-		sayf(s->git, GDN_LOOP_NOTE,
-		     "stash restore skipped because preflight detected conflicts; stash kept for "
-		     "manual recovery (%s, message=%s).",
-		     s->sha, s->msg);
+		gdn_git_say_output(s->git, GDN_LOOP_NOTE, "stash preflight: ", &report);
+		gdn_git_sayf(
+		    s->git, GDN_LOOP_NOTE,
+		    "stash restore skipped because preflight detected conflicts; stash kept for "
+		    "manual recovery (%s, message=%s).",
+		    s->sha, s->msg);
 		ret = keep_stash(s, "conflict", err);
 		goto out;
 	}
@@ -387,11 +276,12 @@ int gdn_stash_restore(struct gdn_stash *s, struct gdn_err *err)
 	if (ret)
 		goto out;
 	if (rc) {
-		say_output(s->git, GDN_LOOP_NOTE, "", &out);
+		gdn_git_say_output(s->git, GDN_LOOP_NOTE, "", &out);
 		/* apply may have half-worked; keep the stash, recover the tree */
-		sayf(s->git, GDN_LOOP_NOTE,
-		     "stash restore failed; stash was kept for manual recovery (%s, message=%s).",
-		     s->sha, s->msg);
+		gdn_git_sayf(
+		    s->git, GDN_LOOP_NOTE,
+		    "stash restore failed; stash was kept for manual recovery (%s, message=%s).",
+		    s->sha, s->msg);
 		ret = keep_stash(s, "apply-failed", err);
 		goto out;
 	}
@@ -403,9 +293,10 @@ int gdn_stash_restore(struct gdn_stash *s, struct gdn_err *err)
 
 		gdn_repo_stash_find(s->repo, s->sha, NULL, &index, NULL, err);
 		if (index >= 0)
-			sayf(s->git, GDN_LOOP_WARN,
-			     "stash was applied but could not be dropped automatically (%s).",
-			     s->sha);
+			gdn_git_sayf(
+			    s->git, GDN_LOOP_WARN,
+			    "stash was applied but could not be dropped automatically (%s).",
+			    s->sha);
 	}
 	journal_restored(s, dropped);
 	gdn_stash_forget(s);
@@ -413,55 +304,6 @@ int gdn_stash_restore(struct gdn_stash *s, struct gdn_err *err)
 out:
 	sbuf_release(&report);
 	sbuf_release(&out);
-	return ret;
-}
-
-/* ---- sync with a remote branch ---- */
-
-int gdn_git_sync(const struct gdn_git *g, const char *fetch_dir, const char *remote,
-		 const char *branch, enum gdn_sync_conflict conflict, struct gdn_err *err)
-{
-	struct gdn_git fg = *g;
-	struct sbuf out = SBUF_INIT, aout = SBUF_INIT;
-	char *target = xstrfmt("%s/%s", remote, branch);
-	int rc = 0, arc = 0, ret;
-
-	sayf(g, GDN_LOOP_INFO, "syncing branch with %s", target);
-	if (fetch_dir)
-		fg.workdir = fetch_dir;
-	ret = gdn_git_runl(&fg, &rc, &out, err, "fetch", remote, branch, NULL);
-	if (ret)
-		goto out;
-	if (rc) {
-		sbuf_trim(&out);
-		ret = gdn_err_set(err, GDN_EFAILED, "git fetch %s %s failed (exit=%d): %s", remote,
-				  branch, rc, out.buf);
-		goto out;
-	}
-	ret = gdn_git_runl(g, &rc, &out, err, "merge", "--no-edit", target, NULL);
-	if (ret)
-		goto out;
-	say_output(g, rc ? GDN_LOOP_NOTE : GDN_LOOP_INFO, "", &out);
-	if (!rc)
-		goto out;
-	ret = gdn_git_runl(g, &arc, &aout, err, "merge", "--abort", NULL);
-	if (ret)
-		goto out;
-	if ((strstr(out.buf, "CONFLICT") || strstr(out.buf, "Automatic merge failed")) &&
-	    conflict == GDN_SYNC_CONFLICT_SKIP) {
-		sayf(g, GDN_LOOP_WARN,
-		     "sync-main merge conflict detected; continuing without syncing from main this "
-		     "iteration due policy=skip.");
-		goto out;
-	}
-	ret = gdn_err_set(err, GDN_EFAILED,
-			  "failed to merge %s into current branch (exit=%d). Resolve conflicts and "
-			  "rerun.",
-			  target, rc);
-out:
-	free(target);
-	sbuf_release(&out);
-	sbuf_release(&aout);
 	return ret;
 }
 
@@ -498,7 +340,8 @@ int gdn_stash_recover(struct gdn_stash *s, struct gdn_loop_state *st, struct gdn
 			ret = drop_stash(s, &dropped, err);
 			if (ret)
 				goto out;
-			sayf(s->git, GDN_LOOP_INFO, "stash %s was already restored", s->sha);
+			gdn_git_sayf(s->git, GDN_LOOP_INFO, "stash %s was already restored",
+				     s->sha);
 			journal_restored(s, dropped);
 			gdn_stash_forget(s);
 		} else {

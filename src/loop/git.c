@@ -1,16 +1,134 @@
 /*
- * The git plumbing of --isolation worktree (and of the in-place mode's
- * safety refs): refs under refs/gdnctl/, the agent's worktree, a snapshot
- * of leftover changes as a commit, and moving the loop branch the way
- * `git merge --ff-only` moves a checked-out branch. Everything goes
- * through the child-process API (gdn_git_runl); nothing here prints.
+ * git for the loop: the runner (the child-process API, with the
+ * original's retries on transient lock errors), refs under refs/gdnctl/,
+ * worktrees, a snapshot of leftover changes as a commit, moving the loop
+ * branch the way `git merge --ff-only` moves a checked-out branch, and the
+ * sync with a remote branch. Nothing here prints: messages go to g->say.
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/err.h"
+#include "gdnctl/loop_policy.h"
 #include "gdnctl/gitops.h"
+#include "gdnctl/loop.h"
+#include "gdnctl/proc.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
 #include "gdnctl/xalloc.h"
+
+/* Unable to create '<at least one char, no newline>.lock' */
+static bool unable_to_create_lock(const char *s)
+{
+	static const char head[] = "Unable to create '";
+
+	for (const char *p = strstr(s, head); p; p = strstr(p + 1, head)) {
+		const char *q = p + sizeof(head) - 1;
+		const char *end = strchrnul(q, '\n');
+
+		/* `.+?` needs one character before ".lock'" and never crosses a newline. */
+		for (const char *r = q + 1; r + 6 <= end; r++)
+			if (!strncmp(r, ".lock'", 6))
+				return true;
+	}
+	return false;
+}
+
+bool gdn_git_transient_error(const char *out)
+{
+	return strstr(out, "index.lock") ||
+	       strstr(out, "Another git process seems to be running") || unable_to_create_lock(out);
+}
+
+static void say(const struct gdn_git *g, enum gdn_loop_level level, const char *msg)
+{
+	if (g->say)
+		g->say(level, msg, g->payload);
+}
+
+int gdn_git_run(const struct gdn_git *g, const char *const *args, int *rc, struct sbuf *out,
+		struct gdn_err *err)
+{
+	struct strvec argv = STRVEC_INIT;
+	struct sbuf line = SBUF_INIT;
+	struct gdn_proc p = GDN_PROC_INIT;
+	int ret = 0, attempts = g->retries + 1;
+
+	strvec_push(&argv, "git");
+	strvec_pushv(&argv, args);
+	sbuf_adds(&line, "$ ");
+	gdn_argv_format(&line, argv.v);
+	if (!g->quiet)
+		say(g, GDN_LOOP_INFO, line.buf);
+	for (int attempt = 1; attempt <= attempts; attempt++) {
+		gdn_proc_release(&p);
+		p = (struct gdn_proc)GDN_PROC_INIT;
+		p.argv = argv.v;
+		p.dir = g->workdir;
+		p.env = g->env;
+		p.capture = true;
+		p.out.limit = 4 * 1024 * 1024;
+		ret = gdn_proc_run(&p, err);
+		if (ret)
+			goto out;
+		*rc = gdn_proc_exit_code(&p);
+		if (!*rc || attempt == attempts || !gdn_git_transient_error(p.out.buf) ||
+		    gdn_proc_interrupted())
+			break;
+		sbuf_reset(&line);
+		sbuf_addf(&line, "transient git error detected; retrying %d/%d after %.1fs",
+			  attempt, attempts, g->retry_sleep_ms / 1000.0);
+		say(g, GDN_LOOP_NOTE, line.buf);
+		gdn_sleep_cleanup(g->retry_sleep_ms);
+	}
+	if (out) {
+		sbuf_reset(out);
+		sbuf_add(out, p.out.buf, p.out.len);
+	}
+out:
+	gdn_proc_release(&p);
+	sbuf_release(&line);
+	strvec_clear(&argv);
+	return ret;
+}
+
+int gdn_git_runl(const struct gdn_git *g, int *rc, struct sbuf *out, struct gdn_err *err, ...)
+{
+	struct strvec args = STRVEC_INIT;
+	const char *a;
+	va_list ap;
+	int ret;
+
+	va_start(ap, err);
+	while ((a = va_arg(ap, const char *)))
+		strvec_push(&args, a);
+	va_end(ap);
+	ret = gdn_git_run(g, args.v, rc, out, err);
+	strvec_clear(&args);
+	return ret;
+}
+
+/* ---- reporting, for git.c and stash.c ---- */
+
+void gdn_git_sayf(const struct gdn_git *g, enum gdn_loop_level level, const char *fmt, ...)
+{
+	struct sbuf sb = SBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	sbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	say(g, level, sb.buf);
+	sbuf_release(&sb);
+}
+
+void gdn_git_say_output(const struct gdn_git *g, enum gdn_loop_level level, const char *prefix,
+			struct sbuf *out)
+{
+	sbuf_trim(out);
+	if (out->len)
+		gdn_git_sayf(g, level, "%s%s", prefix, out->buf);
+}
+
+/* ---- refs, worktrees, snapshots ---- */
 
 /* git ARGS... that must succeed: a failure is GDN_EFAILED with git's first output line. */
 static int git_ok(const struct gdn_git *g, struct sbuf *out, struct gdn_err *err,
@@ -281,5 +399,55 @@ int gdn_git_is_ancestor(const struct gdn_git *g, const char *anc, const char *de
 				  out.buf);
 	}
 	sbuf_release(&out);
+	return ret;
+}
+
+/* ---- sync with a remote branch ---- */
+
+int gdn_git_sync(const struct gdn_git *g, const char *fetch_dir, const char *remote,
+		 const char *branch, enum gdn_sync_conflict conflict, struct gdn_err *err)
+{
+	struct gdn_git fg = *g;
+	struct sbuf out = SBUF_INIT, aout = SBUF_INIT;
+	char *target = xstrfmt("%s/%s", remote, branch);
+	int rc = 0, arc = 0, ret;
+
+	gdn_git_sayf(g, GDN_LOOP_INFO, "syncing branch with %s", target);
+	if (fetch_dir)
+		fg.workdir = fetch_dir;
+	ret = gdn_git_runl(&fg, &rc, &out, err, "fetch", remote, branch, NULL);
+	if (ret)
+		goto out;
+	if (rc) {
+		sbuf_trim(&out);
+		ret = gdn_err_set(err, GDN_EFAILED, "git fetch %s %s failed (exit=%d): %s", remote,
+				  branch, rc, out.buf);
+		goto out;
+	}
+	ret = gdn_git_runl(g, &rc, &out, err, "merge", "--no-edit", target, NULL);
+	if (ret)
+		goto out;
+	gdn_git_say_output(g, rc ? GDN_LOOP_NOTE : GDN_LOOP_INFO, "", &out);
+	if (!rc)
+		goto out;
+	ret = gdn_git_runl(g, &arc, &aout, err, "merge", "--abort", NULL);
+	if (ret)
+		goto out;
+	if ((strstr(out.buf, "CONFLICT") || strstr(out.buf, "Automatic merge failed")) &&
+	    conflict == GDN_SYNC_CONFLICT_SKIP) {
+		gdn_git_sayf(
+		    g, GDN_LOOP_WARN,
+		    "sync-main merge conflict detected; continuing without syncing from main this "
+		    "iteration due policy=skip.");
+		goto out;
+	}
+	ret = gdn_err_set(err, GDN_EFAILED,
+			  "failed to merge %s into current branch (exit=%d). Resolve conflicts and "
+			  "rerun.",
+			  target, rc);
+out:
+	free(target);
+	sbuf_release(&out);
+	sbuf_release(&aout);
 	return ret;
 }

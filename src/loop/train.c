@@ -1,0 +1,311 @@
+/*
+ * The train (--workers, docs/loop-workers.md): a candidate carried onto
+ * the newest code before its validation, the champion's or, while
+ * candidates keep passing, the tip of the train (the last candidate being
+ * validated, refs/gdnctl/tip/<run>); the running log's appended entries
+ * merged on the way. Also when a new child may join the train, and the tip
+ * put back when a candidate on it will not be promoted.
+ */
+#include "gdnctl/compat.h"
+#include "gdnctl/err.h"
+#include "gdnctl/file.h"
+#include "gdnctl/gitops.h"
+#include "gdnctl/journal.h"
+#include "gdnctl/loop.h"
+#include "gdnctl/repo.h"
+#include "gdnctl/sbuf.h"
+#include "gdnctl/strvec.h"
+#include "gdnctl/xalloc.h"
+#include "ctx.h"
+#include "steps.h"
+
+/* `git show REV:PATH` into out (reset first); *found: it exists. */
+static int show_blob(struct ictx *x, const char *rev, const char *path, struct sbuf *out,
+		     bool *found, struct gdn_err *err)
+{
+	char *spec = xstrfmt("%s:%s", rev, path);
+	int rc = 0, ret;
+
+	sbuf_reset(out);
+	ret = gdn_git_runl(&x->wgit, &rc, out, err, "show", spec, NULL);
+	*found = !ret && !rc;
+	if (!*found)
+		sbuf_reset(out);
+	free(spec);
+	return ret;
+}
+
+/*
+ * A cherry-pick of `sha` stopped: when the running log is the only file in
+ * conflict and the commit only appended to it, the champion's log gets the
+ * commit's new lines at its end and the pick goes on (*resolved).
+ */
+static int resolve_log(struct ictx *x, const struct train *t, const char *sha, bool *resolved,
+		       struct gdn_err *err)
+{
+	struct sbuf out = SBUF_INIT, ours = SBUF_INIT, prev = SBUF_INIT, mine = SBUF_INIT;
+	char *parent = xstrfmt("%s^", sha), *path = NULL;
+	bool f1 = false, f2 = false, f3 = false;
+	int rc = 0, ret;
+
+	*resolved = false;
+	ret =
+	    gdn_git_runl(&x->wgit, &rc, &out, err, "diff", "--name-only", "--diff-filter=U", NULL);
+	sbuf_trim(&out);
+	if (ret || rc || !t->log_rel || strcmp(out.buf, t->log_rel))
+		goto out;
+	ret = show_blob(x, ":2", t->log_rel, &ours, &f1, err);
+	if (!ret)
+		ret = show_blob(x, parent, t->log_rel, &prev, &f2, err);
+	if (!ret)
+		ret = show_blob(x, sha, t->log_rel, &mine, &f3, err);
+	if (ret || !f1 || !f3 || mine.len < prev.len || memcmp(mine.buf, prev.buf, prev.len))
+		goto out;
+	sbuf_add(&ours, mine.buf + prev.len, mine.len - prev.len);
+	path = xstrfmt("%s/%s", x->o->workdir, t->log_rel);
+	ret = gdn_write_file_atomic(path, ours.buf, ours.len, err);
+	if (!ret)
+		ret = gdn_git_runl(&x->wgit, &rc, &out, err, "add", "--", t->log_rel, NULL);
+	if (!ret && !rc)
+		ret = gdn_git_runl(&x->wgit, &rc, &out, err, "-c", "core.editor=true",
+				   "cherry-pick", "--continue", NULL);
+	*resolved = !ret && !rc;
+out:
+	(void)f2;
+	free(parent);
+	free(path);
+	sbuf_release(&out);
+	sbuf_release(&ours);
+	sbuf_release(&prev);
+	sbuf_release(&mine);
+	return ret;
+}
+
+/*
+ * The commits from..to picked onto the worktree's HEAD one at a time, the
+ * running log's entries appended after the champion's. Returns 0 (*why
+ * empty: carried; else why not, the worktree back at HEAD) or an error.
+ */
+static int carry_commits(struct ictx *x, const struct train *t, const char *from, const char *to,
+			 struct sbuf *why, struct gdn_err *err)
+{
+	struct sbuf out = SBUF_INIT;
+	struct strvec shas = STRVEC_INIT;
+	char *range = xstrfmt("%s..%s", from, to);
+	int rc = 0,
+	    ret = gdn_git_runl(&x->wgit, &rc, &out, err, "rev-list", "--reverse", range, NULL);
+
+	if (!ret && rc)
+		ret = gdn_err_set(err, GDN_EFAILED, "cannot list %s", range);
+	if (!ret)
+		strvec_split(&shas, out.buf, '\n');
+	for (size_t i = 0; !ret && !why->len && i < shas.nr; i++) {
+		bool resolved = false;
+
+		ret = gdn_git_runl(&x->wgit, &rc, &out, err, "cherry-pick", shas.v[i], NULL);
+		if (ret || !rc)
+			continue;
+		ret = resolve_log(x, t, shas.v[i], &resolved, err);
+		if (ret || resolved)
+			continue;
+		if (strstr(out.buf, "CONFLICT"))
+			sbuf_add(why, strstr(out.buf, "CONFLICT"),
+				 strcspn(strstr(out.buf, "CONFLICT"), "\n"));
+		else if (strstr(out.buf, "empty"))
+			sbuf_addf(why, "its commit %.12s changes nothing on it", shas.v[i]);
+		else
+			sbuf_add(why, out.buf, strcspn(out.buf, "\n"));
+		if (!why->len)
+			sbuf_adds(why, "git cherry-pick failed");
+		gdn_git_runl(&x->wgit, &rc, NULL, err, "cherry-pick", "--abort", NULL);
+		gdn_err_clear(err);
+	}
+	free(range);
+	strvec_clear(&shas);
+	sbuf_release(&out);
+	return ret;
+}
+
+/* In a worker's child: the shared state as the parent last saved it. */
+int loop_fork_state(struct ictx *x, struct gdn_err *err)
+{
+	const struct gdn_loop_hooks *h = x->r->hooks;
+
+	if (!h || !h->worker_state)
+		return 0;
+	return h->worker_state(h->payload, x->tag, GDN_WORKER_FORK, false, err);
+}
+
+/*
+ * Carry the candidate (base..cand) onto `onto` in the worktree: c then
+ * names the carried commits, journaled as `rebase`; or, when they do not
+ * apply (*why says why), the worktree is back at the candidate.
+ */
+static int carry(struct ictx *x, const struct train *t, struct iter *c, const char *onto,
+		 const char *base, const char *cand, struct sbuf *why, struct gdn_err *err)
+{
+	char *head = NULL;
+	json_t *ev;
+	int ret = gdn_git_reset_clean(&x->wgit, onto, err);
+
+	if (!ret)
+		ret = carry_commits(x, t, base, cand, why, err);
+	if (!ret && why->len) /* as it was: the candidate, on its own base */
+		ret = gdn_git_reset_clean(&x->wgit, cand, err);
+	if (ret || why->len)
+		return ret;
+	ret = gdn_git_rev(&x->wgit, "HEAD", &head, err);
+	if (!ret && !head)
+		ret = gdn_err_set(err, GDN_EFAILED, "HEAD has no commit after the cherry-pick");
+	strvec_clear(&c->ids);
+	if (!ret)
+		ret = gdn_repo_count_commits(x->repo, onto, head, &c->commits, &c->ids,
+					     MAX_IDS_JOURNALED, err);
+	if (ret) {
+		free(head);
+		return ret;
+	}
+	ev = gdn_journal_iteration(c->it);
+	json_object_set_new(ev, "from", json_string(c->head_before));
+	json_object_set_new(ev, "onto", json_string(onto));
+	json_object_set_new(ev, "candidate", json_string(cand));
+	json_object_set_new(ev, "result", json_string("clean"));
+	json_object_set_new(ev, "head", json_string(head));
+	json_object_set_new(ev, "commits", json_integer(c->commits));
+	json_object_set_new(ev, "ids", gdn_journal_ids(&c->ids));
+	loop_journal(x, "rebase", ev);
+	free(c->head_before);
+	c->head_before = xstrdup(onto);
+	free(c->head_after);
+	c->head_after = head;
+	return 0;
+}
+
+/*
+ * --workers, in the child, before validation: the candidate carried onto
+ * the newest code. That is the champion, or, while candidates keep
+ * passing (t->spec), the tip of the train: the last candidate another
+ * worker is validating, which this one then joins (refs/gdnctl/tip/<run>,
+ * moved by compare-and-swap); its verdict decides whether this one's
+ * validation counts (the parent waits for it). A candidate that does not
+ * apply on the champion (a conflict, or a change the champion has already)
+ * is kept under refs/gdnctl/discarded/<it> and c->conflict is set with the
+ * reason in c->msg.
+ */
+enum step loop_catch_up(struct ictx *x, const struct train *t, struct iter *c, bool recheck,
+			const char *headfile, struct gdn_err *err)
+{
+	struct sbuf why = SBUF_INIT;
+	char *onto = NULL, *base = xstrdup(c->head_before), *cand = xstrdup(c->head_after);
+	bool spec = t->spec && !recheck;
+	enum step step = STEP_ERROR;
+	json_t *ev;
+
+	if (c->commits <= 0) {
+		step = STEP_OK;
+		goto out;
+	}
+	for (int tries = 0;; tries++) {
+		sbuf_reset(&why);
+		FREE_AND_NULL(onto);
+		if (gdn_git_rev(&x->r->ugit, spec ? t->tip_ref : x->r->champion_ref, &onto, err))
+			goto out;
+		if (!onto && spec) {
+			spec = false;
+			continue;
+		}
+		if (!onto) {
+			gdn_err_set(err, GDN_EFAILED, "no champion at %s", x->r->champion_ref);
+			goto out;
+		}
+		if (strcmp(onto, c->head_before)) {
+			if (carry(x, t, c, onto, base, cand, &why, err))
+				goto out;
+			if (why.len && spec) {
+				/* it may apply on the champion: the train's tip is not that yet */
+				spec = false;
+				continue;
+			}
+			if (why.len)
+				break;
+			loop_say(x, GDN_LOOP_INFO, "carried onto %s %.12s (%.7s -> %.7s)",
+				 spec ? "the train's tip" : "the newer champion", onto, cand,
+				 c->head_after);
+		}
+		if (!spec)
+			break;
+		/* join the train: its tip is this candidate now, unless another got there first */
+		if (!gdn_git_set_ref(&x->r->ugit, t->tip_ref, c->head_after, onto, err)) {
+			gdn_write_file_atomic(headfile, c->head_after, strlen(c->head_after), err);
+			gdn_err_clear(err);
+			break;
+		}
+		gdn_err_clear(err);
+		if (tries >= 4)
+			break;
+	}
+	if (why.len) {
+		ev = gdn_journal_iteration(c->it);
+		json_object_set_new(ev, "from", json_string(base));
+		json_object_set_new(ev, "onto", json_string(onto));
+		json_object_set_new(ev, "candidate", json_string(cand));
+		json_object_set_new(ev, "result", json_string("conflict"));
+		json_object_set_new(ev, "reason", json_string(why.buf));
+		loop_journal(x, "rebase", ev);
+		loop_keep_ref(x, c->it, "discarded/", cand,
+			      "a candidate that conflicts with the newer champion");
+		sbuf_reset(&c->msg);
+		sbuf_addf(&c->msg,
+			  "iteration %ld conflicts with the champion %.12s another worker "
+			  "promoted meanwhile (%s); it was discarded",
+			  c->it, onto, why.buf);
+		c->conflict = true;
+		c->commits = 0;
+		step = STEP_OK;
+		goto out;
+	}
+	if (strcmp(base, c->head_before) && loop_fork_state(x, err))
+		goto out;
+	step = STEP_OK;
+out:
+	sbuf_release(&why);
+	free(onto);
+	free(base);
+	free(cand);
+	return step;
+}
+
+/*
+ * Whether a child may join the train: not with a performance decision
+ * (it compares with the champion's measurement), and only while at least
+ * two of the last four candidates were promoted (a failing tip costs its
+ * followers a re-check).
+ */
+bool loop_may_speculate(const struct run *r, const struct train *t)
+{
+	unsigned last = t->recent & 0xf, passed = 0;
+
+	if (r->hooks && r->hooks->decide)
+		return false;
+	for (; last; last >>= 1)
+		passed += last & 1;
+	return t->recent_nr < 4 || passed >= 2;
+}
+
+/*
+ * A candidate that will not be promoted: when the train's tip is it or
+ * builds on it, the tip goes back to the champion (later candidates join
+ * from there).
+ */
+void loop_untip(struct ictx *x, const struct train *t, const char *sha)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+	char *tip = NULL;
+	bool on = false;
+
+	if (!sha || gdn_git_rev(&x->r->ugit, t->tip_ref, &tip, &err) || !tip ||
+	    gdn_git_is_ancestor(&x->r->ugit, sha, tip, &on, &err) || !on ||
+	    gdn_git_set_ref(&x->r->ugit, t->tip_ref, x->r->champion, tip, &err))
+		gdn_err_clear(&err);
+	free(tip);
+}

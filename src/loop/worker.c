@@ -1,0 +1,456 @@
+/*
+ * The workers of --workers N > 1 (docs/loop-workers.md): each one's
+ * worktree and context, made at the start and retired at the end; its
+ * child, forked for one iteration (or the re-check of a candidate), which
+ * composes the steps in the worker's context (propose, catch up, validate)
+ * and writes the outcome to a result file that the parent reads back.
+ */
+#include "gdnctl/compat.h"
+#include "gdnctl/err.h"
+#include "gdnctl/file.h"
+#include "gdnctl/gitops.h"
+#include "gdnctl/journal.h"
+#include "gdnctl/loop.h"
+#include "gdnctl/proc.h"
+#include "gdnctl/repo.h"
+#include "gdnctl/sbuf.h"
+#include "gdnctl/strvec.h"
+#include "gdnctl/xalloc.h"
+#include "ctx.h"
+#include "steps.h"
+#include "workers.h"
+
+#define OTHERS_LINE_MAX 160
+
+/* Worker k's files and options, and its context (tag k) in its worktree. */
+static void worker_init(struct pool *p, struct worker *w, long k)
+{
+	const struct gdn_loop_opts *o = p->x0->r->o;
+	size_t n = strlen(o->workdir);
+
+	w->p = p;
+	w->k = k;
+	w->dir = o->worktree_dir ? xstrfmt("%s/w%ld", o->worktree_dir, k)
+				 : xstrfmt("%s/workers/w%ld", o->log_dir, k);
+	w->result = xstrfmt("%s/workers/w%ld.result.json", o->log_dir, k);
+	w->headfile = xstrfmt("%s/workers/w%ld.head", o->log_dir, k);
+	/* the running log in the agent's worktree: the same file in this one */
+	if (o->hillclimb_log && !strncmp(o->hillclimb_log, o->workdir, n) &&
+	    o->hillclimb_log[n] == '/')
+		w->hlog = xstrfmt("%s%s", w->dir, o->hillclimb_log + n);
+	else if (o->hillclimb_log)
+		w->hlog = xstrdup(o->hillclimb_log);
+	w->o = *o;
+	w->o.workdir = w->dir;
+	w->o.hillclimb_log = w->hlog;
+	loop_ictx_init(&w->x, p->x0->r, &w->o);
+	w->x.tag = k;
+	w->c = ITER_INIT(0);
+}
+
+static void worker_release(struct worker *w)
+{
+	free(w->dir);
+	free(w->hlog);
+	free(w->result);
+	free(w->headfile);
+	free(w->base);
+	free(w->cand);
+	loop_iter_release(&w->c);
+	loop_ictx_release(&w->x);
+}
+
+/* The pool and its workers (not their worktrees yet). */
+static struct pool *pool_new(struct ictx *x0)
+{
+	struct pool *p = xcalloc(1, sizeof(*p));
+	long total = x0->r->total;
+
+	p->x0 = x0;
+	p->nw = x0->r->o->workers;
+	p->w = xcalloc((size_t)p->nw, sizeof(*p->w));
+	for (long k = 0; k < p->nw; k++)
+		worker_init(p, &p->w[k], k + 1);
+	p->done = xcalloc((size_t)(total > 0 ? total : 0) + 1, 1);
+	return p;
+}
+
+/* The workers' files (<log dir>/workers), and where the running log lies in a worktree. */
+static int workers_files(struct pool *p, struct gdn_err *err)
+{
+	const struct gdn_loop_opts *o = p->x0->r->o;
+	char *dir = xstrfmt("%s/workers", o->log_dir);
+	size_t n = strlen(o->workdir);
+	int ret = 0;
+
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		ret = gdn_err_errno(err, GDN_EIO, "cannot create '%s'", dir);
+	if (!p->t.log_rel && o->hillclimb_log && !strncmp(o->hillclimb_log, o->workdir, n) &&
+	    o->hillclimb_log[n] == '/')
+		p->t.log_rel = xstrdup(o->hillclimb_log + n + 1);
+	free(dir);
+	return ret;
+}
+
+/*
+ * The workers' worktrees at the champion (each journaled first), their
+ * repositories, and the hooks pointed at worker 1 in this process (the
+ * baseline runs there; every child points them at its own).
+ */
+static int workers_begin(struct pool *p, struct gdn_err *err)
+{
+	struct run *r = p->x0->r;
+	int ret = workers_files(p, err);
+
+	if (!p->t.tip_ref)
+		p->t.tip_ref = xstrfmt("refs/gdnctl/tip/%s", r->sum->run_id);
+	if (!ret)
+		ret = gdn_git_set_ref(&r->ugit, p->t.tip_ref, r->champion, NULL, err);
+	for (long k = 0; k < p->nw && !ret; k++) {
+		struct worker *w = &p->w[k];
+
+		ret = loop_worktree_add(&w->x, err);
+		if (!ret)
+			ret = gdn_repo_open(w->dir, &w->x.repo, err);
+	}
+	if (!ret && r->hooks && r->hooks->worker)
+		ret = r->hooks->worker(r->hooks->payload, 1, p->w[0].dir, err);
+	return ret;
+}
+
+int loop_parallel_begin(struct ictx *x0, struct pool **pool, struct gdn_err *err)
+{
+	*pool = pool_new(x0);
+	return workers_begin(*pool, err);
+}
+
+struct gdn_repo *loop_parallel_repo(struct pool *p)
+{
+	return p->w[0].x.repo;
+}
+
+/* In the child: a candidate that beat its base, checked again on the newest champion. */
+static enum step recheck(struct worker *w, struct iter *c, struct gdn_err *err)
+{
+	struct ictx *x = &w->x;
+	enum step step;
+
+	c->head_before = xstrdup(w->base);
+	c->head_after = xstrdup(w->cand);
+	if (gdn_repo_count_commits(x->repo, c->head_before, c->head_after, &c->commits, &c->ids,
+				   MAX_IDS_JOURNALED, err))
+		return STEP_ERROR;
+	loop_say(x, GDN_LOOP_INFO, "iteration %ld: re-checking %.7s on the newer champion", c->it,
+		 c->head_after);
+	step = loop_catch_up(x, &w->p->t, c, true, w->headfile, err);
+	if (step != STEP_OK || c->conflict)
+		return step;
+	return loop_validate(x, c, err);
+}
+
+/* In the child: the iteration, propose, catch up, validate (the parent decides). */
+static enum step iteration(struct worker *w, struct iter *c, struct gdn_err *err)
+{
+	struct ictx *x = &w->x;
+	enum step step = loop_propose(x, c, err);
+
+	/* the loop branch is the parent's to check, once the child ended */
+	step = loop_examine(x, c, step, false, err);
+	if (step == STEP_OK)
+		step = loop_catch_up(x, &w->p->t, c, false, w->headfile, err);
+	if (step == STEP_OK && !c->conflict)
+		step = loop_validate(x, c, err);
+	return step;
+}
+
+static json_t *usage_delta(const struct gdn_agent_usage *now, const struct gdn_agent_usage *was)
+{
+	json_t *u = json_object();
+
+#define DELTA(f) json_object_set_new(u, #f, json_integer(now->f - (was->f > 0 ? was->f : 0)))
+	if (now->input_tokens >= 0)
+		DELTA(input_tokens);
+	if (now->output_tokens >= 0)
+		DELTA(output_tokens);
+	if (now->tokens >= 0)
+		DELTA(tokens);
+#undef DELTA
+	if (now->cost_usd >= 0)
+		json_object_set_new(
+		    u, "cost_usd",
+		    json_real(now->cost_usd - (was->cost_usd > 0 ? was->cost_usd : 0)));
+	return u;
+}
+
+/* The child of worker w: its iteration (or re-check), the outcome to its result file. */
+static int worker_main(void *payload)
+{
+	struct worker *w = payload;
+	struct ictx *x = &w->x;
+	struct run *r = x->r;
+	struct iter c = ITER_INIT(w->it);
+	struct gdn_err err = GDN_ERR_INIT, ignored = GDN_ERR_INIT;
+	int64_t agent_ms = r->sum->agent_ms;
+	struct gdn_agent_usage usage = r->sum->usage;
+	long usage_its = r->sum->usage_iterations;
+	size_t refs = r->sum->refs_kept.nr;
+	enum step step;
+	json_t *res, *kept = json_array();
+	char *text;
+
+	char id[24];
+
+	/* where a resume looks for what a crashed run still runs */
+	if (chdir(w->dir)) {
+		/* the worktree is checked again below */
+	}
+	/* the agent and the phases know which worker they are */
+	snprintf(id, sizeof(id), "%ld", w->k);
+	setenv("GDNCTL_WORKER", id, 1);
+	loop_journal(x, "worker_start",
+		     json_pack("{sIsb}", "iteration", (json_int_t)c.it, "recheck", w->recheck));
+	if ((r->hooks && r->hooks->worker &&
+	     r->hooks->worker(r->hooks->payload, w->k, w->dir, &err)) ||
+	    loop_fork_state(x, &err))
+		step = STEP_ERROR;
+	else
+		step = w->recheck ? recheck(w, &c, &err) : iteration(w, &c, &err);
+	if ((step == STEP_FAIL || step == STEP_ERROR) && gdn_proc_interrupted())
+		step = STEP_INTR;
+	for (size_t i = refs; i < r->sum->refs_kept.nr; i++)
+		json_array_append_new(kept, json_string(r->sum->refs_kept.v[i]));
+	res =
+	    json_pack("{sisisisisssbsIsbsssIsoss?ss?}", "step", (int)step, "kind", (int)c.kind,
+		      "rc", c.rc, "policy", (int)c.policy, "msg", c.msg.buf, "agent_note",
+		      c.agent_note, "commits", (json_int_t)c.commits, "conflict", c.conflict,
+		      "error", err.msg, "agent_ms", (json_int_t)(r->sum->agent_ms - agent_ms),
+		      "refs_kept", kept, "head_before", c.head_before, "head_after", c.head_after);
+	json_object_set_new(res, "note", x->note ? json_string(x->note) : json_null());
+	if (r->sum->usage_iterations > usage_its)
+		json_object_set_new(res, "usage", usage_delta(&r->sum->usage, &usage));
+	text = json_dumps(res, JSON_COMPACT);
+	if (!text || gdn_write_file_atomic(w->result, text, strlen(text), &ignored))
+		loop_say(x, GDN_LOOP_WARN, "cannot write '%s': %s", w->result, ignored.msg);
+	loop_journal(x, "worker_end",
+		     json_pack("{sIss}", "iteration", (json_int_t)c.it, "step",
+			       step == STEP_INTR ? "interrupted" : "done"));
+	free(text);
+	json_decref(res);
+	loop_iter_release(&c);
+	return 0;
+}
+
+/* "- worker 2, iteration 5: <the first line its agent said>" for the others at work. */
+static void others_note(const struct pool *p, const struct worker *me, struct sbuf *sb)
+{
+	bool any = false;
+
+	for (long k = 0; k < p->nw; k++) {
+		const struct worker *w = &p->w[k];
+		struct sbuf text = SBUF_INIT;
+		struct gdn_err ignored = GDN_ERR_INIT;
+		char *path;
+		const char *line = NULL;
+
+		if (w == me || !w->pid || w->recheck)
+			continue;
+		path = loop_iter_path(p->x0, w->it, "transcript.log");
+		if (!sbuf_read_file(&text, path, 64 * 1024, &ignored)) {
+			for (char *s = text.buf; *s && !line;
+			     s += strcspn(s, "\n") + !!s[strcspn(s, "\n")]) {
+				size_t n = strcspn(s, "\n");
+
+				while (n && isspace((unsigned char)*s)) {
+					s++;
+					n--;
+				}
+				if (n && strncmp(s, "====", 4)) /* not gdnctl's own header */
+					line = s;
+			}
+		}
+		if (!any)
+			sbuf_addf(sb,
+				  "%sOther workers are working on these right now; do not "
+				  "duplicate their ideas:\n",
+				  sb->len ? "\n\n" : "");
+		any = true;
+		if (line)
+			sbuf_addf(sb, "- worker %ld, iteration %ld: %.*s\n", w->k, w->it,
+				  (int)(strcspn(line, "\n") < OTHERS_LINE_MAX ? strcspn(line, "\n")
+									      : OTHERS_LINE_MAX),
+				  line);
+		else
+			sbuf_addf(sb, "- worker %ld, iteration %ld: (just started)\n", w->k, w->it);
+		free(path);
+		sbuf_release(&text);
+	}
+}
+
+/* Fork worker w's child for iteration `it` (or the re-check of w->cand). */
+int loop_start_worker(struct worker *w, long it, bool recheck, struct gdn_err *err)
+{
+	struct pool *p = w->p;
+	struct sbuf note = SBUF_INIT;
+	char *kept = NULL;
+	int ret;
+
+	w->it = it;
+	w->recheck = recheck;
+	w->cancelled = false;
+	p->t.spec = loop_may_speculate(p->x0->r, &p->t);
+	unlink(w->headfile);
+	if (unlink(w->result) && errno != ENOENT)
+		return gdn_err_errno(err, GDN_EIO, "cannot remove '%s'", w->result);
+	/* the child's prompt: the worker's note and what the others work on (none to re-check) */
+	if (w->x.note && !recheck)
+		sbuf_adds(&note, w->x.note);
+	if (!recheck)
+		others_note(p, w, &note);
+	if (recheck)
+		kept = w->x.note;
+	else
+		free(w->x.note);
+	w->x.note = note.len && !recheck ? sbuf_detach(&note, NULL) : NULL;
+	w->x.clean_known = false;
+	ret = gdn_proc_fork_fn(worker_main, w, &w->pid, err);
+	FREE_AND_NULL(w->x.note); /* the child's now */
+	w->x.note = kept;
+	sbuf_release(&note);
+	return ret;
+}
+
+/* The child's outcome, as the parent's struct iter (and the summary's share). */
+enum step loop_read_result(struct worker *w, int code)
+{
+	struct run *r = w->x.r;
+	struct iter *c = &w->c;
+	struct gdn_err *err = &w->err;
+	struct sbuf sb = SBUF_INIT;
+	json_error_t jerr;
+	json_t *res = NULL, *v;
+	enum step step = STEP_ERROR;
+	size_t i;
+
+	if (sbuf_read_file(&sb, w->result, 16 * 1024 * 1024, err) ||
+	    !(res = json_loadb(sb.buf, sb.len, 0, &jerr))) {
+		gdn_err_clear(err);
+		gdn_err_set(err, GDN_EFAILED,
+			    "worker %ld's process ended (%s %d) before iteration %ld was decided",
+			    w->k, code > 128 ? "signal" : "exit", code > 128 ? code - 128 : code,
+			    w->it);
+		goto out;
+	}
+	step = (enum step)json_integer_value(json_object_get(res, "step"));
+	c->kind = (enum gdn_loop_failure)json_integer_value(json_object_get(res, "kind"));
+	c->rc = (int)json_integer_value(json_object_get(res, "rc"));
+	c->policy = (enum gdn_loop_policy)json_integer_value(json_object_get(res, "policy"));
+	sbuf_adds(&c->msg, json_string_value(json_object_get(res, "msg")) ?: "");
+	c->agent_note = json_is_true(json_object_get(res, "agent_note"));
+	c->commits = (long)json_integer_value(json_object_get(res, "commits"));
+	c->conflict = json_is_true(json_object_get(res, "conflict"));
+	if ((v = json_object_get(res, "head_before")) && json_is_string(v))
+		c->head_before = xstrdup(json_string_value(v));
+	if ((v = json_object_get(res, "head_after")) && json_is_string(v))
+		c->head_after = xstrdup(json_string_value(v));
+	if (json_string_value(json_object_get(res, "error")))
+		gdn_err_set(err, GDN_EFAILED, "%s",
+			    json_string_value(json_object_get(res, "error")));
+	r->sum->agent_ms =
+	    gdn_add_sat_i64(r->sum->agent_ms, json_integer_value(json_object_get(res, "agent_ms")));
+	json_array_foreach(json_object_get(res, "refs_kept"), i, v)
+	    strvec_push(&r->sum->refs_kept, json_string_value(v) ?: "");
+	if ((v = json_object_get(res, "usage"))) {
+		json_t *in = json_object_get(v, "input_tokens"),
+		       *o = json_object_get(v, "output_tokens");
+		json_t *t = json_object_get(v, "tokens"), *cost = json_object_get(v, "cost_usd");
+		struct gdn_agent_usage u = {
+		    in ? json_integer_value(in) : -1, o ? json_integer_value(o) : -1,
+		    cost ? json_number_value(cost) : -1, t ? json_integer_value(t) : -1};
+
+		gdn_agent_usage_add(&r->sum->usage, &u);
+		r->sum->usage_iterations++;
+		loop_usage_mark(r, gdn_loop_usage_tokens(&u));
+	}
+	free(w->x.note);
+	w->x.note = json_string_value(json_object_get(res, "note"))
+			? xstrdup(json_string_value(json_object_get(res, "note")))
+			: NULL;
+out:
+	json_decref(res);
+	sbuf_release(&sb);
+	if (step > STEP_INTR)
+		step = STEP_ERROR;
+	return step;
+}
+
+/* The end of a run with workers: each worktree retired (its work kept under refs). */
+void loop_parallel_end(struct pool *p)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+	struct run *r;
+
+	if (!p)
+		return;
+	r = p->x0->r;
+	for (long k = 0; k < p->nw; k++) {
+		struct worker *w = &p->w[k];
+
+		loop_retire_worktree(&w->x, w->it ? w->it : r->sum->iterations_run + 1);
+		if (r->hooks && r->hooks->worker_state &&
+		    r->hooks->worker_state(r->hooks->payload, w->k, GDN_WORKER_END, false, &err))
+			loop_say(&w->x, GDN_LOOP_WARN, "%s", err.msg);
+		gdn_err_clear(&err);
+		unlink(w->result);
+		unlink(w->headfile);
+	}
+	if (p->t.tip_ref)
+		gdn_git_set_ref(&r->ugit, p->t.tip_ref, NULL, NULL, &err);
+}
+
+void loop_parallel_free(struct pool *p)
+{
+	if (!p)
+		return;
+	for (long k = 0; k < p->nw; k++)
+		worker_release(&p->w[k]);
+	free(p->w);
+	free(p->done);
+	free(p->t.log_rel);
+	free(p->t.tip_ref);
+	free(p);
+}
+
+/*
+ * --resume of a run with workers: the crashed run's children and agents
+ * stopped, each worktree it had retired (what it held kept under refs),
+ * then fresh ones at the champion.
+ */
+int loop_parallel_resume(struct ictx *x0, struct pool **pool, struct gdn_loop_state *st,
+			 struct gdn_err *err)
+{
+	struct run *r = x0->r;
+	struct pool *p;
+
+	loop_stop_worker_orphans(x0, st);
+	for (long k = 1; k <= GDN_LOOP_WORKERS_MAX; k++) {
+		struct gdn_loop_opts o = *r->o;
+		struct ictx tx;
+
+		if (!st->worker_tree[k])
+			continue;
+		o.workdir = st->worker_tree[k];
+		loop_ictx_init(&tx, r, &o);
+		tx.tag = k;
+		if (!access(o.workdir, F_OK) && !gdn_repo_open(o.workdir, &tx.repo, err))
+			loop_clear_stale_locks(&tx);
+		gdn_err_clear(err);
+		loop_retire_worktree(&tx,
+				     st->worker_open[k] ? st->worker_open[k] : st->last_done + 1);
+		loop_ictx_release(&tx);
+	}
+	p = *pool = pool_new(x0);
+	for (long it = 1; it <= r->total; it++)
+		p->done[it] = gdn_loop_state_decided(st, it);
+	loop_advance_branch(x0, st->last_done);
+	return workers_begin(p, err);
+}
