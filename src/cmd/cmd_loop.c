@@ -2,7 +2,7 @@
  * `gdnctl loop` (alias `codex-loop`): the unattended hill-climb. Parses
  * the original codex-loop's options (same names, defaults and messages),
  * loads the prompt and the session directives, opens the agent driver and
- * runs the engine (src/loop/engine.c), printing its progress with the
+ * runs the loop (src/loop/run.c; docs/loop-map.md), printing its progress with the
  * "[gdnctl] " prefix and a summary at the end.
  */
 #include "gdnctl/compat.h"

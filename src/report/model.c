@@ -1,6 +1,6 @@
 /*
  * The report's model: one run of the loop journal (loop.jsonl, events
- * written by src/loop/engine.c, gate.c and journal.c), completed with the
+ * written by src/loop/ (run.c, decide.c, gate.c, journal.c ...)), completed with the
  * trace figures of the performance state (perf_state.json).
  */
 #include "gdnctl/compat.h"

@@ -5,8 +5,8 @@
                   [--known FILE] [--default-exceptions FILE] [--check NAME]...
 
 --root is a source tree (src/, include/gdnctl/); each --objdir holds the
-object files of that tree as CMake lays them out (OBJDIR/src/loop/engine.c.o
-is the object of src/loop/engine.c); --describe is the output of
+object files of that tree as CMake lays them out (OBJDIR/src/loop/run.c.o
+is the object of src/loop/run.c); --describe is the output of
 `gdnctl help --json`. The checks:
 
   output    code outside src/cmd/ and src/main.c writes to stdout/stderr or exits
