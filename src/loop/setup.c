@@ -124,6 +124,7 @@ void gdn_loop_setup_init(struct gdn_loop_setup *s, const char *cwd, const char *
 	strvec_init(&s->a.directives);
 	strvec_init(&s->a.protect);
 	strvec_init(&s->protected_paths);
+	gdn_integrity_config_init(&s->integrity_cfg); /* integrity gate (issue 28) */
 	strvec_init(&s->a.directive_files);
 	strvec_init(&s->a.presets);
 	strvec_init(&s->a.post_checks);
@@ -172,6 +173,8 @@ void gdn_loop_setup_release(struct gdn_loop_setup *s)
 	gdn_lock_release(&s->repo_lock);
 	gdn_loop_where_release(&s->w);
 	gdn_gate_release(&s->gate);
+	gdn_integrity_release(&s->integrity); /* integrity gate (issue 28) */
+	gdn_integrity_config_release(&s->integrity_cfg);
 	gdn_perf_state_release(&s->ps);
 	gdn_perf_config_release(&s->pc);
 	strvec_clear(&s->a.perf_gates);
@@ -1517,6 +1520,15 @@ int gdn_loop_setup_perf(struct gdn_loop_setup *s)
 		    "--log-measurements needs --perf-mode on (it logs the measured "
 		    "figures)");
 	setup_protected(s);
+	/* integrity gate (issue 28) */
+	if (gdn_integrity_configure(&s->integrity_cfg, s->cfg, s->repo_root, s->agent_dir, &s->err))
+		return failed(s, GDN_SETUP_ERROR);
+	if (s->integrity_cfg.on && !a->perf_on)
+		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_ECONFIG,
+					   "integrity.mode on needs --perf-mode on (it checks "
+					   "the candidates the performance policy keeps)");
+	s->integrity.c = &s->integrity_cfg;
+	s->gate.integrity = s->integrity_cfg.on ? &s->integrity : NULL;
 	s->gate_on = s->gate.mode != GDN_GATE_OFF || a->perf_on || s->protect_explicit;
 	for (size_t i = 0; i < a->backends.nr; i++) {
 		/* a name that does not exist is refused even when unused */
