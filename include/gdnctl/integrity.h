@@ -177,8 +177,11 @@ struct gdn_integrity_input {
 	json_t *work_champion, *work_candidate;
 };
 /*
- * The device-time ratio champion/candidate with its interval (paired
- * bootstrap of abstat.h over the steps). Returns 0, or -1 without samples.
+ * The device-time ratio champion/candidate (> 1: the candidate is faster):
+ * the ratio of the lower quartiles of each side's steps (a shared host only
+ * ever slows a step down), with its percentile bootstrap interval at
+ * `confidence` (each side resampled on its own; seeded, deterministic).
+ * Returns 0, or -1 without samples or with one that is not positive.
  */
 int gdn_integrity_device_ratio(const struct gdn_integrity_input *in, double confidence,
 			       double *ratio, double *lo, double *hi);
@@ -197,8 +200,9 @@ void gdn_integrity_check_physics(const struct gdn_integrity_config *c,
 /*
  * Per-step work figures of a trace (new reference): {"ops": N, "custom_calls":
  * N, and when the trace carries them "flops", "bytes", "flops_per_s",
- * "bytes_per_s" (over the device time), "peak_op": {"name", "flops_per_s",
- * "bytes_per_s"} (the op implying the highest rate)}. NULL without steps.
+ * "bytes_per_s" (over the device time), "peak_op": {"name", "flops",
+ * "flops_per_s"} (the one event implying the highest FLOP/s)}. NULL
+ * without steps.
  */
 json_t *gdn_integrity_work_figures(const struct gdn_trace_summary *s,
 				   const struct gdn_trace_work *w);
@@ -233,9 +237,9 @@ int gdn_integrity_gate(struct gdn_integrity *g, const struct gdn_loop_iter *it,
 		       const struct gdn_perf_measurement *champ_m, struct gdn_perf_verdict *v,
 		       struct gdn_err *err);
 /*
- * Held keeps of a journal (`loop status`): one line each, "iteration N:
- * REASON (kept as REF)". Returns 0 or a negative gdn_errcode.
+ * Held keeps of a journal's bytes (`loop status`): one line each,
+ * "iteration N: REASON (kept as REF)", appended to out.
  */
-int gdn_integrity_held(const char *journal_path, struct strvec *out, struct gdn_err *err);
+void gdn_integrity_held(const char *buf, size_t len, struct strvec *out);
 
 #endif

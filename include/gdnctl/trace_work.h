@@ -2,9 +2,11 @@
  * Work figures of a trace (src/trace/work.c): the cost-analysis numbers
  * XLA writes on each device op of a trace-event JSON file (args
  * `model_flops` or `flops`, and `bytes_accessed`; strings or numbers), summed
- * per op name and over the whole trace. The integrity gate (integrity.h)
- * divides them by the trace's steps: work per step, and the FLOP/s and
- * bytes/s each op implies. XPlane files are not read here (their flops and
+ * per op name and over the whole trace, and the event implying the highest
+ * FLOP/s (its figure over its own `dur`; async `-start`/`-done` halves are
+ * left out: their event lasts while the transfer is issued). The integrity
+ * gate (integrity.h) divides the sums by the trace's steps (work per step)
+ * and bounds the rates by the device's peak. XPlane files are not read here (their flops and
  * bytes_accessed stats sit on event metadata; the JSON twin the profiler
  * writes beside them carries the same figures). Pure: no printing.
  */
@@ -25,6 +27,9 @@ struct gdn_trace_work {
 	double flops, bytes;	 /* sums over the trace */
 	bool has_flops, has_bytes; /* some event carried the figure */
 	uint64_t events;	 /* events that carried a figure */
+	/* the event with the highest FLOP/s: its name (owned), FLOPs and duration; or NULL */
+	char *peak_name;
+	double peak_flops, peak_us;
 	struct gdn_trace_work_op *v; /* unsorted; nr distinct names */
 	size_t nr, alloc;
 	size_t *slot; /* private: open-addressing index over v (index + 1) */

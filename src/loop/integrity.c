@@ -5,7 +5,6 @@
 #include "gdnctl/compat.h"
 #include <math.h>
 #include <stdarg.h>
-#include "gdnctl/abstat.h"
 #include "gdnctl/integrity.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/xalloc.h"
@@ -27,7 +26,8 @@ const struct gdn_enum gdn_integrity_rule_enum[] = {
     GDN_ENUM_END,
 };
 
-#define DEVICE_SEED 0x1d7e5eedULL
+#define DEVICE_SEED	 0x1d7e5eedULL
+#define DEVICE_RESAMPLES 2000
 
 void gdn_integrity_findings_release(struct gdn_integrity_findings *f)
 {
@@ -91,18 +91,71 @@ static void add_si_pair(struct sbuf *sb, double a, double b, const char *unit)
 	sbuf_addf(sb, "%.3g -> %.3g %s%s", a, b, si_prefix[i], unit);
 }
 
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return (a > b) - (a < b);
+}
+
+/* The lower quartile of n values (v is sorted in place). */
+static double lower_quartile(double *v, size_t n)
+{
+	double pos = 0.25 * (double)(n - 1);
+	size_t i = (size_t)pos;
+
+	qsort(v, n, sizeof(*v), cmp_double);
+	return i + 1 < n ? v[i] + (pos - (double)i) * (v[i + 1] - v[i]) : v[i];
+}
+
+/* xorshift64*: the bootstrap's deterministic generator. */
+static size_t draw(unsigned long long *s, size_t n)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return (size_t)((*s * 2685821657736338717ULL) >> 11) % n;
+}
+
+/* One resample of v (n values) into tmp; its lower quartile. */
+static double resampled(const double *v, size_t n, double *tmp, unsigned long long *s)
+{
+	for (size_t i = 0; i < n; i++)
+		tmp[i] = v[draw(s, n)];
+	return lower_quartile(tmp, n);
+}
+
 int gdn_integrity_device_ratio(const struct gdn_integrity_input *in, double confidence,
 			       double *ratio, double *lo, double *hi)
 {
-	struct gdn_abstat st;
-	size_t n = in->n_champion < in->n_candidate ? in->n_champion : in->n_candidate;
+	size_t na = in->n_champion, nb = in->n_candidate, m = na > nb ? na : nb;
+	double *tmp, *r;
+	unsigned long long s = DEVICE_SEED;
 
-	if (!n || gdn_abstat_ratio_ci(in->dev_champion, in->dev_candidate, n, true, confidence,
-				      DEVICE_SEED, &st))
+	for (size_t i = 0; i < na; i++)
+		if (!(in->dev_champion[i] > 0) || !isfinite(in->dev_champion[i]))
+			return -1;
+	for (size_t i = 0; i < nb; i++)
+		if (!(in->dev_candidate[i] > 0) || !isfinite(in->dev_candidate[i]))
+			return -1;
+	if (!na || !nb)
 		return -1;
-	*ratio = 1 + st.improvement_pct / 100;
-	*lo = 1 + st.lo_pct / 100;
-	*hi = 1 + st.hi_pct / 100;
+	tmp = xcalloc(m, sizeof(*tmp));
+	r = xcalloc(DEVICE_RESAMPLES, sizeof(*r));
+	memcpy(tmp, in->dev_champion, na * sizeof(*tmp));
+	*ratio = lower_quartile(tmp, na);
+	memcpy(tmp, in->dev_candidate, nb * sizeof(*tmp));
+	*ratio /= lower_quartile(tmp, nb);
+	for (size_t k = 0; k < DEVICE_RESAMPLES; k++) {
+		double a = resampled(in->dev_champion, na, tmp, &s);
+
+		r[k] = a / resampled(in->dev_candidate, nb, tmp, &s);
+	}
+	qsort(r, DEVICE_RESAMPLES, sizeof(*r), cmp_double);
+	*lo = r[(size_t)((1 - confidence) / 2 * (DEVICE_RESAMPLES - 1))];
+	*hi = r[(size_t)((1 + confidence) / 2 * (DEVICE_RESAMPLES - 1))];
+	free(tmp);
+	free(r);
 	return 0;
 }
 
@@ -120,10 +173,10 @@ void gdn_integrity_check_rulers(const struct gdn_integrity_config *c,
 		return;
 	gdn_integrity_add(f, c, GDN_RULE_RULERS,
 			  "device time disagrees: the metric claims x%.3g, the device time per "
-			  "step shows x%.3g [%.3g, %.3g] (%.0f%% interval over %zu steps; at least "
-			  "x%.3g needed)",
-			  in->metric_ratio, r, lo, hi, c->confidence * 100,
-			  in->n_champion < in->n_candidate ? in->n_champion : in->n_candidate, need);
+			  "step shows x%.3g [%.3g, %.3g] (%.0f%% interval, %zu and %zu steps; at "
+			  "least x%.3g needed)",
+			  in->metric_ratio, r, lo, hi, c->confidence * 100, in->n_champion,
+			  in->n_candidate, need);
 }
 
 static double fig(json_t *o, const char *key)

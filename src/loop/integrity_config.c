@@ -62,7 +62,7 @@ int gdn_integrity_hash_file(const char *path, char hex[65], struct gdn_err *err)
 	int ret;
 
 	gdn_sha256_init(&h);
-	ret = gdn_sha256_file(path, 0, &h, &n, err);
+	ret = gdn_sha256_file(path, UINT64_MAX, &h, &n, err);
 	if (ret)
 		return ret;
 	gdn_sha256_final(&h, d);

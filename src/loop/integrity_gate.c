@@ -326,25 +326,22 @@ out:
 	return ret;
 }
 
-int gdn_integrity_held(const char *journal_path, struct strvec *out, struct gdn_err *err)
+void gdn_integrity_held(const char *buf, size_t len, struct strvec *out)
 {
-	FILE *fp = fopen(journal_path, "re");
-	char *line = NULL, *reason = NULL;
-	size_t cap = 0;
-	ssize_t n;
+	char *reason = NULL;
 	long held = -1;
 
-	if (!fp)
-		return gdn_err_errno(err, errno == ENOENT ? GDN_ENOTFOUND : GDN_EIO,
-				     "cannot open '%s'", journal_path);
-	while ((n = getline(&line, &cap, fp)) > 0) {
-		json_t *o = json_loadb(line, (size_t)n, 0, NULL);
+	for (size_t off = 0; off < len;) {
+		const char *nl = memchr(buf + off, '\n', len - off);
+		size_t n = nl ? (size_t)(nl - buf - off) : len - off;
+		json_t *o = json_loadb(buf + off, n, 0, NULL);
 		const char *e = json_string_value(json_object_get(o, "event"));
 		const char *act = json_string_value(json_object_get(o, "action"));
 		const char *ref = json_string_value(json_object_get(o, "discarded_ref"));
 		const char *why = json_string_value(json_object_get(o, "reason"));
 		long it = (long)json_integer_value(json_object_get(o, "iteration"));
 
+		off += n + 1;
 		if (e && !strcmp(e, "integrity") && act && !strcmp(act, "hold")) {
 			held = it;
 			free(reason);
@@ -356,8 +353,5 @@ int gdn_integrity_held(const char *journal_path, struct strvec *out, struct gdn_
 		}
 		json_decref(o);
 	}
-	free(line);
 	free(reason);
-	fclose(fp);
-	return 0;
 }

@@ -18,44 +18,6 @@ static bool is_custom_call(const struct gdn_trace_row *r)
 	       !strncasecmp(r->key, "custom-call", 11);
 }
 
-/*
- * An async op's start or end (copy-start, all-reduce-done...): its event
- * lasts while it is issued, its figures are the whole transfer's.
- */
-static bool is_async(const struct gdn_trace_row *r)
-{
-	return strstr(r->key, "-start") || strstr(r->key, "-done") ||
-	       (r->category && strcasestr(r->category, "async"));
-}
-
-/* The op (not async) implying the highest FLOP/s: {"name", "flops_per_s", "bytes_per_s"}. */
-static json_t *peak_op(const struct gdn_trace_summary *s, const struct gdn_trace_work *w)
-{
-	const struct gdn_trace_row *best = NULL;
-	const struct gdn_trace_work_op *bop = NULL;
-	double best_rate = 0;
-
-	for (size_t i = 0; i < s->ops.nr; i++) {
-		const struct gdn_trace_row *r = &s->ops.v[i];
-		const struct gdn_trace_work_op *op = gdn_trace_work_find(w, r->key);
-		double sec = gdn_ps_to_us(r->total) / 1e6, rate;
-
-		if (!op || !(sec > 0) || is_async(r))
-			continue;
-		rate = op->flops / sec;
-		if (rate > best_rate) {
-			best_rate = rate;
-			best = r;
-			bop = op;
-		}
-	}
-	if (!best)
-		return NULL;
-	return json_pack("{sssfsf}", "name", best->key, "flops_per_s",
-			 bop->flops / (gdn_ps_to_us(best->total) / 1e6), "bytes_per_s",
-			 bop->bytes / (gdn_ps_to_us(best->total) / 1e6));
-}
-
 json_t *gdn_integrity_work_figures(const struct gdn_trace_summary *s,
 				   const struct gdn_trace_work *w)
 {
@@ -81,12 +43,11 @@ json_t *gdn_integrity_work_figures(const struct gdn_trace_summary *s,
 		if (sec > 0)
 			json_object_set_new(o, "bytes_per_s", json_real(w->bytes / sec));
 	}
-	if (w && w->has_flops) {
-		json_t *p = peak_op(s, w);
-
-		if (p)
-			json_object_set_new(o, "peak_op", p);
-	}
+	if (w && w->peak_name)
+		json_object_set_new(o, "peak_op",
+				    json_pack("{sssfsf}", "name", w->peak_name, "flops",
+					      w->peak_flops, "flops_per_s",
+					      w->peak_flops / (w->peak_us / 1e6)));
 	return o;
 }
 

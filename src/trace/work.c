@@ -17,7 +17,7 @@
 #define WORK_NAME_MAX 1024 /* longer op names are cut (they still count) */
 #define WORK_OPS_MAX  (1u << 20)
 
-enum pending { P_NONE = 0, P_NAME, P_FLOPS, P_BYTES, P_ARGS };
+enum pending { P_NONE = 0, P_NAME, P_FLOPS, P_BYTES, P_ARGS, P_DUR };
 
 struct reader {
 	struct gdn_trace_work *w;
@@ -26,8 +26,8 @@ struct reader {
 	bool in_event, in_args;
 	enum pending pending;
 	struct sbuf name;
-	double flops, bytes;
-	bool has_flops, has_bytes;
+	double flops, bytes, dur;
+	bool has_flops, has_bytes, has_dur;
 };
 
 void gdn_trace_work_release(struct gdn_trace_work *w)
@@ -36,6 +36,7 @@ void gdn_trace_work_release(struct gdn_trace_work *w)
 		free(w->v[i].name);
 	free(w->v);
 	free(w->slot);
+	free(w->peak_name);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -128,6 +129,14 @@ static void end_event(struct reader *r)
 	if (!r->has_flops && !r->has_bytes)
 		return;
 	w->events++;
+	if (r->has_flops && r->has_dur && r->dur > 0 && r->flops > 0 &&
+	    !strstr(r->name.buf, "-start") && !strstr(r->name.buf, "-done") &&
+	    (!w->peak_name || r->flops / r->dur > w->peak_flops / w->peak_us)) {
+		free(w->peak_name);
+		w->peak_name = xstrdup(r->name.buf);
+		w->peak_flops = r->flops;
+		w->peak_us = r->dur;
+	}
 	op = get_op(w, r->name.buf);
 	if (r->has_flops) {
 		w->flops += r->flops;
@@ -157,6 +166,8 @@ static int on_key(struct reader *r, const struct json_token *tok)
 	if (r->in_event && d == r->ev_depth + 1) {
 		if (KEY_IS("name"))
 			r->pending = P_NAME;
+		else if (KEY_IS("dur"))
+			r->pending = P_DUR;
 		else if (KEY_IS("args"))
 			r->pending = P_ARGS;
 		return r->pending ? 0 : JSON_TOK_SKIP;
@@ -192,7 +203,7 @@ static int on_token(void *ctx, const struct json_token *tok, struct gdn_err *err
 	case JT_OBJ_BEGIN:
 		if (r->ev_depth && d == r->ev_depth) {
 			r->in_event = true;
-			r->has_flops = r->has_bytes = false;
+			r->has_flops = r->has_bytes = r->has_dur = false;
 			sbuf_reset(&r->name);
 		} else if (r->in_event && d == r->ev_depth + 1 && p == P_ARGS) {
 			r->in_args = true;
@@ -221,6 +232,8 @@ static int on_token(void *ctx, const struct json_token *tok, struct gdn_err *err
 		r->has_flops = figure(tok, &r->flops);
 	else if (p == P_BYTES)
 		r->has_bytes = figure(tok, &r->bytes);
+	else if (p == P_DUR)
+		r->has_dur = figure(tok, &r->dur);
 	return 0;
 }
 
