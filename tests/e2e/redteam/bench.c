@@ -125,7 +125,7 @@ int main(int argc, char **argv)
 		best = 0.001;
 	printf("bench: n=%d runs=%d best=%.3f us reference=%.3f us checksum=%g\n", n, runs, best,
 	       ref, (double)sink);
-	printf("throughput/speedup=%.4f\n", ref / best);
+	printf("throughput/speedup=%.6g\n", ref / best);
 	mkdir("out", 0777);
 	if (write_trace("out/trace.json.gz", origin))
 		return 1;
