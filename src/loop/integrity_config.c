@@ -77,6 +77,7 @@ static int configure_holdout(struct gdn_integrity_config *c, const struct gdn_co
 	const char *file = gdn_config_str(cfg, "project.holdout_file");
 	const char *want = gdn_config_str(cfg, "project.holdout_sha256");
 	char path[PATH_MAX];
+	char *rel = NULL;
 	int ret;
 
 	if (!nonempty(cmd))
@@ -89,8 +90,14 @@ static int configure_holdout(struct gdn_integrity_config *c, const struct gdn_co
 		return gdn_err_set(err, GDN_ECONFIG,
 				   "project.holdout_command needs project.holdout_file (the sealed "
 				   "check, outside the agent's tree, hashed before each use)");
-	if (!realpath(file, path))
+	/* relative to the repository, as the other project.* paths */
+	if (file[0] != '/' && repo_root)
+		rel = xstrfmt("%s/%s", repo_root, file);
+	if (!realpath(rel ? rel : file, path)) {
+		free(rel);
 		return gdn_err_errno(err, GDN_ECONFIG, "project.holdout_file '%s'", file);
+	}
+	free(rel);
 	if (inside(path, repo_root) || inside(path, agent_dir))
 		return gdn_err_set(err, GDN_ECONFIG,
 				   "project.holdout_file '%s' is inside the repository the agent "

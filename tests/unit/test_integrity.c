@@ -372,6 +372,60 @@ static void test_real_tpu_trace(void **unused)
 	free(path);
 }
 
+/* Two real H200 traces of one attention: v1 fuses v0's 132 ops per step into 4. */
+static void test_real_gpu_fusion(void **unused)
+{
+	const char *shared = getenv("GDNCTL_SHARED_DIR");
+	const char *names[] = {"REAL_jax-gpu-h200_attention-v0_vm.xplane.pb",
+			       "REAL_jax-gpu-h200_attention-v1_vm.xplane.pb"};
+	json_t *fig[2] = {NULL, NULL};
+	struct gdn_integrity_config c;
+	struct gdn_integrity_findings f = {0};
+
+	(void)unused;
+	if (!shared || !*shared)
+		skip();
+	for (int i = 0; i < 2; i++) {
+		struct gdn_trace_work w = GDN_TRACE_WORK_INIT;
+		struct gdn_trace_opts o = GDN_TRACE_OPTS_INIT;
+		struct gdn_trace_summary s = GDN_TRACE_SUMMARY_INIT;
+		struct gdn_err err = GDN_ERR_INIT;
+		char *path = xstrfmt("%s/traces/%s", shared, names[i]);
+
+		if (access(path, R_OK)) {
+			free(path);
+			skip();
+		}
+		/* an XPlane: no cost-analysis figures are read, the ops are */
+		assert_int_equal(gdn_trace_work_file(path, &w, &err), 0);
+		assert_false(w.has_flops || w.has_bytes);
+		assert_int_equal(gdn_trace_summarize_file(path, &o, &s, &err), 0);
+		fig[i] = gdn_integrity_work_figures(&s, &w);
+		assert_non_null(fig[i]);
+		assert_null(json_object_get(fig[i], "flops"));
+		gdn_trace_summary_release(&s);
+		gdn_trace_work_release(&w);
+		free(path);
+	}
+	config(&c);
+	{
+		struct gdn_integrity_input in = {NAN, NULL, NULL, 0, 0, fig[0], fig[1]};
+
+		gdn_integrity_check_work(&c, &in, &f);
+		assert_string_equal(only_reason(&f, GDN_RULE_WORK),
+				    "work per step fell 97 %: 132 -> 4 ops (ops per step; at most 50 % "
+				    "allowed, integrity.work_allow lists none for it)");
+		gdn_integrity_findings_release(&f);
+		/* a fusion: `ops` allowed to fall */
+		strvec_push(&c.work_allow, "ops");
+		gdn_integrity_check_work(&c, &in, &f);
+		assert_int_equal(f.nr, 0);
+	}
+	json_decref(fig[0]);
+	json_decref(fig[1]);
+	gdn_integrity_config_release(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -379,7 +433,7 @@ int main(void)
 	    cmocka_unit_test(test_physics),	      cmocka_unit_test(test_peaks_table),
 	    cmocka_unit_test(test_diff_defaults),     cmocka_unit_test(test_diff_headers_and_parse),
 	    cmocka_unit_test(test_decisive),	      cmocka_unit_test(test_work_json),
-	    cmocka_unit_test(test_real_tpu_trace),
+	    cmocka_unit_test(test_real_tpu_trace),    cmocka_unit_test(test_real_gpu_fusion),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
