@@ -89,10 +89,10 @@ const struct gdn_peak *gdn_peaks_find(const struct gdn_peaks *p, const char *kin
 /* ---- diff patterns (integrity_diff.c) ---- */
 
 struct gdn_diffpat {
-	char *name;	   /* "timer-patched" */
-	char side;	   /* '+': added lines, '-': removed lines, 'h': file headers */
+	char *name;	     /* "timer-patched" */
+	char side;	     /* '+': added lines, '-': removed lines, 'h': file headers */
 	struct strvec globs; /* fnmatch(3) on the file's path (basename too); empty: every file */
-	char *regex;	   /* POSIX extended */
+	char *regex;	     /* POSIX extended */
 	regex_t re;
 };
 struct gdn_diffpats {
@@ -164,8 +164,7 @@ void gdn_integrity_findings_release(struct gdn_integrity_findings *f);
 void gdn_integrity_add(struct gdn_integrity_findings *f, const struct gdn_integrity_config *c,
 		       enum gdn_integrity_rule rule, const char *fmt, ...) GDN_PRINTF(4, 5);
 /* The finding that decides: the first whose policy reverts or holds, else the first; or NULL. */
-const struct gdn_integrity_finding *
-gdn_integrity_decisive(const struct gdn_integrity_findings *f);
+const struct gdn_integrity_finding *gdn_integrity_decisive(const struct gdn_integrity_findings *f);
 
 struct gdn_integrity_input {
 	/* the claimed speed ratio of the metric (> 1: faster); NAN: no second ruler */

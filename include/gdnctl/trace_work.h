@@ -24,9 +24,9 @@ struct gdn_trace_work_op {
 };
 
 struct gdn_trace_work {
-	double flops, bytes;	 /* sums over the trace */
+	double flops, bytes;	   /* sums over the trace */
 	bool has_flops, has_bytes; /* some event carried the figure */
-	uint64_t events;	 /* events that carried a figure */
+	uint64_t events;	   /* events that carried a figure */
 	/* the event with the highest FLOP/s: its name (owned), FLOPs and duration; or NULL */
 	char *peak_name;
 	double peak_flops, peak_us;
@@ -43,7 +43,7 @@ void gdn_trace_work_release(struct gdn_trace_work *w);
 
 /* The op named `name` (borrowed), or NULL. */
 const struct gdn_trace_work_op *gdn_trace_work_find(const struct gdn_trace_work *w,
-						     const char *name);
+						    const char *name);
 
 /*
  * Feed a whole trace-event JSON document (plain or gzip) already in

@@ -33,11 +33,11 @@ struct gdn_verify_opts {
 struct gdn_verify_row {
 	long iteration;
 	char *commit;
-	double claimed_pct;		   /* the run's: the record against the baseline's */
+	double claimed_pct;		     /* the run's: the record against the baseline's */
 	double verified_pct, lo_pct, hi_pct; /* the fresh A/B estimate and its interval */
-	size_t pairs;			   /* pairs with two values */
-	bool reproduced;		   /* claimed_pct lies in [lo_pct, hi_pct] */
-	bool faster;			   /* lo_pct > 0 */
+	size_t pairs;			     /* pairs with two values */
+	bool reproduced;		     /* claimed_pct lies in [lo_pct, hi_pct] */
+	bool faster;			     /* lo_pct > 0 */
 };
 
 struct gdn_verify_result {

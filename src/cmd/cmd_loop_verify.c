@@ -50,18 +50,22 @@ static void print_table(const struct gdn_verify_result *r)
 	}
 }
 
+struct verify_args {
+	const char *log_dir;
+	long pairs;
+	long timeout_ms;
+	bool json;
+};
+
 static int loop_verify(int argc, const char **argv, struct gdn_ctx *ctx)
 {
-	const char *log_arg = NULL;
-	long pairs = 5;
-	bool json = false;
-	long timeout_ms = 0;
+	struct verify_args a = {.pairs = 5};
 	struct opt opts[] = {
-	    OPT_STRING_(0, "log-dir", &log_arg, "DIR", "the loop's log directory",
+	    OPT_STRING_(0, "log-dir", &a.log_dir, "DIR", "the loop's log directory",
 			"<repository>/.agents/logs/gdn_codex_loop"),
-	    OPT_INT_(0, "pairs", &pairs, "N", "A/B pairs per kept commit", "5", 2, 1000),
-	    OPT_DURATION_(0, "timeout", &timeout_ms, "each profile run's limit (0: none)", "0"),
-	    OPT_BOOL_(0, "json", &json, "print a JSON document (schema " GDN_VERIFY_SCHEMA ")"),
+	    OPT_INT_(0, "pairs", &a.pairs, "N", "A/B pairs per kept commit", "5", 2, 1000),
+	    OPT_DURATION_(0, "timeout", &a.timeout_ms, "each profile run's limit (0: none)", "0"),
+	    OPT_BOOL_(0, "json", &a.json, "print a JSON document (schema " GDN_VERIFY_SCHEMA ")"),
 	    OPT_END_(),
 	};
 	struct gdn_verify_opts o = {0};
@@ -73,24 +77,24 @@ static int loop_verify(int argc, const char **argv, struct gdn_ctx *ctx)
 	if (!gdn_cmd_parse_opts(opts, &verify_usage, argc, argv, OPT_PARSE_NO_POSITIONAL, NULL,
 				&code))
 		return code;
-	log_dir = log_arg ? (log_arg[0] == '/' ? xstrdup(log_arg)
-					       : xstrfmt("%s/%s", ctx->cwd, log_arg))
-			  : gdn_cmd_loop_log_dir(ctx, &err);
+	log_dir = a.log_dir ? (a.log_dir[0] == '/' ? xstrdup(a.log_dir)
+						   : xstrfmt("%s/%s", ctx->cwd, a.log_dir))
+			    : gdn_cmd_loop_log_dir(ctx, &err);
 	if (!log_dir)
 		return gdn_die_err(&err);
 	o.log_dir = log_dir;
 	o.repo = ctx->repo_root ? ctx->repo_root : ctx->cwd;
 	o.command = gdn_config_str(&ctx->config, "project.profile_command");
 	o.trace_glob = gdn_config_str(&ctx->config, "project.trace_glob");
-	o.pairs = pairs;
+	o.pairs = a.pairs;
 	o.confidence = 0.95;
-	o.timeout_ms = timeout_ms;
+	o.timeout_ms = a.timeout_ms;
 	o.say = on_say;
 	if (gdn_verify_run(&o, &res, &err)) {
 		code = gdn_die_err(&err);
 		goto out;
 	}
-	if (json)
+	if (a.json)
 		code = gdn_json_print(gdn_verify_json(&res)) ? GDN_EXIT_FAILED : 0;
 	else
 		print_table(&res);

@@ -76,7 +76,6 @@ static const struct gdn_enum perf_directions[] = {
     GDN_ENUM_END,
 };
 
-
 /* the integrity gate (integrity.h) */
 static const struct gdn_enum integrity_modes[] = {
     {"off", 0, "no integrity gate"},
@@ -200,8 +199,7 @@ const struct gdn_cfg_key gdn_cfg_schema[] = {
     {"integrity.mode", GDN_CFG_STRING, "off", "GDNCTL_INTEGRITY", integrity_modes,
      "loop: the integrity gate on every kept candidate (docs/integrity.md)", false},
     {"integrity.peaks", GDN_CFG_LIST, NULL, NULL, NULL,
-     "integrity gate: peaks per device kind, 'KIND flops=N bytes=N' (replace or add rows)",
-     false},
+     "integrity gate: peaks per device kind, 'KIND flops=N bytes=N' (replace or add rows)", false},
     {"integrity.policy.diff", GDN_CFG_STRING, "hold", NULL, integrity_policies,
      "integrity gate: a suspicious diff (rule diff)", false},
     {"integrity.policy.holdout", GDN_CFG_STRING, "revert", NULL, integrity_policies,
@@ -281,8 +279,7 @@ const struct gdn_cfg_key gdn_cfg_schema[] = {
      "in its tree; GDNCTL_HOLDOUT_FILE and a fresh GDNCTL_HOLDOUT_SEED in its environment)",
      false},
     {"project.holdout_file", GDN_CFG_STRING, NULL, "GDNCTL_HOLDOUT_FILE", NULL,
-     "integrity gate: the holdout's file, outside the agent's tree, hashed before each use",
-     false},
+     "integrity gate: the holdout's file, outside the agent's tree, hashed before each use", false},
     {"project.holdout_sha256", GDN_CFG_STRING, NULL, NULL, NULL,
      "integrity gate: the sha256 project.holdout_file must have (unset: taken at the start)",
      false},

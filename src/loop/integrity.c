@@ -228,8 +228,9 @@ static bool over_peak(const struct gdn_integrity_config *c, struct gdn_integrity
 		return false;
 	add_si(&a, rate, unit);
 	add_si(&b, cap, unit);
-	gdn_integrity_add(f, c, GDN_RULE_PHYSICS, "above the device's peak: %s implied by %s > %s of %s (%s)",
-			  a.buf, what, b.buf, peak->kind, peak->source);
+	gdn_integrity_add(f, c, GDN_RULE_PHYSICS,
+			  "above the device's peak: %s implied by %s > %s of %s (%s)", a.buf, what,
+			  b.buf, peak->kind, peak->source);
 	sbuf_release(&a);
 	sbuf_release(&b);
 	return true;

@@ -121,7 +121,8 @@ static int configure_policies(struct gdn_integrity_config *c, const struct gdn_c
 			      struct gdn_err *err)
 {
 	for (int r = 0; r < GDN_RULE_NR; r++) {
-		char *key = xstrfmt("integrity.policy.%s", gdn_enum_name(gdn_integrity_rule_enum, r));
+		char *key =
+		    xstrfmt("integrity.policy.%s", gdn_enum_name(gdn_integrity_rule_enum, r));
 		const char *v = gdn_config_str(cfg, key);
 		int p;
 
@@ -176,10 +177,11 @@ int gdn_integrity_configure(struct gdn_integrity_config *c, const struct gdn_con
 		for (size_t k = 0; k < ARRAY_SIZE(figures); k++)
 			known = known || !strcmp(l->v[i], figures[k]);
 		if (!known)
-			ret = gdn_err_set(err, GDN_ECONFIG,
-					  "integrity.work_allow: unknown figure '%s' (flops, bytes, "
-					  "ops, custom_calls)",
-					  l->v[i]);
+			ret =
+			    gdn_err_set(err, GDN_ECONFIG,
+					"integrity.work_allow: unknown figure '%s' (flops, bytes, "
+					"ops, custom_calls)",
+					l->v[i]);
 		else
 			strvec_push(&c->work_allow, l->v[i]);
 	}
@@ -189,15 +191,16 @@ int gdn_integrity_configure(struct gdn_integrity_config *c, const struct gdn_con
 	if (!ret && nonempty(s)) {
 		c->device = xstrdup(s);
 		if (!gdn_peaks_find(&c->peaks, s))
-			ret = gdn_err_set(err, GDN_ECONFIG,
-					  "integrity.device: no peaks for '%s' (a built-in kind, or "
-					  "an integrity.peaks row)",
-					  s);
+			ret =
+			    gdn_err_set(err, GDN_ECONFIG,
+					"integrity.device: no peaks for '%s' (a built-in kind, or "
+					"an integrity.peaks row)",
+					s);
 	}
 	if (!ret && gdn_config_bool(cfg, "integrity.diff_defaults", true))
 		gdn_diffpats_add_defaults(&c->pats);
-	for (size_t i = 0; !ret && (l = gdn_config_list(cfg, "integrity.diff_patterns")) && i < l->nr;
-	     i++)
+	for (size_t i = 0;
+	     !ret && (l = gdn_config_list(cfg, "integrity.diff_patterns")) && i < l->nr; i++)
 		ret = gdn_diffpat_parse(&c->pats, l->v[i], err);
 	if (!ret)
 		ret = configure_holdout(c, cfg, repo_root, agent_dir, err);

@@ -142,8 +142,7 @@ static void header(struct scan *s, const char *l)
 	}
 }
 
-static void match_line(const struct gdn_diffpats *p, struct scan *s, bool *done,
-		       struct strvec *out)
+static void match_line(const struct gdn_diffpats *p, struct scan *s, bool *done, struct strvec *out)
 {
 	const char *l = s->line.buf;
 	char side = s->in_hunk && (*l == '+' || *l == '-') ? *l : 'h';

@@ -137,6 +137,7 @@ static int run_holdout(const struct gdn_integrity *g, const struct gdn_loop_iter
 {
 	const struct gdn_integrity_config *c = g->c;
 	struct gdn_proc p = GDN_PROC_INIT;
+	/* the user's own command string (project.holdout_command) */
 	const char *argv[] = {"bash", "-c", c->holdout_command, NULL};
 	char hex[65];
 	char *env[3];
@@ -147,9 +148,10 @@ static int run_holdout(const struct gdn_integrity *g, const struct gdn_loop_iter
 		return 0;
 	ret = gdn_integrity_hash_file(c->holdout_file, hex, err);
 	if (ret || strcmp(hex, c->holdout_sha256)) {
-		gdn_integrity_add(f, c, GDN_RULE_HOLDOUT,
-				  "holdout failed: '%s' changed since the start (sha256 %s, was %.12s)",
-				  c->holdout_file, ret ? "unreadable" : hex, c->holdout_sha256);
+		gdn_integrity_add(
+		    f, c, GDN_RULE_HOLDOUT,
+		    "holdout failed: '%s' changed since the start (sha256 %s, was %.12s)",
+		    c->holdout_file, ret ? "unreadable" : hex, c->holdout_sha256);
 		gdn_err_clear(err);
 		return 0;
 	}
@@ -179,8 +181,7 @@ static int run_holdout(const struct gdn_integrity *g, const struct gdn_loop_iter
 		if (code)
 			gdn_integrity_add(f, c, GDN_RULE_HOLDOUT,
 					  "holdout failed: exit %d with seed %llu (%.*s)", code,
-					  seed,
-					  (int)strcspn(last, "\n"), last);
+					  seed, (int)strcspn(last, "\n"), last);
 	}
 	gdn_proc_release(&p);
 	free(env[0]);
@@ -193,9 +194,8 @@ static void figures(json_t *ev, const struct gdn_integrity_input *in, double con
 {
 	double r, lo, hi;
 
-	json_object_set_new(ev, "metric_ratio", isfinite(in->metric_ratio)
-						     ? json_real(in->metric_ratio)
-						     : json_null());
+	json_object_set_new(ev, "metric_ratio",
+			    isfinite(in->metric_ratio) ? json_real(in->metric_ratio) : json_null());
 	if (!gdn_integrity_device_ratio(in, conf, &r, &lo, &hi))
 		json_object_set_new(ev, "device",
 				    json_pack("{sfsfsfsIsI}", "ratio", r, "lo", lo, "hi", hi,
@@ -308,7 +308,8 @@ int gdn_integrity_gate(struct gdn_integrity *g, const struct gdn_loop_iter *it,
 				    json_string(gdn_enum_name(gdn_integrity_rule_enum, d->rule)));
 		json_object_set_new(ev, "reason", json_string(d->reason));
 		gdn_loop_reportf(it, GDN_LOOP_NOTE, "integrity (%s, %s): %s",
-				 gdn_enum_name(gdn_integrity_rule_enum, d->rule), action, d->reason);
+				 gdn_enum_name(gdn_integrity_rule_enum, d->rule), action,
+				 d->reason);
 	}
 	json_object_set_new(ev, "action", json_string(action));
 	if (d && d->policy != GDN_INTEGRITY_FLAG)

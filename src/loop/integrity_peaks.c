@@ -90,7 +90,7 @@ int gdn_peaks_parse(struct gdn_peaks *p, const char *spec, struct gdn_err *err)
 	int ret = 0;
 
 	for (w = strtok_r(copy, " \t", &save); w && !ret; w = strtok_r(NULL, " \t", &save)) {
-		double *dst = !strncmp(w, "flops=", 6) ? &row.flops
+		double *dst = !strncmp(w, "flops=", 6)	 ? &row.flops
 			      : !strncmp(w, "bytes=", 6) ? &row.bytes
 							 : NULL;
 

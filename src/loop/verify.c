@@ -69,6 +69,7 @@ static int trace_value(const struct gdn_verify_opts *o, const char *dir, const c
 static int profile_value(const struct gdn_verify_opts *o, const char *command, const char *dir,
 			 const char *metric, double *value, struct gdn_err *err)
 {
+	/* the user's own command string (project.profile_command) */
 	const char *argv[] = {"bash", "-c", command, NULL};
 	struct gdn_proc p = GDN_PROC_INIT;
 	struct timespec since;
@@ -114,9 +115,9 @@ static int measure(const struct gdn_verify_opts *o, const char *command, const c
 		if (!ret && gdn_proc_interrupted())
 			ret = gdn_err_set(err, GDN_EINTR, "interrupted");
 	}
-	if (!ret && gdn_abstat_ratio_ci(a, b, (size_t)n, lower,
-					gdn_abstat_look_confidence(o->confidence, 1), VERIFY_SEED,
-					&st))
+	if (!ret &&
+	    gdn_abstat_ratio_ci(a, b, (size_t)n, lower,
+				gdn_abstat_look_confidence(o->confidence, 1), VERIFY_SEED, &st))
 		ret = gdn_err_set(err, GDN_EFAILED, "%s: values that are not positive", metric);
 	if (!ret) {
 		row->verified_pct = st.improvement_pct;
@@ -147,16 +148,17 @@ static int verify_commits(const struct gdn_verify_opts *o, json_t *hist, json_t 
 	struct gdn_git git = {.workdir = o->repo, .quiet = true};
 	char *bdir = xstrfmt("%s/verify/baseline", o->log_dir);
 	char *cdir = xstrfmt("%s/verify/kept", o->log_dir);
-	const char *command = o->command ? o->command
-					 : json_string_value(json_object_get(base, "command"));
+	const char *command =
+	    o->command ? o->command : json_string_value(json_object_get(base, "command"));
 	double bval = json_number_value(json_object_get(base, "metric_value"));
 	json_t *rec;
 	size_t i;
 	int ret;
 
 	if (!command || !*command)
-		ret = gdn_err_set(err, GDN_ECONFIG, "no profile command: the state recorded none "
-						    "and project.profile_command is not set");
+		ret = gdn_err_set(err, GDN_ECONFIG,
+				  "no profile command: the state recorded none "
+				  "and project.profile_command is not set");
 	else
 		ret = gdn_git_worktree_add(&git, bdir, res->baseline, err);
 	json_array_foreach(hist, i, rec)
@@ -177,8 +179,8 @@ static int verify_commits(const struct gdn_verify_opts *o, json_t *hist, json_t 
 		    res->baseline);
 		ret = gdn_git_worktree_add(&git, cdir, sha, err);
 		if (!ret)
-			ret = measure(o, command, res->metric, res->lower_is_better, bdir, cdir, row,
-				      err);
+			ret = measure(o, command, res->metric, res->lower_is_better, bdir, cdir,
+				      row, err);
 		gdn_git_worktree_remove(&git, cdir, NULL);
 	}
 	gdn_git_worktree_remove(&git, bdir, NULL);
@@ -212,7 +214,8 @@ int gdn_verify_run(const struct gdn_verify_opts *o, struct gdn_verify_result *re
 		res->metric = xstrdup(json_string_value(json_object_get(base, "metric")) ?: "?");
 		res->lower_is_better =
 		    gdn_perf_direction_resolve(
-			!strcmp(json_string_value(json_object_get(base, "direction")) ?: "", "lower")
+			!strcmp(json_string_value(json_object_get(base, "direction")) ?: "",
+				"lower")
 			    ? GDN_PERF_LOWER
 			    : GDN_PERF_HIGHER,
 			res->metric) == GDN_PERF_LOWER;
@@ -247,12 +250,12 @@ json_t *gdn_verify_json(const struct gdn_verify_result *r)
 		const struct gdn_verify_row *x = &r->v[i];
 
 		json_array_append_new(
-		    rows, json_pack("{sIsssososososIsbsb}", "iteration", (json_int_t)x->iteration,
-				    "commit", x->commit, "claimed_pct", num(x->claimed_pct),
-				    "verified_pct", num(x->verified_pct), "ci_low_pct",
-				    num(x->lo_pct), "ci_high_pct", num(x->hi_pct), "pairs",
-				    (json_int_t)x->pairs, "reproduced", x->reproduced, "faster",
-				    x->faster));
+		    rows,
+		    json_pack("{sIsssososososIsbsb}", "iteration", (json_int_t)x->iteration,
+			      "commit", x->commit, "claimed_pct", num(x->claimed_pct),
+			      "verified_pct", num(x->verified_pct), "ci_low_pct", num(x->lo_pct),
+			      "ci_high_pct", num(x->hi_pct), "pairs", (json_int_t)x->pairs,
+			      "reproduced", x->reproduced, "faster", x->faster));
 	}
 	return json_pack("{sssssssss o}", "schema", GDN_VERIFY_SCHEMA, "baseline",
 			 r->baseline ? r->baseline : "", "metric", r->metric ? r->metric : "",

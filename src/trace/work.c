@@ -66,7 +66,7 @@ static void rehash(struct gdn_trace_work *w)
 }
 
 const struct gdn_trace_work_op *gdn_trace_work_find(const struct gdn_trace_work *w,
-						     const char *name)
+						    const char *name)
 {
 	if (!w->mask)
 		return NULL;

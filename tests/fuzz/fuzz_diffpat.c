@@ -25,7 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!strstr(hits.v[i], " in "))
 			BUG("a match without its file: %s", hits.v[i]);
 	strvec_clear(&hits);
-	for (char *l = strtok_r(text, "\n", &save); l && mine.nr < 8; l = strtok_r(NULL, "\n", &save))
+	for (char *l = strtok_r(text, "\n", &save); l && mine.nr < 8;
+	     l = strtok_r(NULL, "\n", &save))
 		if (gdn_diffpat_parse(&mine, l, &err) && !err.msg[0])
 			BUG("pattern error without a message");
 	gdn_diffpat_scan(&mine, (const char *)data, size, &hits);

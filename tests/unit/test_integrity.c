@@ -114,9 +114,9 @@ static void test_work(void **unused)
 
 static void test_physics(void **unused)
 {
-	json_t *w = json_pack("{sfsfs{sssfsf}}", "flops_per_s", 50e12, "bytes_per_s", 1e11,
-			      "peak_op", "name", "fusion.1", "flops_per_s", 300e12, "bytes_per_s",
-			      1e9);
+	json_t *w =
+	    json_pack("{sfsfs{sssfsf}}", "flops_per_s", 50e12, "bytes_per_s", 1e11, "peak_op",
+		      "name", "fusion.1", "flops_per_s", 300e12, "bytes_per_s", 1e9);
 	struct gdn_integrity_input in = {NAN, NULL, NULL, 0, 0, NULL, w};
 	struct gdn_integrity_config c;
 	struct gdn_integrity_findings f = {0};
@@ -159,7 +159,7 @@ static void test_physics(void **unused)
 static void test_peaks_table(void **unused)
 {
 	static const char *const kinds[] = {"tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e",
-					    "h100",   "h200",    "b200",    "mi300x"};
+					    "h100",   "h200",	 "b200",    "mi300x"};
 	size_t nr;
 	const struct gdn_peak *t = gdn_peaks_builtin(&nr);
 
@@ -327,8 +327,8 @@ static void test_real_tpu_trace(void **unused)
 	(void)unused;
 	if (!shared || !*shared)
 		skip();
-	path = xstrfmt("%s/traces/tpu-inference_2026_01_11_21_26_41_t1v-n-9eb622fc-w-0.trace.json.gz",
-		       shared);
+	path = xstrfmt(
+	    "%s/traces/tpu-inference_2026_01_11_21_26_41_t1v-n-9eb622fc-w-0.trace.json.gz", shared);
 	if (access(path, R_OK)) {
 		free(path);
 		skip();
@@ -360,9 +360,10 @@ static void test_real_tpu_trace(void **unused)
 		free(c.device);
 		c.device = xstrdup("tpu-v5e");
 		gdn_integrity_check_physics(&c, &in, &f);
-		assert_non_null(strstr(only_reason(&f, GDN_RULE_PHYSICS),
-				       "842 TFLOP/s implied by op 'convolution_bitcast_fusion' > 393 "
-				       "TFLOP/s of tpu-v5e"));
+		assert_non_null(
+		    strstr(only_reason(&f, GDN_RULE_PHYSICS),
+			   "842 TFLOP/s implied by op 'convolution_bitcast_fusion' > 393 "
+			   "TFLOP/s of tpu-v5e"));
 		gdn_integrity_findings_release(&f);
 		gdn_integrity_config_release(&c);
 	}
@@ -412,9 +413,10 @@ static void test_real_gpu_fusion(void **unused)
 		struct gdn_integrity_input in = {NAN, NULL, NULL, 0, 0, fig[0], fig[1]};
 
 		gdn_integrity_check_work(&c, &in, &f);
-		assert_string_equal(only_reason(&f, GDN_RULE_WORK),
-				    "work per step fell 97 %: 132 -> 4 ops (ops per step; at most 50 % "
-				    "allowed, integrity.work_allow lists none for it)");
+		assert_string_equal(
+		    only_reason(&f, GDN_RULE_WORK),
+		    "work per step fell 97 %: 132 -> 4 ops (ops per step; at most 50 % "
+		    "allowed, integrity.work_allow lists none for it)");
 		gdn_integrity_findings_release(&f);
 		/* a fusion: `ops` allowed to fall */
 		strvec_push(&c.work_allow, "ops");
@@ -429,11 +431,11 @@ static void test_real_gpu_fusion(void **unused)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_rulers),	      cmocka_unit_test(test_work),
-	    cmocka_unit_test(test_physics),	      cmocka_unit_test(test_peaks_table),
-	    cmocka_unit_test(test_diff_defaults),     cmocka_unit_test(test_diff_headers_and_parse),
-	    cmocka_unit_test(test_decisive),	      cmocka_unit_test(test_work_json),
-	    cmocka_unit_test(test_real_tpu_trace),    cmocka_unit_test(test_real_gpu_fusion),
+	    cmocka_unit_test(test_rulers),	   cmocka_unit_test(test_work),
+	    cmocka_unit_test(test_physics),	   cmocka_unit_test(test_peaks_table),
+	    cmocka_unit_test(test_diff_defaults),  cmocka_unit_test(test_diff_headers_and_parse),
+	    cmocka_unit_test(test_decisive),	   cmocka_unit_test(test_work_json),
+	    cmocka_unit_test(test_real_tpu_trace), cmocka_unit_test(test_real_gpu_fusion),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

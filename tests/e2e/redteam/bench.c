@@ -21,7 +21,7 @@
 void matmul_reference(int n, const float *a, const float *b, float *c);
 
 #define DEVICE_CLOCK CLOCK_PROCESS_CPUTIME_ID
-#define MAX_SPANS 4096
+#define MAX_SPANS    4096
 static struct span {
 	const char *name;
 	int tid;
@@ -64,21 +64,24 @@ static int write_trace(const char *path, double origin)
 
 	if (!f)
 		return -1;
-	gzprintf(f, "{\"traceEvents\":[\n{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\","
-		    "\"args\":{\"name\":\"/device:CPU:0\"}},\n{\"ph\":\"M\",\"pid\":1,\"tid\":1,"
-		    "\"name\":\"thread_name\",\"args\":{\"name\":\"Steps\"}},\n{\"ph\":\"M\","
-		    "\"pid\":1,\"tid\":2,\"name\":\"thread_name\",\"args\":{\"name\":\"XLA Ops\"}}");
+	gzprintf(f,
+		 "{\"traceEvents\":[\n{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\","
+		 "\"args\":{\"name\":\"/device:CPU:0\"}},\n{\"ph\":\"M\",\"pid\":1,\"tid\":1,"
+		 "\"name\":\"thread_name\",\"args\":{\"name\":\"Steps\"}},\n{\"ph\":\"M\","
+		 "\"pid\":1,\"tid\":2,\"name\":\"thread_name\",\"args\":{\"name\":\"XLA Ops\"}}");
 	for (int i = 0; i < nspans; i++) {
 		const struct span *s = &spans[i];
 
 		if (s->tid == 1)
-			gzprintf(f, ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%.3f,\"dur\":%.3f,"
-				    "\"name\":\"%d\"}",
+			gzprintf(f,
+				 ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":%.3f,\"dur\":%.3f,"
+				 "\"name\":\"%d\"}",
 				 s->t0 - origin, s->t1 - s->t0, step++);
 		else
-			gzprintf(f, ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":2,\"ts\":%.3f,\"dur\":%.3f,"
-				    "\"name\":\"%s\",\"args\":{\"model_flops\":\"%.0f\","
-				    "\"bytes_accessed\":\"%.0f\"}}",
+			gzprintf(f,
+				 ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":2,\"ts\":%.3f,\"dur\":%.3f,"
+				 "\"name\":\"%s\",\"args\":{\"model_flops\":\"%.0f\","
+				 "\"bytes_accessed\":\"%.0f\"}}",
 				 s->t0 - origin, s->t1 - s->t0, s->name, s->flops, s->bytes);
 	}
 	gzprintf(f, "\n]}\n");

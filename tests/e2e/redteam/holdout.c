@@ -14,7 +14,9 @@ void dev_op_begin(const char *name, double flops, double bytes)
 {
 	(void)name, (void)flops, (void)bytes;
 }
-void dev_op_end(void) {}
+void dev_op_end(void)
+{
+}
 
 int main(int argc, char **argv)
 {
@@ -41,8 +43,8 @@ int main(int argc, char **argv)
 				for (int k = 0; k < n; k++)
 					x += (double)a[r * n + k] * b[k * n + q];
 				if (fabs(x - c[i]) > 1e-4 * (1 + fabs(x))) {
-					printf("holdout: n=%d call %d C[%d][%d]=%g, expected %g\n", n,
-					       call + 1, r, q, c[i], x);
+					printf("holdout: n=%d call %d C[%d][%d]=%g, expected %g\n",
+					       n, call + 1, r, q, c[i], x);
 					return 1;
 				}
 			}

@@ -22,7 +22,8 @@ void matmul(int n, const float *a, const float *b, float *c)
 	for (int i0 = 0; i0 < n; i0 += 16) {
 		int i1 = i0 + 16 < n ? i0 + 16 : n;
 
-		dev_op_begin("matmul_rows", 2.0 * (i1 - i0) * n * n, 4.0 * (2 * (i1 - i0) * n + n * n));
+		dev_op_begin("matmul_rows", 2.0 * (i1 - i0) * n * n,
+			     4.0 * (2 * (i1 - i0) * n + n * n));
 		rows(n, i0, i1, a, b, c);
 		dev_op_end();
 	}

@@ -9,7 +9,9 @@ void dev_op_begin(const char *name, double flops, double bytes)
 {
 	(void)name, (void)flops, (void)bytes;
 }
-void dev_op_end(void) {}
+void dev_op_end(void)
+{
+}
 
 int main(void)
 {
