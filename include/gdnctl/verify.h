@@ -1,8 +1,9 @@
 /*
  * Cold verification (`gdnctl loop verify`, src/loop/verify.c; issue 28):
- * every commit a loop run kept (its performance state's promoted records)
- * is measured again against the run's baseline in fresh interleaved A/B
- * runs of the profile command, each in a worktree of its own, and the
+ * every commit a loop run kept (the promoted records of its performance
+ * state after the last baseline) is measured again against the run's
+ * baseline in fresh interleaved A/B runs of the profile command, each in a
+ * worktree of its own, and the
  * verified speed-up with its interval is set beside the claimed one. The
  * result is written to <log dir>/verify.json, which `gdnctl report` shows.
  * Nothing here prints.

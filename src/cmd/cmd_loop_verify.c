@@ -18,8 +18,8 @@ static const struct opt_usage verify_usage = {
     "gdnctl loop verify [--log-dir DIR] [--pairs N] [--json]",
     "Measure every commit a loop run kept again, cold, against the run's baseline, and\n"
     "show the verified speed-up with its interval beside the claimed one.",
-    "Reads <log-dir>/perf_state.json: its baseline and its promoted commits. Each kept\n"
-    "commit and the baseline are checked out in worktrees of their own under\n"
+    "Reads <log-dir>/perf_state.json: its last baseline and the commits promoted after\n"
+    "it. Each kept commit and the baseline are checked out in worktrees of their own under\n"
     "<log-dir>/verify/ and profiled alternately (baseline, kept, baseline, kept...)\n"
     "--pairs times with project.profile_command (else the command the state recorded),\n"
     "on this machine; the metric is the run's (a trace/... metric reads the newest\n"

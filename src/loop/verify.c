@@ -142,7 +142,7 @@ static double claimed(json_t *rec, double base, bool lower)
 	return (lower ? base / v - 1 : v / base - 1) * 100;
 }
 
-static int verify_commits(const struct gdn_verify_opts *o, json_t *hist, json_t *base,
+static int verify_commits(const struct gdn_verify_opts *o, json_t *hist, size_t from, json_t *base,
 			  struct gdn_verify_result *res, struct gdn_err *err)
 {
 	struct gdn_git git = {.workdir = o->repo, .quiet = true};
@@ -167,7 +167,7 @@ static int verify_commits(const struct gdn_verify_opts *o, json_t *hist, json_t 
 		const char *sha = json_string_value(json_object_get(rec, "commit"));
 		struct gdn_verify_row *row;
 
-		if (ret || !d || strcmp(d, "promoted") || !sha)
+		if (ret || i < from || !d || strcmp(d, "promoted") || !sha)
 			continue;
 		ALLOC_GROW(res->v, res->nr + 1, res->alloc);
 		row = &res->v[res->nr++];
@@ -195,7 +195,7 @@ int gdn_verify_run(const struct gdn_verify_opts *o, struct gdn_verify_result *re
 	struct gdn_perf_state st = GDN_PERF_STATE_INIT;
 	char *path = xstrfmt("%s/perf_state.json", o->log_dir), *out = NULL;
 	json_t *hist, *rec, *base = NULL, *doc = NULL;
-	size_t i;
+	size_t i, from = 0;
 	int ret = gdn_perf_state_load(&st, path, err);
 
 	hist = st.doc ? json_object_get(st.doc, "history") : NULL;
@@ -203,9 +203,12 @@ int gdn_verify_run(const struct gdn_verify_opts *o, struct gdn_verify_result *re
 	{
 		const char *d = json_string_value(json_object_get(rec, "decision"));
 
-		if (!base && d && !strcmp(d, "baseline") &&
-		    json_string_value(json_object_get(rec, "commit")))
+		/* the last run's: its baseline and what it promoted after it */
+		if (d && !strcmp(d, "baseline") &&
+		    json_string_value(json_object_get(rec, "commit"))) {
 			base = rec;
+			from = i;
+		}
 	}
 	if (!ret && !base)
 		ret = gdn_err_set(err, GDN_ENOTFOUND, "'%s' has no baseline", path);
@@ -219,7 +222,7 @@ int gdn_verify_run(const struct gdn_verify_opts *o, struct gdn_verify_result *re
 			    ? GDN_PERF_LOWER
 			    : GDN_PERF_HIGHER,
 			res->metric) == GDN_PERF_LOWER;
-		ret = verify_commits(o, hist, base, res, err);
+		ret = verify_commits(o, hist, from, base, res, err);
 	}
 	if (!ret && !res->nr)
 		ret = gdn_err_set(err, GDN_ENOTFOUND, "the run in '%s' kept no commit", o->log_dir);
