@@ -914,8 +914,8 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 
 	if (argc > 1 && !strcmp(argv[1], "status")) /* src/cmd/cmd_loop_status.c */
 		return cmd_loop_status(argc, argv, ctx);
-	if (argc > 1 &&
-	    !strcmp(argv[1], "verify")) /* integrity gate (issue 28): cmd_loop_verify.c */
+	/* integrity gate (issue 28): `loop verify`, src/cmd/cmd_loop_verify.c */
+	if (argc > 1 && !strcmp(argv[1], "verify"))
 		return cmd_loop_verify(argc, argv, ctx);
 	gdn_loop_setup_init(s, ctx->cwd, ctx->repo_root, &ctx->config);
 	s->original = ctx->name && !strcmp(ctx->name, "codex-loop");

@@ -34,8 +34,8 @@ static void trace_sample(const struct gdn_measure_opts *o, const struct gdn_meas
 		if (sink->warn)
 			sink->warn(msg.buf, sink->payload);
 	} else {
-		gdn_integrity_attach_work(s->trace, in->trace,
-					  &sum); /* integrity gate (issue 28) */
+		/* integrity gate (issue 28): the work figures of the same trace */
+		gdn_integrity_attach_work(s->trace, in->trace, &sum);
 	}
 	gdn_trace_summary_release(&sum);
 	sbuf_release(&msg);
