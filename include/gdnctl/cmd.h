@@ -122,6 +122,7 @@ int cmd_test(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_logs(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_loop_status(int argc, const char **argv, struct gdn_ctx *ctx); /* `loop status` */
+int cmd_loop_verify(int argc, const char **argv, struct gdn_ctx *ctx); /* `loop verify` */
 int cmd_metrics(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_report(int argc, const char **argv, struct gdn_ctx *ctx);
 int cmd_run(int argc, const char **argv, struct gdn_ctx *ctx);

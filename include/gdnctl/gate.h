@@ -14,6 +14,7 @@ struct gdn_perf_config;
 struct gdn_perf_state;
 struct gdn_measure_opts;
 struct gdn_trace_source;
+struct gdn_integrity;
 
 enum gdn_gate_mode {
 	GDN_GATE_OFF = 0,
@@ -93,6 +94,8 @@ struct gdn_gate {
 	 * repo_root and this as its copy_suffix for the run).
 	 */
 	const char *copy_suffix;
+	/* integrity gate (issue 28): checks each kept candidate (NULL: off). Borrowed. */
+	struct gdn_integrity *integrity;
 };
 /* Whether `path` (relative to the repository) matches one of the protected globs. */
 bool gdn_gate_protected(const struct strvec *globs, const char *path);

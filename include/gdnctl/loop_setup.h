@@ -21,6 +21,7 @@
 #include "gdnctl/loop.h"
 #include "gdnctl/gate.h"
 #include "gdnctl/hold.h"
+#include "gdnctl/integrity.h"
 #include "gdnctl/lock.h"
 #include "gdnctl/marin_gate.h"
 #include "gdnctl/measure.h"
@@ -165,6 +166,9 @@ struct gdn_loop_setup {
 	char *marin_tests, *marin_profile, *wandb_prefix;
 	bool protect_explicit;	       /* given (not the Marin default): the gate runs */
 	struct strvec protected_paths; /* --protect, project.protected_paths or the Marin default */
+	/* integrity gate (issue 28): integrity.* keys, and the gate's state (gate.integrity) */
+	struct gdn_integrity_config integrity_cfg;
+	struct gdn_integrity integrity;
 	/* one run per tree: <git common dir>/gdnctl.lock and <log dir>/loop.lock, held until
 	 * release */
 	struct gdn_lock repo_lock, dir_lock;

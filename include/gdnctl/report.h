@@ -82,6 +82,9 @@ struct gdn_report_iter {
 	bool has_ci;
 	double ci_low_pct, ci_high_pct, ci_confidence;
 	long ab_pairs;
+	/* `gdnctl loop verify` (<log dir>/verify.json): against the baseline, percent */
+	bool has_verified;
+	double claimed_pct, verified_pct, verified_lo_pct, verified_hi_pct;
 	long long agent_ms, validation_ms;
 	bool has_usage;	  /* a `usage` event: what the agent reported */
 	long long tokens; /* input + output */
@@ -244,6 +247,13 @@ int gdn_report_add_state(struct gdn_report *r, const char *buf, size_t len, cons
  * (libgit2, the run's working tree, or `repo` when non-NULL) or else from
  * <log_dir>/iteration-NNN-last-message.txt. Never fails.
  */
+/*
+ * The table of `gdnctl loop verify` (<log dir>/verify.json, src/report/verify.c):
+ * each row's verified and claimed speed-ups on its iteration. GDN_EPARSE naming
+ * `name` when it is not that document.
+ */
+int gdn_report_add_verify(struct gdn_report *r, const char *buf, size_t len, const char *name,
+			  struct gdn_err *err);
 void gdn_report_add_hypotheses(struct gdn_report *r, const char *repo, const char *log_dir);
 
 /*

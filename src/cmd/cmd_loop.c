@@ -37,7 +37,8 @@
 static const struct opt_usage loop_usage = {
     "gdnctl loop --iterations N [options]\n"
     "gdnctl loop --resume [options]\n"
-    "gdnctl loop status [options]",
+    "gdnctl loop status [options]\n"
+    "gdnctl loop verify [options]",
     "Run a coding agent in a loop, one iteration at a time, without losing work.",
     "Each iteration: stash a dirty tree (--dirty-policy stash), optionally merge a remote\n"
     "branch, run the agent with the prompt, detect its commits, run the post-checks and\n"
@@ -914,6 +915,9 @@ int cmd_loop(int argc, const char **argv, struct gdn_ctx *ctx)
 
 	if (argc > 1 && !strcmp(argv[1], "status")) /* src/cmd/cmd_loop_status.c */
 		return cmd_loop_status(argc, argv, ctx);
+	/* integrity gate (issue 28): `loop verify`, src/cmd/cmd_loop_verify.c */
+	if (argc > 1 && !strcmp(argv[1], "verify"))
+		return cmd_loop_verify(argc, argv, ctx);
 	gdn_loop_setup_init(s, ctx->cwd, ctx->repo_root, &ctx->config);
 	s->original = ctx->name && !strcmp(ctx->name, "codex-loop");
 	bind_agent_choices(opts);

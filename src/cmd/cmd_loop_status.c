@@ -10,6 +10,7 @@
 #include "gdnctl/cmd.h"
 #include "gdnctl/err.h"
 #include "gdnctl/exitcode.h"
+#include "gdnctl/integrity.h"
 #include "gdnctl/json.h"
 #include "gdnctl/loop_setup.h"
 #include "gdnctl/loop_status.h"
@@ -46,6 +47,7 @@ static int show(const struct status_args *a, const char *log_dir, const char *jo
 	struct gdn_loop_status st;
 	struct gdn_err err = GDN_ERR_INIT;
 	struct sbuf buf = SBUF_INIT, out = SBUF_INIT;
+	struct strvec held = STRVEC_INIT;
 	long long now = (long long)time(NULL) * 1000;
 	struct timespec ts;
 	int code = 0;
@@ -60,9 +62,13 @@ static int show(const struct status_args *a, const char *log_dir, const char *jo
 	if (!clock_gettime(CLOCK_REALTIME, &ts))
 		now = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 	gdn_loop_status_read_agent_line(&st, log_dir);
+	gdn_integrity_held(buf.buf, buf.len, &held); /* integrity gate (issue 28) */
 	if (a->json) {
-		json_t *doc = gdn_loop_status_json(&st, now);
+		json_t *doc = gdn_loop_status_json(&st, now), *h = json_array();
 
+		for (size_t i = 0; i < held.nr; i++)
+			json_array_append_new(h, gdn_json_string_lossy(held.v[i]));
+		json_object_set_new(doc, "held", h);
 		json_object_set_new(doc, "journal", gdn_json_string_lossy(journal));
 		if (gdn_json_print(doc))
 			code = GDN_EXIT_FAILED;
@@ -70,6 +76,8 @@ static int show(const struct status_args *a, const char *log_dir, const char *jo
 		goto out;
 	}
 	gdn_loop_status_render_text(&st, now, &out);
+	for (size_t i = 0; i < held.nr; i++)
+		sbuf_addf(&out, "held for review: %s\n", held.v[i]);
 	if (redraw && isatty(STDOUT_FILENO))
 		fputs("\033[H\033[2J", stdout); /* a terminal: redraw in place */
 	else if (redraw)
@@ -80,6 +88,7 @@ out:
 	if (!code && a->watch && st.run_id && st.ended)
 		code = -1; /* the run is over: stop watching */
 	gdn_loop_status_release(&st);
+	strvec_clear(&held);
 	sbuf_release(&buf);
 	sbuf_release(&out);
 	return code;

@@ -59,6 +59,24 @@ struct report_paths {
 	char *log_dir, *journal, *state, *output;
 };
 
+/* <log dir>/verify.json (`gdnctl loop verify`), when there is one. Returns 0 or -1 (said). */
+static int add_verify(struct gdn_report *r, const char *log_dir)
+{
+	char *path = log_dir ? xstrfmt("%s/verify.json", log_dir) : NULL;
+	struct sbuf buf = SBUF_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	int ret = 0;
+
+	if (path && !sbuf_read_file(&buf, path, STATE_MAX, &err) &&
+	    gdn_report_add_verify(r, buf.buf, buf.len, path, &err)) {
+		gdn_error("%s", err.msg);
+		ret = -1;
+	}
+	sbuf_release(&buf);
+	free(path);
+	return ret;
+}
+
 /*
  * Build the report once and write it; print the summary (or, with
  * `brief`, one line with the headline). *ended: the run has ended.
@@ -97,6 +115,10 @@ static int report_once(const struct report_args *a, const struct report_paths *p
 		goto out;
 	}
 	gdn_report_add_hypotheses(&r, NULL, p->log_dir);
+	if (add_verify(&r, p->log_dir)) { /* integrity gate (issue 28): loop verify's table */
+		code = GDN_EXIT_FAILED;
+		goto out;
+	}
 	gdn_report_set_link_base(&r, p->log_dir, p->output);
 
 	gdn_report_render_html(&r, &out);

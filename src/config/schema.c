@@ -76,6 +76,20 @@ static const struct gdn_enum perf_directions[] = {
     GDN_ENUM_END,
 };
 
+/* the integrity gate (integrity.h) */
+static const struct gdn_enum integrity_modes[] = {
+    {"off", 0, "no integrity gate"},
+    {"on", 1, "check every kept candidate"},
+    GDN_ENUM_END,
+};
+static const struct gdn_enum integrity_policies[] = {
+    {"revert", 1, "revert the candidate"},
+    {"hold", 2, "revert it, kept for review (loop status lists it)"},
+    {"flag", 3, "keep it, journaled"},
+    {"off", 0, "do not check"},
+    GDN_ENUM_END,
+};
+
 const struct gdn_cfg_key gdn_cfg_schema[] = {
     {"backend", GDN_CFG_STRING, "local", "GDNCTL_BACKEND", NULL,
      "the backend run/wait/logs/stop use without --backend", false},
@@ -171,6 +185,38 @@ const struct gdn_cfg_key gdn_cfg_schema[] = {
      "dev-tpu: dev_tpu.py --verbose (default false)", false},
     {"backends.*.workdir", GDN_CFG_STRING, NULL, NULL, NULL,
      "where the work runs (ssh: remote path; local, slurm: relative to the repository)", false},
+    {"integrity.confidence", GDN_CFG_FLOAT, "0.95", NULL, NULL,
+     "integrity gate: confidence of the device time's interval (rule rulers)", false},
+    {"integrity.device", GDN_CFG_STRING, NULL, "GDNCTL_INTEGRITY_DEVICE", NULL,
+     "integrity gate: the device kind whose peaks bound the trace (tpu-v4, tpu-v5e, tpu-v5p, "
+     "tpu-v6e, h100, h200, b200, mi300x, or an integrity.peaks row); unset: no physics floor",
+     false},
+    {"integrity.diff_defaults", GDN_CFG_BOOL, "true", NULL, NULL,
+     "integrity gate: use the built-in suspicious-diff patterns (JAX, PyTorch, Triton, CUDA, C)",
+     false},
+    {"integrity.diff_patterns", GDN_CFG_LIST, NULL, NULL, NULL,
+     "integrity gate: more suspicious-diff patterns, NAME:SIDE:GLOB[,GLOB...]:REGEX", false},
+    {"integrity.mode", GDN_CFG_STRING, "off", "GDNCTL_INTEGRITY", integrity_modes,
+     "loop: the integrity gate on every kept candidate (docs/integrity.md)", false},
+    {"integrity.peaks", GDN_CFG_LIST, NULL, NULL, NULL,
+     "integrity gate: peaks per device kind, 'KIND flops=N bytes=N' (replace or add rows)", false},
+    {"integrity.policy.diff", GDN_CFG_STRING, "hold", NULL, integrity_policies,
+     "integrity gate: a suspicious diff (rule diff)", false},
+    {"integrity.policy.holdout", GDN_CFG_STRING, "revert", NULL, integrity_policies,
+     "integrity gate: the sealed holdout check failed (rule holdout)", false},
+    {"integrity.policy.physics", GDN_CFG_STRING, "revert", NULL, integrity_policies,
+     "integrity gate: FLOP/s or bytes/s above the device's peak (rule physics)", false},
+    {"integrity.policy.rulers", GDN_CFG_STRING, "revert", NULL, integrity_policies,
+     "integrity gate: the metric improves and the device time per step does not (rule rulers)",
+     false},
+    {"integrity.policy.work", GDN_CFG_STRING, "revert", NULL, integrity_policies,
+     "integrity gate: the work per step fell (rule work)", false},
+    {"integrity.rulers_share", GDN_CFG_FLOAT, "0.5", NULL, NULL,
+     "integrity gate: the share of the claimed gain the device time must show", false},
+    {"integrity.work_allow", GDN_CFG_LIST, NULL, NULL, NULL,
+     "integrity gate: work figures allowed to fall (flops, bytes, ops, custom_calls)", false},
+    {"integrity.work_max_drop_pct", GDN_CFG_FLOAT, "50", NULL, NULL,
+     "integrity gate: how far (percent) the work per step may fall", false},
     {"lint.check_commits", GDN_CFG_BOOL, "false", "GDNCTL_LINT_CHECK_COMMITS", NULL,
      "lint-log checks that the commits named in entries exist in the repository", false},
     {"lint.require_fields", GDN_CFG_LIST, NULL, "GDNCTL_LINT_REQUIRE_FIELDS", NULL,
@@ -227,6 +273,15 @@ const struct gdn_cfg_key gdn_cfg_schema[] = {
     {"project.directives_dir", GDN_CFG_STRING, NULL, "GDNCTL_DIRECTIVES_DIR", NULL,
      "loop: where --directive-preset NAME finds NAME.md first (unset: "
      "scripts/gdn/session_directives, then session_directives/)",
+     false},
+    {"project.holdout_command", GDN_CFG_STRING, NULL, "GDNCTL_HOLDOUT_COMMAND", NULL,
+     "integrity gate: the sealed check run on every kept candidate after its profile (bash -c "
+     "in its tree; GDNCTL_HOLDOUT_FILE and a fresh GDNCTL_HOLDOUT_SEED in its environment)",
+     false},
+    {"project.holdout_file", GDN_CFG_STRING, NULL, "GDNCTL_HOLDOUT_FILE", NULL,
+     "integrity gate: the holdout's file, outside the agent's tree, hashed before each use", false},
+    {"project.holdout_sha256", GDN_CFG_STRING, NULL, NULL, NULL,
+     "integrity gate: the sha256 project.holdout_file must have (unset: taken at the start)",
      false},
     {"project.profile_command", GDN_CFG_STRING, NULL, "GDNCTL_PROFILE_COMMAND", NULL,
      "the profile command (bash -c locally, bash -lc on remote hosts); unset: the built-in Marin "

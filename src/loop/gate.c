@@ -21,6 +21,7 @@
 #include "gate_impl.h"
 #include "gdnctl/abstat.h"
 #include "gdnctl/gitops.h"
+#include "gdnctl/integrity.h"
 #include "gdnctl/targets.h"
 #include "gdnctl/trace_source.h"
 #include "gdnctl/measure.h"
@@ -337,6 +338,13 @@ static int evaluate(struct gdn_gate *g, const struct gdn_loop_iter *it, const ch
 	}
 	if (ret)
 		goto out;
+	if (g->integrity) { /* integrity gate (issue 28) */
+		g->integrity->workdir = g->workdir;
+		ret = gdn_integrity_gate(g->integrity, it, g->perf_config, g->perf_state, champ,
+					 g->measured, g->measured_champion, v, err);
+		if (ret)
+			goto out;
+	}
 	if (v->decision == GDN_PERF_UNSCORED && !it->iteration) /* the baseline: the run stops */
 		add_unscored_whys(g->measured, v);
 	ret = gdn_perf_state_save(g->perf_state, err);
@@ -398,6 +406,10 @@ int gdn_gate_decide(void *payload, const struct gdn_loop_iter *it, struct gdn_lo
 		goto out;
 	reason = xstrfmt("performance %s: %s", gdn_perf_decision_name(v.decision),
 			 g->perf_config->metric);
+	if (g->integrity && g->integrity->reason) { /* integrity gate (issue 28) */
+		free(reason);
+		reason = xstrdup(g->integrity->reason);
+	}
 	if (v.action.revert) {
 		ret = gate_revert(g, it, reason, err);
 		if (ret)

@@ -5,6 +5,7 @@
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/err.h"
+#include "gdnctl/integrity.h"
 #include "gdnctl/measure.h"
 #include "gdnctl/perf.h"
 #include "gdnctl/sbuf.h"
@@ -32,6 +33,9 @@ static void trace_sample(const struct gdn_measure_opts *o, const struct gdn_meas
 		sbuf_addf(&msg, "trace '%s' gives no figures: %s", in->trace, terr.msg);
 		if (sink->warn)
 			sink->warn(msg.buf, sink->payload);
+	} else {
+		/* integrity gate (issue 28): the work figures of the same trace */
+		gdn_integrity_attach_work(s->trace, in->trace, &sum);
 	}
 	gdn_trace_summary_release(&sum);
 	sbuf_release(&msg);

@@ -78,6 +78,7 @@ void gdn_loop_setup_init(struct gdn_loop_setup *s, const char *cwd, const char *
 	strvec_init(&s->a.directives);
 	strvec_init(&s->a.protect);
 	strvec_init(&s->protected_paths);
+	gdn_integrity_config_init(&s->integrity_cfg); /* integrity gate (issue 28) */
 	strvec_init(&s->a.directive_files);
 	strvec_init(&s->a.presets);
 	strvec_init(&s->a.post_checks);
@@ -127,6 +128,8 @@ void gdn_loop_setup_release(struct gdn_loop_setup *s)
 	gdn_lock_release(&s->repo_lock);
 	gdn_loop_where_release(&s->w);
 	gdn_gate_release(&s->gate);
+	gdn_integrity_release(&s->integrity); /* integrity gate (issue 28) */
+	gdn_integrity_config_release(&s->integrity_cfg);
 	gdn_perf_state_release(&s->ps);
 	gdn_perf_config_release(&s->pc);
 	strvec_clear(&s->a.perf_gates);

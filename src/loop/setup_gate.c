@@ -269,6 +269,15 @@ int gdn_loop_setup_perf(struct gdn_loop_setup *s)
 		    "--log-measurements needs --perf-mode on (it logs the measured "
 		    "figures)");
 	setup_protected(s);
+	/* integrity gate (issue 28) */
+	if (gdn_integrity_configure(&s->integrity_cfg, s->cfg, s->repo_root, s->agent_dir, &s->err))
+		return failed(s, GDN_SETUP_ERROR);
+	if (s->integrity_cfg.on && !a->perf_on)
+		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_ECONFIG,
+					   "integrity.mode on needs --perf-mode on (it checks "
+					   "the candidates the performance policy keeps)");
+	s->integrity.c = &s->integrity_cfg;
+	s->gate.integrity = s->integrity_cfg.on ? &s->integrity : NULL;
 	s->gate_on = s->gate.mode != GDN_GATE_OFF || a->perf_on || s->protect_explicit;
 	for (size_t i = 0; i < a->backends.nr; i++) {
 		/* a name that does not exist is refused even when unused */

@@ -277,6 +277,10 @@ static void add_text_delta(struct sbuf *out, const struct gdn_report_iter *it)
 	add_pct(out, it->delta_pct);
 	if (it->has_ci && isfinite(it->delta_pct))
 		sbuf_addf(out, " [%+.2f, %+.2f]", it->ci_low_pct, it->ci_high_pct);
+	if (it->has_verified) /* loop verify */
+		sbuf_addf(
+		    out, " (vs the baseline: claimed %+.2f%%, verified %+.2f%% [%+.2f, %+.2f])",
+		    it->claimed_pct, it->verified_pct, it->verified_lo_pct, it->verified_hi_pct);
 }
 
 void gdn_report_render_text(const struct gdn_report *r, struct sbuf *out)
@@ -510,6 +514,13 @@ static json_t *iter_json(const struct gdn_report *r, const struct gdn_report_ite
 		    json_pack("{s:o, s:o, s:o, s:I}", "ci_low_pct", num_or_null(it->ci_low_pct),
 			      "ci_high_pct", num_or_null(it->ci_high_pct), "confidence",
 			      num_or_null(it->ci_confidence), "pairs", (json_int_t)it->ab_pairs));
+	if (it->has_verified) /* loop verify */
+		json_object_set_new(o, "verified",
+				    json_pack("{s:o, s:o, s:o, s:o}", "claimed_pct",
+					      num_or_null(it->claimed_pct), "verified_pct",
+					      num_or_null(it->verified_pct), "ci_low_pct",
+					      num_or_null(it->verified_lo_pct), "ci_high_pct",
+					      num_or_null(it->verified_hi_pct)));
 	json_object_set_new(o, "agent_ms", json_integer(it->agent_ms));
 	json_object_set_new(o, "validation_ms", json_integer(it->validation_ms));
 	if (it->has_usage) {
@@ -1060,6 +1071,12 @@ static void html_table(struct sbuf *out, const struct gdn_report *r)
 		add_num(out, it->has_metric ? it->metric : NAN);
 		sbuf_adds(out, "</td><td class=\"num delta\">");
 		add_pct(out, it->delta_pct);
+		if (it->has_verified) /* loop verify */
+			sbuf_addf(out,
+				  "<div class=\"verified\">vs the baseline: claimed %+.2f%%, "
+				  "verified %+.2f%% [%+.2f, %+.2f]</div>",
+				  it->claimed_pct, it->verified_pct, it->verified_lo_pct,
+				  it->verified_hi_pct);
 		sbuf_adds(out, "</td><td class=\"commit\"><code>");
 		sbuf_reset(&t);
 		add_short(&t, it->commit);

@@ -157,7 +157,7 @@ test_expect_success 'completion and man page know loop status and its options' '
 			printf \"%s\n\" \"\${COMPREPLY[@]}\"
 		" bcomp "$@" | sed "/^$/d" | sort
 	} &&
-	bcomp gdnctl loop "" >actual && echo status >expect && test_cmp expect actual &&
+	bcomp gdnctl loop "" >actual && printf "status\nverify\n" >expect && test_cmp expect actual &&
 	bcomp gdnctl loop status --w >actual && echo --watch >expect && test_cmp expect actual &&
 	bcomp gdnctl report --w >actual && test_cmp expect actual &&
 	gdnctl help --man loop >loop.1 &&
