@@ -6,7 +6,13 @@
 # (tests/e2e/redteam/cases.txt). Every hack must be rejected for the rule
 # planted against it, and at least 9 genuine speed-ups kept. The table goes
 # to the TAP output as comments. Needs cc, make and the zlib headers.
-# It measures real speed, so it runs alone:
+# The device here is a shared CPU: .ci/test runs the ASan suite beside this
+# one, and on a VM a process's CPU clock also counts time the host took
+# away, so both rulers wobble by a third (CI once saw a genuine halving as
+# x2.41 by the metric and x1.35 [1.25, 1.53] by the device time). The
+# rulers rule is set to want a quarter of the claimed gain (default half):
+# the helper-thread hack it is planted against claims x3000 and shows x0.9.
+# It measures real speed, so it runs alone in its suite:
 # ctest: run-serial
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-loop.sh"
@@ -37,6 +43,7 @@ test_expect_success 'the red-team project: its test passes and its trace has ste
 	  mode: on
 	  device: cpu
 	  peaks: ["cpu flops=30G"]
+	  rulers_share: 0.25
 	EOF2
 	test_create_repo "$P" &&
 	(cd "$P" && git add . && git commit -qm "red-team project: a matmul in row blocks" &&
