@@ -153,6 +153,8 @@ int gdn_proc_live_count(void);
  * process from a later one that got the same pid.
  */
 long long gdn_proc_started(pid_t pid);
+/* The start time a process started now would show (the same clock and unit), or -1. */
+long long gdn_proc_started_now(void);
 /*
  * Stop process group `pgid`, not one of ours, whose leader started at
  * `started` (gdn_proc_started): SIGINT, SIGTERM, then SIGKILL to the
@@ -219,9 +221,12 @@ bool gdn_proc_set_subreaper(void);
  * 2000), until none is left (the wait after SIGKILL is at most 1 s);
  * processes they start meanwhile are found too. Those that were signalled
  * are appended to `killed` (may be NULL). Zombies among our children that
- * no run of ours waits for (re-parented orphans) are reaped.
+ * no run of ours waits for (re-parented orphans) are reaped. `not_before`
+ * (a gdn_proc_started_now() taken before the child was started, or -1)
+ * spares reading the environment of processes older than the mark: the
+ * whole scan then reads one small /proc file per process.
  */
-void gdn_proc_stop_leftovers(pid_t pgid, const char *mark, int grace_ms,
+void gdn_proc_stop_leftovers(pid_t pgid, const char *mark, long long not_before, int grace_ms,
 			     struct gdn_proc_leftovers *killed);
 
 /*

@@ -53,6 +53,17 @@ const char *gdn_repo_root(const struct gdn_repo *r);
 int gdn_repo_head(struct gdn_repo *r, char **sha, char **branch, struct gdn_err *err);
 /* Whether the working tree or index differs from HEAD, untracked files included (not ignored). */
 int gdn_repo_dirty(struct gdn_repo *r, bool *dirty, struct gdn_err *err);
+/*
+ * From now on, answer gdn_repo_dirty from a change feed (fswatch.h) where
+ * it can: after a full look that found the tree clean, the next answers
+ * look only at what changed since (src/repo/dirty.c says how). Where no
+ * feed can be had (no inotify, the watch limit reached), every answer
+ * stays a full look. The feed's queue must not be shared with a forked
+ * child that asks too.
+ */
+void gdn_repo_watch(struct gdn_repo *r);
+/* How many answers took the full look (for the tests and the bench). */
+unsigned long gdn_repo_full_looks(const struct gdn_repo *r);
 /* One-shot forms for commands that read once: open `root`, read, close. */
 int gdn_repo_head_at(const char *root, char **sha, char **branch, struct gdn_err *err);
 int gdn_repo_dirty_at(const char *root, bool *dirty, struct gdn_err *err);

@@ -223,6 +223,7 @@ int gdn_agent_run(struct gdn_agent *a, const struct gdn_agent_request *req,
 	struct sbuf tail = SBUF_INIT;
 	struct strvec env = STRVEC_INIT;
 	char *mark = req->mark ? xstrdup(req->mark) : agent_new_mark();
+	long long not_before;
 	int ret = 0;
 
 	memset(res, 0, sizeof(*res));
@@ -257,9 +258,10 @@ int gdn_agent_run(struct gdn_agent *a, const struct gdn_agent_request *req,
 		p.tick_ms = req->tick_ms;
 	}
 	p.payload = &r;
+	not_before = gdn_proc_started_now();
 	ret = gdn_proc_run(&p, err);
 	if (!ret && p.pid > 0)
-		gdn_proc_stop_leftovers(p.pid, mark, p.kill_grace_ms, &res->leftovers);
+		gdn_proc_stop_leftovers(p.pid, mark, not_before, p.kill_grace_ms, &res->leftovers);
 	res->status = p.status_kind;
 	res->exit_code = gdn_proc_exit_code(&p);
 	res->duration_ms = p.duration_ms;

@@ -137,13 +137,22 @@ int loop_set_leftovers_aside(struct ictx *x, long it, struct gdn_err *err)
 	char *idx = xstrfmt("%s/leftovers.index", x->o->log_dir), *sha = NULL;
 	char *msg = xstrfmt("gdnctl: changes left by the agent in iteration %ld (run %s)", it,
 			    x->r->sum->run_id);
-	int ret = gdn_git_snapshot(&x->wgit, idx, msg, &sha, err);
+	struct gdn_err ignored = GDN_ERR_INIT;
+	bool dirty = true;
+	int ret = 0;
 
+	/* nothing to keep: a clean tree (a cheap answer with the run's change feed) */
+	if (x->repo && !strcmp(gdn_repo_root(x->repo), x->o->workdir) &&
+	    !gdn_repo_dirty(x->repo, &dirty, &ignored) && !dirty)
+		goto out;
+	ret = gdn_git_snapshot(&x->wgit, idx, msg, &sha, err);
 	if (!ret && sha) {
 		loop_keep_ref(x, it, "leftovers/", sha, "uncommitted changes the agent left");
 		ret = gdn_git_reset_clean(&x->wgit, NULL, err);
 	}
+out:
 	x->clean_known = !ret;
+	gdn_err_clear(&ignored);
 	free(idx);
 	free(msg);
 	free(sha);
@@ -278,11 +287,9 @@ int loop_worktree_add(struct ictx *x, struct gdn_err *err)
  */
 int loop_worktree_ready(struct ictx *x, struct gdn_err *err)
 {
-	int ret = 0;
-
 	if (access(x->o->workdir, F_OK))
-		ret = loop_worktree_add(x, err);
-	if (!ret && !worktree_at_champion(x))
-		ret = gdn_git_reset_clean(&x->wgit, x->r->champion, err);
-	return ret;
+		return loop_worktree_add(x, err); /* new, at the champion: nothing to reset */
+	if (!worktree_at_champion(x))
+		return gdn_git_reset_clean(&x->wgit, x->r->champion, err);
+	return 0;
 }

@@ -235,10 +235,11 @@ int gdn_git_worktree_add(const struct gdn_git *g, const char *path, const char *
 		ret = gdn_git_worktree_remove(g, path, err);
 	else
 		ret = git_ok(g, NULL, err, (const char *const[]){"worktree", "prune", NULL});
+	/* checkout.workers=0: one worker per core (each file's open is slow on some VMs) */
 	if (!ret)
-		ret = git_ok(
-		    g, NULL, err,
-		    (const char *const[]){"worktree", "add", "-q", "--detach", path, commit, NULL});
+		ret = git_ok(g, NULL, err,
+			     (const char *const[]){"-c", "checkout.workers=0", "worktree", "add",
+						   "-q", "--detach", path, commit, NULL});
 	return ret;
 }
 

@@ -24,7 +24,7 @@ static void stop_marked(struct ictx *x, const struct gdn_loop_state *st)
 
 	if (!st->agent_mark)
 		return;
-	gdn_proc_stop_leftovers(0, st->agent_mark, 2000, &killed);
+	gdn_proc_stop_leftovers(0, st->agent_mark, -1, 2000, &killed);
 	if (killed.nr) {
 		loop_say(
 		    x, GDN_LOOP_WARN,
@@ -130,7 +130,7 @@ void loop_stop_worker_orphans(struct ictx *x, const struct gdn_loop_state *st)
 		const char *mark = strchr(st->open_marks.v[i], ' ');
 		long it = strtol(st->open_marks.v[i], NULL, 10);
 
-		gdn_proc_stop_leftovers(0, mark ? mark + 1 : "", 2000, &killed);
+		gdn_proc_stop_leftovers(0, mark ? mark + 1 : "", -1, 2000, &killed);
 		if (killed.nr) {
 			loop_say(
 			    x, GDN_LOOP_WARN,

@@ -92,12 +92,20 @@ static json_t *run_start_event(struct ictx *x)
 	return ev;
 }
 
-/* The run's repository handle, for the engine and its stash operations. */
+/*
+ * The run's repository handle, for the engine and its stash operations.
+ * A one-worker run answers "did the agent leave the tree dirty?" from a
+ * change feed (gdn_repo_watch; GDNCTL_FSWATCH=0 turns it off); parallel
+ * workers fork, and a feed's queue is not to be shared.
+ */
 static int open_repo(struct ictx *x, struct gdn_err *err)
 {
+	const char *feed = getenv("GDNCTL_FSWATCH");
 	int ret = gdn_repo_open(x->o->workdir, &x->repo, err);
 
 	x->stash.repo = x->repo;
+	if (!ret && !parallel(x->r) && !(feed && !strcmp(feed, "0")))
+		gdn_repo_watch(x->repo);
 	return ret;
 }
 

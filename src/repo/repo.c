@@ -5,6 +5,7 @@
 #include "gdnctl/repo.h"
 #include "gdnctl/strvec.h"
 #include "gdnctl/xalloc.h"
+#include "repo_impl.h"
 
 static void shutdown_libgit2(void)
 {
@@ -22,7 +23,7 @@ void gdn_repo_global_init(void)
 	atexit(shutdown_libgit2);
 }
 
-static const char *git_msg(void)
+const char *gdn_repo_git_msg(void)
 {
 	const git_error *e = git_error_last();
 	return e && e->message ? e->message : "unknown libgit2 error";
@@ -44,12 +45,13 @@ int gdn_repo_discover(const char *start, char **root, struct gdn_err *err)
 		goto out;
 	}
 	if (rc < 0) {
-		ret = gdn_err_set(err, GDN_EIO, "cannot discover a git repository: %s", git_msg());
+		ret = gdn_err_set(err, GDN_EIO, "cannot discover a git repository: %s",
+				  gdn_repo_git_msg());
 		goto out;
 	}
 	if (git_repository_open(&repo, found.ptr) < 0) {
 		ret = gdn_err_set(err, GDN_EIO, "cannot open repository '%s': %s", found.ptr,
-				  git_msg());
+				  gdn_repo_git_msg());
 		goto out;
 	}
 	workdir = git_repository_workdir(repo);
@@ -96,7 +98,8 @@ int gdn_repo_commit_exists(const char *root, const char *rev, int *exists, char 
 		goto out;
 	}
 	if (git_repository_open(&repo, root) < 0) {
-		ret = gdn_err_set(err, GDN_EIO, "cannot open repository '%s': %s", root, git_msg());
+		ret = gdn_err_set(err, GDN_EIO, "cannot open repository '%s': %s", root,
+				  gdn_repo_git_msg());
 		goto out;
 	}
 	if (git_oid_fromstrn(&prefix, rev, strlen(rev)) < 0) {
@@ -115,7 +118,7 @@ int gdn_repo_commit_exists(const char *root, const char *rev, int *exists, char 
 		if (git_error_last() && git_error_last()->klass == GIT_ERROR_INVALID)
 			goto out;
 		ret = gdn_err_set(err, GDN_EIO, "cannot look up '%s' in '%s': %s", rev, root,
-				  git_msg());
+				  gdn_repo_git_msg());
 		goto out;
 	}
 	*exists = 1;
@@ -133,11 +136,6 @@ out:
 
 /* ---- a repository handle for a whole run ---- */
 
-struct gdn_repo {
-	git_repository *git;
-	char *root;
-};
-
 int gdn_repo_open(const char *root, struct gdn_repo **out, struct gdn_err *err)
 {
 	git_repository *git = NULL;
@@ -146,7 +144,7 @@ int gdn_repo_open(const char *root, struct gdn_repo **out, struct gdn_err *err)
 	gdn_repo_global_init();
 	if (git_repository_open(&git, root) < 0)
 		return gdn_err_set(err, GDN_EIO, "cannot open repository '%s': %s", root,
-				   git_msg());
+				   gdn_repo_git_msg());
 	*out = xcalloc(1, sizeof(**out));
 	(*out)->git = git;
 	(*out)->root = xstrdup(root);
@@ -157,6 +155,7 @@ void gdn_repo_free(struct gdn_repo *r)
 {
 	if (!r)
 		return;
+	gdn_repo_unwatch(r);
 	git_repository_free(r->git);
 	free(r->root);
 	free(r);
@@ -173,7 +172,8 @@ static int resolve_commit(git_repository *repo, const char *rev, git_oid *oid, s
 	int ret = 0;
 
 	if (git_revparse_single(&obj, repo, rev) < 0) {
-		ret = gdn_err_set(err, GDN_ENOTFOUND, "cannot resolve '%s': %s", rev, git_msg());
+		ret = gdn_err_set(err, GDN_ENOTFOUND, "cannot resolve '%s': %s", rev,
+				  gdn_repo_git_msg());
 		goto out;
 	}
 	git_oid_cpy(oid, git_object_id(obj));
@@ -196,7 +196,8 @@ int gdn_repo_head(struct gdn_repo *r, char **sha, char **branch, struct gdn_err 
 	if (rc == GIT_EUNBORNBRANCH || rc == GIT_ENOTFOUND)
 		goto out;
 	if (rc < 0) {
-		ret = gdn_err_set(err, GDN_EIO, "cannot read HEAD in '%s': %s", root, git_msg());
+		ret = gdn_err_set(err, GDN_EIO, "cannot read HEAD in '%s': %s", root,
+				  gdn_repo_git_msg());
 		goto out;
 	}
 	if (sha) {
@@ -228,7 +229,7 @@ int gdn_repo_head_at(const char *root, char **sha, char **branch, struct gdn_err
 	return ret;
 }
 
-int gdn_repo_dirty(struct gdn_repo *r, bool *dirty, struct gdn_err *err)
+int gdn_repo_status_all(struct gdn_repo *r, bool *dirty, struct gdn_err *err)
 {
 	const char *root = r->root;
 	git_status_list *list = NULL;
@@ -236,12 +237,13 @@ int gdn_repo_dirty(struct gdn_repo *r, bool *dirty, struct gdn_err *err)
 	int ret = 0;
 
 	*dirty = false;
+	r->full_looks++;
 	git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION);
 	so.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
 	so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS;
 	if (git_status_list_new(&list, r->git, &so) < 0) {
 		ret = gdn_err_set(err, GDN_EIO, "cannot read the status of '%s': %s", root,
-				  git_msg());
+				  gdn_repo_git_msg());
 		goto out;
 	}
 	*dirty = git_status_list_entrycount(list) > 0;
@@ -279,7 +281,7 @@ int gdn_repo_descendant(struct gdn_repo *r, const char *desc, const char *anc, b
 	rc = git_graph_descendant_of(repo, &d, &a);
 	if (rc < 0) {
 		ret = gdn_err_set(err, GDN_EIO, "cannot compare '%s' and '%s': %s", desc, anc,
-				  git_msg());
+				  gdn_repo_git_msg());
 		goto out;
 	}
 	*is_desc = rc == 1;
@@ -304,7 +306,8 @@ int gdn_repo_count_commits(struct gdn_repo *r, const char *from, const char *to,
 		goto out;
 	if (git_revwalk_new(&walk, repo) < 0 || git_revwalk_push(walk, &t) < 0 ||
 	    (from && git_revwalk_hide(walk, &f) < 0)) {
-		ret = gdn_err_set(err, GDN_EIO, "cannot walk commits in '%s': %s", root, git_msg());
+		ret = gdn_err_set(err, GDN_EIO, "cannot walk commits in '%s': %s", root,
+				  gdn_repo_git_msg());
 		goto out;
 	}
 	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_TIME);
@@ -367,7 +370,8 @@ int gdn_repo_stash_find(struct gdn_repo *r, const char *sha, const char *msg, lo
 		*found = NULL;
 	rc = git_stash_foreach(r->git, stash_cb, &f);
 	if (rc < 0 && rc != GIT_ENOTFOUND) {
-		ret = gdn_err_set(err, GDN_EIO, "cannot list stashes in '%s': %s", root, git_msg());
+		ret = gdn_err_set(err, GDN_EIO, "cannot list stashes in '%s': %s", root,
+				  gdn_repo_git_msg());
 		goto out;
 	}
 	if (f.by_sha >= 0) {
@@ -401,7 +405,7 @@ static int file_matches(git_repository *repo, const char *root, const git_diff_f
 		goto out;
 	}
 	if (git_odb_hashfile(&oid, full, GIT_OBJECT_BLOB) < 0) {
-		ret = gdn_err_set(err, GDN_EIO, "cannot hash '%s': %s", full, git_msg());
+		ret = gdn_err_set(err, GDN_EIO, "cannot hash '%s': %s", full, gdn_repo_git_msg());
 		goto out;
 	}
 	*match = git_oid_equal(&oid, &df->id);
@@ -419,7 +423,7 @@ static int diff_in_tree(git_repository *repo, const char *root, git_tree *old, g
 	int ret = 0;
 
 	if (git_diff_tree_to_tree(&diff, repo, old, new, NULL) < 0) {
-		ret = gdn_err_set(err, GDN_EIO, "cannot diff a stash: %s", git_msg());
+		ret = gdn_err_set(err, GDN_EIO, "cannot diff a stash: %s", gdn_repo_git_msg());
 		goto out;
 	}
 	for (size_t i = 0; i < git_diff_num_deltas(diff) && *in_tree; i++) {
@@ -452,14 +456,16 @@ int gdn_repo_stash_in_tree(struct gdn_repo *r, const char *sha, bool *in_tree, s
 		goto out;
 	if (git_commit_lookup(&stash, repo, &oid) < 0 || git_commit_parent(&base, stash, 0) < 0 ||
 	    git_commit_tree(&st, stash) < 0 || git_commit_tree(&bt, base) < 0) {
-		ret = gdn_err_set(err, GDN_EIO, "cannot read stash '%s': %s", sha, git_msg());
+		ret = gdn_err_set(err, GDN_EIO, "cannot read stash '%s': %s", sha,
+				  gdn_repo_git_msg());
 		goto out;
 	}
 	ret = diff_in_tree(repo, root, bt, st, in_tree, err);
 	if (ret || !*in_tree || git_commit_parentcount(stash) < 3)
 		goto out;
 	if (git_commit_parent(&untracked, stash, 2) < 0 || git_commit_tree(&ut, untracked) < 0) {
-		ret = gdn_err_set(err, GDN_EIO, "cannot read stash '%s': %s", sha, git_msg());
+		ret = gdn_err_set(err, GDN_EIO, "cannot read stash '%s': %s", sha,
+				  gdn_repo_git_msg());
 		goto out;
 	}
 	ret = diff_in_tree(repo, root, NULL, ut, in_tree, err);

@@ -357,6 +357,7 @@ struct scan {
 	pid_t pgid, self;
 	bool group_ours; /* pgid is still the finished child's group */
 	const char *mark;
+	long long not_before; /* older processes cannot hold the mark */
 	struct target *t;
 	size_t nr, alloc;
 	bool reap_strays; /* no fork of ours in flight: unknown zombie children can be reaped */
@@ -376,7 +377,8 @@ static void scan_one(const struct gdn_proc_info *pi, void *payload)
 	if (live_has(pi->pid) || live_has(pi->pgid))
 		return; /* a live child of ours, or its group */
 	mine = (sc->group_ours && pi->pgid == sc->pgid) ||
-	       (sc->mark && gdn_proc_env_has(pi->pid, sc->mark));
+	       (sc->mark && (sc->not_before < 0 || pi->started >= sc->not_before) &&
+		gdn_proc_env_has(pi->pid, sc->mark));
 	if (!mine)
 		return;
 	for (size_t i = 0; i < sc->nr; i++)
@@ -418,11 +420,14 @@ static size_t signal_targets(struct scan *sc, int sig)
 	return alive;
 }
 
-void gdn_proc_stop_leftovers(pid_t pgid, const char *mark, int grace_ms,
+void gdn_proc_stop_leftovers(pid_t pgid, const char *mark, long long not_before, int grace_ms,
 			     struct gdn_proc_leftovers *killed)
 {
 	static const int sigs[] = {SIGTERM, SIGKILL};
-	struct scan sc = {.pgid = pgid, .self = getpid(), .mark = mark && *mark ? mark : NULL};
+	struct scan sc = {.pgid = pgid,
+			  .self = getpid(),
+			  .mark = mark && *mark ? mark : NULL,
+			  .not_before = not_before};
 
 	if (grace_ms <= 0)
 		grace_ms = 2000;
@@ -457,7 +462,8 @@ void gdn_proc_stop_leftovers(pid_t pgid, const char *mark, int grace_ms,
 		}
 	}
 	/* the zombies of those that were our children */
-	rescan(&sc);
+	if (sc.nr)
+		rescan(&sc);
 	free(sc.t);
 }
 

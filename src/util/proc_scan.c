@@ -36,6 +36,21 @@ long long gdn_proc_started(pid_t pid)
 	return started;
 }
 
+long long gdn_proc_started_now(void)
+{
+#ifdef __linux__
+	struct timespec ts;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &ts))
+		return -1;
+	/* /proc/PID/stat rounds down to a tick: one tick of margin */
+	return (long long)ts.tv_sec * hz + (long long)ts.tv_nsec / (1000000000LL / hz) - 1;
+#else
+	return -1;
+#endif
+}
+
 #ifdef __linux__
 static bool name_matches(const char *comm, const char *const *names)
 {

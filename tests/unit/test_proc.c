@@ -1094,6 +1094,7 @@ static void leftovers_in_group_and_setsid_are_stopped(void **state)
 	struct collect c;
 	struct gdn_proc p;
 	long in_group, in_session;
+	long long not_before;
 	int64_t t0;
 
 	(void)state;
@@ -1101,6 +1102,8 @@ static void leftovers_in_group_and_setsid_are_stopped(void **state)
 	collect_init(&c);
 	proc_for(&p, argv, &c);
 	p.env = env;
+	not_before = gdn_proc_started_now();
+	assert_true(not_before > 0);
 	assert_int_equal(gdn_proc_run(&p, &err), 0);
 	assert_int_equal(p.status_kind, GDN_PROC_EXITED);
 	assert_int_equal(p.code, 0);
@@ -1115,8 +1118,14 @@ static void leftovers_in_group_and_setsid_are_stopped(void **state)
 	assert_true(gdn_proc_env_has((pid_t)in_session, mark));
 	assert_false(gdn_proc_env_has((pid_t)in_session, "GDNCTL_TEST_MARK=other"));
 
+	/* a process started before not_before is not looked for by the mark */
+	assert_true(gdn_proc_started((pid_t)in_session) >= not_before);
+	gdn_proc_stop_leftovers(0, mark, gdn_proc_started((pid_t)in_session) + 1, 2000, &killed);
+	assert_int_equal(killed.nr, 0);
+	assert_false(pid_gone((pid_t)in_session));
+
 	t0 = gdn_now_ms();
-	gdn_proc_stop_leftovers(p.pid, mark, 2000, &killed);
+	gdn_proc_stop_leftovers(p.pid, mark, not_before, 2000, &killed);
 	assert_true(gdn_now_ms() - t0 < 1500); /* SIGTERM was enough: no wait for the grace */
 	assert_int_equal(killed.nr, 2);
 	assert_true(leftover_has(&killed, in_group, "sleep"));
@@ -1128,7 +1137,7 @@ static void leftovers_in_group_and_setsid_are_stopped(void **state)
 
 	/* nothing left: a second call finds nothing */
 	gdn_proc_leftovers_release(&killed);
-	gdn_proc_stop_leftovers(p.pid, mark, 2000, &killed);
+	gdn_proc_stop_leftovers(p.pid, mark, -1, 2000, &killed);
 	assert_int_equal(killed.nr, 0);
 	gdn_proc_leftovers_release(&killed);
 	collect_release(&c);
@@ -1171,7 +1180,7 @@ static void leftovers_group_only_and_sigkill(void **state)
 	wait_exec_sleep(in_session);
 
 	t0 = gdn_now_ms();
-	gdn_proc_stop_leftovers(p.pid, NULL, 300, &killed);
+	gdn_proc_stop_leftovers(p.pid, NULL, -1, 300, &killed);
 	assert_true(gdn_now_ms() - t0 >= 250); /* it waited the grace, then SIGKILL */
 	assert_int_equal(killed.nr, 1);
 	assert_true(leftover_has(&killed, in_group, "sleep"));
