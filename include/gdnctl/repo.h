@@ -62,6 +62,10 @@ int gdn_repo_dirty(struct gdn_repo *r, bool *dirty, struct gdn_err *err);
  * child that asks too.
  */
 void gdn_repo_watch(struct gdn_repo *r);
+/* The first line of commit `sha`'s message (`git log -1 --format=%s`). Returns 0 or a gdn_errcode.
+ */
+int gdn_repo_commit_subject(struct gdn_repo *r, const char *sha, char **subject,
+			    struct gdn_err *err);
 /* How many answers took the full look (for the tests and the bench). */
 unsigned long gdn_repo_full_looks(const struct gdn_repo *r);
 /* One-shot forms for commands that read once: open `root`, read, close. */

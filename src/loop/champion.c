@@ -275,9 +275,13 @@ static bool worktree_at_champion(struct ictx *x)
 int loop_worktree_add(struct ictx *x, struct gdn_err *err)
 {
 	struct run *r = x->r;
+	int ret;
+
 	loop_journal(x, "worktree_add",
 		     json_pack("{ssss}", "path", x->o->workdir, "commit", r->champion));
-	return gdn_git_worktree_add(&r->ugit, x->o->workdir, r->champion, err);
+	ret = gdn_git_worktree_add(&r->ugit, x->o->workdir, r->champion, err);
+	x->clean_known = !ret; /* a fresh checkout of the champion */
+	return ret;
 }
 
 /*

@@ -351,15 +351,24 @@ int gdn_git_move_branch(const struct gdn_git *g, const char *branch, const char 
 	if (ret)
 		goto out;
 	if (dir) {
-		/* update its tree as a fast-forward would, keeping uncommitted edits */
+		/*
+		 * update its tree as a fast-forward would, keeping uncommitted
+		 * edits; when git refuses, once more after refreshing a stale stat
+		 * cache (touch, rsync), which costs a stat of every tracked file
+		 */
+		const char *const read_tree[] = {"read-tree", "-m", "-u", from, to, NULL};
+
 		wg.workdir = dir;
-		ret =
-		    gdn_git_run(&wg, (const char *const[]){"update-index", "-q", "--refresh", NULL},
-				&rc, &out, err);
-		if (!ret)
+		ret = gdn_git_run(&wg, read_tree, &rc, &out, err);
+		if (!ret && rc) {
+			sbuf_reset(&out);
 			ret = gdn_git_run(
-			    &wg, (const char *const[]){"read-tree", "-m", "-u", from, to, NULL},
+			    &wg, (const char *const[]){"update-index", "-q", "--refresh", NULL},
 			    &rc, &out, err);
+			sbuf_reset(&out);
+			if (!ret)
+				ret = gdn_git_run(&wg, read_tree, &rc, &out, err);
+		}
 		if (ret)
 			goto out;
 		if (rc) {

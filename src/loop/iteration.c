@@ -306,30 +306,22 @@ out:
 /* `agent done in 5.0 s: 1 commit abc123 "subject"` (the newest commit's subject). */
 static void agent_done(struct ictx *x, const struct iter *c)
 {
-	struct gdn_git g = x->wgit;
-	struct sbuf subj = SBUF_INIT;
 	struct gdn_err err = GDN_ERR_INIT;
-	int rc = 1;
+	char *subj = NULL;
 
 	if (x->o->original_exit_codes)
 		return;
-	g.quiet = true;
-	g.retries = 0;
-	if (c->commits > 0 &&
-	    !gdn_git_runl(&g, &rc, &subj, &err, "log", "-1", "--format=%s", c->head_after, NULL) &&
-	    !rc)
-		sbuf_rtrim(&subj);
-	else
-		sbuf_reset(&subj);
+	if (c->commits > 0)
+		gdn_repo_commit_subject(x->repo, c->head_after, &subj, &err);
 	if (c->commits > 0)
 		loop_say(x, GDN_LOOP_INFO, "agent done in %.1f s: %ld commit%s %.7s \"%s\"",
 			 (double)c->agent_ms / 1000.0, c->commits, c->commits == 1 ? "" : "s",
-			 c->head_after, subj.buf);
+			 c->head_after, subj ? subj : "");
 	else
 		loop_say(x, GDN_LOOP_INFO, "agent done in %.1f s: no commit",
 			 (double)c->agent_ms / 1000.0);
 	gdn_err_clear(&err);
-	sbuf_release(&subj);
+	free(subj);
 }
 
 /* HEAD after the agent: commits on top of head_before, or a reset reported. */

@@ -488,3 +488,23 @@ const char *gdn_repo_commondir(const struct gdn_repo *r)
 {
 	return git_repository_commondir(r->git);
 }
+
+int gdn_repo_commit_subject(struct gdn_repo *r, const char *sha, char **subject,
+			    struct gdn_err *err)
+{
+	git_commit *c = NULL;
+	git_oid id;
+	const char *s;
+	int ret = resolve_commit(r->git, sha, &id, err);
+
+	*subject = NULL;
+	if (ret)
+		return ret;
+	if (git_commit_lookup(&c, r->git, &id) < 0)
+		return gdn_err_set(err, GDN_ENOTFOUND, "no commit '%s': %s", sha,
+				   gdn_repo_git_msg());
+	s = git_commit_summary(c); /* the subject's lines joined, as %s does */
+	*subject = xstrdup(s ? s : "");
+	git_commit_free(c);
+	return 0;
+}
