@@ -1,7 +1,9 @@
 /*
- * Work figures of a trace-event JSON file (trace_work.h): a second, small
+ * Work figures of a trace (trace_work.h). Trace-event JSON: a second, small
  * reader over the same tokenizer as the trace pipeline, keeping per op name
- * the sums of the cost-analysis args XLA writes on device ops.
+ * the sums of the cost-analysis args XLA writes on device ops. An XPlane
+ * goes to the XPlane reader (xplane.c), which hands each event's figures to
+ * gdn_trace_work_add.
  */
 #include "gdnctl/compat.h"
 #include <fcntl.h>
@@ -121,36 +123,50 @@ static bool figure(const struct json_token *tok, double *out)
 	return true;
 }
 
-static void end_event(struct reader *r)
+void gdn_trace_work_add(struct gdn_trace_work *w, const struct gdn_trace_work_event *ev)
 {
-	struct gdn_trace_work *w = r->w;
 	struct gdn_trace_work_op *op;
 
-	if (!r->has_flops && !r->has_bytes)
+	if (!ev->has_flops && !ev->has_bytes)
 		return;
 	w->events++;
-	if (r->has_flops && r->has_dur && r->dur > 0 && r->flops > 0 &&
-	    !strstr(r->name.buf, "-start") && !strstr(r->name.buf, "-done") &&
-	    (!w->peak_name || r->flops / r->dur > w->peak_flops / w->peak_us)) {
+	if (ev->has_flops && ev->has_dur && ev->dur_us > 0 && ev->flops > 0 &&
+	    !strstr(ev->name, "-start") && !strstr(ev->name, "-done") &&
+	    (!w->peak_name || ev->flops / ev->dur_us > w->peak_flops / w->peak_us)) {
 		free(w->peak_name);
-		w->peak_name = xstrdup(r->name.buf);
-		w->peak_flops = r->flops;
-		w->peak_us = r->dur;
+		w->peak_name = xstrdup(ev->name);
+		w->peak_flops = ev->flops;
+		w->peak_us = ev->dur_us;
 	}
-	op = get_op(w, r->name.buf);
-	if (r->has_flops) {
-		w->flops += r->flops;
+	op = get_op(w, ev->name);
+	if (ev->has_flops) {
+		w->flops += ev->flops;
 		w->has_flops = true;
 	}
-	if (r->has_bytes) {
-		w->bytes += r->bytes;
+	if (ev->has_bytes) {
+		w->bytes += ev->bytes;
 		w->has_bytes = true;
 	}
 	if (!op)
 		return;
 	op->count++;
-	op->flops += r->has_flops ? r->flops : 0;
-	op->bytes += r->has_bytes ? r->bytes : 0;
+	op->flops += ev->has_flops ? ev->flops : 0;
+	op->bytes += ev->has_bytes ? ev->bytes : 0;
+}
+
+static void end_event(struct reader *r)
+{
+	struct gdn_trace_work_event ev = {
+	    .name = r->name.buf,
+	    .flops = r->flops,
+	    .bytes = r->bytes,
+	    .dur_us = r->dur,
+	    .has_flops = r->has_flops,
+	    .has_bytes = r->has_bytes,
+	    .has_dur = r->has_dur,
+	};
+
+	gdn_trace_work_add(r->w, &ev);
 }
 
 static int on_key(struct reader *r, const struct json_token *tok)
@@ -261,6 +277,8 @@ int gdn_trace_work_mem(const void *data, size_t len, struct gdn_trace_work *out,
 	struct gdn_gz *gz;
 	int ret;
 
+	if (gdn_xplane_sniff_raw(data, len))
+		return gdn_xplane_work_mem(data, len, out, err);
 	reader_start(&r, out, &tok, &gz);
 	ret = gdn_gz_feed(gz, data, len, err);
 	if (!ret)
@@ -284,7 +302,7 @@ int gdn_trace_work_file(const char *path, struct gdn_trace_work *out, struct gdn
 
 	ret = gdn_xplane_sniff_file(path, &xplane, err);
 	if (ret || xplane)
-		return ret;
+		return ret ? ret : gdn_xplane_work_file(path, out, err);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return gdn_err_errno(err, GDN_EIO, "cannot open '%s'", path);
