@@ -282,6 +282,7 @@ struct facts {
 	uint64_t devoff, devdur, stepnum;
 	bool has_devoff, has_devdur, has_stepnum;
 	uint8_t work;
+	/* last: set and read only where work says (read_event clears what is above) */
 	double flops, bytes;
 };
 
@@ -848,6 +849,25 @@ struct stat_walk {
 	bool skipped; /* a text skipped as a long_name */
 };
 
+/* Whether a stat of this kind is kept when its value is text. */
+static bool text_kind(const struct xp *x, enum stat_kind kind)
+{
+	switch (kind) {
+	case SK_OTHER:
+	case SK_DEVOFF:
+	case SK_DEVDUR:
+	case SK_PROGRAM:
+	case SK_SYMBOL:
+		return false;
+	case SK_FLOPS:
+	case SK_MFLOPS:
+	case SK_BYTES:
+		return x->work != NULL; /* a figure written as text, read for the work figures */
+	default:
+		return true;
+	}
+}
+
 static int stat_field(struct xp *x, const struct field *f, void *ctx, struct gdn_err *err)
 {
 	struct stat_walk *s = ctx;
@@ -885,8 +905,7 @@ static int stat_field(struct xp *x, const struct field *f, void *ctx, struct gdn
 		s->skipped = true;
 		return FIELD_SKIP;
 	} else if ((f->num == 5 || f->num == 8) && f->wt == 2 &&
-		   (!s->kind_known || (kind != SK_OTHER && kind != SK_DEVOFF && kind != SK_DEVDUR &&
-				       kind != SK_PROGRAM && kind != SK_SYMBOL))) {
+		   (!s->kind_known || text_kind(x, kind))) {
 		ret = read_str(x, f, &x->tmp, err);
 		s->has_str = !ret;
 		s->compressed = f->num == 8;
@@ -953,7 +972,8 @@ static int read_stat(struct xp *x, uint32_t plane, uint64_t end, struct facts *f
 	case SK_FLOPS:
 	case SK_MFLOPS:
 	case SK_BYTES:
-		work_stat(x, &s, fa);
+		if (x->work) /* not read for a summary alone */
+			work_stat(x, &s, fa);
 		return 0;
 	case SK_DEVOFF:
 		fa->devoff = s.num;
@@ -1335,7 +1355,7 @@ static int read_event(struct xp *x, struct line_ctx *lc, uint64_t end, struct gd
 	int ret;
 
 	memset(&w, 0, sizeof(w));
-	memset(&fa, 0, sizeof(fa));
+	memset(&fa, 0, offsetof(struct facts, flops)); /* the hot path: not the work figures */
 	w.plane = lc->plane;
 	w.fa = &fa;
 	if (!event_fast(x, end, &w)) {
