@@ -135,7 +135,8 @@ struct gdn_trace_opts {
 	int input;
 	/*
 	 * XPlane: also fill this with the work figures (trace_work.h) in the
-	 * same read; emptied first. Not filled from trace-event JSON.
+	 * same read; emptied first; on error it may hold part of them. Not
+	 * filled from trace-event JSON (gdn_trace_work_file reads those).
 	 */
 	struct gdn_trace_work *work;
 };
