@@ -206,11 +206,13 @@ void gdn_integrity_check_physics(const struct gdn_integrity_config *c,
 json_t *gdn_integrity_work_figures(const struct gdn_trace_summary *s,
 				   const struct gdn_trace_work *w);
 /*
- * Read the work figures of `trace` (a file the summary s came from) and put
- * them under "work" in a sample's trace figures (fig, borrowed). A trace
- * that cannot be read leaves fig as it is.
+ * Put the work figures of `trace` (a file the summary s came from) under
+ * "work" in a sample's trace figures (fig, borrowed): read (borrowed) when
+ * the summary's read already filled them (an XPlane, gdn_trace_opts.work),
+ * else read from the file. A trace that cannot be read leaves fig as it is.
  */
-void gdn_integrity_attach_work(json_t *fig, const char *trace, const struct gdn_trace_summary *s);
+void gdn_integrity_attach_work(json_t *fig, const char *trace, const struct gdn_trace_summary *s,
+			       const struct gdn_trace_work *read);
 
 /* ---- the loop's side (integrity_gate.c) ---- */
 

@@ -29,6 +29,7 @@
 
 struct sbuf;
 struct gdn_err;
+struct gdn_trace_work; /* trace_work.h */
 
 /* Signed picoseconds. */
 typedef __int128 gdn_ps;
@@ -132,10 +133,16 @@ struct gdn_trace_opts {
 	bool device_span;
 	/* A profile directory with both: which to read (enum gdn_trace_input). */
 	int input;
+	/*
+	 * XPlane: also fill this with the work figures (trace_work.h) in the
+	 * same read; emptied first; on error it may hold part of them. Not
+	 * filled from trace-event JSON (gdn_trace_work_file reads those).
+	 */
+	struct gdn_trace_work *work;
 };
-#define GDN_TRACE_OPTS_INIT                                \
-	{                                                  \
-		NULL, NULL, NULL, 0, 0, 0, false, false, 0 \
+#define GDN_TRACE_OPTS_INIT                                      \
+	{                                                        \
+		NULL, NULL, NULL, 0, 0, 0, false, false, 0, NULL \
 	}
 
 /* --input-format: "auto" (the XPlane when there is one), "xplane", "json". */
@@ -273,6 +280,8 @@ int gdn_trace_resolve_inputs(const char *arg, enum gdn_trace_input input, char *
 
 /* Whether the first bytes (already uncompressed) look like an XSpace. */
 bool gdn_xplane_sniff(const void *data, size_t len);
+/* The same for bytes as they are in a file or in memory: plain or gzip. */
+bool gdn_xplane_sniff_raw(const void *data, size_t len);
 /* Whether a file (plain or gzip) holds an XSpace, by its first bytes. */
 int gdn_xplane_sniff_file(const char *path, bool *is_xplane, struct gdn_err *err);
 /* Summarise n XPlane files (one per host) into one summary. */
@@ -282,6 +291,14 @@ int gdn_xplane_summarize_files(const char *const *paths, size_t n,
 /* Summarise an XSpace held in memory (plain or gzip); for tests and fuzzing. */
 int gdn_xplane_summarize_mem(const void *data, size_t len, const struct gdn_trace_opts *opts,
 			     struct gdn_trace_summary *out, struct gdn_err *err);
+/*
+ * Only the work figures (trace_work.h) of an XPlane file or XSpace in
+ * memory (plain or gzip): the same three passes, no aggregation. out is
+ * added to; on error it may hold part of the figures (the caller drops them).
+ */
+int gdn_xplane_work_file(const char *path, struct gdn_trace_work *out, struct gdn_err *err);
+int gdn_xplane_work_mem(const void *data, size_t len, struct gdn_trace_work *out,
+			struct gdn_err *err);
 
 /* ---------------------------------------------------------------------- */
 /*

@@ -213,7 +213,7 @@ const struct gdn_cfg_key gdn_cfg_schema[] = {
      "integrity gate: the work per step fell (rule work)", false},
     {"integrity.rulers_share", GDN_CFG_FLOAT, "0.5", NULL, NULL,
      "integrity gate: the share of the claimed gain the device time must show", false},
-    {"integrity.work_allow", GDN_CFG_LIST, NULL, NULL, NULL,
+    {"integrity.work_allow", GDN_CFG_LIST, "ops", NULL, NULL,
      "integrity gate: work figures allowed to fall (flops, bytes, ops, custom_calls)", false},
     {"integrity.work_max_drop_pct", GDN_CFG_FLOAT, "50", NULL, NULL,
      "integrity gate: how far (percent) the work per step may fall", false},

@@ -1,8 +1,8 @@
 /*
  * Work figures per step for the integrity gate (integrity.h): ops and
  * custom calls from the trace summary, FLOPs and bytes from the trace's
- * cost-analysis args (trace_work.h), and the rates they imply over the
- * device time.
+ * cost analysis (trace_work.h: JSON args or XPlane stats), and the rates
+ * they imply over the device time.
  */
 #include "gdnctl/compat.h"
 #include <math.h>
@@ -51,7 +51,8 @@ json_t *gdn_integrity_work_figures(const struct gdn_trace_summary *s,
 	return o;
 }
 
-void gdn_integrity_attach_work(json_t *fig, const char *trace, const struct gdn_trace_summary *s)
+void gdn_integrity_attach_work(json_t *fig, const char *trace, const struct gdn_trace_summary *s,
+			       const struct gdn_trace_work *read)
 {
 	struct gdn_trace_work w = GDN_TRACE_WORK_INIT;
 	struct gdn_err err = GDN_ERR_INIT;
@@ -59,7 +60,10 @@ void gdn_integrity_attach_work(json_t *fig, const char *trace, const struct gdn_
 
 	if (!fig || !trace)
 		return;
-	o = gdn_integrity_work_figures(s, gdn_trace_work_file(trace, &w, &err) ? NULL : &w);
+	if (read)
+		o = gdn_integrity_work_figures(s, read);
+	else
+		o = gdn_integrity_work_figures(s, gdn_trace_work_file(trace, &w, &err) ? NULL : &w);
 	if (o)
 		json_object_set_new(fig, "work", o);
 	gdn_trace_work_release(&w);

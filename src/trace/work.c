@@ -1,7 +1,9 @@
 /*
- * Work figures of a trace-event JSON file (trace_work.h): a second, small
+ * Work figures of a trace (trace_work.h). Trace-event JSON: a second, small
  * reader over the same tokenizer as the trace pipeline, keeping per op name
- * the sums of the cost-analysis args XLA writes on device ops.
+ * the sums of the cost-analysis args XLA writes on device ops. An XPlane
+ * goes to the XPlane reader (xplane.c). Both hand each event's figures to
+ * gdn_trace_work_add (work_sum.c).
  */
 #include "gdnctl/compat.h"
 #include <fcntl.h>
@@ -15,7 +17,6 @@
 #include "gdnctl/xalloc.h"
 
 #define WORK_NAME_MAX 1024 /* longer op names are cut (they still count) */
-#define WORK_OPS_MAX  (1u << 20)
 
 enum pending { P_NONE = 0, P_NAME, P_FLOPS, P_BYTES, P_ARGS, P_DUR };
 
@@ -29,77 +30,6 @@ struct reader {
 	double flops, bytes, dur;
 	bool has_flops, has_bytes, has_dur;
 };
-
-void gdn_trace_work_release(struct gdn_trace_work *w)
-{
-	for (size_t i = 0; i < w->nr; i++)
-		free(w->v[i].name);
-	free(w->v);
-	free(w->slot);
-	free(w->peak_name);
-	memset(w, 0, sizeof(*w));
-}
-
-static size_t hash_name(const char *s)
-{
-	size_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
-static void rehash(struct gdn_trace_work *w)
-{
-	size_t n = w->mask ? (w->mask + 1) * 2 : 64;
-
-	free(w->slot);
-	w->slot = xcalloc(n, sizeof(*w->slot));
-	w->mask = n - 1;
-	for (size_t i = 0; i < w->nr; i++) {
-		size_t j = hash_name(w->v[i].name) & w->mask;
-
-		while (w->slot[j])
-			j = (j + 1) & w->mask;
-		w->slot[j] = i + 1;
-	}
-}
-
-const struct gdn_trace_work_op *gdn_trace_work_find(const struct gdn_trace_work *w,
-						    const char *name)
-{
-	if (!w->mask)
-		return NULL;
-	for (size_t j = hash_name(name) & w->mask; w->slot[j]; j = (j + 1) & w->mask)
-		if (!strcmp(w->v[w->slot[j] - 1].name, name))
-			return &w->v[w->slot[j] - 1];
-	return NULL;
-}
-
-static struct gdn_trace_work_op *get_op(struct gdn_trace_work *w, const char *name)
-{
-	const struct gdn_trace_work_op *found = gdn_trace_work_find(w, name);
-	struct gdn_trace_work_op *op;
-
-	if (found)
-		return &w->v[found - w->v];
-	if (w->nr >= WORK_OPS_MAX)
-		return NULL;
-	if ((w->nr + 1) * 2 > w->mask + 1)
-		rehash(w);
-	ALLOC_GROW(w->v, w->nr + 1, w->alloc);
-	op = &w->v[w->nr++];
-	memset(op, 0, sizeof(*op));
-	op->name = xstrdup(name);
-	{
-		size_t j = hash_name(name) & w->mask;
-
-		while (w->slot[j])
-			j = (j + 1) & w->mask;
-		w->slot[j] = w->nr;
-	}
-	return op;
-}
 
 /* A figure: a number, or a string holding one; finite and >= 0. */
 static bool figure(const struct json_token *tok, double *out)
@@ -123,34 +53,17 @@ static bool figure(const struct json_token *tok, double *out)
 
 static void end_event(struct reader *r)
 {
-	struct gdn_trace_work *w = r->w;
-	struct gdn_trace_work_op *op;
+	struct gdn_trace_work_event ev = {
+	    .name = r->name.buf,
+	    .flops = r->flops,
+	    .bytes = r->bytes,
+	    .dur_us = r->dur,
+	    .has_flops = r->has_flops,
+	    .has_bytes = r->has_bytes,
+	    .has_dur = r->has_dur,
+	};
 
-	if (!r->has_flops && !r->has_bytes)
-		return;
-	w->events++;
-	if (r->has_flops && r->has_dur && r->dur > 0 && r->flops > 0 &&
-	    !strstr(r->name.buf, "-start") && !strstr(r->name.buf, "-done") &&
-	    (!w->peak_name || r->flops / r->dur > w->peak_flops / w->peak_us)) {
-		free(w->peak_name);
-		w->peak_name = xstrdup(r->name.buf);
-		w->peak_flops = r->flops;
-		w->peak_us = r->dur;
-	}
-	op = get_op(w, r->name.buf);
-	if (r->has_flops) {
-		w->flops += r->flops;
-		w->has_flops = true;
-	}
-	if (r->has_bytes) {
-		w->bytes += r->bytes;
-		w->has_bytes = true;
-	}
-	if (!op)
-		return;
-	op->count++;
-	op->flops += r->has_flops ? r->flops : 0;
-	op->bytes += r->has_bytes ? r->bytes : 0;
+	gdn_trace_work_add(r->w, &ev);
 }
 
 static int on_key(struct reader *r, const struct json_token *tok)
@@ -261,6 +174,8 @@ int gdn_trace_work_mem(const void *data, size_t len, struct gdn_trace_work *out,
 	struct gdn_gz *gz;
 	int ret;
 
+	if (gdn_xplane_sniff_raw(data, len))
+		return gdn_xplane_work_mem(data, len, out, err);
 	reader_start(&r, out, &tok, &gz);
 	ret = gdn_gz_feed(gz, data, len, err);
 	if (!ret)
@@ -284,7 +199,7 @@ int gdn_trace_work_file(const char *path, struct gdn_trace_work *out, struct gdn
 
 	ret = gdn_xplane_sniff_file(path, &xplane, err);
 	if (ret || xplane)
-		return ret;
+		return ret ? ret : gdn_xplane_work_file(path, out, err);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return gdn_err_errno(err, GDN_EIO, "cannot open '%s'", path);

@@ -37,6 +37,7 @@
 #include "gdnctl/err.h"
 #include "gdnctl/proc.h"
 #include "gdnctl/sbuf.h"
+#include "gdnctl/trace_work.h"
 #include "gdnctl/xalloc.h"
 
 #define XP_BUF	       (256u << 10)
@@ -230,6 +231,7 @@ enum stat_kind {
 	SK_PROGRAM, /* program_id */
 	SK_SYMBOL,  /* symbol_id */
 	SK_FLOPS,   /* flops */
+	SK_MFLOPS,  /* model_flops */
 	SK_BYTES,   /* bytes_accessed */
 	SK_DEVOFF,  /* device_offset_ps */
 	SK_DEVDUR,  /* device_duration_ps */
@@ -251,6 +253,7 @@ static enum stat_kind stat_kind(const char *s)
 	    {"program_id", SK_PROGRAM},
 	    {"symbol_id", SK_SYMBOL},
 	    {"flops", SK_FLOPS},
+	    {"model_flops", SK_MFLOPS},
 	    {"bytes_accessed", SK_BYTES},
 	    {"device_offset_ps", SK_DEVOFF},
 	    {"device_duration_ps", SK_DEVDUR},
@@ -268,11 +271,19 @@ struct smeta {
 	uint8_t kind;
 };
 
+/* facts.work: which work figures (trace_work.h) are set */
+#define WK_FLOPS  1u
+#define WK_MFLOPS 2u /* flops holds model_flops, which wins over flops */
+#define WK_BYTES  4u
+
 /* What an XEventMetadata or XEvent says; string ids + 1 (0: not set). */
 struct facts {
 	uint32_t hlo, tfop, source, dedup, longname;
 	uint64_t devoff, devdur, stepnum;
 	bool has_devoff, has_devdur, has_stepnum;
+	uint8_t work;
+	/* last: set and read only where work says (read_event clears what is above) */
+	double flops, bytes;
 };
 
 struct emeta {
@@ -324,7 +335,8 @@ struct xp {
 	uint32_t host; /* index of the file among several */
 	bool multi;
 	const char *host_name;
-	struct gdn_trace_agg *agg;
+	struct gdn_trace_agg *agg;   /* NULL: only the work figures are read */
+	struct gdn_trace_work *work; /* NULL: not read */
 	struct sbuf tmp, tmp2;
 	uint64_t events, aggregated, no_meta, dropped;
 	/*
@@ -828,13 +840,33 @@ static int intern(struct xp *x, const char *s, size_t n, uint32_t *id, struct gd
 struct stat_walk {
 	uint32_t plane;
 	uint64_t num;
-	bool has_num, has_str, compressed;
+	double dnum; /* double_value, as it is */
+	bool has_num, has_str, compressed, is_double, negative;
 	uint32_t ref;
 	bool has_ref;
 	enum stat_kind kind;
 	bool kind_known;
 	bool skipped; /* a text skipped as a long_name */
 };
+
+/* Whether a stat of this kind is kept when its value is text. */
+static bool text_kind(const struct xp *x, enum stat_kind kind)
+{
+	switch (kind) {
+	case SK_OTHER:
+	case SK_DEVOFF:
+	case SK_DEVDUR:
+	case SK_PROGRAM:
+	case SK_SYMBOL:
+		return false;
+	case SK_FLOPS:
+	case SK_MFLOPS:
+	case SK_BYTES:
+		return x->work != NULL; /* a figure written as text, read for the work figures */
+	default:
+		return true;
+	}
+}
 
 static int stat_field(struct xp *x, const struct field *f, void *ctx, struct gdn_err *err)
 {
@@ -850,12 +882,16 @@ static int stat_field(struct xp *x, const struct field *f, void *ctx, struct gdn
 	} else if ((f->num == 3 || f->num == 4) && f->wt == 0) {
 		s->num = f->v;
 		s->has_num = true;
+		s->is_double = false;
+		s->negative = f->num == 4 && (int64_t)f->v < 0;
 	} else if (f->num == 2 && f->wt == 1) {
 		double d;
 
 		memcpy(&d, &f->v, sizeof(d));
 		s->num = d > 0 && d < 1.8e19 ? (uint64_t)d : 0;
 		s->has_num = true;
+		s->dnum = d;
+		s->is_double = true;
 	} else if (f->num == 7 && f->wt == 0) {
 		uint32_t m = xmap_find(&x->smap, s->plane, f->v);
 
@@ -869,9 +905,7 @@ static int stat_field(struct xp *x, const struct field *f, void *ctx, struct gdn
 		s->skipped = true;
 		return FIELD_SKIP;
 	} else if ((f->num == 5 || f->num == 8) && f->wt == 2 &&
-		   (!s->kind_known || (kind != SK_OTHER && kind != SK_DEVOFF && kind != SK_DEVDUR &&
-				       kind != SK_PROGRAM && kind != SK_SYMBOL &&
-				       kind != SK_FLOPS && kind != SK_BYTES))) {
+		   (!s->kind_known || text_kind(x, kind))) {
 		ret = read_str(x, f, &x->tmp, err);
 		s->has_str = !ret;
 		s->compressed = f->num == 8;
@@ -880,6 +914,39 @@ static int stat_field(struct xp *x, const struct field *f, void *ctx, struct gdn
 		return FIELD_SKIP;
 	}
 	return 0;
+}
+
+/* A work figure: a number, or a text holding one; finite and >= 0 (else not kept). */
+static void work_stat(const struct xp *x, const struct stat_walk *s, struct facts *fa)
+{
+	double v;
+
+	if (s->has_num && s->is_double) {
+		v = s->dnum;
+	} else if (s->has_num) {
+		if (s->negative)
+			return;
+		v = (double)s->num;
+	} else if (s->has_str && !s->compressed && x->tmp.len && x->tmp.len < 64 &&
+		   strlen(x->tmp.buf) == x->tmp.len) {
+		char *end;
+
+		errno = 0;
+		v = strtod(x->tmp.buf, &end);
+		if (*end || errno)
+			return;
+	} else {
+		return;
+	}
+	if (!isfinite(v) || v < 0)
+		return;
+	if (s->kind == SK_BYTES) {
+		fa->bytes = v;
+		fa->work |= WK_BYTES;
+	} else if (s->kind == SK_MFLOPS || !(fa->work & WK_MFLOPS)) {
+		fa->flops = v;
+		fa->work |= s->kind == SK_MFLOPS ? WK_FLOPS | WK_MFLOPS : WK_FLOPS;
+	}
 }
 
 static int read_stat(struct xp *x, uint32_t plane, uint64_t end, struct facts *fa,
@@ -902,6 +969,12 @@ static int read_stat(struct xp *x, uint32_t plane, uint64_t end, struct facts *f
 		return 0;
 	}
 	switch (s.kind) {
+	case SK_FLOPS:
+	case SK_MFLOPS:
+	case SK_BYTES:
+		if (x->work) /* not read for a summary alone */
+			work_stat(x, &s, fa);
+		return 0;
 	case SK_DEVOFF:
 		fa->devoff = s.num;
 		fa->has_devoff = s.has_num;
@@ -1077,6 +1150,8 @@ static void emit_meta(struct xp *x, uint32_t plane, bool thread, uint64_t line, 
 	struct gdn_trace_event ev;
 	struct sbuf pidbuf = SBUF_INIT, full = SBUF_INIT;
 
+	if (!x->agg)
+		return;
 	if (!thread && x->multi) {
 		/* several hosts: "<host> /device:TPU:0" (the device label says the host) */
 		sbuf_addf(&full, "%s %.*s", x->host_name, (int)len, name);
@@ -1249,6 +1324,25 @@ static uint32_t emeta_find(const struct xp *x, uint32_t plane, uint64_t id)
 	return xmap_find(&x->emap, plane, id);
 }
 
+/* An event's work figures: its own stats win over its metadata's, figure by figure. */
+static void add_work(struct xp *x, const struct emeta *em, const struct facts *fa, uint64_t dur)
+{
+	static const struct facts none;
+	const struct facts *m = em ? &em->f : &none;
+	const struct facts *f = fa->work & WK_FLOPS ? fa : m, *b = fa->work & WK_BYTES ? fa : m;
+	struct gdn_trace_work_event ev = {
+	    .name = em ? xstr_get(&x->strs, em->name) : "",
+	    .flops = f->flops,
+	    .bytes = b->bytes,
+	    .dur_us = (double)dur / 1e6, /* duration_ps, as the JSON's dur */
+	    .has_flops = (f->work & WK_FLOPS) != 0,
+	    .has_bytes = (b->work & WK_BYTES) != 0,
+	    .has_dur = true,
+	};
+
+	gdn_trace_work_add(x->work, &ev);
+}
+
 static int read_event(struct xp *x, struct line_ctx *lc, uint64_t end, struct gdn_err *err)
 {
 	struct event_walk w;
@@ -1261,7 +1355,7 @@ static int read_event(struct xp *x, struct line_ctx *lc, uint64_t end, struct gd
 	int ret;
 
 	memset(&w, 0, sizeof(w));
-	memset(&fa, 0, sizeof(fa));
+	memset(&fa, 0, offsetof(struct facts, flops)); /* the hot path: not the work figures */
 	w.plane = lc->plane;
 	w.fa = &fa;
 	if (!event_fast(x, end, &w)) {
@@ -1282,6 +1376,10 @@ static int read_event(struct xp *x, struct line_ctx *lc, uint64_t end, struct gd
 		x->no_meta++;
 	else
 		em = &x->emetas[e - 1];
+	if (x->work && (fa.work || (em && em->f.work)))
+		add_work(x, em, &fa, w.dur);
+	if (!x->agg)
+		return 0;
 	if (!lc->track) {
 		struct gdn_trace_id pid, tid;
 
@@ -1681,9 +1779,31 @@ bool gdn_xplane_sniff(const void *data, size_t len)
 	return true;
 }
 
+bool gdn_xplane_sniff_raw(const void *data, size_t len)
+{
+	const unsigned char *raw = data;
+	unsigned char out[64];
+	z_stream zs;
+	bool yes;
+
+	if (len < 2 || raw[0] != 0x1f || raw[1] != 0x8b)
+		return gdn_xplane_sniff(data, len);
+	memset(&zs, 0, sizeof(zs));
+	if (inflateInit2(&zs, 15 + 16) != Z_OK)
+		return false;
+	zs.next_in = (unsigned char *)raw;
+	zs.avail_in = (uInt)(len < 512 ? len : 512);
+	zs.next_out = out;
+	zs.avail_out = sizeof(out);
+	(void)inflate(&zs, Z_NO_FLUSH);
+	yes = gdn_xplane_sniff(out, sizeof(out) - zs.avail_out);
+	inflateEnd(&zs);
+	return yes;
+}
+
 int gdn_xplane_sniff_file(const char *path, bool *is_xplane, struct gdn_err *err)
 {
-	unsigned char raw[512], out[64];
+	unsigned char raw[512];
 	ssize_t n;
 	/* O_NONBLOCK: a FIFO would wait for a writer in open(), deaf to SIGINT/SIGTERM */
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -1702,22 +1822,7 @@ int gdn_xplane_sniff_file(const char *path, bool *is_xplane, struct gdn_err *err
 	close(fd);
 	if (n < 0)
 		return gdn_err_errno(err, GDN_EIO, "cannot read '%s'", path);
-	if (n >= 2 && raw[0] == 0x1f && raw[1] == 0x8b) {
-		z_stream zs;
-
-		memset(&zs, 0, sizeof(zs));
-		if (inflateInit2(&zs, 15 + 16) != Z_OK)
-			return 0;
-		zs.next_in = raw;
-		zs.avail_in = (uInt)n;
-		zs.next_out = out;
-		zs.avail_out = sizeof(out);
-		(void)inflate(&zs, Z_NO_FLUSH);
-		*is_xplane = gdn_xplane_sniff(out, sizeof(out) - zs.avail_out);
-		inflateEnd(&zs);
-		return 0;
-	}
-	*is_xplane = gdn_xplane_sniff(raw, (size_t)n);
+	*is_xplane = gdn_xplane_sniff_raw(raw, (size_t)n);
 	return 0;
 }
 
@@ -1760,6 +1865,9 @@ static int summarize_once(struct xp_file *files, size_t n, const struct gdn_trac
 	sbuf_init(&x.tmp, 0);
 	sbuf_init(&x.tmp2, 0);
 	x.agg = gdn_trace_agg_new(opts);
+	x.work = opts ? opts->work : NULL;
+	if (x.work)
+		gdn_trace_work_release(x.work); /* a second read starts again */
 	x.keep_long = keep_long;
 	x.multi = n > 1;
 	gdn_trace_agg_set_xplane(x.agg, x.multi);
@@ -1812,6 +1920,49 @@ int gdn_xplane_summarize_mem(const void *data, size_t len, const struct gdn_trac
 	if (!data)
 		f.mem = (const unsigned char *)"";
 	return summarize(&f, 1, opts, out, err);
+}
+
+/* Only the work figures of one file: no aggregator, long names skipped. */
+static int work_only(const struct xp_file *f, struct gdn_trace_work *out, struct gdn_err *err)
+{
+	struct xp x;
+	int ret;
+
+	memset(&x, 0, sizeof(x));
+	strvec_init(&x.hosts);
+	sbuf_init(&x.tmp, 0);
+	sbuf_init(&x.tmp2, 0);
+	x.f = *f;
+	x.work = out;
+	ret = read_one(&x, false, err);
+	if (ret && f->label)
+		gdn_err_prefix(err, "'%s'", f->label);
+	strvec_clear(&x.hosts);
+	xp_release(&x);
+	return ret;
+}
+
+int gdn_xplane_work_mem(const void *data, size_t len, struct gdn_trace_work *out,
+			struct gdn_err *err)
+{
+	struct xp_file f = {NULL, -1, data, len};
+
+	if (!data)
+		f.mem = (const unsigned char *)"";
+	return work_only(&f, out, err);
+}
+
+int gdn_xplane_work_file(const char *path, struct gdn_trace_work *out, struct gdn_err *err)
+{
+	struct xp_file f = {path, -1, NULL, 0};
+	int ret;
+
+	f.fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (f.fd < 0)
+		return gdn_err_errno(err, GDN_EIO, "cannot open '%s'", path);
+	ret = work_only(&f, out, err);
+	close(f.fd);
+	return ret;
 }
 
 int gdn_xplane_summarize_files(const char *const *paths, size_t n,

@@ -1,7 +1,8 @@
 /*
  * Fuzz the integrity gate's readers with one input: the trace work reader
- * (src/trace/work.c: cost-analysis args of a trace-event JSON document,
- * plain or gzip), then the peaks override parser line by line, and the
+ * (src/trace/work.c: cost-analysis args of a trace-event JSON document, or
+ * the stats of an XSpace; plain or gzip), then the peaks override parser
+ * line by line, and the
  * rules on figures made from the input (no NaN may reach a reason).
  */
 #include "gdnctl/compat.h"

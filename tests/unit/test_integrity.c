@@ -8,8 +8,10 @@
 #include <math.h>
 #include <cmocka.h>
 #include <unistd.h>
+#include <zlib.h>
 #include "gdnctl/err.h"
 #include "gdnctl/integrity.h"
+#include "gdnctl/sbuf.h"
 #include "gdnctl/trace.h"
 #include "gdnctl/trace_work.h"
 #include "gdnctl/xalloc.h"
@@ -428,6 +430,279 @@ static void test_real_gpu_fusion(void **unused)
 	gdn_integrity_config_release(&c);
 }
 
+/* An XPlane's work figures equal its JSON twin's: op by op, and per step. */
+static void expect_same_work(const struct gdn_trace_work *j, const struct gdn_trace_work *x)
+{
+	assert_true(x->has_flops && x->has_bytes);
+	assert_int_equal(x->events, j->events);
+	assert_int_equal(x->nr, j->nr);
+	assert_true(fabs(x->flops - j->flops) <= 1e-9 * j->flops);
+	assert_true(fabs(x->bytes - j->bytes) <= 1e-9 * j->bytes);
+	for (size_t i = 0; i < j->nr; i++) {
+		const struct gdn_trace_work_op *o = gdn_trace_work_find(x, j->v[i].name);
+
+		assert_non_null(o);
+		assert_int_equal(o->count, j->v[i].count);
+		assert_true(fabs(o->flops - j->v[i].flops) <= 1e-9 * j->v[i].flops);
+		assert_true(fabs(o->bytes - j->v[i].bytes) <= 1e-9 * j->v[i].bytes);
+	}
+	assert_string_equal(x->peak_name, j->peak_name);
+	assert_true(x->peak_flops == j->peak_flops);
+	/* durations: JSON microseconds with 6 decimals, XPlane whole picoseconds */
+	assert_true(fabs(x->peak_us - j->peak_us) <= 1e-6);
+}
+
+static void test_real_tpu_xplane_twins(void **unused)
+{
+	static const char *const stamps[] = {"2026_01_11_21_26_41", "2026_01_12_00_26_20",
+					     "2026_01_12_01_08_50"};
+	const char *shared = getenv("GDNCTL_SHARED_DIR");
+
+	(void)unused;
+	if (!shared || !*shared)
+		skip();
+	for (size_t i = 0; i < sizeof(stamps) / sizeof(stamps[0]); i++) {
+		struct gdn_trace_work wj = GDN_TRACE_WORK_INIT, wx = GDN_TRACE_WORK_INIT;
+		struct gdn_trace_work ws = GDN_TRACE_WORK_INIT;
+		struct gdn_trace_opts o = GDN_TRACE_OPTS_INIT;
+		struct gdn_trace_summary sj = GDN_TRACE_SUMMARY_INIT, sx = GDN_TRACE_SUMMARY_INIT;
+		struct gdn_err err = GDN_ERR_INIT;
+		char *json = xstrfmt("%s/traces/tpu-inference_%s_t1v-n-9eb622fc-w-0.trace.json.gz",
+				     shared, stamps[i]);
+		char *xpb =
+		    xstrfmt("%s/traces/DERIVED_tpu-inference_%s_t1v-n-9eb622fc-w-0.xplane.pb",
+			    shared, stamps[i]);
+		json_t *fj, *fx;
+
+		if (access(json, R_OK) || access(xpb, R_OK)) {
+			free(json);
+			free(xpb);
+			skip();
+		}
+		assert_int_equal(gdn_trace_work_file(json, &wj, &err), 0);
+		assert_int_equal(gdn_trace_work_file(xpb, &wx, &err), 0);
+		expect_same_work(&wj, &wx);
+		/* the summary's read fills the same figures (one read for the gate) */
+		o.work = &ws;
+		assert_int_equal(gdn_trace_summarize_file(xpb, &o, &sx, &err), 0);
+		expect_same_work(&wj, &ws);
+		o.work = NULL;
+		assert_int_equal(gdn_trace_summarize_file(json, &o, &sj, &err), 0);
+		fj = gdn_integrity_work_figures(&sj, &wj);
+		fx = gdn_integrity_work_figures(&sx, &ws);
+		assert_non_null(fj);
+		assert_non_null(fx);
+		{
+			static const char *const keys[] = {"ops",   "custom_calls", "flops",
+							   "bytes", "flops_per_s",  "bytes_per_s"};
+
+			for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+				double a = json_number_value(json_object_get(fj, keys[k]));
+				double b = json_number_value(json_object_get(fx, keys[k]));
+
+				assert_non_null(json_object_get(fx, keys[k]));
+				assert_true(fabs(a - b) <= 1e-6 * a);
+			}
+		}
+		json_decref(fj);
+		json_decref(fx);
+		gdn_trace_summary_release(&sj);
+		gdn_trace_summary_release(&sx);
+		gdn_trace_work_release(&wj);
+		gdn_trace_work_release(&wx);
+		gdn_trace_work_release(&ws);
+		free(json);
+		free(xpb);
+	}
+}
+
+/* ---- hand-made XSpaces (as tests/unit/test_trace.c) ---- */
+
+static void pb_varint(struct sbuf *sb, uint64_t v)
+{
+	do {
+		sbuf_addch(sb, (char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0)));
+		v >>= 7;
+	} while (v);
+}
+
+static void pb_uint(struct sbuf *sb, unsigned field, uint64_t v)
+{
+	pb_varint(sb, (uint64_t)field << 3);
+	pb_varint(sb, v);
+}
+
+static void pb_double(struct sbuf *sb, unsigned field, double d)
+{
+	char b[8];
+
+	pb_varint(sb, (uint64_t)field << 3 | 1);
+	memcpy(b, &d, 8);
+	sbuf_add(sb, b, 8);
+}
+
+static void pb_bytes(struct sbuf *sb, unsigned field, const char *p, size_t n)
+{
+	pb_varint(sb, (uint64_t)field << 3 | 2);
+	pb_varint(sb, n);
+	sbuf_add(sb, p, n);
+}
+
+static void pb_msg(struct sbuf *sb, unsigned field, struct sbuf *m)
+{
+	pb_bytes(sb, field, m->buf, m->len);
+	sbuf_reset(m);
+}
+
+/* An XStat: stat metadata id, and value as field (3 uint64, 4 int64, 5 str, 2 double). */
+static void pb_stat(struct sbuf *to, unsigned field, uint64_t id, unsigned vfield, uint64_t v,
+		    const char *str, double d)
+{
+	struct sbuf st = SBUF_INIT;
+
+	pb_uint(&st, 1, id);
+	if (vfield == 5)
+		pb_bytes(&st, 5, str, strlen(str));
+	else if (vfield == 2)
+		pb_double(&st, 2, d);
+	else
+		pb_uint(&st, vfield, v);
+	pb_msg(to, field, &st);
+	sbuf_release(&st);
+}
+
+/*
+ * One TPU plane, its cost analysis in every value kind: stat metadata 1
+ * model_flops, 2 flops, 3 bytes_accessed; ops fusion.1 (model_flops "6144"
+ * as text, flops 9999: model_flops wins; bytes 5120.0 as a double),
+ * copy-start.2 (int64 flops 100, uint64 bytes 8), neg.3 (int64 flops -1:
+ * not a figure), plain.4 (none). Events: fusion.1 for 1 us, fusion.1 for 2
+ * us whose own flops stat (100) wins, copy-start.2 for 1 ns, neg.3, plain.4,
+ * and an aggregate of fusion.1 (not a timeline event).
+ */
+static void make_work_space(struct sbuf *space)
+{
+	static const char *const names[] = {"", "fusion.1", "copy-start.2", "neg.3", "plain.4"};
+	static const char *const stats[] = {"", "model_flops", "flops", "bytes_accessed"};
+	struct sbuf plane = SBUF_INIT, line = SBUF_INIT, ev = SBUF_INIT, ent = SBUF_INIT;
+	struct sbuf md = SBUF_INIT;
+	static const uint64_t evs[][3] = {{1, 0, 1000000},
+					  {1, 2000000, 2000000},
+					  {2, 5000000, 1000},
+					  {3, 6000000, 1000},
+					  {4, 7000000, 1000}};
+
+	pb_uint(&plane, 1, 1);
+	pb_bytes(&plane, 2, "/device:TPU:0", 13);
+	pb_uint(&line, 1, 1);
+	pb_bytes(&line, 2, "XLA Ops", 7);
+	pb_uint(&line, 3, 1000);
+	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++) {
+		pb_uint(&ev, 1, evs[i][0]);
+		pb_uint(&ev, 2, evs[i][1]);
+		pb_uint(&ev, 3, evs[i][2]);
+		if (i == 1)
+			pb_stat(&ev, 4, 2, 3, 100, NULL, 0);
+		pb_msg(&line, 4, &ev);
+	}
+	pb_uint(&ev, 1, 1);
+	pb_uint(&ev, 5, 3); /* num_occurrences */
+	pb_uint(&ev, 3, 1000);
+	pb_msg(&line, 4, &ev);
+	pb_msg(&plane, 3, &line);
+	for (uint64_t i = 1; i <= 4; i++) {
+		pb_uint(&md, 1, i);
+		pb_bytes(&md, 2, names[i], strlen(names[i]));
+		if (i == 1) {
+			pb_stat(&md, 5, 2, 3, 9999, NULL, 0);
+			pb_stat(&md, 5, 1, 5, 0, "6144", 0);
+			pb_stat(&md, 5, 3, 2, 0, NULL, 5120.0);
+		} else if (i == 2) {
+			pb_stat(&md, 5, 2, 4, 100, NULL, 0);
+			pb_stat(&md, 5, 3, 3, 8, NULL, 0);
+		} else if (i == 3) {
+			pb_stat(&md, 5, 2, 4, (uint64_t)-1, NULL, 0);
+		}
+		pb_uint(&ent, 1, i);
+		pb_msg(&ent, 2, &md);
+		pb_msg(&plane, 4, &ent);
+	}
+	for (uint64_t i = 1; i <= 3; i++) {
+		pb_uint(&md, 1, i);
+		pb_bytes(&md, 2, stats[i], strlen(stats[i]));
+		pb_uint(&ent, 1, i);
+		pb_msg(&ent, 2, &md);
+		pb_msg(&plane, 5, &ent);
+	}
+	pb_msg(space, 1, &plane);
+	sbuf_release(&plane);
+	sbuf_release(&line);
+	sbuf_release(&ev);
+	sbuf_release(&ent);
+	sbuf_release(&md);
+}
+
+static void expect_work_space(const struct gdn_trace_work *w)
+{
+	const struct gdn_trace_work_op *op = gdn_trace_work_find(w, "fusion.1");
+
+	assert_true(w->has_flops && w->has_bytes);
+	assert_true(w->flops == 6144 + 100 + 100);
+	assert_true(w->bytes == 5120 + 5120 + 8);
+	assert_int_equal(w->events, 3);
+	assert_non_null(op);
+	assert_true(op->flops == 6244 && op->bytes == 10240 && op->count == 2);
+	assert_null(gdn_trace_work_find(w, "neg.3"));
+	assert_null(gdn_trace_work_find(w, "plain.4"));
+	/* the fastest: fusion.1's first event (6144 FLOP in 1 us); copy-start.2 is left out */
+	assert_string_equal(w->peak_name, "fusion.1");
+	assert_true(w->peak_flops == 6144 && w->peak_us == 1);
+}
+
+static void test_work_xplane(void **unused)
+{
+	struct sbuf space = SBUF_INIT, gz = SBUF_INIT;
+	struct gdn_trace_work w = GDN_TRACE_WORK_INIT;
+	struct gdn_trace_opts o = GDN_TRACE_OPTS_INIT;
+	struct gdn_trace_summary s = GDN_TRACE_SUMMARY_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	z_stream zs;
+
+	(void)unused;
+	make_work_space(&space);
+	assert_true(gdn_xplane_sniff_raw(space.buf, space.len));
+	assert_int_equal(gdn_trace_work_mem(space.buf, space.len, &w, &err), 0);
+	expect_work_space(&w);
+	gdn_trace_work_release(&w);
+	/* gzip: sniffed through the inflated head */
+	memset(&zs, 0, sizeof(zs));
+	assert_int_equal(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+	sbuf_grow(&gz, deflateBound(&zs, space.len));
+	zs.next_in = (unsigned char *)space.buf;
+	zs.avail_in = (uInt)space.len;
+	zs.next_out = (unsigned char *)gz.buf;
+	zs.avail_out = (uInt)(gz.alloc - 1);
+	assert_int_equal(deflate(&zs, Z_FINISH), Z_STREAM_END);
+	sbuf_setlen(&gz, zs.total_out);
+	deflateEnd(&zs);
+	assert_true(gdn_xplane_sniff_raw(gz.buf, gz.len));
+	assert_int_equal(gdn_trace_work_mem(gz.buf, gz.len, &w, &err), 0);
+	expect_work_space(&w);
+	/* the summary's read: the same figures, the old ones dropped first */
+	o.work = &w;
+	assert_int_equal(gdn_xplane_summarize_mem(space.buf, space.len, &o, &s, &err), 0);
+	expect_work_space(&w);
+	assert_int_equal(s.events_selected, 5);
+	gdn_trace_summary_release(&s);
+	gdn_trace_work_release(&w);
+	/* cut short: an error, whatever was read */
+	assert_int_equal(gdn_trace_work_mem(space.buf, space.len - 3, &w, &err), GDN_EPARSE);
+	assert_non_null(strstr(err.msg, "XPlane"));
+	gdn_trace_work_release(&w);
+	sbuf_release(&gz);
+	sbuf_release(&space);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -436,6 +711,7 @@ int main(void)
 	    cmocka_unit_test(test_diff_defaults),  cmocka_unit_test(test_diff_headers_and_parse),
 	    cmocka_unit_test(test_decisive),	   cmocka_unit_test(test_work_json),
 	    cmocka_unit_test(test_real_tpu_trace), cmocka_unit_test(test_real_gpu_fusion),
+	    cmocka_unit_test(test_work_xplane),	   cmocka_unit_test(test_real_tpu_xplane_twins),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
