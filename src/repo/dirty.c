@@ -37,6 +37,29 @@ static void snap_clear(struct gdn_repo *r)
 	r->nsnap = 0;
 }
 
+static int status_all(struct gdn_repo *r, bool *dirty, struct gdn_err *err)
+{
+	const char *root = r->root;
+	git_status_list *list = NULL;
+	git_status_options so;
+	int ret = 0;
+
+	*dirty = false;
+	r->full_looks++;
+	git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION);
+	so.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
+	so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS;
+	if (git_status_list_new(&list, r->git, &so) < 0) {
+		ret = gdn_err_set(err, GDN_EIO, "cannot read the status of '%s': %s", root,
+				  gdn_repo_git_msg());
+		goto out;
+	}
+	*dirty = git_status_list_entrycount(list) > 0;
+out:
+	git_status_list_free(list);
+	return ret;
+}
+
 void gdn_repo_unwatch(struct gdn_repo *r)
 {
 	gdn_fswatch_free(r->watch);
@@ -306,7 +329,7 @@ int gdn_repo_dirty(struct gdn_repo *r, bool *dirty, struct gdn_err *err)
 
 	*dirty = false;
 	if (!r->watching)
-		return gdn_repo_status_all(r, dirty, err);
+		return status_all(r, dirty, err);
 	full = !r->watch || gdn_fswatch_drain(r->watch, &paths) || !r->clean;
 	if (!full) {
 		int rc = from_feed(r, &paths);
@@ -322,10 +345,10 @@ int gdn_repo_dirty(struct gdn_repo *r, bool *dirty, struct gdn_err *err)
 	r->watch = NULL;
 	if (gdn_fswatch_open(&r->watch, r->root, skip_dir, r, &ignored)) {
 		gdn_repo_unwatch(r);
-		ret = gdn_repo_status_all(r, dirty, err);
+		ret = status_all(r, dirty, err);
 		goto out;
 	}
-	ret = gdn_repo_status_all(r, dirty, err);
+	ret = status_all(r, dirty, err);
 	r->clean = !ret && !*dirty && !take_snapshot(r);
 out:
 	gdn_err_clear(&ignored);

@@ -23,12 +23,6 @@ void gdn_repo_global_init(void)
 	atexit(shutdown_libgit2);
 }
 
-const char *gdn_repo_git_msg(void)
-{
-	const git_error *e = git_error_last();
-	return e && e->message ? e->message : "unknown libgit2 error";
-}
-
 int gdn_repo_discover(const char *start, char **root, struct gdn_err *err)
 {
 	git_buf found = {0};
@@ -226,29 +220,6 @@ int gdn_repo_head_at(const char *root, char **sha, char **branch, struct gdn_err
 	if (!ret)
 		ret = gdn_repo_head(r, sha, branch, err);
 	gdn_repo_free(r);
-	return ret;
-}
-
-int gdn_repo_status_all(struct gdn_repo *r, bool *dirty, struct gdn_err *err)
-{
-	const char *root = r->root;
-	git_status_list *list = NULL;
-	git_status_options so;
-	int ret = 0;
-
-	*dirty = false;
-	r->full_looks++;
-	git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION);
-	so.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
-	so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS;
-	if (git_status_list_new(&list, r->git, &so) < 0) {
-		ret = gdn_err_set(err, GDN_EIO, "cannot read the status of '%s': %s", root,
-				  gdn_repo_git_msg());
-		goto out;
-	}
-	*dirty = git_status_list_entrycount(list) > 0;
-out:
-	git_status_list_free(list);
 	return ret;
 }
 

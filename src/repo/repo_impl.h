@@ -30,9 +30,13 @@ struct gdn_repo {
 	unsigned long full_looks;
 };
 
-const char *gdn_repo_git_msg(void);
-/* The full look: libgit2's status over the whole working tree. */
-int gdn_repo_status_all(struct gdn_repo *r, bool *dirty, struct gdn_err *err);
+static inline const char *gdn_repo_git_msg(void)
+{
+	const git_error *e = git_error_last();
+
+	return e && e->message ? e->message : "unknown libgit2 error";
+}
+
 void gdn_repo_unwatch(struct gdn_repo *r);
 
 #endif
