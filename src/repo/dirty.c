@@ -37,6 +37,7 @@ static void snap_clear(struct gdn_repo *r)
 	r->nsnap = 0;
 }
 
+/* The full look: libgit2's status over the whole working tree. */
 static int status_all(struct gdn_repo *r, bool *dirty, struct gdn_err *err)
 {
 	const char *root = r->root;
