@@ -128,8 +128,8 @@ struct gdn_stash {
 	 */
 	const char *pin_run;
 };
-/* Where the restore preflight's throw-away worktrees live (a mkdtemp prefix). */
-#define GDN_STASH_PREFLIGHT_PREFIX "/tmp/gdnctl-stash-preflight-"
+/* "$TMPDIR/gdnctl-stash-preflight-" (TMPDIR unset or empty: /tmp): where preflights go. */
+const char *gdn_stash_preflight_prefix(void);
 /* Forget the current stash (it stays in git's stash list). */
 void gdn_stash_forget(struct gdn_stash *s);
 /*

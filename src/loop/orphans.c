@@ -73,7 +73,7 @@ void loop_wait_for_git(struct ictx *x)
 	static const char *const names[] = {"git", "gdnctl", NULL};
 	int64_t deadline = gdn_now_ms() + 10000;
 
-	while (gdn_proc_running_in(names, x->o->workdir, GDN_STASH_PREFLIGHT_PREFIX) &&
+	while (gdn_proc_running_in(names, x->o->workdir, gdn_stash_preflight_prefix()) &&
 	       gdn_now_ms() < deadline)
 		gdn_sleep_interruptible(20);
 }

@@ -208,11 +208,12 @@ int loop_recover(struct ictx *x, struct gdn_loop_state *st, struct gdn_err *err)
 	loop_stop_orphan_agent(x, st);
 	loop_wait_for_git(x);
 	loop_clear_stale_locks(x);
-	/* a stash preflight's throw-away worktree left by a kill -9 */
-	if (st->preflight && !access(st->preflight, F_OK)) {
+	/* a stash preflight's throw-away worktree (or its empty parent) left by a kill -9 */
+	if (st->preflight && strrchr(st->preflight, '/')) {
 		char *dir = xstrdup(st->preflight);
 
-		if (!gdn_git_worktree_remove(&x->r->ugit, st->preflight, err))
+		if (!access(st->preflight, F_OK) &&
+		    !gdn_git_worktree_remove(&x->r->ugit, st->preflight, err))
 			loop_say(x, GDN_LOOP_WARN, "removed the stash preflight worktree '%s'",
 				 dir);
 		gdn_err_clear(err);

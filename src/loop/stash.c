@@ -103,11 +103,23 @@ out:
 	return ret;
 }
 
+const char *gdn_stash_preflight_prefix(void)
+{
+	static char *prefix;
+
+	if (!prefix) {
+		const char *tmp = getenv("TMPDIR");
+
+		prefix = xstrfmt("%s/gdnctl-stash-preflight-", tmp && *tmp ? tmp : "/tmp");
+	}
+	return prefix;
+}
+
 /* Apply the stash in a throw-away worktree at HEAD: *conflict when it would not apply. */
 static int stash_preflight(struct gdn_stash *s, bool *conflict, struct sbuf *report,
 			   struct gdn_err *err)
 {
-	char tmpl[] = GDN_STASH_PREFLIGHT_PREFIX "XXXXXX";
+	char *tmpl = xstrfmt("%sXXXXXX", gdn_stash_preflight_prefix());
 	char *probe = NULL;
 	struct gdn_git pg = *s->git;
 	struct sbuf out = SBUF_INIT;
@@ -142,6 +154,7 @@ out:
 		rmdir(probe);
 	}
 	rmdir(tmpl);
+	free(tmpl);
 	free(probe);
 	sbuf_release(&out);
 	return ret;

@@ -280,7 +280,9 @@ test_expect_isolation in-place '10: kill -9 during the stash preflight: --resume
 	git -C repo worktree list >before && test_line_count = 2 before &&
 	run_loop --resume >out 2>err &&
 	git -C repo worktree list >after && test_line_count = 1 after &&
-	test -z "$(ls -d /tmp/gdnctl-stash-preflight-* 2>/dev/null | grep -F -f <(sed "s/ .*//" before))" &&
+	: the preflight went under TMPDIR, and nothing of it is left there &&
+	test_grep "$TMPDIR/gdnctl-stash-preflight-" before &&
+	test -z "$(ls -d "$TMPDIR"/gdnctl-stash-preflight-* 2>/dev/null)" &&
 	user_work_intact &&
 	test "$(git -C repo rev-list --count "$base..main")" = 2
 '

@@ -217,7 +217,7 @@ check_worktrees_killed() {
 	local l
 	l=$(cd "$logs" && pwd -P)
 	git -C repo worktree list --porcelain | sed -n 's/^worktree //p' |
-		grep -v -x -F -e "$(cd repo && pwd -P)" -e "$l/worktree" | grep -v '^/tmp/gdnctl-stash-preflight-' |
+		grep -v -x -F -e "$(cd repo && pwd -P)" -e "$l/worktree" | grep -v "^$(cd "${TMPDIR:-/tmp}" && pwd -P)/gdnctl-stash-preflight-" |
 		grep -v -x -E -e "$l/workers/w[0-9]+" -e "$l/champion(-w[0-9]+)?" >wt.txt
 	[ -s wt.txt ] && violation "after a kill, a worktree of no run: $(tr '\n' ' ' <wt.txt)"
 	return 0
