@@ -235,6 +235,13 @@ static void reject(struct gdn_integrity *g, struct gdn_perf_state *st, json_t *c
 	strvec_pushv(&reasons, (const char *const *)v->reasons.v);
 	strvec_clear(&v->reasons);
 	v->reasons = reasons;
+	if (rec) { /* the state's history says why, as the journal does */
+		json_t *why = json_array();
+
+		for (size_t i = 0; i < v->reasons.nr; i++)
+			json_array_append_new(why, json_string(v->reasons.v[i]));
+		json_object_set_new(rec, "reasons", why);
+	}
 }
 
 /* Fill the rules' input from the measurements (the arrays are the caller's to free). */

@@ -86,7 +86,7 @@ test_expect_success 'rulers, revert (the default): the metric alone improves, th
 	test_grep "\"event\":\"revert\",\"iteration\":1,\"reason\":\"integrity (rulers): device time disagrees" logs/loop.jsonl &&
 	test_grep "\"event\":\"perf_decision\",\"iteration\":1,.*\"decision\":\"gate_regression\"" logs/loop.jsonl &&
 	test "$(git -C repo show HEAD:cost.txt)" = 7 &&
-	python3 -c "import json; d=json.load(open(\"logs/perf_state.json\")); assert d[\"champion\"][\"iteration\"] == 0, d[\"champion\"]; h=d[\"history\"][-1]; assert h[\"integrity\"][\"rule\"] == \"rulers\", h"
+	python3 -c "import json; d=json.load(open(\"logs/perf_state.json\")); assert d[\"champion\"][\"iteration\"] == 0, d[\"champion\"]; h=d[\"history\"][-1]; assert h[\"integrity\"][\"rule\"] == \"rulers\", h; assert h[\"reasons\"][0].startswith(\"integrity (rulers): device time disagrees\"), h[\"reasons\"]"
 '
 
 test_expect_success 'rulers, flag: kept and journaled; off: kept, not checked' '
