@@ -100,8 +100,11 @@ static int decide_worker(struct pool *p, struct worker *w, bool recheck_failed)
 			     json_pack("{sIssss}", "iteration", (json_int_t)w->c.it, "base",
 				       w->c.head_before, "champion", r->champion));
 		adopt_state(w, false); /* what it decided on its base stays on record */
+		loop_untip(&w->x, &p->t, w->c.head_after); /* what joined behind it is redone */
 		if (!loop_start_worker(w, w->it, true, &w->err)) {
-			p->rechecking = w;
+			/* in the train, re-checks run at once; on the champion, one at a time */
+			if (!p->t.spec)
+				p->rechecking = w;
 			goto out;
 		}
 		w->step = STEP_ERROR;
@@ -113,10 +116,6 @@ static int decide_worker(struct pool *p, struct worker *w, bool recheck_failed)
 		loop_say(&w->x, GDN_LOOP_INFO, "iteration %ld promoted: the champion is now %.12s",
 			 w->c.it, r->champion);
 	adopt_state(w, strcmp(champion, r->champion) != 0);
-	if (w->step != STEP_INTR) {
-		p->t.recent = (p->t.recent << 1) | (strcmp(champion, r->champion) != 0);
-		p->t.recent_nr++;
-	}
 	if (!strcmp(champion, r->champion))
 		loop_untip(&w->x, &p->t, w->c.head_after);
 	w->ready_ms = gdn_now_ms() + (w->step == STEP_OK ? p->x0->o->sleep_ms : 0);
@@ -151,8 +150,7 @@ static bool undecided(struct pool *p, const struct worker *me, const char *sha)
 			continue;
 		if (w->queued && w->c.head_after)
 			yes = !strcmp(w->c.head_after, sha);
-		else if (w->pid && !w->recheck &&
-			 !sbuf_read_file(&head, w->headfile, 128, &ignored))
+		else if (w->pid && !sbuf_read_file(&head, w->headfile, 128, &ignored))
 			yes = !strcmp(head.buf, sha);
 		sbuf_release(&head);
 		if (yes)
