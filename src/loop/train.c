@@ -144,25 +144,67 @@ int loop_fork_state(struct ictx *x, struct gdn_err *err)
 }
 
 /*
- * Carry the candidate (base..cand) onto `onto` in the worktree: c then
- * names the carried commits, journaled as `rebase`; or, when they do not
- * apply (*why says why), the worktree is back at the candidate.
+ * The commits base..cand picked onto `onto` in memory, oldest first (no
+ * git process, no worktree: what the train's lock holds is short): *head
+ * (the caller's) is the last one, or NULL when one does not apply cleanly,
+ * or there are too many (the worktree's cherry-pick then merges the running
+ * log, or says why not).
+ */
+static void carry_in_memory(struct ictx *x, const char *onto, const char *base, const char *cand,
+			    char **head)
+{
+	struct strvec ids = STRVEC_INIT;
+	struct gdn_err ignored = GDN_ERR_INIT;
+	char *cur = xstrdup(onto);
+	long n = 0;
+
+	*head = NULL;
+	if (!x->repo ||
+	    gdn_repo_count_commits(x->repo, base, cand, &n, &ids, MAX_IDS_JOURNALED, &ignored) ||
+	    n != (long)ids.nr)
+		goto out;
+	for (size_t i = ids.nr; cur && i-- > 0;) {
+		char *next = NULL;
+
+		if (gdn_repo_cherry_pick(x->repo, cur, ids.v[i], &next, &ignored))
+			FREE_AND_NULL(next);
+		free(cur);
+		cur = next;
+	}
+	*head = cur;
+	cur = NULL;
+out:
+	gdn_err_clear(&ignored);
+	free(cur);
+	strvec_clear(&ids);
+}
+
+/*
+ * Carry the candidate (base..cand) onto `onto`: in memory (*checkout: the
+ * worktree is still to be put at c->head_after), else in the worktree. c
+ * then names the carried commits, journaled as `rebase`; or, when they do
+ * not apply (*why says why), the worktree is back at the candidate.
  */
 static int carry(struct ictx *x, const struct train *t, struct iter *c, const char *onto,
-		 bool on_tip, const char *base, const char *cand, struct sbuf *why,
+		 bool on_tip, const char *base, const char *cand, struct sbuf *why, bool *checkout,
 		 struct gdn_err *err)
 {
 	char *head = NULL;
 	json_t *ev;
-	int ret = gdn_git_reset_clean(&x->wgit, onto, err);
+	int ret = 0;
 
-	if (!ret)
-		ret = carry_commits(x, t, base, cand, why, err);
-	if (!ret && why->len) /* as it was: the candidate, on its own base */
-		ret = gdn_git_reset_clean(&x->wgit, cand, err);
-	if (ret || why->len)
-		return ret;
-	ret = gdn_git_rev(&x->wgit, "HEAD", &head, err);
+	carry_in_memory(x, onto, base, cand, &head);
+	*checkout = head != NULL;
+	if (!head) {
+		ret = gdn_git_reset_clean(&x->wgit, onto, err);
+		if (!ret)
+			ret = carry_commits(x, t, base, cand, why, err);
+		if (!ret && why->len) /* as it was: the candidate, on its own base */
+			ret = gdn_git_reset_clean(&x->wgit, cand, err);
+		if (ret || why->len)
+			return ret;
+		ret = gdn_git_rev(&x->wgit, "HEAD", &head, err);
+	}
 	if (!ret && !head)
 		ret = gdn_err_set(err, GDN_EFAILED, "HEAD has no commit after the cherry-pick");
 	strvec_clear(&c->ids);
@@ -251,7 +293,7 @@ enum step loop_catch_up(struct ictx *x, const struct train *t, struct iter *c, c
 	struct sbuf why = SBUF_INIT;
 	struct gdn_lock lock = GDN_LOCK_INIT;
 	char *onto = NULL, *base = xstrdup(c->head_before), *cand = xstrdup(c->head_after);
-	bool spec = t->spec && t->lock_path;
+	bool spec = t->spec && t->lock_path, checkout = false;
 	enum step step = STEP_ERROR;
 
 	if (c->commits <= 0) {
@@ -277,7 +319,7 @@ enum step loop_catch_up(struct ictx *x, const struct train *t, struct iter *c, c
 			goto out;
 		}
 		if (strcmp(onto, c->head_before)) {
-			if (carry(x, t, c, onto, spec, base, cand, &why, err))
+			if (carry(x, t, c, onto, spec, base, cand, &why, &checkout, err))
 				goto out;
 			if (why.len && spec) {
 				/* it may apply on the champion: the train's tip is not that yet */
@@ -303,6 +345,9 @@ enum step loop_catch_up(struct ictx *x, const struct train *t, struct iter *c, c
 			break;
 	}
 	gdn_lock_release(&lock);
+	/* carried in memory: the worktree there now, out of the lock */
+	if (checkout && !why.len && gdn_git_reset_clean(&x->wgit, c->head_after, err))
+		goto out;
 	if (why.len) {
 		discard(x, c, base, onto, cand, why.buf);
 		step = STEP_OK;
