@@ -95,6 +95,18 @@ ts = [json.loads(l) for l in open(\"logs/loop.jsonl\")]
 ts = [e[\"target\"] for e in ts if e[\"event\"] == \"target\"]
 assert len(ts) == 6 and set(ts) == {1, 2}, ts
 " &&
+	: the report: a lane per worker, and one per target &&
+	gdnctl report --log-dir logs >report.txt &&
+	test_grep "^workers: 4," report.txt &&
+	test_grep "^ *t1  .* 0 *$" report.txt && test_grep "^ *t2 " report.txt &&
+	! grep -q "^ *t3 " report.txt &&
+	gdnctl report --log-dir logs --json >report.json &&
+	python3 -c "
+import json
+w = json.load(open(\"report.json\"))[\"workers\"]
+assert [t[\"target\"] for t in w[\"targets\"]] == [1, 2], w[\"targets\"]
+assert sum(t[\"validation_ms\"] for t in w[\"targets\"]) >= 6 * 1400, w[\"targets\"]
+" &&
 	python3 "$CHECK" logs/loop.jsonl >check.out &&
 	test_grep "6 promotions, 6 decisions, .* 0 violations" check.out
 '
