@@ -484,6 +484,15 @@ void loop_parallel_end(struct pool *p)
 	gdn_err_clear(&err);
 	if (p->t.lock_path)
 		unlink(p->t.lock_path);
+	for (long k = 1; k <= p->nw; k++) { /* --targets: the tokens */
+		char *agent = xstrfmt("%s/workers/agent%ld.lock", r->o->log_dir, k),
+		     *target = xstrfmt("%s/workers/target%ld.lock", r->o->log_dir, k);
+
+		unlink(agent);
+		unlink(target);
+		free(agent);
+		free(target);
+	}
 }
 
 void loop_parallel_free(struct pool *p)
