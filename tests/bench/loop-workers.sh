@@ -121,7 +121,7 @@ mkdir -p "$TEMPLATE"
 		cat >gdnctl.yaml <<-EOF &&
 			project:
 			  backend: local
-			  test_command: sh -c 'sleep $TEST_SECONDS; ! ls changes/broken-* changes/nogain-* >/dev/null 2>&1'
+			  test_command: sh -c 'sleep $TEST_SECONDS; for f in changes/broken-* changes/nogain-*; do [ -e "\$f" ] && exit 1; done; exit 0'
 			loop:
 			  backend: local
 		EOF
