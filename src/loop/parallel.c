@@ -80,6 +80,7 @@ static int decide_worker(struct pool *p, struct worker *w, bool recheck_failed)
 	char *champion = xstrdup(r->champion);
 	bool recheck = strcmp(w->c.head_before ? w->c.head_before : "", r->champion) &&
 		       (accepted(w) || (recheck_failed && failed_on_train(p, w)));
+	bool candidate;
 	int exit = -1;
 
 	if (recheck && gdn_proc_interrupted()) {
@@ -109,6 +110,7 @@ static int decide_worker(struct pool *p, struct worker *w, bool recheck_failed)
 		}
 		w->step = STEP_ERROR;
 	}
+	candidate = w->c.commits > 0 && !w->c.conflict; /* before the decision settles them */
 	exit = loop_decide(&w->x, &w->c, w->step, &w->err);
 	if (w->step != STEP_INTR && w->c.it <= r->total)
 		p->done[w->c.it] = 1;
@@ -116,6 +118,10 @@ static int decide_worker(struct pool *p, struct worker *w, bool recheck_failed)
 		loop_say(&w->x, GDN_LOOP_INFO, "iteration %ld promoted: the champion is now %.12s",
 			 w->c.it, r->champion);
 	adopt_state(w, strcmp(champion, r->champion) != 0);
+	if (w->step != STEP_INTR && candidate) {
+		p->t.recent = (p->t.recent << 1) | (strcmp(champion, r->champion) != 0);
+		p->t.recent_nr++;
+	}
 	if (!strcmp(champion, r->champion))
 		loop_untip(&w->x, &p->t, w->c.head_after);
 	w->ready_ms = gdn_now_ms() + (w->step == STEP_OK ? p->x0->o->sleep_ms : 0);

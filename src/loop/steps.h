@@ -66,14 +66,16 @@ enum step loop_validate(struct ictx *x, struct iter *c, struct gdn_err *err);
 
 /*
  * The train (the speculative pipeline): its tip's ref, the lock file that
- * lets one child at a time join it, whether children join it, and where
- * the running log lies in a worktree.
+ * lets one child at a time join it, whether children join it, where the
+ * running log lies in a worktree, and the last outcomes of candidates
+ * (bit 0: the newest; 1: it was promoted), recent_nr of them.
  */
 struct train {
 	char *tip_ref;
 	char *lock_path;
 	char *log_rel; /* relative to a worktree (NULL: not in one) */
 	bool spec;
+	unsigned recent, recent_nr;
 };
 /*
  * In a worker's child, before validation: the candidate carried onto the
@@ -87,8 +89,8 @@ enum step loop_catch_up(struct ictx *x, const struct train *t, struct iter *c, c
 			struct gdn_err *err);
 /* In a worker's child: the shared state as the parent last saved it (the worker_state hook). */
 int loop_fork_state(struct ictx *x, struct gdn_err *err);
-/* Whether children join the train (not with a performance decision). */
-bool loop_may_speculate(const struct run *r);
+/* Whether the next child joins the train (not with a performance decision). */
+bool loop_may_speculate(const struct run *r, const struct train *t);
 /* A candidate that will not be promoted: the train's tip back to the champion if on it. */
 void loop_untip(struct ictx *x, const struct train *t, const char *sha);
 

@@ -366,13 +366,23 @@ out:
 }
 
 /*
- * Whether children join the train: not with a performance decision (it
- * compares with the champion's measurement, which a candidate still in
- * validation does not have).
+ * Whether the next child joins the train: not with a performance decision
+ * (it compares with the champion's measurement, which a candidate still in
+ * validation does not have), and only while at least half of the last
+ * eight candidates decided were promoted: when most are rejected, each
+ * rejection would have every candidate behind it redone, so candidates are
+ * validated on the champion instead, where a failure is final and a pass
+ * rarely needs a re-check.
  */
-bool loop_may_speculate(const struct run *r)
+bool loop_may_speculate(const struct run *r, const struct train *t)
 {
-	return !(r->hooks && r->hooks->decide);
+	unsigned last = t->recent & 0xff, passed = 0;
+
+	if (r->hooks && r->hooks->decide)
+		return false;
+	for (; last; last >>= 1)
+		passed += last & 1;
+	return t->recent_nr < 4 || passed * 2 >= (t->recent_nr < 8 ? t->recent_nr : 8);
 }
 
 /*
