@@ -110,7 +110,9 @@ static int decide_worker(struct pool *p, struct worker *w, bool recheck_failed)
 		}
 		w->step = STEP_ERROR;
 	}
-	candidate = w->c.commits > 0 && !w->c.conflict; /* before the decision settles them */
+	/* a candidate (its commits are 0 once a failed validation reverted them) */
+	candidate = !w->c.conflict && w->c.head_before && w->c.head_after &&
+		    strcmp(w->c.head_before, w->c.head_after);
 	exit = loop_decide(&w->x, &w->c, w->step, &w->err);
 	if (w->step != STEP_INTR && w->c.it <= r->total)
 		p->done[w->c.it] = 1;
