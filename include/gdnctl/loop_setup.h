@@ -53,7 +53,8 @@ struct gdn_loop_args {
 	int validation_mode, perf_on, validation_policy; /* gdn_gate_mode, perf mode, policy */
 	struct strvec backends; /* --backend: once (shared), or once per worker */
 	const char *backend;	/* the first --backend (NULL: loop.backend, else local) */
-	long workers;		/* --workers, else loop.workers (>= 1) */
+	long workers;		/* --workers, else loop.workers (>= 1); with --targets: max(N, M) */
+	long agents, targets;	/* --workers N agents, --targets M (0: not given) */
 	const char *worktree_dir;
 	long validation_timeout_ms;
 	const char *perf_metric, *perf_state_file;

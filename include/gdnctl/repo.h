@@ -85,6 +85,15 @@ int gdn_repo_descendant(struct gdn_repo *r, const char *desc, const char *anc, b
 int gdn_repo_count_commits(struct gdn_repo *r, const char *from, const char *to, long *count,
 			   struct strvec *ids, size_t max, struct gdn_err *err);
 /*
+ * `git cherry-pick sha` onto commit `onto`, in memory (no worktree, no
+ * index touched): *out (the caller's) is the new commit's id, with sha's
+ * author and message and the configured committer; NULL when it does not
+ * apply cleanly or changes nothing there (the caller falls back to a
+ * cherry-pick in a worktree, which says why). Returns 0 or a gdn_errcode.
+ */
+int gdn_repo_cherry_pick(struct gdn_repo *r, const char *onto, const char *sha, char **out,
+			 struct gdn_err *err);
+/*
  * Find a stash entry by commit id (`sha`, may be NULL) or, failing that,
  * by message (`msg`: the entry's message is "<msg>" or ends with ": <msg>";
  * may be NULL). *index is its position (stash@{N}) or -1; *found (may be

@@ -137,6 +137,7 @@ struct gdn_report_lane {
 	long promotions;
 	long long open_agent_ms; /* internal: the start of an agent not yet ended, or -1 */
 	long open_iteration;
+	long open_target; /* internal: the target its validation runs on (--targets), or 0 */
 };
 
 /* A `promote` event: a new champion, in promotion order. */
@@ -199,6 +200,9 @@ struct gdn_report {
 	long workers;
 	struct gdn_report_lane *lanes; /* lanes[k - 1]: worker k; nr_lanes == workers */
 	size_t nr_lanes;
+	/* --targets M: tlanes[k - 1]: target k's validations (worker = k); else none */
+	struct gdn_report_lane *tlanes;
+	size_t nr_tlanes;
 	struct gdn_report_promotion *promotions;
 	size_t nr_promotions, alloc_promotions;
 	struct gdn_report_gap *gaps;

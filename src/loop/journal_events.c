@@ -78,6 +78,8 @@ const struct gdn_event_def gdn_journal_events[GDN_EV_NR] = {
     [GDN_EV_STASH_SAVING] = {"stash_saving", "kind message", GDN_EV_READ_STATE,
 			     "the user's changes being stashed"},
     [GDN_EV_STOP] = {"stop", "reason", GDN_EV_READ_STATUS, "a stop condition holds"},
+    [GDN_EV_TARGET] = {"target", "target waited_ms", GDN_EV_READ_REPORT,
+		       "--targets: the target a worker's candidate validates on"},
     [GDN_EV_TRACE] = {"trace", "file origin path reason source", GDN_EV_READ_REPORT,
 		      "the profile's trace"},
     [GDN_EV_USAGE] = {"usage", "input_tokens output_tokens tokens cost_usd",

@@ -80,6 +80,7 @@ static int decide_worker(struct pool *p, struct worker *w, bool recheck_failed)
 	char *champion = xstrdup(r->champion);
 	bool recheck = strcmp(w->c.head_before ? w->c.head_before : "", r->champion) &&
 		       (accepted(w) || (recheck_failed && failed_on_train(p, w)));
+	bool candidate;
 	int exit = -1;
 
 	if (recheck && gdn_proc_interrupted()) {
@@ -100,12 +101,18 @@ static int decide_worker(struct pool *p, struct worker *w, bool recheck_failed)
 			     json_pack("{sIssss}", "iteration", (json_int_t)w->c.it, "base",
 				       w->c.head_before, "champion", r->champion));
 		adopt_state(w, false); /* what it decided on its base stays on record */
+		loop_untip(&w->x, &p->t, w->c.head_after); /* what joined behind it is redone */
 		if (!loop_start_worker(w, w->it, true, &w->err)) {
-			p->rechecking = w;
+			/* in the train, re-checks run at once; on the champion, one at a time */
+			if (!p->t.spec)
+				p->rechecking = w;
 			goto out;
 		}
 		w->step = STEP_ERROR;
 	}
+	/* a candidate (its commits are 0 once a failed validation reverted them) */
+	candidate = !w->c.conflict && w->c.head_before && w->c.head_after &&
+		    strcmp(w->c.head_before, w->c.head_after);
 	exit = loop_decide(&w->x, &w->c, w->step, &w->err);
 	if (w->step != STEP_INTR && w->c.it <= r->total)
 		p->done[w->c.it] = 1;
@@ -113,7 +120,7 @@ static int decide_worker(struct pool *p, struct worker *w, bool recheck_failed)
 		loop_say(&w->x, GDN_LOOP_INFO, "iteration %ld promoted: the champion is now %.12s",
 			 w->c.it, r->champion);
 	adopt_state(w, strcmp(champion, r->champion) != 0);
-	if (w->step != STEP_INTR) {
+	if (w->step != STEP_INTR && candidate) {
 		p->t.recent = (p->t.recent << 1) | (strcmp(champion, r->champion) != 0);
 		p->t.recent_nr++;
 	}
@@ -151,8 +158,7 @@ static bool undecided(struct pool *p, const struct worker *me, const char *sha)
 			continue;
 		if (w->queued && w->c.head_after)
 			yes = !strcmp(w->c.head_after, sha);
-		else if (w->pid && !w->recheck &&
-			 !sbuf_read_file(&head, w->headfile, 128, &ignored))
+		else if (w->pid && !sbuf_read_file(&head, w->headfile, 128, &ignored))
 			yes = !strcmp(head.buf, sha);
 		sbuf_release(&head);
 		if (yes)
@@ -166,52 +172,51 @@ static bool undecided(struct pool *p, const struct worker *me, const char *sha)
  * is promoted (not while another's re-check runs: that one decides on the
  * champion of the moment); one on a candidate still to be decided (it
  * joined the train) waits for that verdict; any other is re-checked on the
- * champion, one re-check at a time. Returns -1 to go on, or the exit code.
+ * champion (in the train, all at once; else one re-check at a time). One
+ * at a time: p->more says another may be ready, for the scheduler's next
+ * round, after it started the idle workers. Returns -1 to go on, or the
+ * exit code.
  */
 static int process_queue(struct pool *p)
 {
 	struct run *r = p->x0->r;
+	struct worker *order[GDN_LOOP_WORKERS_MAX];
+	size_t n = 0;
 	int exit = -1;
-	bool again = true;
 
-	while (again && exit < 0) {
-		struct worker *order[GDN_LOOP_WORKERS_MAX];
-		size_t n = 0;
+	p->more = false;
+	for (long k = 0; k < p->nw; k++)
+		if (p->w[k].queued)
+			order[n++] = &p->w[k];
+	for (size_t i = 1; i < n; i++) /* by turn: few items */
+		for (size_t j = i; j > 0 && order[j]->seq < order[j - 1]->seq; j--) {
+			struct worker *t = order[j];
 
-		again = false;
-		for (long k = 0; k < p->nw; k++)
-			if (p->w[k].queued)
-				order[n++] = &p->w[k];
-		for (size_t i = 1; i < n; i++) /* by turn: few items */
-			for (size_t j = i; j > 0 && order[j]->seq < order[j - 1]->seq; j--) {
-				struct worker *t = order[j];
-
-				order[j] = order[j - 1];
-				order[j - 1] = t;
-			}
-		for (size_t i = 0; i < n && !again; i++) {
-			struct worker *q = order[i];
-			struct gdn_err ignored = GDN_ERR_INIT;
-			bool on_champion = !strcmp(q->c.head_before, r->champion), was = false;
-
-			if (p->rechecking || (!on_champion && undecided(p, q, q->c.head_before)))
-				continue;
-			/* a failure on a former champion stands; on a rejected candidate, not */
-			if (!accepted(q) && !on_champion &&
-			    gdn_git_is_ancestor(&r->ugit, q->c.head_before, r->champion, &was,
-						&ignored))
-				gdn_err_clear(&ignored);
-			q->queued = false;
-			exit = decide_worker(p, q, !was);
-			again = true;
+			order[j] = order[j - 1];
+			order[j - 1] = t;
 		}
+	for (size_t i = 0; i < n && !p->more; i++) {
+		struct worker *q = order[i];
+		struct gdn_err ignored = GDN_ERR_INIT;
+		bool on_champion = !strcmp(q->c.head_before, r->champion), was = false;
+
+		if (p->rechecking || (!on_champion && undecided(p, q, q->c.head_before)))
+			continue;
+		/* a failure on a former champion stands; on a rejected candidate, not */
+		if (!accepted(q) && !on_champion &&
+		    gdn_git_is_ancestor(&r->ugit, q->c.head_before, r->champion, &was, &ignored))
+			gdn_err_clear(&ignored);
+		q->queued = false;
+		exit = decide_worker(p, q, !was);
+		p->more = true;
 	}
 	return exit;
 }
 
 /*
  * Worker w's child ended with `code`: its outcome decided, or queued when
- * it passed (promotions are serialized: process_queue). Returns -1 to go
+ * it passed (promotions are serialized: process_queue, in the scheduler's
+ * next round, after the idle workers started). Returns -1 to go
  * on, or the loop's exit code.
  */
 static int worker_done(struct pool *p, struct worker *w, int code)
@@ -254,8 +259,7 @@ static int worker_done(struct pool *p, struct worker *w, int code)
 	} else {
 		exit = decide_worker(p, w, false);
 	}
-	if (exit < 0)
-		exit = process_queue(p);
+	p->more = true; /* decided in the scheduler's next round, one at a time */
 out:
 	return exit;
 }
@@ -353,6 +357,13 @@ int loop_run_parallel(struct pool *p)
 				r->sum->stop_reason = xstrdup("failure");
 				gdn_err_clear(&err);
 			}
+		}
+		if (p->more && exit < 0) { /* the queue's next candidate, if ready */
+			int rc = process_queue(p);
+
+			if (rc >= 0)
+				exit = rc;
+			continue;
 		}
 		if (!workers_busy(p, false) && workers_busy(p, true))
 			exit = flush_queue(p, exit);

@@ -85,6 +85,10 @@ static json_t *run_start_event(struct ictx *x)
 	}
 	if (parallel(r))
 		json_object_set_new(ev, "workers", json_integer(o->workers));
+	if (parallel(r) && o->targets) {
+		json_object_set_new(ev, "agents", json_integer(o->agents));
+		json_object_set_new(ev, "targets", json_integer(o->targets));
+	}
 	if (o->options)
 		json_object_set(ev, "options", o->options);
 	if (o->plan)

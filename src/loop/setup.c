@@ -313,6 +313,39 @@ static const char *validate(const struct gdn_loop_args *a)
 }
 
 /*
+ * --targets M with --workers N: max(N, M) workers (worktrees, where a
+ * candidate is proposed and validated), N of them at once in their agent
+ * and M at once in validation, each validation on target 1..M.
+ */
+static int check_targets(struct gdn_loop_setup *s)
+{
+	struct gdn_loop_args *a = &s->a;
+
+	if (!gdn_loop_setup_given(s, "targets")) {
+		a->agents = a->targets = 0;
+		return 0;
+	}
+	if (a->targets < 1 || a->targets > GDN_LOOP_WORKERS_MAX)
+		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+					   "option '--targets': %ld is out of range 1..%d",
+					   a->targets, GDN_LOOP_WORKERS_MAX);
+	if (a->workers < 2 && a->targets < 2)
+		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+					   "--targets %ld needs --workers N > 1 or more targets",
+					   a->targets);
+	if (a->isolation != GDN_ISOLATION_WORKTREE)
+		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+					   "--targets needs --isolation worktree");
+	if (a->backends.nr > 1)
+		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
+					   "--targets does not go with a --backend per worker");
+	a->agents = a->workers;
+	if (a->targets > a->workers)
+		a->workers = a->targets;
+	return 0;
+}
+
+/*
  * --workers (else loop.workers), --worktree-dir and the number of
  * --backend: once (shared by the workers) or once per worker.
  */
@@ -355,7 +388,7 @@ static int check_workers(struct gdn_loop_setup *s)
 					   "(shared by the workers) or once per worker",
 					   a->backends.nr, what, a->workers);
 	a->backend = a->backends.nr ? a->backends.v[0] : NULL;
-	return 0;
+	return check_targets(s);
 }
 
 bool gdn_loop_setup_given(const struct gdn_loop_setup *s, const char *option)

@@ -302,6 +302,8 @@ void gdn_loop_setup_opts(struct gdn_loop_setup *s)
 	lo->user_workdir = s->workdir;
 	lo->isolation = (enum gdn_isolation)a->isolation;
 	lo->workers = a->workers;
+	lo->agents = a->agents;
+	lo->targets = a->targets;
 	lo->worktree_dir = s->worktree_dir;
 	lo->branch = a->loop_branch;
 	lo->agent_failure_commits = (enum gdn_agent_failure_commits)a->agent_failure_commits;

@@ -65,27 +65,31 @@ enum step loop_validate(struct ictx *x, struct iter *c, struct gdn_err *err);
 /* ---- train.c: a candidate carried onto newer code ---- */
 
 /*
- * The train: its tip's ref, whether the next child may join it, where the
+ * The train (the speculative pipeline): its tip's ref, the lock file that
+ * lets one child at a time join it, whether children join it, where the
  * running log lies in a worktree, and the last outcomes of candidates
  * (bit 0: the newest; 1: it was promoted), recent_nr of them.
  */
 struct train {
 	char *tip_ref;
+	char *lock_path;
 	char *log_rel; /* relative to a worktree (NULL: not in one) */
 	bool spec;
 	unsigned recent, recent_nr;
 };
 /*
  * In a worker's child, before validation: the candidate carried onto the
- * champion or (t->spec, not a re-check) the train's tip, which it then
- * joins (its head written to `headfile`). A candidate that does not apply
- * is kept under refs/gdnctl/discarded/<it> with c->conflict set.
+ * champion or (t->spec, a re-check too) the train's tip, which it then
+ * joins (its head written to `headfile`), one child at a time under
+ * t->lock_path: the k-th candidate in the train is validated on top of
+ * the k-1 ahead of it. A candidate that does not apply is kept under
+ * refs/gdnctl/discarded/<it> with c->conflict set.
  */
-enum step loop_catch_up(struct ictx *x, const struct train *t, struct iter *c, bool recheck,
-			const char *headfile, struct gdn_err *err);
+enum step loop_catch_up(struct ictx *x, const struct train *t, struct iter *c, const char *headfile,
+			struct gdn_err *err);
 /* In a worker's child: the shared state as the parent last saved it (the worker_state hook). */
 int loop_fork_state(struct ictx *x, struct gdn_err *err);
-/* Whether the next child may join the train. */
+/* Whether the next child joins the train (not with a performance decision). */
 bool loop_may_speculate(const struct run *r, const struct train *t);
 /* A candidate that will not be promoted: the train's tip back to the champion if on it. */
 void loop_untip(struct ictx *x, const struct train *t, const char *sha);

@@ -1,23 +1,30 @@
 /*
  * The train (--workers, docs/loop-workers.md): a candidate carried onto
- * the newest code before its validation, the champion's or, while
- * candidates keep passing, the tip of the train (the last candidate being
- * validated, refs/gdnctl/tip/<run>); the running log's appended entries
- * merged on the way. Also when a new child may join the train, and the tip
- * put back when a candidate on it will not be promoted.
+ * the newest code before its validation, the tip of the train (the last
+ * candidate to join it, refs/gdnctl/tip/<run>: a speculative pipeline of
+ * any depth, joined one child at a time under a lock) or, with a
+ * performance decision, the champion's; the running log's appended
+ * entries merged on the way. Also whether children join the train, and
+ * the tip put back when a candidate on it will not be promoted.
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/err.h"
 #include "gdnctl/file.h"
 #include "gdnctl/gitops.h"
 #include "gdnctl/journal.h"
+#include "gdnctl/lock.h"
 #include "gdnctl/loop.h"
+#include "gdnctl/proc.h"
 #include "gdnctl/repo.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
 #include "gdnctl/xalloc.h"
 #include "ctx.h"
 #include "steps.h"
+
+#define TRAIN_LOCK_MS 120000 /* the longest a child waits for its turn to join the train */
+#define TRAIN_TICK_MS 10
+#define TRAIN_TRIES   8 /* compare-and-swap of the tip (the parent may put it back) */
 
 /* `git show REV:PATH` into out (reset first); *found: it exists. */
 static int show_blob(struct ictx *x, const char *rev, const char *path, struct sbuf *out,
@@ -137,24 +144,67 @@ int loop_fork_state(struct ictx *x, struct gdn_err *err)
 }
 
 /*
- * Carry the candidate (base..cand) onto `onto` in the worktree: c then
- * names the carried commits, journaled as `rebase`; or, when they do not
- * apply (*why says why), the worktree is back at the candidate.
+ * The commits base..cand picked onto `onto` in memory, oldest first (no
+ * git process, no worktree: what the train's lock holds is short): *head
+ * (the caller's) is the last one, or NULL when one does not apply cleanly,
+ * or there are too many (the worktree's cherry-pick then merges the running
+ * log, or says why not).
+ */
+static void carry_in_memory(struct ictx *x, const char *onto, const char *base, const char *cand,
+			    char **head)
+{
+	struct strvec ids = STRVEC_INIT;
+	struct gdn_err ignored = GDN_ERR_INIT;
+	char *cur = xstrdup(onto);
+	long n = 0;
+
+	*head = NULL;
+	if (!x->repo ||
+	    gdn_repo_count_commits(x->repo, base, cand, &n, &ids, MAX_IDS_JOURNALED, &ignored) ||
+	    n != (long)ids.nr)
+		goto out;
+	for (size_t i = ids.nr; cur && i-- > 0;) {
+		char *next = NULL;
+
+		if (gdn_repo_cherry_pick(x->repo, cur, ids.v[i], &next, &ignored))
+			FREE_AND_NULL(next);
+		free(cur);
+		cur = next;
+	}
+	*head = cur;
+	cur = NULL;
+out:
+	gdn_err_clear(&ignored);
+	free(cur);
+	strvec_clear(&ids);
+}
+
+/*
+ * Carry the candidate (base..cand) onto `onto`: in memory (*checkout: the
+ * worktree is still to be put at c->head_after), else in the worktree. c
+ * then names the carried commits, journaled as `rebase`; or, when they do
+ * not apply (*why says why), the worktree is back at the candidate.
  */
 static int carry(struct ictx *x, const struct train *t, struct iter *c, const char *onto,
-		 const char *base, const char *cand, struct sbuf *why, struct gdn_err *err)
+		 bool on_tip, const char *base, const char *cand, struct sbuf *why, bool *checkout,
+		 struct gdn_err *err)
 {
 	char *head = NULL;
 	json_t *ev;
-	int ret = gdn_git_reset_clean(&x->wgit, onto, err);
+	int ret = 0;
 
-	if (!ret)
-		ret = carry_commits(x, t, base, cand, why, err);
-	if (!ret && why->len) /* as it was: the candidate, on its own base */
-		ret = gdn_git_reset_clean(&x->wgit, cand, err);
-	if (ret || why->len)
-		return ret;
-	ret = gdn_git_rev(&x->wgit, "HEAD", &head, err);
+	carry_in_memory(x, onto, base, cand, &head);
+	*checkout = head != NULL;
+	if (!head) {
+		ret = gdn_git_reset_clean(&x->wgit, onto, err);
+		if (!ret)
+			ret = carry_commits(x, t, base, cand, why, err);
+		if (!ret && why->len) /* as it was: the candidate, on its own base */
+			ret = gdn_git_reset_clean(&x->wgit, cand, err);
+		if (ret || why->len)
+			return ret;
+		ret = gdn_git_rev(&x->wgit, "HEAD", &head, err);
+	}
 	if (!ret && !head)
 		ret = gdn_err_set(err, GDN_EFAILED, "HEAD has no commit after the cherry-pick");
 	strvec_clear(&c->ids);
@@ -173,6 +223,7 @@ static int carry(struct ictx *x, const struct train *t, struct iter *c, const ch
 	json_object_set_new(ev, "head", json_string(head));
 	json_object_set_new(ev, "commits", json_integer(c->commits));
 	json_object_set_new(ev, "ids", gdn_journal_ids(&c->ids));
+	json_object_set_new(ev, "train", json_boolean(on_tip));
 	loop_journal(x, "rebase", ev);
 	free(c->head_before);
 	c->head_before = xstrdup(onto);
@@ -182,28 +233,77 @@ static int carry(struct ictx *x, const struct train *t, struct iter *c, const ch
 }
 
 /*
- * --workers, in the child, before validation: the candidate carried onto
- * the newest code. That is the champion, or, while candidates keep
- * passing (t->spec), the tip of the train: the last candidate another
- * worker is validating, which this one then joins (refs/gdnctl/tip/<run>,
- * moved by compare-and-swap); its verdict decides whether this one's
- * validation counts (the parent waits for it). A candidate that does not
- * apply on the champion (a conflict, or a change the champion has already)
- * is kept under refs/gdnctl/discarded/<it> and c->conflict is set with the
- * reason in c->msg.
+ * One child at a time joins the train: 0 with the lock taken, or -1 (err
+ * set) when interrupted or after TRAIN_LOCK_MS (the child then carries its
+ * candidate onto the champion).
  */
-enum step loop_catch_up(struct ictx *x, const struct train *t, struct iter *c, bool recheck,
-			const char *headfile, struct gdn_err *err)
+static int train_lock(const struct train *t, struct gdn_lock *l, struct gdn_err *err)
+{
+	int64_t until = gdn_now_ms() + TRAIN_LOCK_MS;
+
+	for (;;) {
+		if (!gdn_lock_take(l, t->lock_path, NULL, err))
+			return 0;
+		if (gdn_proc_interrupted() || gdn_now_ms() >= until)
+			return -1;
+		gdn_err_clear(err);
+		gdn_sleep_interruptible(TRAIN_TICK_MS);
+	}
+}
+
+/* The candidate could not be carried onto `onto` (why): discarded, kept under refs. */
+static void discard(struct ictx *x, struct iter *c, const char *base, const char *onto,
+		    const char *cand, const char *why)
+{
+	json_t *ev = gdn_journal_iteration(c->it);
+
+	json_object_set_new(ev, "from", json_string(base));
+	json_object_set_new(ev, "onto", json_string(onto));
+	json_object_set_new(ev, "candidate", json_string(cand));
+	json_object_set_new(ev, "result", json_string("conflict"));
+	json_object_set_new(ev, "reason", json_string(why));
+	loop_journal(x, "rebase", ev);
+	loop_keep_ref(x, c->it, "discarded/", cand,
+		      "a candidate that conflicts with the newer champion");
+	sbuf_reset(&c->msg);
+	sbuf_addf(&c->msg,
+		  "iteration %ld conflicts with the champion %.12s another worker "
+		  "promoted meanwhile (%s); it was discarded",
+		  c->it, onto, why);
+	c->conflict = true;
+	c->commits = 0;
+}
+
+/*
+ * --workers, in the child, before validation (a re-check too): the
+ * candidate carried onto the newest code. That is the tip of the train
+ * (t->spec): the last candidate to join it, validated or still in
+ * validation, which this one joins in turn (refs/gdnctl/tip/<run>, one
+ * child at a time under t->lock_path): the k-th in the train is
+ * validated on top of the k-1 ahead of it, and the parent waits for their
+ * verdicts before deciding it. With a performance decision (no train), it
+ * is the champion. A candidate that does not apply on the champion (a
+ * conflict, or a change the champion has already) is kept under
+ * refs/gdnctl/discarded/<it> and c->conflict is set with the reason in
+ * c->msg.
+ */
+enum step loop_catch_up(struct ictx *x, const struct train *t, struct iter *c, const char *headfile,
+			struct gdn_err *err)
 {
 	struct sbuf why = SBUF_INIT;
+	struct gdn_lock lock = GDN_LOCK_INIT;
 	char *onto = NULL, *base = xstrdup(c->head_before), *cand = xstrdup(c->head_after);
-	bool spec = t->spec && !recheck;
+	bool spec = t->spec && t->lock_path, checkout = false;
 	enum step step = STEP_ERROR;
-	json_t *ev;
 
 	if (c->commits <= 0) {
 		step = STEP_OK;
 		goto out;
+	}
+	if (spec && train_lock(t, &lock, err)) {
+		loop_say(x, GDN_LOOP_WARN, "not joining the train: %s", err->msg);
+		gdn_err_clear(err);
+		spec = false;
 	}
 	for (int tries = 0;; tries++) {
 		sbuf_reset(&why);
@@ -219,7 +319,7 @@ enum step loop_catch_up(struct ictx *x, const struct train *t, struct iter *c, b
 			goto out;
 		}
 		if (strcmp(onto, c->head_before)) {
-			if (carry(x, t, c, onto, base, cand, &why, err))
+			if (carry(x, t, c, onto, spec, base, cand, &why, &checkout, err))
 				goto out;
 			if (why.len && spec) {
 				/* it may apply on the champion: the train's tip is not that yet */
@@ -234,33 +334,22 @@ enum step loop_catch_up(struct ictx *x, const struct train *t, struct iter *c, b
 		}
 		if (!spec)
 			break;
-		/* join the train: its tip is this candidate now, unless another got there first */
+		/* its tip is this candidate now (the parent may have put it back meanwhile) */
 		if (!gdn_git_set_ref(&x->r->ugit, t->tip_ref, c->head_after, onto, err)) {
 			gdn_write_file_atomic(headfile, c->head_after, strlen(c->head_after), err);
 			gdn_err_clear(err);
 			break;
 		}
 		gdn_err_clear(err);
-		if (tries >= 4)
+		if (tries >= TRAIN_TRIES)
 			break;
 	}
+	gdn_lock_release(&lock);
+	/* carried in memory: the worktree there now, out of the lock */
+	if (checkout && !why.len && gdn_git_reset_clean(&x->wgit, c->head_after, err))
+		goto out;
 	if (why.len) {
-		ev = gdn_journal_iteration(c->it);
-		json_object_set_new(ev, "from", json_string(base));
-		json_object_set_new(ev, "onto", json_string(onto));
-		json_object_set_new(ev, "candidate", json_string(cand));
-		json_object_set_new(ev, "result", json_string("conflict"));
-		json_object_set_new(ev, "reason", json_string(why.buf));
-		loop_journal(x, "rebase", ev);
-		loop_keep_ref(x, c->it, "discarded/", cand,
-			      "a candidate that conflicts with the newer champion");
-		sbuf_reset(&c->msg);
-		sbuf_addf(&c->msg,
-			  "iteration %ld conflicts with the champion %.12s another worker "
-			  "promoted meanwhile (%s); it was discarded",
-			  c->it, onto, why.buf);
-		c->conflict = true;
-		c->commits = 0;
+		discard(x, c, base, onto, cand, why.buf);
 		step = STEP_OK;
 		goto out;
 	}
@@ -268,6 +357,7 @@ enum step loop_catch_up(struct ictx *x, const struct train *t, struct iter *c, b
 		goto out;
 	step = STEP_OK;
 out:
+	gdn_lock_release(&lock);
 	sbuf_release(&why);
 	free(onto);
 	free(base);
@@ -276,20 +366,23 @@ out:
 }
 
 /*
- * Whether a child may join the train: not with a performance decision
- * (it compares with the champion's measurement), and only while at least
- * two of the last four candidates were promoted (a failing tip costs its
- * followers a re-check).
+ * Whether the next child joins the train: not with a performance decision
+ * (it compares with the champion's measurement, which a candidate still in
+ * validation does not have), and only while at least half of the last
+ * eight candidates decided were promoted: when most are rejected, each
+ * rejection would have every candidate behind it redone, so candidates are
+ * validated on the champion instead, where a failure is final and a pass
+ * rarely needs a re-check.
  */
 bool loop_may_speculate(const struct run *r, const struct train *t)
 {
-	unsigned last = t->recent & 0xf, passed = 0;
+	unsigned last = t->recent & 0xff, passed = 0;
 
 	if (r->hooks && r->hooks->decide)
 		return false;
 	for (; last; last >>= 1)
 		passed += last & 1;
-	return t->recent_nr < 4 || passed >= 2;
+	return t->recent_nr < 4 || passed * 2 >= (t->recent_nr < 8 ? t->recent_nr : 8);
 }
 
 /*

@@ -10,6 +10,7 @@
 #include "gdnctl/file.h"
 #include "gdnctl/gitops.h"
 #include "gdnctl/journal.h"
+#include "gdnctl/lock.h"
 #include "gdnctl/loop.h"
 #include "gdnctl/proc.h"
 #include "gdnctl/repo.h"
@@ -21,6 +22,7 @@
 #include "workers.h"
 
 #define OTHERS_LINE_MAX 160
+#define TOKEN_TICK_MS	20 /* a child waiting for an agent's or a target's turn looks again */
 
 /* Worker k's files and options, and its context (tag k) in its worktree. */
 static void worker_init(struct pool *p, struct worker *w, long k)
@@ -88,6 +90,8 @@ static int workers_files(struct pool *p, struct gdn_err *err)
 	if (!p->t.log_rel && o->hillclimb_log && !strncmp(o->hillclimb_log, o->workdir, n) &&
 	    o->hillclimb_log[n] == '/')
 		p->t.log_rel = xstrdup(o->hillclimb_log + n + 1);
+	if (!p->t.lock_path)
+		p->t.lock_path = xstrfmt("%s/train.lock", dir);
 	free(dir);
 	return ret;
 }
@@ -129,8 +133,65 @@ struct gdn_repo *loop_parallel_repo(struct pool *p)
 	return p->w[0].x.repo;
 }
 
+/*
+ * --targets, in the child: one of `n` tokens (<log dir>/workers/<what>K.lock,
+ * K = 1..n) taken, the first free one, waiting for it; the kernel frees it
+ * when the child ends, however. *k: its number. Returns 0, or -1 when
+ * interrupted.
+ */
+static int take_token(struct worker *w, const char *what, long n, struct gdn_lock *l, long *k)
+{
+	const struct gdn_loop_opts *o = w->x.r->o;
+
+	for (;;) {
+		for (long i = 1; i <= n; i++) {
+			char *path = xstrfmt("%s/workers/%s%ld.lock", o->log_dir, what, i);
+			struct gdn_err ignored = GDN_ERR_INIT;
+			int rc = gdn_lock_take(l, path, NULL, &ignored);
+
+			free(path);
+			if (!rc) {
+				*k = i;
+				return 0;
+			}
+		}
+		if (gdn_proc_interrupted())
+			return -1;
+		gdn_sleep_interruptible(TOKEN_TICK_MS);
+	}
+}
+
+/*
+ * In the child, before its candidate joins the train: the target it
+ * validates on, its own, or with --targets M below the workers a free one
+ * of the M (waiting for it, held until the child ends), the hooks pointed
+ * there; journaled `target` with --targets. Returns STEP_OK, or STEP_INTR.
+ */
+static enum step take_target(struct worker *w, struct gdn_lock *l, struct gdn_err *err)
+{
+	const struct gdn_loop_opts *o = w->x.r->o;
+	const struct gdn_loop_hooks *h = w->x.r->hooks;
+	int64_t t0 = gdn_now_ms();
+	long k = w->k;
+	char id[24];
+
+	if (o->targets && o->targets < o->workers && take_token(w, "target", o->targets, l, &k))
+		return STEP_INTR;
+	if (k != w->k && h && h->worker && h->worker(h->payload, k, w->dir, err))
+		return STEP_ERROR;
+	snprintf(id, sizeof(id), "%ld", k);
+	setenv("GDNCTL_TARGET", id, 1);
+	if (o->targets)
+		loop_journal(&w->x, "target",
+			     json_pack("{sIsIsI}", "iteration", (json_int_t)w->it, "target",
+				       (json_int_t)k, "waited_ms",
+				       (json_int_t)(gdn_now_ms() - t0)));
+	return STEP_OK;
+}
+
 /* In the child: a candidate that beat its base, checked again on the newest champion. */
-static enum step recheck(struct worker *w, struct iter *c, struct gdn_err *err)
+static enum step recheck(struct worker *w, struct gdn_lock *target, struct iter *c,
+			 struct gdn_err *err)
 {
 	struct ictx *x = &w->x;
 	enum step step;
@@ -142,22 +203,35 @@ static enum step recheck(struct worker *w, struct iter *c, struct gdn_err *err)
 		return STEP_ERROR;
 	loop_say(x, GDN_LOOP_INFO, "iteration %ld: re-checking %.7s on the newer champion", c->it,
 		 c->head_after);
-	step = loop_catch_up(x, &w->p->t, c, true, w->headfile, err);
+	step = take_target(w, target, err);
+	if (step == STEP_OK)
+		step = loop_catch_up(x, &w->p->t, c, w->headfile, err);
 	if (step != STEP_OK || c->conflict)
 		return step;
 	return loop_validate(x, c, err);
 }
 
 /* In the child: the iteration, propose, catch up, validate (the parent decides). */
-static enum step iteration(struct worker *w, struct iter *c, struct gdn_err *err)
+static enum step iteration(struct worker *w, struct gdn_lock *target, struct iter *c,
+			   struct gdn_err *err)
 {
 	struct ictx *x = &w->x;
-	enum step step = loop_propose(x, c, err);
+	const struct gdn_loop_opts *o = x->r->o;
+	struct gdn_lock agent = GDN_LOCK_INIT;
+	long k = 0;
+	enum step step;
 
+	/* --targets M above the workers' N: N agents at once */
+	if (o->agents && o->agents < o->workers && take_token(w, "agent", o->agents, &agent, &k))
+		return STEP_INTR;
+	step = loop_propose(x, c, err);
 	/* the loop branch is the parent's to check, once the child ended */
 	step = loop_examine(x, c, step, false, err);
+	gdn_lock_release(&agent);
+	if (step == STEP_OK && c->commits > 0)
+		step = take_target(w, target, err);
 	if (step == STEP_OK)
-		step = loop_catch_up(x, &w->p->t, c, false, w->headfile, err);
+		step = loop_catch_up(x, &w->p->t, c, w->headfile, err);
 	if (step == STEP_OK && !c->conflict)
 		step = loop_validate(x, c, err);
 	return step;
@@ -190,6 +264,7 @@ static int worker_main(void *payload)
 	struct run *r = x->r;
 	struct iter c = ITER_INIT(w->it);
 	struct gdn_err err = GDN_ERR_INIT, ignored = GDN_ERR_INIT;
+	struct gdn_lock target = GDN_LOCK_INIT;
 	int64_t agent_ms = r->sum->agent_ms;
 	struct gdn_agent_usage usage = r->sum->usage;
 	long usage_its = r->sum->usage_iterations;
@@ -214,7 +289,7 @@ static int worker_main(void *payload)
 	    loop_fork_state(x, &err))
 		step = STEP_ERROR;
 	else
-		step = w->recheck ? recheck(w, &c, &err) : iteration(w, &c, &err);
+		step = w->recheck ? recheck(w, &target, &c, &err) : iteration(w, &target, &c, &err);
 	if ((step == STEP_FAIL || step == STEP_ERROR) && gdn_proc_interrupted())
 		step = STEP_INTR;
 	for (size_t i = refs; i < r->sum->refs_kept.nr; i++)
@@ -237,6 +312,7 @@ static int worker_main(void *payload)
 	free(text);
 	json_decref(res);
 	loop_iter_release(&c);
+	gdn_lock_release(&target);
 	return 0;
 }
 
@@ -405,6 +481,18 @@ void loop_parallel_end(struct pool *p)
 	}
 	if (p->t.tip_ref)
 		gdn_git_set_ref(&r->ugit, p->t.tip_ref, NULL, NULL, &err);
+	gdn_err_clear(&err);
+	if (p->t.lock_path)
+		unlink(p->t.lock_path);
+	for (long k = 1; k <= p->nw; k++) { /* --targets: the tokens */
+		char *agent = xstrfmt("%s/workers/agent%ld.lock", r->o->log_dir, k),
+		     *target = xstrfmt("%s/workers/target%ld.lock", r->o->log_dir, k);
+
+		unlink(agent);
+		unlink(target);
+		free(agent);
+		free(target);
+	}
 }
 
 void loop_parallel_free(struct pool *p)
@@ -417,6 +505,7 @@ void loop_parallel_free(struct pool *p)
 	free(p->done);
 	free(p->t.log_rel);
 	free(p->t.tip_ref);
+	free(p->t.lock_path);
 	free(p);
 }
 

@@ -48,6 +48,7 @@ struct pool {
 	unsigned char *done;	   /* the iterations decided (done[it], it <= total) */
 	struct worker *rechecking; /* the worker whose candidate is being re-checked */
 	long seq;		   /* the last queued candidate's turn */
+	bool more;		   /* the queue may have another candidate ready */
 	struct train t;
 };
 

@@ -479,3 +479,69 @@ int gdn_repo_commit_subject(struct gdn_repo *r, const char *sha, char **subject,
 	git_commit_free(c);
 	return 0;
 }
+
+/* The signature to commit with: the configured one, else `fallback`'s name and email, now. */
+static int committer(git_repository *repo, const git_signature *fallback, git_signature **out)
+{
+	if (git_signature_default(out, repo) == 0)
+		return 0;
+	return git_signature_now(out, fallback->name, fallback->email);
+}
+
+int gdn_repo_cherry_pick(struct gdn_repo *r, const char *onto, const char *sha, char **out,
+			 struct gdn_err *err)
+{
+	git_repository *repo = r->git;
+	git_oid o, s, tree_oid, new_oid;
+	git_commit *ours = NULL, *pick = NULL;
+	git_index *index = NULL;
+	git_tree *tree = NULL;
+	git_signature *sig = NULL;
+	int ret = resolve_commit(repo, onto, &o, err);
+	char hex[GIT_OID_HEXSZ + 1];
+
+	*out = NULL;
+	if (!ret)
+		ret = resolve_commit(repo, sha, &s, err);
+	if (ret)
+		goto out;
+	if (git_commit_lookup(&ours, repo, &o) < 0 || git_commit_lookup(&pick, repo, &s) < 0) {
+		ret = gdn_err_set(err, GDN_EIO, "cannot read %s or %s in '%s': %s", sha, onto,
+				  r->root, gdn_repo_git_msg());
+		goto out;
+	}
+	if (git_commit_parentcount(pick) != 1)
+		goto out; /* a merge: not here */
+	if (git_cherrypick_commit(&index, repo, pick, ours, 0, NULL) < 0) {
+		ret = gdn_err_set(err, GDN_EIO, "cannot cherry-pick %s onto %s in '%s': %s", sha,
+				  onto, r->root, gdn_repo_git_msg());
+		goto out;
+	}
+	if (git_index_has_conflicts(index))
+		goto out; /* not clean: *out stays NULL */
+	if (git_index_write_tree_to(&tree_oid, index, repo) < 0 ||
+	    git_tree_lookup(&tree, repo, &tree_oid) < 0 ||
+	    committer(repo, git_commit_committer(pick), &sig) < 0) {
+		ret = gdn_err_set(err, GDN_EIO, "cannot write the tree of %s onto %s in '%s': %s",
+				  sha, onto, r->root, gdn_repo_git_msg());
+		goto out;
+	}
+	if (git_oid_equal(&tree_oid, git_commit_tree_id(ours)))
+		goto out; /* it changes nothing there: not clean either */
+	if (git_commit_create(&new_oid, repo, NULL, git_commit_author(pick), sig,
+			      git_commit_message_encoding(pick), git_commit_message(pick), tree, 1,
+			      (const git_commit *[]){ours}) < 0) {
+		ret = gdn_err_set(err, GDN_EIO, "cannot commit %s onto %s in '%s': %s", sha, onto,
+				  r->root, gdn_repo_git_msg());
+		goto out;
+	}
+	git_oid_tostr(hex, sizeof(hex), &new_oid);
+	*out = xstrdup(hex);
+out:
+	git_signature_free(sig);
+	git_tree_free(tree);
+	git_index_free(index);
+	git_commit_free(pick);
+	git_commit_free(ours);
+	return ret;
+}

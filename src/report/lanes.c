@@ -9,7 +9,10 @@
  * and the busy fractions of each worker and of its accelerator.
  *
  * Events without "worker" belong to worker 1: a one-worker run has one
- * lane, which the renderers do not show (gdn_report_parallel).
+ * lane, which the renderers do not show (gdn_report_parallel). With
+ * --targets, a `target` event says which target a worker's next
+ * validations run on: each target has a lane of its own too (validation
+ * spans only).
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/journal.h"
@@ -77,6 +80,21 @@ static void close_agents(struct gdn_report *r, long long at)
 {
 	for (size_t i = 0; i < r->nr_lanes; i++)
 		close_agent(&r->lanes[i], at);
+}
+
+/* Target k's lane (1 <= k <= GDN_REPORT_MAX_WORKERS), created with those below it. */
+static struct gdn_report_lane *tlane(struct gdn_report *r, long k)
+{
+	if ((size_t)k > r->nr_tlanes) {
+		r->tlanes = xrealloc(r->tlanes, st_mult(sizeof(*r->tlanes), (size_t)k));
+		for (size_t i = r->nr_tlanes; i < (size_t)k; i++) {
+			memset(&r->tlanes[i], 0, sizeof(r->tlanes[i]));
+			r->tlanes[i].worker = (long)i + 1;
+			r->tlanes[i].open_agent_ms = -1;
+		}
+		r->nr_tlanes = (size_t)k;
+	}
+	return &r->tlanes[k - 1];
 }
 
 static long long duration_of(json_t *o)
@@ -164,8 +182,20 @@ void gdn_report_lane_event(struct gdn_report *r, const char *name, json_t *o, lo
 		break;
 	case GDN_EV_VALIDATION:
 		add_span(l, GDN_REPORT_SPAN_VALIDATION, n, t - duration_of(o), t);
+		if (l->open_target > 0)
+			add_span(tlane(r, l->open_target), GDN_REPORT_SPAN_VALIDATION, n,
+				 t - duration_of(o), t);
 		break;
+	case GDN_EV_TARGET: {
+		json_int_t target = json_integer_value(json_object_get(o, "target"));
+
+		l->open_target = target >= 1 && target <= GDN_REPORT_MAX_WORKERS ? (long)target : 0;
+		if (l->open_target)
+			tlane(r, l->open_target);
+		break;
+	}
 	case GDN_EV_WORKER_END:
+		l->open_target = 0;
 		/* its iteration's agent, not one the worker started since */
 		if (n < 0 || n == l->open_iteration)
 			close_agent(l, t);
@@ -187,6 +217,11 @@ void gdn_report_lanes_release(struct gdn_report *r)
 	for (size_t i = 0; i < r->nr_lanes; i++)
 		free(r->lanes[i].v);
 	free(r->lanes);
+	for (size_t i = 0; i < r->nr_tlanes; i++)
+		free(r->tlanes[i].v);
+	free(r->tlanes);
+	r->tlanes = NULL;
+	r->nr_tlanes = 0;
 	for (size_t i = 0; i < r->nr_promotions; i++)
 		free(r->promotions[i].champion);
 	free(r->promotions);
@@ -314,6 +349,28 @@ static void champions_by_promotion(struct gdn_report *r)
 	free(by_it);
 }
 
+/* Lane l's spans on the active time line, and its sums. */
+static void lane_finish(const struct gdn_report *r, struct gdn_report_lane *l, long long start,
+			long long end)
+{
+	long long active = r->totals.active_ms;
+
+	for (size_t j = 0; j < l->nr; j++) {
+		l->v[j].start_ms = active_at(r, start, end, l->v[j].start_ms);
+		l->v[j].end_ms = active_at(r, start, end, l->v[j].end_ms);
+	}
+	if (l->nr > 1)
+		qsort(l->v, l->nr, sizeof(*l->v), cmp_span);
+	l->agent_ms = union_ms(l, 1u << GDN_REPORT_SPAN_AGENT);
+	l->validation_ms = union_ms(l, 1u << GDN_REPORT_SPAN_VALIDATION);
+	l->busy_ms = union_ms(l, ~0u);
+	if (l->busy_ms > active)
+		l->busy_ms = active;
+	l->idle_ms = active - l->busy_ms;
+	l->busy = fraction(l->busy_ms, active);
+	l->accel_busy = fraction(l->validation_ms < active ? l->validation_ms : active, active);
+}
+
 void gdn_report_lanes_finish(struct gdn_report *r)
 {
 	long long start = gdn_loop_ts_ms(r->started), end = gdn_loop_ts_ms(r->ended);
@@ -335,24 +392,12 @@ void gdn_report_lanes_finish(struct gdn_report *r)
 		champions_by_promotion(r);
 	for (size_t k = 0; k < r->nr_promotions; k++)
 		r->promotions[k].at_ms = active_at(r, start, end, r->promotions[k].at_ms);
+	for (size_t i = 0; i < r->nr_tlanes; i++)
+		lane_finish(r, &r->tlanes[i], start, end);
 	for (size_t i = 0; i < r->nr_lanes; i++) {
 		struct gdn_report_lane *l = &r->lanes[i];
 
-		for (size_t j = 0; j < l->nr; j++) {
-			l->v[j].start_ms = active_at(r, start, end, l->v[j].start_ms);
-			l->v[j].end_ms = active_at(r, start, end, l->v[j].end_ms);
-		}
-		if (l->nr > 1)
-			qsort(l->v, l->nr, sizeof(*l->v), cmp_span);
-		l->agent_ms = union_ms(l, 1u << GDN_REPORT_SPAN_AGENT);
-		l->validation_ms = union_ms(l, 1u << GDN_REPORT_SPAN_VALIDATION);
-		l->busy_ms = union_ms(l, ~0u);
-		if (l->busy_ms > active)
-			l->busy_ms = active;
-		l->idle_ms = active - l->busy_ms;
-		l->busy = fraction(l->busy_ms, active);
-		l->accel_busy =
-		    fraction(l->validation_ms < active ? l->validation_ms : active, active);
+		lane_finish(r, l, start, end);
 		busy = gdn_add_sat_i64(busy, l->busy_ms);
 		accel =
 		    gdn_add_sat_i64(accel, l->validation_ms < active ? l->validation_ms : active);

@@ -245,6 +245,15 @@ static void text_lanes(const struct gdn_report *r, struct sbuf *out)
 	}
 	lanes_total(r, &all);
 	text_lane_row(out, "all", &all);
+	if (r->nr_tlanes) /* --targets: the validations by target */
+		sbuf_addf(out, "%6s  %10s  %12s  %12s  %12s  %6s  %10s  %10s\n", "target", "", "",
+			  "validation", "idle", "busy", "", "");
+	for (size_t k = 0; k < r->nr_tlanes; k++) {
+		char name[24];
+
+		snprintf(name, sizeof(name), "t%ld", r->tlanes[k].worker);
+		text_lane_row(out, name, &r->tlanes[k]);
+	}
 	if (!r->nr_promotions)
 		return;
 	sbuf_adds(out, "promotions on the champion line, in order:\n");
@@ -463,6 +472,18 @@ static json_t *workers_json(const struct gdn_report *r)
 	for (size_t k = 0; k < r->nr_lanes; k++)
 		json_array_append_new(lanes, lane_json(&r->lanes[k], true));
 	json_object_set_new(o, "lanes", lanes);
+	if (r->nr_tlanes) { /* --targets: {"target", figures, "spans"} */
+		json_t *targets = json_array();
+
+		for (size_t k = 0; k < r->nr_tlanes; k++) {
+			json_t *t = lane_json(&r->tlanes[k], true);
+
+			json_object_set(t, "target", json_object_get(t, "worker"));
+			json_object_del(t, "worker");
+			json_array_append_new(targets, t);
+		}
+		json_object_set_new(o, "targets", targets);
+	}
 	lanes_total(r, &all);
 	json_object_set_new(o, "all", lane_json(&all, false));
 	json_object_del(json_object_get(o, "all"), "worker");

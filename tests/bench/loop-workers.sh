@@ -17,22 +17,61 @@
 # accelerator busy = validation / active wall (the share of the run the
 # worker's target is in use). Prints figures only; it never fails on time.
 # Targets (issue 16): at N = 4, at least 3.2x faster than N = 1 and a busy
-# fraction of at least 85 % with 4 targets.
+# fraction of at least 85 % with 4 targets. Issue 27 (the speculative
+# pipeline), with ITERATIONS=64 WORKERS="1 4 8 16": N = 8 at least 6.5x,
+# N = 16 at least 12x.
+#
+# OUTCOMES=night (issue 27): a night as it looks, not every candidate
+# promotable. Each iteration's outcome is drawn with a fixed seed (SEED,
+# default 27): 20 % a speed-up (promotable), 30 % failing tests, 50 % no
+# gain. A failing candidate adds a file that makes the tests fail; one with
+# no gain adds a file that a second check after the tests rejects (the
+# share of a performance decision that says "no gain"; a performance
+# decision itself runs without the train, docs/loop-workers.md), so both
+# are validated, on their speculative base, and rejected. Target: N = 16
+# at least 10x faster than N = 1, every worker's target at least 85 % busy
+# at N = 16. Both kinds of run use --max-failures -1.
+#
+# Every run's journal goes through tests/e2e/pipeline_check.py (every
+# promotion validated on exactly the tree it landed as, no iteration
+# decided twice, the journal parses): its violations are printed, with
+# the re-checks (validations redone) and the deepest speculation.
 #
 #   tests/bench/loop-workers.sh [GDNCTL_BINARY]
 #
 # Without an argument: GDNCTL_BIN (default: build/dev/gdnctl).
 # Environment: ITERATIONS (default 16), WORKERS (default "1 2 4"),
-# AGENT_SECONDS (default 3), TEST_SECONDS (default 1), KEEP=1 keeps the
-# work directory (the journals: $WORK/n<N>/logs/loop.jsonl).
+# AGENT_SECONDS (default 3), TEST_SECONDS (default 1), OUTCOMES
+# (promotable, the default, or night), SEED, KEEP=1 keeps the work
+# directory (the journals: $WORK/n<N>/logs/loop.jsonl).
 set -u
 
 ITERATIONS=${ITERATIONS:-16}
 WORKERS=${WORKERS:-1 2 4}
 AGENT_SECONDS=${AGENT_SECONDS:-3}
 TEST_SECONDS=${TEST_SECONDS:-1}
-TARGET_SPEEDUP=3.2
+OUTCOMES=${OUTCOMES:-promotable}
+SEED=${SEED:-27}
 TARGET_BUSY=85
+case $OUTCOMES in
+promotable) TARGETS="4:3.2 8:6.5 16:12" BUSY_AT=4 ;;
+night) TARGETS="16:10" BUSY_AT=16 ;;
+*)
+	echo "loop-workers bench: OUTCOMES is promotable or night, not '$OUTCOMES'" >&2
+	exit 2
+	;;
+esac
+# target_for N: the speed-up the issues ask of N workers ("-": none)
+target_for() {
+	local t
+	for t in $TARGETS; do
+		if [ "${t%%:*}" = "$1" ]; then
+			echo ">=${t#*:}x"
+			return
+		fi
+	done
+	echo -
+}
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 
 bin=${1:-${GDNCTL_BIN:-$SRC/build/dev/gdnctl}}
@@ -82,7 +121,7 @@ mkdir -p "$TEMPLATE"
 		cat >gdnctl.yaml <<-EOF &&
 			project:
 			  backend: local
-			  test_command: sleep $TEST_SECONDS
+			  test_command: sh -c 'sleep $TEST_SECONDS; for f in changes/broken-* changes/nogain-*; do [ -e "\$f" ] && exit 1; done; exit 0'
 			loop:
 			  backend: local
 		EOF
@@ -93,15 +132,30 @@ mkdir -p "$TEMPLATE"
 }
 printf 'Iteration {{ITERATION}} of {{TOTAL_ITERATIONS}} at {{HEAD_SHA}}\n' >"$WORK/prompt.md"
 
+# The outcomes: line N is iteration N's (OUTCOMES=night: drawn with SEED).
+python3 - "$SEED" "$ITERATIONS" "$OUTCOMES" >"$WORK/outcomes" <<-\EOF
+	import random, sys
+	rng = random.Random(int(sys.argv[1]))
+	for _ in range(int(sys.argv[2])):
+	    r = rng.random()
+	    if sys.argv[3] != "night" or r < 0.2:
+	        print("iteration")  # a speed-up: promotable
+	    elif r < 0.5:
+	        print("broken")  # failing tests
+	    else:
+	        print("nogain")
+EOF
 # The simulated agent: think for AGENT_SECONDS, then commit a new file
-# named after the iteration (unique: candidates never conflict).
+# named after the iteration (unique: candidates never conflict) and its
+# outcome.
 cat >"$WORK/agent" <<EOF
 #!/bin/sh
 it=\$(sed -n 's/^Iteration \([0-9][0-9]*\) of .*/\1/p' "\$1" | head -n 1)
 [ -n "\$it" ] || it=x\$\$
+kind=\$(sed -n "\${it}p" "$WORK/outcomes" 2>/dev/null)
 sleep $AGENT_SECONDS
-mkdir -p changes && echo "iteration \$it" >"changes/iteration-\$it.txt" &&
-	git add changes && git commit -qm "agent: iteration \$it"
+mkdir -p changes && echo "iteration \$it" >"changes/\${kind:-iteration}-\$it.txt" &&
+	git add changes && git commit -qm "agent: iteration \$it (\${kind:-iteration})"
 EOF
 chmod +x "$WORK/agent"
 
@@ -116,7 +170,7 @@ run_once() {
 	t0=$(now_us)
 	(cd "$dir/repo" && "$bin" loop --agent command --agent-cmd "$WORK/agent {prompt_file}" \
 		--prompt-file "$WORK/prompt.md" --log-dir "$dir/logs" \
-		--iterations "$ITERATIONS" --validation-mode required \
+		--iterations "$ITERATIONS" --validation-mode required --max-failures -1 \
 		--sleep-seconds 0 --retry-sleep-seconds 0 "${extra[@]}" >"$dir/console.log" 2>&1)
 	rc=$?
 	t1=$(now_us)
@@ -172,7 +226,9 @@ lanes() {
 }
 
 echo "gdnctl loop --workers N: $ITERATIONS iterations, agent ${AGENT_SECONDS} s + validation" \
-	"${TEST_SECONDS} s each (local backend); binary $bin"
+	"${TEST_SECONDS} s each (local backend), outcomes: $OUTCOMES; binary $bin"
+[ "$OUTCOMES" != night ] ||
+	echo "outcomes (seed $SEED):$(sort "$WORK/outcomes" | uniq -c | tr -s ' \n' ' ')"
 printf '%-7s %8s %8s %8s %8s %6s %8s %8s %7s %7s %7s\n' workers "wall s" speed-up target \
 	promoted worker "agent s" "valid s" "busy %" "accel %" target
 base=
@@ -192,15 +248,14 @@ for n in $WORKERS; do
 	while read -r k agent_ms valid_ms active_ms; do
 		[ "$k" != runs ] || continue
 		if [ "$first" = 1 ]; then
-			tgt=-
-			[ "$n" -ne 4 ] || tgt=">=${TARGET_SPEEDUP}x"
+			tgt=$(target_for "$n")
 			awk -v n="$n" -v w="$wall" -v b="$base" -v t="$tgt" -v p="$promoted" \
 				'BEGIN { printf "%-7s %8.1f %7.2fx %8s %8s ", n, w / 1e6, b / w, t, p }'
 		else
 			printf '%-7s %8s %8s %8s %8s ' "" "" "" "" ""
 		fi
 		btgt=-
-		[ "$n" -ne 4 ] || btgt=">=${TARGET_BUSY}"
+		[ "$n" -ne "$BUSY_AT" ] || btgt=">=${TARGET_BUSY}"
 		awk -v k="w$k" -v a="$agent_ms" -v v="$valid_ms" -v act="$active_ms" -v t="$btgt" \
 			'BEGIN { d = act > 0 ? act : 1;
 				 printf "%6s %8.1f %8.1f %7.1f %7.1f %7s\n", k, a / 1000, v / 1000,
@@ -210,6 +265,9 @@ for n in $WORKERS; do
 	[ "$rebases" = 0 ] && [ "$conflicts" = 0 ] && [ "$rechecks" = 0 ] ||
 		printf '%-7s %8s (%s rebases onto a moved champion, %s re-checks after validation, %s conflicts)\n' \
 			"" "" "$rebases" "$rechecks" "$conflicts"
+	check=$(python3 "$SRC/tests/e2e/pipeline_check.py" "$journal" 2>&1)
+	printf '%-7s %8s check: %s\n' "" "" "$(echo "$check" | tail -n 1 | sed 's/^[^:]*: //')"
+	echo "$check" | grep '^VIOLATION' | sed 's/^/        /'
 done
 echo "(busy = (agent + validation) / the run's wall time in the journal, per worker;" \
 	"accel = validation alone; wall s = the whole command)"

@@ -22,13 +22,16 @@
 # tests/bench/soak.sh runs this script longer and prints its figures.
 # With GDNCTL_TEST_WORKERS=4 (e2e/t0625-loop-chaos@workers4) the runs have
 # four workers (issue 16): 20 kill -9 + --resume cycles by default, and
-# every worker's worktree is accounted for.
+# every worker's worktree is accounted for. After every run, its journals
+# also go through pipeline_check.py (issue 27); GDNCTL_TEST_WORKERS=8 runs
+# the deep pipeline.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-loop.sh"
 
 command -v python3 >/dev/null || skip_all "python3 is needed to check the journal"
 command -v setsid >/dev/null || skip_all "setsid is needed for the agent's detached child"
 
+PIPELINE_CHECK=$(cd "$(dirname "$0")" && pwd)/pipeline_check.py
 SEED=${GDNCTL_CHAOS_SEED:-$(($(date +%s%N) % 32768))}
 if [ "$WORKERS" = 1 ]; then
 	SECONDS_BUDGET=${GDNCTL_CHAOS_SECONDS:-75}
@@ -184,6 +187,9 @@ check_branch_commits() {
 	    f.write("agent commits on the branch that did not pass validation: " + "; ".join(bad))
 	sys.exit(1 if bad else 0)
 	EOF2
+	# every promotion landed the tree its tests passed on, nothing decided twice (issue 27)
+	python3 "$PIPELINE_CHECK" logs/run-*/loop.jsonl >pipeline.out ||
+		violation "$(grep -m 3 VIOLATION pipeline.out | tr '\n' ' ')"
 	if [ "$(git -C repo show main:state.txt)" != ok ]; then
 		violation "the branch's state.txt is BROKEN at $(git -C repo rev-parse --short main)"
 	fi

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# gdnctl loop --workers N, the speculative pipeline (issue 27): candidates
+# that reach validation at the same moment join the train one after the
+# other, each validated on top of all those ahead of it at once, and are
+# promoted without a re-check; a failure ahead has only the candidates
+# behind it rebuilt and redone, all at once. tests/e2e/pipeline_check.py
+# checks every promotion against the journal.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-loop.sh"
+
+command -v python3 >/dev/null || skip_all "python3 is needed to read the journal"
+CHECK=$(cd "$(dirname "$0")" && pwd)/pipeline_check.py
+
+cat >"$TRASH/iter.sh" <<'EOF2'
+it=$(sed -n 's/^Iteration \([0-9]*\).*/\1/p' "$1" | head -n 1)
+EOF2
+# together: every agent commits its own file at the same moment.
+agent together <<EOF2
+. "$TRASH/iter.sh"
+sleep 0.5
+echo "\$it" >"p-\$it.txt" && git add . && git commit -qm "agent: p-\$it"
+EOF2
+# staggered: iteration N commits after N * 0.4 s (the train's order is the
+# iterations'); iteration 2 breaks the tests.
+agent staggered <<EOF2
+. "$TRASH/iter.sh"
+sleep \$((it * 4 / 10)).\$((it * 4 % 10))
+[ "\$it" != 2 ] || echo BROKEN >state.txt
+echo "\$it" >"p-\$it.txt" && git add . && git commit -qm "agent: p-\$it"
+EOF2
+printf 'Iteration {{ITERATION}}\n' >"$TRASH/prompt.md"
+
+new_repo() {
+	rm -rf "$TRASH/repo" "$TRASH/logs" &&
+		test_create_repo "$TRASH/repo" &&
+		(
+			cd "$TRASH/repo" &&
+				printf '#!/bin/sh\nsleep 2\nif grep -q BROKEN state.txt; then echo "tests: BROKEN"; exit 3; fi\necho "tests: ok"\n' >check.sh &&
+				chmod +x check.sh && echo ok >state.txt &&
+				git add . && git commit -qm seed
+		)
+}
+
+run_workers() {
+	local a=$1 n=$2
+	shift 2
+	(cd "$TRASH/repo" && GDNCTL_TEST_COMMAND=./check.sh \
+		gdnctl loop --workers "$n" --agent command --agent-cmd "$AG/$a {prompt_file}" \
+		--prompt-file "$TRASH/prompt.md" --log-dir "$TRASH/logs" --sleep-seconds 0 \
+		--retry-sleep-seconds 0 --max-failures 5 --validation-mode required "$@")
+}
+
+test_expect_success 'six candidates at once: a train six deep, every one promoted without a re-check' '
+	new_repo &&
+	run_workers together 6 --iterations 6 >out 2>err &&
+	for i in 1 2 3 4 5 6; do test "$(git -C repo show "main:p-$i.txt")" = "$i" || exit 1; done &&
+	python3 -c "
+import json
+evs = [json.loads(l) for l in open(\"logs/loop.jsonl\")]
+assert not [e for e in evs if e[\"event\"] == \"recheck\"], \"a re-check\"
+champion = evs[0][\"champion\"]
+onto = {e[\"head\"]: e[\"onto\"] for e in evs if e[\"event\"] == \"rebase\"}
+assert all(e[\"result\"] == \"clean\" and e[\"train\"] for e in evs if e[\"event\"] == \"rebase\"), onto
+promoted = [e[\"champion\"] for e in evs if e[\"event\"] == \"promote\"]
+assert len(promoted) == 6, promoted
+# each promoted on the one before it: a chain of six, validated on the tree it landed as
+for i, sha in enumerate(promoted):
+    assert onto.get(sha, champion) == (promoted[i - 1] if i else champion), (i, sha)
+# the third was carried onto the second while the first was still undecided
+pos = {e[\"champion\"]: n for n, e in enumerate(evs) if e[\"event\"] == \"promote\"}
+third = [n for n, e in enumerate(evs) if e[\"event\"] == \"rebase\" and e[\"head\"] == promoted[2]][0]
+assert third < pos[promoted[0]], \"the third joined after the first was decided\"
+" &&
+	python3 "$CHECK" logs/loop.jsonl >check.out &&
+	test_grep "6 promotions, 6 decisions, 0 re-checks, 5 speculative rebases, deepest 5, 0 violations" check.out
+'
+
+test_expect_success 'a failure ahead: only the candidates behind it redone, at once, on the new base' '
+	new_repo &&
+	run_workers staggered 4 --iterations 4 --max-failures 5 >out 2>err &&
+	test "$(git -C repo show main:state.txt)" = ok &&
+	for i in 1 3 4; do test "$(git -C repo show "main:p-$i.txt")" = "$i" || exit 1; done &&
+	test_must_fail git -C repo cat-file -e main:p-2.txt &&
+	python3 -c "
+import json
+evs = [json.loads(l) for l in open(\"logs/loop.jsonl\")]
+heads = {e[\"iteration\"]: e.get(\"head\") for e in evs if e[\"event\"] == \"rebase\" and e[\"result\"] == \"clean\"}
+first = {}
+for e in evs:
+    if e[\"event\"] == \"rebase\" and e[\"iteration\"] not in first:
+        first[e[\"iteration\"]] = e
+# the train: 2 on 1, 3 on 2, 4 on 3, all before any verdict
+assert first[3][\"train\"] and first[4][\"train\"], first
+rechecked = sorted(e[\"iteration\"] for e in evs if e[\"event\"] == \"recheck\")
+assert rechecked == [3, 4], rechecked
+# both re-checks ran at once
+starts = [(n, e[\"iteration\"]) for n, e in enumerate(evs) if e[\"event\"] == \"worker_start\" and e[\"recheck\"]]
+ends = [min(m for m, f in enumerate(evs) if m > n and f[\"event\"] == \"worker_end\" and f[\"iteration\"] == i) for n, i in starts]
+assert len(starts) == 2 and max(n for n, i in starts) < min(ends), (starts, ends)
+d = {e[\"iteration\"]: e for e in evs if e[\"event\"] == \"decision\"}
+assert d[1][\"commits\"] == 1 and d[2][\"commits\"] == 0 and d[3][\"commits\"] == 1 and d[4][\"commits\"] == 1, d
+" &&
+	python3 "$CHECK" logs/loop.jsonl >check.out &&
+	test_grep "4 decisions, 2 re-checks, .* 0 violations" check.out
+'
+
+test_expect_success 'the checker finds a promotion that was not validated on its tree' '
+	sed "s/\"event\":\"promote\",\"iteration\":4,\"champion\":\"[0-9a-f]*\"/\"event\":\"promote\",\"iteration\":4,\"champion\":\"0000\"/" logs/loop.jsonl >bad.jsonl &&
+	! cmp -s bad.jsonl logs/loop.jsonl &&
+	test_expect_code 1 python3 "$CHECK" bad.jsonl >check.out &&
+	test_grep "VIOLATION .*iteration 4 promoted 0000" check.out
+'
+
+test_done
