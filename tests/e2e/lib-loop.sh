@@ -14,3 +14,25 @@ agent() {
 		cat
 	} >"$AG/$1" && chmod +x "$AG/$1"
 }
+
+# integrity_project [YAML]: a fresh $TRASH/repo (and no $TRASH/logs), not yet
+# committed, for the integrity gate's tests: ./profile.sh writes a trace of
+# $(cat dev_us.txt) microseconds per step (tests/e2e/fake-trace.sh) and
+# prints throughput/duration_ms=$(cat cost.txt) (40000 and 7 to start);
+# gdnctl.yaml names them under project: and ends with YAML.
+integrity_project() {
+	rm -rf "$TRASH/repo" "$TRASH/logs" &&
+		test_create_repo "$TRASH/repo" &&
+		(
+			cd "$TRASH/repo" &&
+				cat >profile.sh <<-EOF2 &&
+					#!/bin/sh
+					mkdir -p out && sh "$GDNCTL_SOURCE_DIR/tests/e2e/fake-trace.sh" "\$(cat dev_us.txt)" >out/trace.json
+					echo "throughput/duration_ms=\$(cat cost.txt)"
+				EOF2
+				chmod +x profile.sh && echo 7 >cost.txt && echo 40000 >dev_us.txt &&
+				printf "out/\n" >.gitignore &&
+				printf "project:\n  profile_command: ./profile.sh\n  trace_glob: out/*.json\n%s" \
+					"${1:-}" >gdnctl.yaml
+		)
+}

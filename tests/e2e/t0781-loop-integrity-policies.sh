@@ -22,24 +22,8 @@ mkdir -p "$HOME/sealed"
 printf '#!/bin/sh\ntest "$(cat answer.txt)" = 42 && test -n "$GDNCTL_HOLDOUT_SEED"\n' >"$HOME/sealed/holdout.sh"
 
 new_project() {
-	rm -rf "$TRASH/repo" "$TRASH/logs" &&
-		test_create_repo "$TRASH/repo" &&
-		(
-			cd "$TRASH/repo" &&
-				cat >profile.sh <<-EOF2 &&
-					#!/bin/sh
-					mkdir -p out && sh "$GDNCTL_SOURCE_DIR/tests/e2e/fake-trace.sh" "\$(cat dev_us.txt)" >out/trace.json
-					echo "throughput/duration_ms=\$(cat cost.txt)"
-				EOF2
-				chmod +x profile.sh && echo 7 >cost.txt && echo 40000 >dev_us.txt &&
-				echo 42 >answer.txt && printf "out/\n" >.gitignore && {
-				echo "project:"
-				echo "  profile_command: ./profile.sh"
-				echo "  trace_glob: out/*.json"
-				printf '%s' "${YAML:-}"
-			} >gdnctl.yaml &&
-				git add . && git commit -qm "my kernel"
-		)
+	integrity_project "${YAML:-}" &&
+		(cd "$TRASH/repo" && echo 42 >answer.txt && git add . && git commit -qm "my kernel")
 }
 
 loop() {

@@ -26,20 +26,9 @@ EOF2
 printf 'Iteration {{ITERATION}}\n' >"$TRASH/prompt.md"
 
 new_project() {
-	rm -rf "$TRASH/repo" "$TRASH/logs" &&
-		test_create_repo "$TRASH/repo" &&
-		(
-			cd "$TRASH/repo" &&
-				cat >profile.sh <<-EOF2 &&
-					#!/bin/sh
-					mkdir -p out && sh "$GDNCTL_SOURCE_DIR/tests/e2e/fake-trace.sh" "\$(cat dev_us.txt)" >out/trace.json
-					echo "throughput/duration_ms=\$(cat cost.txt)"
-				EOF2
-				chmod +x profile.sh && echo 7 >cost.txt && echo 40000 >dev_us.txt &&
-				printf "out/\n" >.gitignore &&
-				printf "project:\n  profile_command: ./profile.sh\n  trace_glob: out/*.json\nintegrity:\n  mode: on\n" >gdnctl.yaml &&
-				git add . && git commit -qm "my kernel"
-		)
+	integrity_project "integrity:
+  mode: on
+" && (cd "$TRASH/repo" && git add . && git commit -qm "my kernel")
 }
 
 loop() {
