@@ -110,6 +110,8 @@ static void exec_failure_is_reported_at_finish(void **state)
 
 	p.argv = argv;
 	assert_int_equal(gdn_proc_start(&p, &a, &err), 0);
+	/* ended (a stop before the thread tried the exec would spare it) */
+	assert_true(gdn_proc_poll(a, 10000));
 	gdn_proc_stop(a, 100, 100); /* harmless once it has ended */
 	assert_int_equal(gdn_proc_finish(a, &err), GDN_ENOTFOUND);
 	assert_non_null(strstr(err.msg, "gdnctl-prog"));
