@@ -24,12 +24,13 @@ echo "$it" >"s-$it.txt" && git add . && git commit -qm "agent: s-$it"
 EOF2
 printf 'Iteration {{ITERATION}}\n' >"$TRASH/prompt.md"
 
+# new_repo [SECONDS]: the validation (./check.sh) takes SECONDS (default 1.5).
 new_repo() {
 	rm -rf "$TRASH/repo" "$TRASH/logs" "$TRASH/targets.log" &&
 		test_create_repo "$TRASH/repo" &&
 		(
 			cd "$TRASH/repo" &&
-				printf '#!/bin/sh\necho "$GDNCTL_TARGET" >>"%s/targets.log"\nsleep 1.5\n' "$TRASH" >check.sh &&
+				printf '#!/bin/sh\necho "$GDNCTL_TARGET" >>"%s/targets.log"\nsleep %s\n' "$TRASH" "${1:-1.5}" >check.sh &&
 				chmod +x check.sh && git add . && git commit -qm seed
 		)
 }
@@ -66,8 +67,11 @@ at_once() {
 	EOF2
 }
 
+# Validations of 4 s: three overlap even when each iteration costs the loop
+# a second (the ASan build beside another suite on two cores did not
+# overlap three of 1.5 s).
 test_expect_success '--workers 2 --targets 4: two agents at once, four validations at once' '
-	new_repo &&
+	new_repo 4 &&
 	run_loop quick --workers 2 --targets 4 --iterations 8 >out 2>err &&
 	for i in 1 2 3 4 5 6 7 8; do test "$(git -C repo show "main:q-$i.txt")" = "$i" || exit 1; done &&
 	python3 -c "
