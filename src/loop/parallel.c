@@ -308,6 +308,26 @@ static int flush_queue(struct pool *p, int exit)
 }
 
 /*
+ * A worker's child that got SIGKILL cannot stop its agent: what the agent
+ * of its iteration left running is found by its attempts' marks (the
+ * child's GDNCTL_AGENT_RUN, as the journal's agent_start has it).
+ */
+static void stop_agent_of(struct pool *p, const struct worker *w)
+{
+	struct run *r = p->x0->r;
+
+	if (!w->it)
+		return;
+	for (long a = 1; a <= p->x0->o->agent_retries + 1; a++) {
+		char *mark = xstrfmt("GDNCTL_AGENT_RUN=%s.%ld.%ld.%ld", r->sum->run_id, w->it, a,
+				     (long)w->pid);
+
+		gdn_proc_stop_leftovers(0, mark, -1, 2000, NULL);
+		free(mark);
+	}
+}
+
+/*
  * The loop with workers: iterations handed to idle workers in order, each
  * child's outcome decided here one at a time (promotions serialized).
  * A stop condition lets the running iterations finish; a failure that ends
@@ -321,6 +341,7 @@ int loop_run_parallel(struct pool *p)
 	bool launching = true;
 	int exit = -1, stop_exit = -1;
 	int64_t signalled = 0;
+	bool hard_killed = false;
 
 	for (;;) {
 		bool reaped = false;
@@ -386,8 +407,14 @@ int loop_run_parallel(struct pool *p)
 			}
 			signalled = gdn_now_ms();
 		} else if (signalled && gdn_now_ms() - signalled > WORKER_STOP_MS) {
-			for (long k = 0; k < p->nw; k++)
+			for (long k = 0; k < p->nw; k++) {
+				if (!p->w[k].pid)
+					continue;
 				gdn_proc_fork_signal(p->w[k].pid, SIGKILL);
+				if (!hard_killed)
+					stop_agent_of(p, &p->w[k]);
+			}
+			hard_killed = true;
 		}
 		for (long k = 0; k < p->nw; k++) {
 			struct worker *w = &p->w[k];
