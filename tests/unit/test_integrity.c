@@ -15,6 +15,7 @@
 #include "gdnctl/trace.h"
 #include "gdnctl/trace_work.h"
 #include "gdnctl/xalloc.h"
+#include "testlib.h"
 
 static void config(struct gdn_integrity_config *c)
 {
@@ -516,43 +517,7 @@ static void test_real_tpu_xplane_twins(void **unused)
 	}
 }
 
-/* ---- hand-made XSpaces (as tests/unit/test_trace.c) ---- */
-
-static void pb_varint(struct sbuf *sb, uint64_t v)
-{
-	do {
-		sbuf_addch(sb, (char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0)));
-		v >>= 7;
-	} while (v);
-}
-
-static void pb_uint(struct sbuf *sb, unsigned field, uint64_t v)
-{
-	pb_varint(sb, (uint64_t)field << 3);
-	pb_varint(sb, v);
-}
-
-static void pb_double(struct sbuf *sb, unsigned field, double d)
-{
-	char b[8];
-
-	pb_varint(sb, (uint64_t)field << 3 | 1);
-	memcpy(b, &d, 8);
-	sbuf_add(sb, b, 8);
-}
-
-static void pb_bytes(struct sbuf *sb, unsigned field, const char *p, size_t n)
-{
-	pb_varint(sb, (uint64_t)field << 3 | 2);
-	pb_varint(sb, n);
-	sbuf_add(sb, p, n);
-}
-
-static void pb_msg(struct sbuf *sb, unsigned field, struct sbuf *m)
-{
-	pb_bytes(sb, field, m->buf, m->len);
-	sbuf_reset(m);
-}
+/* ---- hand-made XSpaces (testlib.h's protobuf writers) ---- */
 
 /* An XStat: stat metadata id, and value as field (3 uint64, 4 int64, 5 str, 2 double). */
 static void pb_stat(struct sbuf *to, unsigned field, uint64_t id, unsigned vfield, uint64_t v,

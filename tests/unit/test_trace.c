@@ -11,6 +11,7 @@
 #include "gdnctl/sbuf.h"
 #include "gdnctl/trace.h"
 #include "gdnctl/xalloc.h"
+#include "testlib.h"
 
 /* ---- tokenizer ---- */
 
@@ -925,34 +926,6 @@ static void diff_basic(void **state)
 }
 
 /* ---- XPlane ---- */
-
-/* Protobuf writers for hand-made XSpaces. */
-static void pb_varint(struct sbuf *sb, uint64_t v)
-{
-	do {
-		sbuf_addch(sb, (char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0)));
-		v >>= 7;
-	} while (v);
-}
-
-static void pb_uint(struct sbuf *sb, unsigned field, uint64_t v)
-{
-	pb_varint(sb, (uint64_t)field << 3);
-	pb_varint(sb, v);
-}
-
-static void pb_bytes(struct sbuf *sb, unsigned field, const char *p, size_t n)
-{
-	pb_varint(sb, (uint64_t)field << 3 | 2);
-	pb_varint(sb, n);
-	sbuf_add(sb, p, n);
-}
-
-static void pb_msg(struct sbuf *sb, unsigned field, struct sbuf *m)
-{
-	pb_bytes(sb, field, m->buf, m->len);
-	sbuf_reset(m);
-}
 
 /* One TPU plane: two nested ops on "XLA Ops", metadata after the lines. */
 static void make_space(struct sbuf *space)

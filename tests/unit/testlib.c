@@ -4,6 +4,7 @@
 #include <cmocka.h>
 #include <sys/stat.h>
 #include "gdnctl/file.h"
+#include "gdnctl/sbuf.h"
 #include "gdnctl/xalloc.h"
 #include "testlib.h"
 
@@ -23,4 +24,42 @@ void unit_write_mem(const char *dir, const char *name, const void *buf, size_t l
 void unit_write_file(const char *dir, const char *name, const char *text, mode_t mode)
 {
 	unit_write_mem(dir, name, text, strlen(text), mode);
+}
+
+/* ---- protobuf writers for hand-made XSpaces ---- */
+
+void pb_varint(struct sbuf *sb, uint64_t v)
+{
+	do {
+		sbuf_addch(sb, (char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0)));
+		v >>= 7;
+	} while (v);
+}
+
+void pb_uint(struct sbuf *sb, unsigned field, uint64_t v)
+{
+	pb_varint(sb, (uint64_t)field << 3);
+	pb_varint(sb, v);
+}
+
+void pb_double(struct sbuf *sb, unsigned field, double d)
+{
+	char b[8];
+
+	pb_varint(sb, (uint64_t)field << 3 | 1);
+	memcpy(b, &d, 8);
+	sbuf_add(sb, b, 8);
+}
+
+void pb_bytes(struct sbuf *sb, unsigned field, const char *p, size_t n)
+{
+	pb_varint(sb, (uint64_t)field << 3 | 2);
+	pb_varint(sb, n);
+	sbuf_add(sb, p, n);
+}
+
+void pb_msg(struct sbuf *sb, unsigned field, struct sbuf *m)
+{
+	pb_bytes(sb, field, m->buf, m->len);
+	sbuf_reset(m);
 }

@@ -15,4 +15,16 @@ void unit_write_mem(const char *dir, const char *name, const void *buf, size_t l
 /* The same with the NUL-terminated text. */
 void unit_write_file(const char *dir, const char *name, const char *text, mode_t mode);
 
+/*
+ * Protobuf writers for hand-made XSpaces: a varint, field `field` as a
+ * varint (wire type 0), a double (1), bytes (2), and message m as bytes
+ * (m is emptied for the next one).
+ */
+struct sbuf;
+void pb_varint(struct sbuf *sb, uint64_t v);
+void pb_uint(struct sbuf *sb, unsigned field, uint64_t v);
+void pb_double(struct sbuf *sb, unsigned field, double d);
+void pb_bytes(struct sbuf *sb, unsigned field, const char *p, size_t n);
+void pb_msg(struct sbuf *sb, unsigned field, struct sbuf *m);
+
 #endif
