@@ -46,10 +46,12 @@
 #define GDN_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #define GDN_NORETURN	 __attribute__((noreturn))
 #define GDN_UNUSED	 __attribute__((unused))
+#define GDN_NOINLINE	 __attribute__((noinline))
 #else
 #define GDN_PRINTF(f, a)
 #define GDN_NORETURN
 #define GDN_UNUSED
+#define GDN_NOINLINE
 #endif
 
 /* Broken invariant: print where, then abort. Never for user input. */

@@ -1,12 +1,24 @@
 /*
- * Child processes: fork + execve of a PATH-resolved program in its own
+ * Child processes: vfork + execve of a PATH-resolved program in its own
  * process group, one poll() loop that reads the merged output, feeds
  * stdin, and enforces the deadline, the idle timeout and stop requests
  * by signalling the whole group (SIGINT, SIGTERM, SIGKILL).
  *
  * Everything the child needs (environment, PATH candidates, the argv for
- * the /bin/sh fallback) is built in the parent before fork(); between
- * fork() and execve() the child makes only async-signal-safe calls.
+ * the /bin/sh fallback) is built in the parent before vfork(); between
+ * vfork() and execve() the child makes only async-signal-safe calls.
+ *
+ * Why vfork: fork() copies the parent's page tables, and the loop's
+ * process holds a repository index of tens of thousands of entries, so
+ * every git it ran paid for copying them (most of a loop iteration's own
+ * cost, issue 26). A vfork child borrows the parent's memory until it
+ * execs: it runs with every signal blocked until it has reset all
+ * handlers to SIG_DFL (no handler of ours runs on borrowed memory), it
+ * writes nothing the parent reads but the exec-error pipe and the
+ * candidate slot of the /bin/sh argv (built for it), and it never returns
+ * from the function that called vfork (child_exec ends in execve or _exit;
+ * both functions are kept out of line, so the child's frames lie below
+ * the parent's).
  *
  * How we notice that the direct child exited: a pidfd (Linux >= 5.3) in
  * the poll set; without one, waitpid(WNOHANG) on a short poll tick.
@@ -39,7 +51,7 @@ enum child_stage {
 
 struct live {
 	bool used;
-	pid_t pgid; /* 0 while the slot is reserved before fork() */
+	pid_t pgid; /* 0 while the slot is reserved before vfork() */
 	int grace_ms;
 };
 
@@ -314,7 +326,7 @@ void gdn_proc_stop_group(pid_t pgid, long long started, int grace_ms)
 
 /* ---- what a finished child left behind ---- */
 
-/* Whether a slot is reserved whose child may be forked but not yet registered. */
+/* Whether a slot is reserved whose child may be started but not yet registered. */
 static bool live_in_flight(void)
 {
 	bool found = false;
@@ -467,7 +479,7 @@ void gdn_proc_stop_leftovers(pid_t pgid, const char *mark, long long not_before,
 	free(sc.t);
 }
 
-/* ---- preparing the spawn (parent, before fork) ---- */
+/* ---- preparing the spawn (parent, before vfork) ---- */
 
 static bool env_name_eq(const char *entry, const char *spec)
 {
@@ -580,7 +592,7 @@ static void trace_spawn(const struct gdn_proc *p)
 	sbuf_release(&sb);
 }
 
-/* ---- the child, between fork() and execve(): async-signal-safe calls only ---- */
+/* ---- the child, between vfork() and execve(): async-signal-safe calls only ---- */
 
 struct child_plan {
 	const char *const *cands;
@@ -601,7 +613,7 @@ static GDN_NORETURN void child_fail(int fd, int stage, int e)
 	_exit(127);
 }
 
-static GDN_NORETURN void child_exec(const struct child_plan *cp)
+static GDN_NORETURN GDN_NOINLINE void child_exec(const struct child_plan *cp)
 {
 	struct sigaction sa;
 	sigset_t none;
@@ -645,6 +657,16 @@ static GDN_NORETURN void child_exec(const struct child_plan *cp)
 			child_fail(cp->err_fd, STAGE_EXEC, e);
 	}
 	child_fail(cp->err_fd, STAGE_EXEC, eacces ? EACCES : ENOENT);
+}
+
+/* The child's start: see the top of this file for what it may touch. */
+static GDN_NOINLINE pid_t start_child(const struct child_plan *cp)
+{
+	pid_t pid = vfork();
+
+	if (!pid)
+		child_exec(cp);
+	return pid;
 }
 
 /* ---- the parent's loop ---- */
@@ -1079,14 +1101,12 @@ int gdn_proc_run(struct gdn_proc *p, struct gdn_err *err)
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	r.start = gdn_now_ms();
 	r.next_tick = r.start + p->tick_ms;
-	pid = fork();
-	if (!pid)
-		child_exec(&cp);
+	pid = start_child(&cp);
 	e = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (pid < 0) {
 		errno = e;
-		ret = gdn_err_errno(err, GDN_EIO, "cannot run '%s': fork", p->argv[0]);
+		ret = gdn_err_errno(err, GDN_EIO, "cannot run '%s': vfork", p->argv[0]);
 		goto out;
 	}
 	p->pid = pid;
