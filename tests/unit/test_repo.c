@@ -7,25 +7,13 @@
 #include "gdnctl/repo.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/xalloc.h"
+#include "testlib.h"
 
 struct fixture {
 	char dir[64];
 	char sha[GIT_OID_HEXSZ + 1];
 	char blob[GIT_OID_HEXSZ + 1];
 };
-
-static void rm_rf(const char *path)
-{
-	const char *argv[] = {"rm", "-rf", path, NULL};
-	pid_t pid = fork();
-	int st;
-
-	if (pid == 0) {
-		execvp(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	waitpid(pid, &st, 0);
-}
 
 static int setup(void **state)
 {
@@ -75,7 +63,7 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 
-	rm_rf(f->dir);
+	unit_rm_rf(f->dir);
 	free(f);
 	return 0;
 }

@@ -17,19 +17,6 @@ struct fixture {
 	char seed[GIT_OID_HEXSZ + 1];
 };
 
-static void rm_rf(const char *path)
-{
-	const char *argv[] = {"rm", "-rf", path, NULL};
-	pid_t pid = fork();
-	int st;
-
-	if (pid == 0) {
-		execvp(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	waitpid(pid, &st, 0);
-}
-
 static char *read_file(struct fixture *f, const char *rel)
 {
 	struct sbuf path = SBUF_INIT, sb = SBUF_INIT;
@@ -155,7 +142,7 @@ static int teardown(void **state)
 	struct fixture *f = *state;
 
 	git_repository_free(f->repo);
-	rm_rf(f->dir);
+	unit_rm_rf(f->dir);
 	free(f);
 	return 0;
 }

@@ -8,6 +8,21 @@
 #include "gdnctl/xalloc.h"
 #include "testlib.h"
 
+void unit_rm_rf(const char *path)
+{
+	const char *argv[] = {"rm", "-rf", path, NULL};
+	pid_t pid = fork();
+	int st = 0;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execvp(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 void unit_write_mem(const char *dir, const char *name, const void *buf, size_t len, mode_t mode)
 {
 	char *path = dir ? xstrfmt("%s/%s", dir, name) : xstrdup(name);

@@ -15,6 +15,9 @@ void unit_write_mem(const char *dir, const char *name, const void *buf, size_t l
 /* The same with the NUL-terminated text. */
 void unit_write_file(const char *dir, const char *name, const char *text, mode_t mode);
 
+/* rm -rf path (a scratch directory of the test). */
+void unit_rm_rf(const char *path);
+
 /*
  * Protobuf writers for hand-made XSpaces: a varint, field `field` as a
  * varint (wire type 0), a double (1), bytes (2), and message m as bytes
