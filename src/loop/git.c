@@ -11,6 +11,7 @@
 #include "gdnctl/gitops.h"
 #include "gdnctl/loop.h"
 #include "gdnctl/proc.h"
+#include "gdnctl/repo.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
 #include "gdnctl/xalloc.h"
@@ -153,28 +154,28 @@ static int git_ok(const struct gdn_git *g, struct sbuf *out, struct gdn_err *err
 
 int gdn_git_rev(const struct gdn_git *g, const char *rev, char **sha, struct gdn_err *err)
 {
-	struct sbuf out = SBUF_INIT;
-	char *spec = xstrfmt("%s^{commit}", rev);
-	int rc = 0, ret;
-
-	*sha = NULL;
-	ret = gdn_git_run(g, (const char *const[]){"rev-parse", "-q", "--verify", spec, NULL}, &rc,
-			  &out, err);
-	sbuf_trim(&out);
-	if (!ret && !rc && out.len)
-		*sha = sbuf_detach(&out, NULL);
-	free(spec);
-	sbuf_release(&out);
-	return ret;
+	return gdn_repo_rev_at(g->workdir, rev, sha, err);
 }
 
 int gdn_git_set_ref(const struct gdn_git *g, const char *ref, const char *sha, const char *old,
 		    struct gdn_err *err)
 {
-	if (!sha)
-		return git_ok(g, NULL, err,
-			      (const char *const[]){"update-ref", "-d", ref, old, NULL});
-	return git_ok(g, NULL, err, (const char *const[]){"update-ref", ref, sha, old, NULL});
+	int attempts = g->retries + 1, ret = 0;
+
+	for (int attempt = 1; attempt <= attempts; attempt++) {
+		bool locked = false;
+
+		ret = gdn_repo_set_ref_at(g->workdir, ref, sha, old, &locked, err);
+		if (!ret || !locked || attempt == attempts || gdn_proc_interrupted())
+			break;
+		/* the lock of another git: as gdn_git_run does with git's own */
+		gdn_git_sayf(g, GDN_LOOP_NOTE,
+			     "transient git error detected; retrying %d/%d after %.1fs", attempt,
+			     attempts, g->retry_sleep_ms / 1000.0);
+		gdn_err_clear(err);
+		gdn_sleep_cleanup(g->retry_sleep_ms);
+	}
+	return ret;
 }
 
 int gdn_git_free_ref(const struct gdn_git *g, const char *base, char **ref, struct gdn_err *err)
@@ -301,35 +302,6 @@ int gdn_git_reset_clean(const struct gdn_git *g, const char *commit, struct gdn_
 	return ret;
 }
 
-/* The worktree (other than `skip`) that has refs/heads/<branch> checked out, or NULL. */
-static int branch_worktree(const struct gdn_git *g, const char *branch, const char *skip,
-			   char **dir, struct gdn_err *err)
-{
-	struct sbuf out = SBUF_INIT;
-	char *want = xstrfmt("branch refs/heads/%s", branch), *wt = NULL;
-	int ret =
-	    git_ok(g, &out, err, (const char *const[]){"worktree", "list", "--porcelain", NULL});
-
-	*dir = NULL;
-	for (char *line = out.buf, *nl; !ret && *line; line = nl + (*nl != '\0')) {
-		nl = strchrnul(line, '\n');
-		if (!strncmp(line, "worktree ", 9)) {
-			free(wt);
-			wt = xstrndup(line + 9, (size_t)(nl - line - 9));
-		} else if ((size_t)(nl - line) == strlen(want) &&
-			   !strncmp(line, want, strlen(want)) && wt &&
-			   (!skip || strcmp(wt, skip))) {
-			*dir = wt;
-			wt = NULL;
-			break;
-		}
-	}
-	free(wt);
-	free(want);
-	sbuf_release(&out);
-	return ret;
-}
-
 int gdn_git_move_branch(const struct gdn_git *g, const char *branch, const char *from,
 			const char *to, const char *skip_dir, struct sbuf *why, struct gdn_err *err)
 {
@@ -347,7 +319,7 @@ int gdn_git_move_branch(const struct gdn_git *g, const char *branch, const char 
 			  from);
 		goto out;
 	}
-	ret = branch_worktree(g, branch, skip_dir, &dir, err);
+	ret = gdn_repo_branch_checkout_at(g->workdir, branch, skip_dir, &dir, err);
 	if (ret)
 		goto out;
 	if (dir) {
@@ -397,19 +369,7 @@ out:
 int gdn_git_is_ancestor(const struct gdn_git *g, const char *anc, const char *desc, bool *yes,
 			struct gdn_err *err)
 {
-	struct sbuf out = SBUF_INIT;
-	int rc = 0, ret;
-
-	ret = gdn_git_run(g, (const char *const[]){"merge-base", "--is-ancestor", anc, desc, NULL},
-			  &rc, &out, err);
-	*yes = !ret && !rc;
-	if (!ret && rc > 1) {
-		sbuf_trim(&out);
-		ret = gdn_err_set(err, GDN_EFAILED, "git merge-base failed (exit=%d): %s", rc,
-				  out.buf);
-	}
-	sbuf_release(&out);
-	return ret;
+	return gdn_repo_is_ancestor_at(g->workdir, anc, desc, yes, err);
 }
 
 /* ---- sync with a remote branch ---- */
