@@ -319,6 +319,12 @@ int gdn_proc_finish(struct gdn_proc_async *a, struct gdn_err *err);
 int gdn_proc_fork_fn(int (*fn)(void *payload), void *payload, pid_t *pid, struct gdn_err *err);
 /* 1 when the forked child `pid` ended (*code: its exit code, or 128+signal), 0 while it runs. */
 int gdn_proc_fork_poll(pid_t pid, int *code);
+/*
+ * Wait up to ms for one of the forked children pids[0..n-1] (0: none) to
+ * end, or for a signal; returns at once when one has ended already. Reap
+ * with gdn_proc_fork_poll. Without pidfds (Linux < 5.3), just ms.
+ */
+void gdn_proc_fork_wait(const pid_t *pids, size_t n, long ms);
 /* Send sig to the forked child `pid`. */
 void gdn_proc_fork_signal(pid_t pid, int sig);
 

@@ -287,14 +287,17 @@ int gdn_git_reset_clean(const struct gdn_git *g, const char *commit, struct gdn_
 	struct sbuf out = SBUF_INIT;
 	int rc = 0, ret;
 
-	/* a stale stat cache (touch, rsync) must not make git refuse */
-	ret = gdn_git_run(g, (const char *const[]){"update-index", "-q", "--refresh", NULL}, &rc,
-			  &out, err);
-	if (!ret && commit)
+	/*
+	 * a stale stat cache (touch, rsync) must not make `reset --hard` refuse;
+	 * `checkout -f` does not refuse, and it is what a worker runs each time
+	 */
+	if (commit)
 		ret =
 		    git_ok(g, NULL, err,
 			   (const char *const[]){"checkout", "-q", "-f", "--detach", commit, NULL});
-	else if (!ret)
+	else if (!(ret = gdn_git_run(g,
+				     (const char *const[]){"update-index", "-q", "--refresh", NULL},
+				     &rc, &out, err)))
 		ret = git_ok(g, NULL, err, (const char *const[]){"reset", "-q", "--hard", NULL});
 	if (!ret)
 		ret = git_ok(g, NULL, err, (const char *const[]){"clean", "-q", "-ffd", NULL});

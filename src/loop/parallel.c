@@ -327,6 +327,17 @@ static void stop_agent_of(struct pool *p, const struct worker *w)
 	}
 }
 
+/* Until a worker's child ends (a decision to make), a signal, or a tick. */
+static void wait_for_workers(const struct pool *p)
+{
+	pid_t *pids = xcalloc(p->nw, sizeof(*pids));
+
+	for (long k = 0; k < p->nw; k++)
+		pids[k] = p->w[k].pid;
+	gdn_proc_fork_wait(pids, (size_t)p->nw, WORKER_TICK_MS);
+	free(pids);
+}
+
 /*
  * The loop with workers: iterations handed to idle workers in order, each
  * child's outcome decided here one at a time (promotions serialized).
@@ -429,7 +440,7 @@ int loop_run_parallel(struct pool *p)
 				exit = rc;
 		}
 		if (!reaped)
-			gdn_sleep_interruptible(WORKER_TICK_MS);
+			wait_for_workers(p);
 	}
 	return exit >= 0 ? exit : stop_exit;
 }

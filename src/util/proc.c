@@ -1247,6 +1247,28 @@ int gdn_proc_fork_poll(pid_t pid, int *code)
 	return 1;
 }
 
+void gdn_proc_fork_wait(const pid_t *pids, size_t n, long ms)
+{
+	struct pollfd *pfd = xcalloc(n ? n : 1, sizeof(*pfd));
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (pids[i] <= 0)
+			continue;
+		pfd[k].fd = open_pidfd(pids[i]);
+		pfd[k].events = POLLIN;
+		if (pfd[k++].fd < 0) {
+			k--;
+			ms = ms < REAP_TICK_MS ? ms : REAP_TICK_MS; /* no pidfd: poll for it */
+		}
+	}
+	/* a signal (EINTR) ends the wait as well */
+	poll(pfd, k, ms > INT_MAX ? INT_MAX : (int)ms);
+	for (size_t i = 0; i < k; i++)
+		close(pfd[i].fd);
+	free(pfd);
+}
+
 void gdn_proc_fork_signal(pid_t pid, int sig)
 {
 	if (pid > 1)
