@@ -89,8 +89,11 @@ enum step loop_catch_up(struct ictx *x, const struct train *t, struct iter *c, c
 			struct gdn_err *err);
 /* In a worker's child: the shared state as the parent last saved it (the worker_state hook). */
 int loop_fork_state(struct ictx *x, struct gdn_err *err);
-/* Whether the next child joins the train (not with a performance decision). */
-bool loop_may_speculate(const struct run *r, const struct train *t);
+/*
+ * Whether the next child joins the train (not with a performance decision),
+ * with `ahead` candidates to be decided before it.
+ */
+bool loop_may_speculate(const struct run *r, const struct train *t, long ahead);
 /* A candidate that will not be promoted: the train's tip back to the champion if on it. */
 void loop_untip(struct ictx *x, const struct train *t, const char *sha);
 

@@ -8,6 +8,7 @@
  * the tip put back when a candidate on it will not be promoted.
  */
 #include "gdnctl/compat.h"
+#include <math.h>
 #include "gdnctl/err.h"
 #include "gdnctl/file.h"
 #include "gdnctl/gitops.h"
@@ -368,21 +369,31 @@ out:
 /*
  * Whether the next child joins the train: not with a performance decision
  * (it compares with the champion's measurement, which a candidate still in
- * validation does not have), and only while at least half of the last
- * eight candidates decided were promoted: when most are rejected, each
- * rejection would have every candidate behind it redone, so candidates are
- * validated on the champion instead, where a failure is final and a pass
- * rarely needs a re-check.
+ * validation does not have), and only where joining wastes less than
+ * staying on the champion, with `ahead` candidates to be decided first and
+ * p the share promoted (the last eight decisions, with a prior of 0.8
+ * worth two decisions):
+ * - in the train, its validation is redone unless all `ahead` are
+ *   promoted (a failure behind an undecided one is not final either):
+ *   wasted with probability 1 - p^ahead;
+ * - on the champion, a failure is final, and a pass is redone when one
+ *   ahead was promoted: wasted with probability p (1 - (1 - p)^ahead).
+ * When every candidate is promoted the train is joined at any depth; when
+ * most are rejected, at none (docs/loop-workers.md).
  */
-bool loop_may_speculate(const struct run *r, const struct train *t)
+bool loop_may_speculate(const struct run *r, const struct train *t, long ahead)
 {
-	unsigned last = t->recent & 0xff, passed = 0;
+	unsigned n = t->recent_nr < 8 ? t->recent_nr : 8, passed = 0;
+	double p;
 
 	if (r->hooks && r->hooks->decide)
 		return false;
-	for (; last; last >>= 1)
+	if (ahead <= 0)
+		return true; /* nothing ahead: the train is the champion */
+	for (unsigned last = t->recent & 0xffu & ((1u << n) - 1); last; last >>= 1)
 		passed += last & 1;
-	return t->recent_nr < 4 || passed * 2 >= (t->recent_nr < 8 ? t->recent_nr : 8);
+	p = (passed + 1.6) / (n + 2.0);
+	return 1 - pow(p, (double)ahead) < p * (1 - pow(1 - p, (double)ahead));
 }
 
 /*

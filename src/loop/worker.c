@@ -363,6 +363,16 @@ static void others_note(const struct pool *p, const struct worker *me, struct sb
 }
 
 /* Fork worker w's child for iteration `it` (or the re-check of w->cand). */
+/* The candidates at work or waiting for their turn, other than w's: decided before it. */
+static long undecided_others(const struct pool *p, const struct worker *w)
+{
+	long n = 0;
+
+	for (long k = 0; k < p->nw; k++)
+		n += &p->w[k] != w && (p->w[k].pid || p->w[k].queued);
+	return n;
+}
+
 int loop_start_worker(struct worker *w, long it, bool recheck, struct gdn_err *err)
 {
 	struct pool *p = w->p;
@@ -373,7 +383,7 @@ int loop_start_worker(struct worker *w, long it, bool recheck, struct gdn_err *e
 	w->it = it;
 	w->recheck = recheck;
 	w->cancelled = false;
-	p->t.spec = loop_may_speculate(p->x0->r, &p->t);
+	p->t.spec = loop_may_speculate(p->x0->r, &p->t, undecided_others(p, w));
 	unlink(w->headfile);
 	if (unlink(w->result) && errno != ENOENT)
 		return gdn_err_errno(err, GDN_EIO, "cannot remove '%s'", w->result);

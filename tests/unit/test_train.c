@@ -1,0 +1,80 @@
+/*
+ * Unit tests for when a worker's candidate joins the speculative train
+ * (loop_may_speculate, src/loop/train.c): the expected waste of joining
+ * against that of validating on the champion, from the last decisions.
+ */
+#include "gdnctl/compat.h"
+#include <setjmp.h>
+#include <cmocka.h>
+#include "../../src/loop/steps.h"
+
+/* A train whose last n decisions were `bits` (the newest in bit 0; 1: promoted). */
+static struct train history(unsigned bits, unsigned n)
+{
+	struct train t = {0};
+
+	t.recent = bits;
+	t.recent_nr = n;
+	return t;
+}
+
+/* The deepest `ahead` (up to 64) at which a candidate still joins; 0 when never with one ahead. */
+static long deepest(const struct run *r, const struct train *t)
+{
+	long d = 0;
+
+	while (d < 64 && loop_may_speculate(r, t, d + 1))
+		d++;
+	return d;
+}
+
+static void joins_by_expected_waste(void **state)
+{
+	struct run r = {0};
+	struct train none = history(0, 0), all = history(0xff, 8), night = history(0x21, 8);
+	struct train half = history(0x55, 8), old_passes = history(0xff00, 16);
+
+	(void)state;
+	/* nothing ahead: the tip is the champion, always joined */
+	assert_true(loop_may_speculate(&r, &night, 0));
+	/* no decision yet (p = 0.8): up to seven ahead, as docs/loop-workers.md says */
+	assert_int_equal(deepest(&r, &none), 7);
+	/* every one promoted (p = 0.96): as deep as sixteen workers go */
+	assert_true(deepest(&r, &all) >= 15);
+	/* the night's pass rate (2 of 8, p = 0.36): not even one ahead */
+	assert_int_equal(deepest(&r, &night), 0);
+	/* half promoted (p = 0.56): not worth it either, 1 - p > p * p */
+	assert_int_equal(deepest(&r, &half), 0);
+	/* only the last eight count: passes before them are forgotten */
+	assert_int_equal(deepest(&r, &old_passes), 0);
+}
+
+static int no_decide(void *payload, const struct gdn_loop_iter *it, struct gdn_loop_hook_out *out,
+		     struct gdn_err *err)
+{
+	(void)payload, (void)it, (void)out, (void)err;
+	return 0;
+}
+
+static void never_with_a_performance_decision(void **state)
+{
+	struct gdn_loop_hooks hooks = {0};
+	struct run r = {0};
+	struct train all = history(0xff, 8);
+
+	(void)state;
+	hooks.decide = no_decide;
+	r.hooks = &hooks;
+	assert_false(loop_may_speculate(&r, &all, 1));
+	assert_false(loop_may_speculate(&r, &all, 0));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(joins_by_expected_waste),
+	    cmocka_unit_test(never_with_a_performance_decision),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
