@@ -1258,11 +1258,48 @@ static void html_lane_promotions(struct sbuf *out, const struct gdn_report *r,
 	}
 }
 
+/* One lane: a worker's (agent, validation, idle) or, with --targets, a target's (validations). */
+static void html_lane_g(struct sbuf *out, const struct lane_scale *s,
+			const struct gdn_report_lane *l, double y, bool target)
+{
+	const char *who = target ? "target" : "worker";
+
+	sbuf_addf(out,
+		  "<g class=\"%s\" data-%s=\"%ld\" data-busy=\"%.4f\" "
+		  "data-accelerator-busy=\"%.4f\">\n"
+		  "<text class=\"label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s %ld"
+		  "</text>\n<rect class=\"lane-idle\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+		  "height=\"%.1f\"><title>%s %ld: idle ",
+		  target ? "target-lane" : "lane", who, l->worker,
+		  isfinite(l->busy) ? l->busy : 0.0, isfinite(l->accel_busy) ? l->accel_busy : 0.0,
+		  LANES_ML - 8, y + LANES_ROW_H / 2 + 4, who, l->worker, LANES_ML, y,
+		  LANES_W - LANES_ML - LANES_MR, LANES_ROW_H, who, l->worker);
+	add_secs(out, l->idle_ms);
+	sbuf_adds(out, "</title></rect>\n");
+	for (size_t i = 0; i < l->nr; i++) {
+		const struct gdn_report_span *sp = &l->v[i];
+		double x0 = lx(s, sp->start_ms), x1 = lx(s, sp->end_ms);
+		const char *kind = span_kind_name(sp->kind);
+
+		if (sp->end_ms <= sp->start_ms)
+			continue;
+		sbuf_addf(out,
+			  "<rect class=\"span span-%s\" data-iteration=\"%ld\" x=\"%.2f\" "
+			  "y=\"%.1f\" width=\"%.2f\" height=\"%.1f\"><title>%s %ld, "
+			  "iteration %ld: %s ",
+			  kind, sp->iteration, x0, y, x1 - x0 > 0.5 ? x1 - x0 : 0.5, LANES_ROW_H,
+			  who, l->worker, sp->iteration, kind);
+		add_secs(out, sp->end_ms - sp->start_ms);
+		sbuf_adds(out, "</title></rect>\n");
+	}
+	sbuf_adds(out, "</g>\n");
+}
+
 static void html_lane_svg(struct sbuf *out, const struct gdn_report *r)
 {
 	struct lane_scale s = {(double)(r->totals.active_ms > 0 ? r->totals.active_ms : 1), 1000,
 			       "s"};
-	double bottom = lane_y(r->nr_lanes) + 4, h = bottom + LANES_AXIS_H;
+	double bottom = lane_y(r->nr_lanes + r->nr_tlanes) + 4, h = bottom + LANES_AXIS_H;
 
 	if (s.ms > 3 * 3600 * 1000.0)
 		s.div = 3600 * 1000.0, s.unit = "h";
@@ -1272,41 +1309,10 @@ static void html_lane_svg(struct sbuf *out, const struct gdn_report *r)
 		  "<svg id=\"worker-lanes\" role=\"img\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" "
 		  "height=\"%.0f\" data-active-ms=\"%lld\">\n",
 		  LANES_W, h, LANES_W, h, r->totals.active_ms);
-	for (size_t k = 0; k < r->nr_lanes; k++) {
-		const struct gdn_report_lane *l = &r->lanes[k];
-		double y = lane_y(k);
-
-		sbuf_addf(
-		    out,
-		    "<g class=\"lane\" data-worker=\"%ld\" data-busy=\"%.4f\" "
-		    "data-accelerator-busy=\"%.4f\">\n"
-		    "<text class=\"label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">worker %ld"
-		    "</text>\n<rect class=\"lane-idle\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
-		    "height=\"%.1f\"><title>worker %ld: idle ",
-		    l->worker, isfinite(l->busy) ? l->busy : 0.0,
-		    isfinite(l->accel_busy) ? l->accel_busy : 0.0, LANES_ML - 8,
-		    y + LANES_ROW_H / 2 + 4, l->worker, LANES_ML, y, LANES_W - LANES_ML - LANES_MR,
-		    LANES_ROW_H, l->worker);
-		add_secs(out, l->idle_ms);
-		sbuf_adds(out, "</title></rect>\n");
-		for (size_t i = 0; i < l->nr; i++) {
-			const struct gdn_report_span *sp = &l->v[i];
-			double x0 = lx(&s, sp->start_ms), x1 = lx(&s, sp->end_ms);
-			const char *kind = span_kind_name(sp->kind);
-
-			if (sp->end_ms <= sp->start_ms)
-				continue;
-			sbuf_addf(out,
-				  "<rect class=\"span span-%s\" data-iteration=\"%ld\" x=\"%.2f\" "
-				  "y=\"%.1f\" width=\"%.2f\" height=\"%.1f\"><title>worker %ld, "
-				  "iteration %ld: %s ",
-				  kind, sp->iteration, x0, y, x1 - x0 > 0.5 ? x1 - x0 : 0.5,
-				  LANES_ROW_H, l->worker, sp->iteration, kind);
-			add_secs(out, sp->end_ms - sp->start_ms);
-			sbuf_adds(out, "</title></rect>\n");
-		}
-		sbuf_adds(out, "</g>\n");
-	}
+	for (size_t k = 0; k < r->nr_lanes; k++)
+		html_lane_g(out, &s, &r->lanes[k], lane_y(k), false);
+	for (size_t k = 0; k < r->nr_tlanes; k++) /* --targets: below the workers */
+		html_lane_g(out, &s, &r->tlanes[k], lane_y(r->nr_lanes + k), true);
 	html_lane_promotions(out, r, &s, bottom);
 	html_lane_axis(out, &s, bottom);
 	sbuf_adds(out, "</svg>\n");
@@ -1342,8 +1348,11 @@ static void html_lanes(struct sbuf *out, const struct gdn_report *r)
 		  "worker's agent ran and when its validation ran (tests and profiles on its "
 		  "accelerator); the rest is idle. Busy: (agent + validation) / active time; "
 		  "accelerator busy: validation / active time. The diamonds are the promotions on "
-		  "the champion line, in order, with the worker that made them.</p>\n",
-		  r->workers);
+		  "the champion line, in order, with the worker that made them.%s</p>\n",
+		  r->workers,
+		  r->nr_tlanes ? " With --targets, the lanes below the workers' (t1, t2, ...) show "
+				 "the validations each target ran, whichever worker they came from."
+			       : "");
 	html_lane_svg(out, r);
 	sbuf_adds(out, "<ul id=\"lane-legend\" class=\"legend\">\n"
 		       "<li class=\"legend-item\"><span class=\"swatch agent\"></span>agent</li>\n"
@@ -1363,6 +1372,12 @@ static void html_lanes(struct sbuf *out, const struct gdn_report *r)
 	}
 	lanes_total(r, &all);
 	html_lane_row(out, "lane-total", "all", 0, &all);
+	for (size_t k = 0; k < r->nr_tlanes; k++) { /* --targets: what each target validated */
+		char name[24];
+
+		snprintf(name, sizeof(name), "t%ld", r->tlanes[k].worker);
+		html_lane_row(out, "target-row", name, r->tlanes[k].worker, &r->tlanes[k]);
+	}
 	sbuf_adds(out, "</tbody></table>\n");
 	if (!r->nr_promotions)
 		return;

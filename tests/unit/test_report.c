@@ -984,6 +984,60 @@ static void test_lanes_rendered(void **unused)
 	sbuf_release(&sb);
 }
 
+/* --targets 1 with two workers: both validations ran on target 1, one after the other. */
+static const char *const one_target[] = {
+    EW("00:00.000", "\"event\":\"run_start\",\"iterations\":2,\"workers\":2"),
+    EW("00:00.000", "\"event\":\"agent_start\",\"iteration\":1,\"worker\":1"),
+    EW("00:00.000", "\"event\":\"agent_start\",\"iteration\":2,\"worker\":2"),
+    EW("00:02.000", "\"event\":\"agent_end\",\"iteration\":1,\"worker\":1,\"duration_ms\":2000"),
+    EW("00:02.000", "\"event\":\"agent_end\",\"iteration\":2,\"worker\":2,\"duration_ms\":2000"),
+    EW("00:02.000", "\"event\":\"target\",\"iteration\":1,\"worker\":1,\"target\":1,"
+		    "\"waited_ms\":0"),
+    EW("00:05.000", "\"event\":\"validation\",\"iteration\":1,\"worker\":1,\"phase\":\"tests\","
+		    "\"state\":\"succeeded\",\"duration_ms\":3000"),
+    EW("00:05.000", "\"event\":\"worker_end\",\"iteration\":1,\"worker\":1"),
+    EW("00:05.000", "\"event\":\"target\",\"iteration\":2,\"worker\":2,\"target\":1,"
+		    "\"waited_ms\":3000"),
+    EW("00:07.000", "\"event\":\"validation\",\"iteration\":2,\"worker\":2,\"phase\":\"tests\","
+		    "\"state\":\"failed\",\"duration_ms\":2000"),
+    EW("00:07.000", "\"event\":\"worker_end\",\"iteration\":2,\"worker\":2"),
+    EW("00:08.000", "\"event\":\"run_end\",\"reason\":\"completed\",\"exit_code\":0"),
+};
+
+static void test_target_lanes_html(void **unused)
+{
+	struct gdn_report r;
+	struct sbuf sb = SBUF_INIT;
+
+	(void)unused;
+	load_lines(&r, one_target, ARRAY_SIZE(one_target));
+	assert_int_equal(r.nr_lanes, 2);
+	assert_int_equal(r.nr_tlanes, 1);
+	gdn_report_render_html(&r, &sb);
+	/* the workers' lanes as before, and one more: the target's, with both validations */
+	assert_int_equal(count(sb.buf, "<g class=\"lane\" "), 2);
+	assert_int_equal(count(sb.buf, "<g class=\"target-lane\" "), 1);
+	assert_non_null(strstr(sb.buf, "<g class=\"target-lane\" data-target=\"1\" "
+				       "data-busy=\"0.6250\" data-accelerator-busy=\"0.6250\">"));
+	assert_non_null(strstr(sb.buf, ">target 1</text>"));
+	assert_int_equal(count(sb.buf, "<title>target 1, iteration "), 2);
+	assert_int_equal(count(sb.buf, "class=\"span span-validation\""), 4);
+	assert_int_equal(count(sb.buf, "<tr class=\"lane-row\""), 2);
+	assert_int_equal(count(sb.buf, "<tr class=\"target-row\""), 1);
+	assert_non_null(strstr(sb.buf, "<td>t1</td>"));
+	assert_non_null(strstr(sb.buf, "With --targets"));
+	gdn_report_release(&r);
+	sbuf_reset(&sb);
+	/* without target events: no target lane, no note */
+	load_lines(&r, two_workers, ARRAY_SIZE(two_workers));
+	gdn_report_render_html(&r, &sb);
+	assert_null(strstr(sb.buf, "target-lane"));
+	assert_null(strstr(sb.buf, "target-row"));
+	assert_null(strstr(sb.buf, "With --targets"));
+	gdn_report_release(&r);
+	sbuf_release(&sb);
+}
+
 static void test_lanes_one_worker(void **unused)
 {
 	static const char *const capped[] = {
@@ -1125,6 +1179,7 @@ int main(void)
 	    cmocka_unit_test(test_lanes_worker_of_iteration),
 	    cmocka_unit_test(test_lanes_promotion_order),
 	    cmocka_unit_test(test_lanes_rendered),
+	    cmocka_unit_test(test_target_lanes_html),
 	    cmocka_unit_test(test_lanes_one_worker),
 	    cmocka_unit_test(test_relative_dir),
 	    cmocka_unit_test(test_champion_stamped),
