@@ -353,7 +353,12 @@ int gdn_git_move_branch(const struct gdn_git *g, const char *branch, const char 
 			goto out;
 		}
 	}
-	ret = gdn_git_set_ref(g, ref, to, from, err);
+	/*
+	 * the user's branch is moved by git itself, not in process as the
+	 * loop's own refs are: its reference-transaction hook and reflog are
+	 * the user's (and a kill -9 here stays testable, t0613)
+	 */
+	ret = git_ok(g, NULL, err, (const char *const[]){"update-ref", ref, to, from, NULL});
 	if (ret && dir) {
 		struct gdn_err ignored = GDN_ERR_INIT;
 
