@@ -3,11 +3,13 @@
 
     arch_check.py --root DIR --objdir DIR [--objdir DIR]... [--describe FILE]
                   [--known FILE] [--default-exceptions FILE] [--check NAME]...
+                  [--cache DIR]
 
 --root is a source tree (src/, include/gdnctl/); each --objdir holds the
 object files of that tree as CMake lays them out (OBJDIR/src/loop/run.c.o
 is the object of src/loop/run.c); --describe is the output of
-`gdnctl help --json`. The checks:
+`gdnctl help --json`; --cache keeps what nm and objdump found in each
+object, by the object's content, for the next run. The checks:
 
   output    code outside src/cmd/ and src/main.c writes to stdout/stderr or exits
   spawn     fork/exec*/popen/system/posix_spawn, kill/wait* outside src/util/proc*.c
@@ -29,6 +31,7 @@ error, so the list cannot rot. Exit status 0 when nothing else was found,
 """
 import argparse
 import fnmatch
+import hashlib
 import json
 import os
 import re
@@ -114,31 +117,37 @@ class Report:
                 self.found[key].append(d)
 
 
+# What strip_c looks for: a comment's or a literal's first characters; and
+# the inside of a literal up to its closing quote or the end of the line (a
+# backslash takes the next character with it, a line break too).
+STRIP_START_RE = re.compile(r"/\*|//|[\"']")
+STRIP_LITERAL_RE = {q: re.compile(r"(?:\\(?:.|\Z)|[^\\\n%s])*" % q, re.S) for q in "\"'"}
+
+
 def strip_c(text):
     """Blank out comments and string/char literals, keeping line breaks."""
     out, i, n = [], 0, len(text)
     while i < n:
-        c = text[i]
-        if text.startswith("/*", i):
+        m = STRIP_START_RE.search(text, i)
+        if not m:
+            out.append(text[i:])
+            break
+        out.append(text[i:m.start()])
+        i, c = m.start(), m.group()
+        if c == "/*":
             j = text.find("*/", i + 2)
             j = n if j < 0 else j + 2
             out.append(re.sub(r"[^\n]", " ", text[i:j]))
             i = j
-        elif text.startswith("//", i):
+        elif c == "//":
             j = text.find("\n", i)
             j = n if j < 0 else j
             out.append(" " * (j - i))
             i = j
-        elif c in "\"'":
-            j = i + 1
-            while j < n and text[j] != c and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            j = min(j + 1, n)
+        else:
+            j = min(STRIP_LITERAL_RE[c].match(text, i + 1).end() + 1, n)
             out.append(c + re.sub(r"[^\n]", " ", text[i + 1:j - 1]) + c)
             i = j
-        else:
-            out.append(c)
-            i += 1
     return "".join(out)
 
 
@@ -201,8 +210,11 @@ def code_refs(lines):
     return refs
 
 
-def load_objects(objdirs):
-    """{source path: (defined globals, undefined symbols, symbols its code refers to)}."""
+def load_objects(objdirs, cache=None):
+    """{source path: (defined globals, undefined symbols, symbols its code refers to)}.
+
+    With a cache directory, an object whose content was read before is not
+    read again: one file per object, named by the SHA-256 of its bytes."""
     paths = {}
     for od in objdirs:
         for d, _, files in os.walk(od):
@@ -214,18 +226,36 @@ def load_objects(objdirs):
                         paths[path] = src
     if not paths:
         return {}
-    names = sorted(paths)
+    objs, cached = {}, {}
+    if cache:
+        os.makedirs(cache, exist_ok=True)
+        for path in paths:
+            with open(path, "rb") as f:
+                cached[path] = os.path.join(cache, hashlib.sha256(f.read()).hexdigest())
+            try:
+                with open(cached[path]) as f:
+                    objs[paths[path]] = tuple(set(x) for x in json.load(f))
+            except FileNotFoundError:
+                pass
+    names = sorted(p for p in paths if paths[p] not in objs)
+    if not names:
+        return objs
     # With several objects, nm and objdump name each one before its lines.
     if len(names) == 1:
         names.append(names[0])
     defined = tool_output(["nm", "--defined-only", "--extern-only"], names)
     undef = tool_output(["nm", "--undefined-only"], names)
     relocs = tool_output(["objdump", "-r"], names)
-    objs = {}
-    for path, src in paths.items():
+    for path in names:
+        src = paths[path]
         objs[src] = ({p[2] for p in (line.split() for line in defined[path]) if len(p) == 3},
                      {line.split()[-1] for line in undef[path]},
                      code_refs(relocs[path]))
+        if cache:
+            tmp = f"{cached[path]}.{os.getpid()}"
+            with open(tmp, "w") as f:
+                json.dump([sorted(x) for x in objs[src]], f)
+            os.replace(tmp, cached[path])
     return objs
 
 
@@ -711,11 +741,14 @@ def main():
     ap.add_argument("--known")
     ap.add_argument("--default-exceptions")
     ap.add_argument("--check", action="append", choices=CHECKS)
+    ap.add_argument("--cache")
     a = ap.parse_args()
     checks = a.check or CHECKS
     rep = Report()
 
-    objs = load_objects(a.objdir)
+    # size, events, defaults and commands read only the sources
+    objs = (load_objects(a.objdir, a.cache)
+            if set(checks) & {"output", "spawn", "layers", "cycle"} else {})
     if not objs and set(checks) & {"output", "spawn", "layers", "cycle"}:
         ap.error("no object files (src/**/*.c.o) under --objdir")
     headers = header_modules(a.root, objs, rep) if set(checks) & {"output", "layers"} else {}

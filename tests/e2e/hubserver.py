@@ -429,8 +429,11 @@ class Handler(BaseHTTPRequestHandler):
                     name = "%s/f%07d.trace.json.gz" % (sp, i)
                     if name.startswith(prefix):
                         syn.append((name, None, i))
+            syn.sort()
             with LOCK:
                 STATE["synthetic"][key] = syn
+        if not out:
+            return syn  # sorted once, not again for each page (callers only read it)
         out.extend(syn)
         out.sort()
         return out

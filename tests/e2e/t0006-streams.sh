@@ -81,8 +81,11 @@ test_expect_success 'the global help lists -q, --quiet' '
 
 # ---- SIGINT and SIGTERM end blocking reads ----
 
-# stop_wait SIG PID: SIG to PID after half a second, then wait at most
-# 10 s. Its exit code, or 137 when it had to be killed.
+# stop_wait SIG PID [WRITER_PIDFILE]: SIG to PID after half a second, then
+# wait at most 10 s. Its exit code, or 137 when it had to be killed. With a
+# pid file, PID ends a pipeline whose writer is stopped once PID is gone,
+# before the wait: bash waits for the whole pipeline, and the writer would
+# otherwise sleep on for its 30 s.
 stop_wait() {
 	local i
 	sleep 0.5
@@ -92,6 +95,7 @@ stop_wait() {
 		sleep 0.1
 	done
 	test_proc_alive "$2" && kill -KILL "$2"
+	[ -z "${3:-}" ] || kill "$(cat "$3")"
 	wait "$2"
 }
 
@@ -139,16 +143,14 @@ test_expect_success 'a FIFO is read once, not sniffed and reopened' '
 
 test_expect_success 'a stalled pipe into trace summary -: INT exits 130, TERM 143' '
 	stalled_writer | ${GDNCTL_TEST_EXEC_PREFIX:-} "$GDNCTL_BIN" trace summary - >out 2>err &
-	stop_wait INT $!
+	stop_wait INT $! writer.pid
 	rc=$?
-	kill "$(cat writer.pid)"
 	test $rc = 130 &&
 	test_grep "^\[gdnctl\] error: interrupted while reading .-.$" err &&
 	test_grep ! "invalid JSON" err &&
 	stalled_writer | ${GDNCTL_TEST_EXEC_PREFIX:-} "$GDNCTL_BIN" trace summary - >out 2>err &
-	stop_wait TERM $!
+	stop_wait TERM $! writer.pid
 	rc=$?
-	kill "$(cat writer.pid)"
 	test $rc = 143
 '
 

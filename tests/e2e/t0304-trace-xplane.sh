@@ -31,19 +31,20 @@ assert a["events"]["complete"] == b["events"]["complete"]
 assert a["ops"] and a["total_us"] > 0
 PY
 
+# x-RUN.json: the summary of each DERIVED xplane file, made once (5 to 8 MB
+# each) for the cases below that read it; j-RUN.json: its JSON twin's.
 test_expect_success 'the DERIVED xplane files summarise exactly like their JSON twins' '
 	for r in $RUNS; do
-		gdnctl trace summary --json "$(xp $r)" >x.json &&
-		gdnctl trace summary --json "$(js $r)" >j.json &&
-		python3 same.py x.json j.json || { echo "run $r"; return 1; }
+		gdnctl trace summary --json "$(xp $r)" >x-$r.json &&
+		gdnctl trace summary --json "$(js $r)" >j-$r.json &&
+		python3 same.py x-$r.json j-$r.json || { echo "run $r"; return 1; }
 	done
 '
 
 test_expect_success 'format, hosts and the ground truth of SOURCES.md' '
-	gdnctl trace summary --json "$(xp 2026_01_11_21_26_41)" >x.json &&
 	python3 -c "
 import json
-d = json.load(open(\"x.json\"))
+d = json.load(open(\"x-2026_01_11_21_26_41.json\"))
 assert d[\"format\"] == \"xplane\" and d[\"hosts\"] == [\"t1v-n-9eb622fc-w-0\"], d[\"hosts\"]
 assert d[\"events\"][\"selected\"] == 6908, d[\"events\"]
 assert round(d[\"self_us\"], 3) == 134416.335, d[\"self_us\"]
@@ -61,11 +62,10 @@ assert cats[\"all-reduce\"] == 6888.667, cats
 test_expect_success 'gzip of an xplane (.xplane.pb.gz) reads the same' '
 	gzip -c "$(xp 2026_01_11_21_26_41)" >h.xplane.pb.gz &&
 	gdnctl trace summary --json h.xplane.pb.gz >g.json &&
-	gdnctl trace summary --json "$(xp 2026_01_11_21_26_41)" >x.json &&
-	python3 same.py g.json x.json &&
+	python3 same.py g.json x-2026_01_11_21_26_41.json &&
 	cp "$(xp 2026_01_11_21_26_41)" no-suffix.bin &&
 	gdnctl trace summary --json no-suffix.bin >n.json &&
-	python3 same.py n.json x.json
+	python3 same.py n.json x-2026_01_11_21_26_41.json
 '
 
 # An independent reader: a tiny protobuf wire decoder (xplane_wire.py), no packages.
@@ -138,12 +138,11 @@ test_expect_success 'tables fit the terminal: long kernel names shortened in the
 
 test_expect_success 'several hosts: summed, with a per-host device breakdown' '
 	a=$(xp 2026_01_11_21_26_41) && b=$(xp 2026_01_12_01_08_50) &&
-	gdnctl trace summary --json "$a" >a.json &&
-	gdnctl trace summary --json "$b" >b.json &&
 	gdnctl trace summary --json "$a" "$b" >ab.json &&
 	python3 -c "
 import json
-a, b, ab = (json.load(open(p)) for p in (\"a.json\", \"b.json\", \"ab.json\"))
+a, b, ab = (json.load(open(p)) for p in
+            (\"x-2026_01_11_21_26_41.json\", \"x-2026_01_12_01_08_50.json\", \"ab.json\"))
 assert ab[\"hosts\"] == [\"t1v-n-9eb622fc-w-0\", \"t1v-n-9eb622fc-w-0 (2)\"], ab[\"hosts\"]
 assert abs(ab[\"self_us\"] - a[\"self_us\"] - b[\"self_us\"]) < 1e-6
 assert ab[\"events\"][\"selected\"] == a[\"events\"][\"selected\"] + b[\"events\"][\"selected\"]
@@ -189,11 +188,10 @@ test_expect_success '--device-span: device_offset_ps/device_duration_ps, the sam
 	r=2026_01_11_21_26_41 &&
 	gdnctl trace summary --json --device-span "$(xp $r)" >x.json &&
 	gdnctl trace summary --json --device-span "$(js $r)" >j.json &&
-	gdnctl trace summary --json "$(xp $r)" >plain.json &&
 	python3 same.py x.json j.json &&
 	python3 -c "
 import json
-a, b = json.load(open(\"x.json\")), json.load(open(\"plain.json\"))
+a, b = json.load(open(\"x.json\")), json.load(open(\"x-$r.json\"))
 assert a[\"total_us\"] != b[\"total_us\"], \"device span should differ from the event span\"
 "
 '
