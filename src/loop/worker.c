@@ -362,7 +362,6 @@ static void others_note(const struct pool *p, const struct worker *me, struct sb
 	}
 }
 
-/* Fork worker w's child for iteration `it` (or the re-check of w->cand). */
 /* The candidates at work or waiting for their turn, other than w's: decided before it. */
 static long undecided_others(const struct pool *p, const struct worker *w)
 {
@@ -373,6 +372,7 @@ static long undecided_others(const struct pool *p, const struct worker *w)
 	return n;
 }
 
+/* Fork worker w's child for iteration `it` (or the re-check of w->cand). */
 int loop_start_worker(struct worker *w, long it, bool recheck, struct gdn_err *err)
 {
 	struct pool *p = w->p;
