@@ -249,6 +249,27 @@ test_free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
+# CLOSED_PORT: a TCP port on 127.0.0.1 where nothing listens, for the rest
+# of the script: a socket bound to it and never listening, held by a
+# background python3 (killed at exit). A connection is refused, and no
+# other test (the suites run side by side) can take the port meanwhile, as
+# it could a port from test_free_port that nobody holds. Not in a $(...):
+# the cleanup must be registered in this shell.
+test_closed_port() {
+	local f="$TRASH/closed-port.$BASHPID.$RANDOM"
+	python3 -c '
+import os, signal, socket, sys
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+with open(sys.argv[1] + ".tmp", "w") as f:
+    f.write("%d\n" % s.getsockname()[1])
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+signal.pause()
+' "$f" </dev/null >/dev/null 2>&1 &
+	test_atexit "kill $!"
+	test_wait_for_file "$f" && CLOSED_PORT=$(cat "$f")
+}
+
 # Run CMD... every 0.05 s until it succeeds, for about SECS seconds (a
 # whole number): test_wait_until SECS CMD... Returns 1 when it never did.
 test_wait_until() {

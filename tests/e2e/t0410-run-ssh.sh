@@ -29,6 +29,9 @@ remote_gone() {
 	! sshd_ssh "s=\$(ps -o stat= -p $1) && case \$s in Z*) exit 1 ;; esac" 2>/dev/null
 }
 
+# a port where nothing listens, held for this script (lib.sh)
+test_closed_port || skip_all "cannot hold a closed port on 127.0.0.1"
+
 test_expect_success 'run: the remote exit code, output, workdir' '
 	test_expect_code 7 gdnctl run -b box -- sh -c "pwd; echo err >&2; exit 7" >out 2>&1 &&
 	test_grep "^\[gdnctl\] \$ ssh -o BatchMode=yes -p $SSHD_PORT -i $SSHD_KEY -l $SSHD_USER .* 127.0.0.1 -- '"'"'cd -- $R/wd && bash -s -- run $R/jobs/[0-9a-f-]* fg sh -c " out &&
@@ -166,7 +169,7 @@ b" run -b box -- true 2>err &&
 '
 
 test_expect_success 'a connection that fails is a backend error (exit 4)' '
-	port=$(test_free_port) &&
+	port=$CLOSED_PORT &&
 	test_expect_code 4 gdnctl -c backends.box.port=$port run -b box -- true >out 2>err &&
 	test_grep "failed (exit 255): ssh: connect to host 127.0.0.1 port $port: Connection refused" err &&
 	test_expect_code 4 gdnctl -c backends.box.port=$port wait -b box 20000101-000000-abcdef 2>err

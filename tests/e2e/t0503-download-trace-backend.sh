@@ -46,6 +46,9 @@ printf 'x' >"$R/wd/traces/c.xplane.pb"
 printf 'y' >"$R/wd/traces/notes.txt"
 printf 'q' | gzip >"$R/wd/traces/it's \$(touch PWNED) a.trace.json.gz"
 
+# a port where nothing listens, held for this script (lib.sh)
+test_closed_port || skip_all "cannot hold a closed port on 127.0.0.1"
+
 test_expect_success 'ssh: a directory, filtered by the default pattern, staged and renamed' '
 	gdnctl download-trace box:traces --output-dir got >out 2>err &&
 	test_grep "^\[gdnctl\] \$ ssh -o BatchMode=yes -p $SSHD_PORT -i $SSHD_KEY -l $SSHD_USER .* 127.0.0.1 -- .cd -- $R/wd || exit 3; if test -d traces; then" err &&
@@ -98,7 +101,7 @@ test_expect_success 'ssh: --dry-run lists and copies nothing; --json' '
 test_expect_success 'a missing path, an unreachable host, a backend that cannot copy' '
 	test_expect_code 1 gdnctl download-trace box:nope --output-dir m >out 2>err &&
 	test_grep "^\[gdnctl\] error: no such file or directory .nope. on box under $R/wd$" err &&
-	test_expect_code 4 gdnctl -c backends.box.port=$(test_free_port) download-trace box:traces >out 2>err &&
+	test_expect_code 4 gdnctl -c backends.box.port=$CLOSED_PORT download-trace box:traces >out 2>err &&
 	test_grep "error: listing .traces. on backend .box. failed (exit 255): .*Connection refused" err &&
 	test_expect_code 2 gdnctl download-trace ray1:traces >out 2>err &&
 	test_grep "backend .ray1. (type ray) cannot copy files back" err &&

@@ -26,7 +26,8 @@ mkdir -p "$R/jobs" "$XDG_CONFIG_HOME/gdnctl"
 	sshd_config_yaml down "workdir: $R/wd" "jobdir: $R/jobs" "kill_grace: 1s"
 } >"$XDG_CONFIG_HOME/gdnctl/config.yaml"
 # the second backend points at a port nobody listens on
-sed -i "/^  down:/,\$ s/port: $SSHD_PORT/port: $(test_free_port)/" "$XDG_CONFIG_HOME/gdnctl/config.yaml"
+test_closed_port || skip_all "cannot hold a closed port"
+sed -i "/^  down:/,\$ s/port: $SSHD_PORT/port: $CLOSED_PORT/" "$XDG_CONFIG_HOME/gdnctl/config.yaml"
 
 agent faster <<'EOF'
 date +%s%N >>touch.txt && echo 2.0 >speed.txt && git add -A && git commit -qm "agent: faster"

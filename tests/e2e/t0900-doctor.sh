@@ -14,7 +14,8 @@ unset GDNCTL_BACKEND GDNCTL_SECRETS GDNCTL_SSH GDNCTL_RSYNC GDNCTL_SBATCH GDNCTL
 	CLAUDE_CONFIG_DIR CC TMPDIR
 sshd_start
 
-DEAD_PORT=$(test_free_port)
+test_closed_port || skip_all "cannot hold a closed port on 127.0.0.1"
+DEAD_PORT=$CLOSED_PORT
 CFG=$XDG_CONFIG_HOME/gdnctl/config.yaml
 mkdir -p "$XDG_CONFIG_HOME/gdnctl"
 

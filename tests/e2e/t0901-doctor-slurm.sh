@@ -18,6 +18,9 @@ backends:
     jobdir: $TRASH/jobs
 EOF
 
+# a port where nothing listens, held for this script (lib.sh)
+test_closed_port || skip_all "cannot hold a closed port on 127.0.0.1"
+
 test_expect_success 'a running controller: programs and controller ok' '
 	gdnctl doctor -b hpc --no-agent >out 2>err &&
 	test_grep "^ok    backend hpc  *type slurm$" out &&
@@ -26,7 +29,7 @@ test_expect_success 'a running controller: programs and controller ok' '
 '
 
 test_expect_success 'a controller nobody answers for: FAIL with a fix, exit 1, within --timeout' '
-	dead=$(test_free_port) &&
+	dead=$CLOSED_PORT &&
 	sed "s/^SlurmctldPort=.*/SlurmctldPort=$dead/" "$SLURM_CONF" >bad.conf &&
 	start=$(date +%s) &&
 	SLURM_CONF=$TRASH/bad.conf test_expect_code 1 gdnctl doctor -b hpc --no-agent --timeout 4s \
