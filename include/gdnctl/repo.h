@@ -119,18 +119,10 @@ const char *gdn_repo_commondir(const struct gdn_repo *r);
 /*
  * ---- references, in the repository at or above `dir` (NULL: ".") ----
  *
- * In process, each call on a freshly opened repository (src/repo/refs.c).
+ * Read in process, each call on a freshly opened repository (src/repo/refs.c).
  */
 /* `rev^{commit}` as 40 hex in *sha, or *sha NULL when rev names no commit. */
 int gdn_repo_rev_at(const char *dir, const char *rev, char **sha, struct gdn_err *err);
-/*
- * Point `ref` (a full name, not HEAD) at `sha`, or delete it when sha is
- * NULL; when `old` is given, only if the ref is at `old` now (GDN_EFAILED
- * otherwise). *locked: the failure was another process holding the ref's
- * lock (worth a retry).
- */
-int gdn_repo_set_ref_at(const char *dir, const char *ref, const char *sha, const char *old,
-			bool *locked, struct gdn_err *err);
 /* Whether `anc` is `desc` or one of its ancestors; an unknown name is GDN_EFAILED. */
 int gdn_repo_is_ancestor_at(const char *dir, const char *anc, const char *desc, bool *yes,
 			    struct gdn_err *err);

@@ -157,25 +157,20 @@ int gdn_git_rev(const struct gdn_git *g, const char *rev, char **sha, struct gdn
 	return gdn_repo_rev_at(g->workdir, rev, sha, err);
 }
 
+/*
+ * Written by git, not in process as the reads are: a process killed -9
+ * between taking a ref's lock and renaming it leaves the lock file, and
+ * every later update of that ref fails until someone removes it. A git
+ * child runs in its own process group, so a kill -9 of gdnctl (or of a
+ * worker) does not stop it inside its lock (the chaos test found this).
+ */
 int gdn_git_set_ref(const struct gdn_git *g, const char *ref, const char *sha, const char *old,
 		    struct gdn_err *err)
 {
-	int attempts = g->retries + 1, ret = 0;
-
-	for (int attempt = 1; attempt <= attempts; attempt++) {
-		bool locked = false;
-
-		ret = gdn_repo_set_ref_at(g->workdir, ref, sha, old, &locked, err);
-		if (!ret || !locked || attempt == attempts || gdn_proc_interrupted())
-			break;
-		/* the lock of another git: as gdn_git_run does with git's own */
-		gdn_git_sayf(g, GDN_LOOP_NOTE,
-			     "transient git error detected; retrying %d/%d after %.1fs", attempt,
-			     attempts, g->retry_sleep_ms / 1000.0);
-		gdn_err_clear(err);
-		gdn_sleep_cleanup(g->retry_sleep_ms);
-	}
-	return ret;
+	if (!sha)
+		return git_ok(g, NULL, err,
+			      (const char *const[]){"update-ref", "-d", ref, old, NULL});
+	return git_ok(g, NULL, err, (const char *const[]){"update-ref", ref, sha, old, NULL});
 }
 
 int gdn_git_free_ref(const struct gdn_git *g, const char *base, char **ref, struct gdn_err *err)
@@ -353,12 +348,7 @@ int gdn_git_move_branch(const struct gdn_git *g, const char *branch, const char 
 			goto out;
 		}
 	}
-	/*
-	 * the user's branch is moved by git itself, not in process as the
-	 * loop's own refs are: its reference-transaction hook and reflog are
-	 * the user's (and a kill -9 here stays testable, t0613)
-	 */
-	ret = git_ok(g, NULL, err, (const char *const[]){"update-ref", ref, to, from, NULL});
+	ret = gdn_git_set_ref(g, ref, to, from, err);
 	if (ret && dir) {
 		struct gdn_err ignored = GDN_ERR_INIT;
 

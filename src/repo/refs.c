@@ -1,15 +1,14 @@
 /*
- * References and ancestry in the repository at or above a directory, in
- * process: what the loop's bookkeeping asked `git rev-parse`, `git
- * update-ref`, `git merge-base --is-ancestor` and `git worktree list`
- * for. A git process costs several milliseconds to start on a VM; the
- * loop asked these several times per promotion (issues 26 and 27).
+ * References and ancestry in the repository at or above a directory, read
+ * in process: what the loop's bookkeeping asked `git rev-parse`, `git
+ * merge-base --is-ancestor` and `git worktree list` for. A git process
+ * costs several milliseconds to start on a VM; the loop asked these
+ * several times per promotion (issues 26 and 27).
  *
  * Each call opens the repository afresh (well under a millisecond), so
  * what git commands changed meanwhile (the agent's, gdnctl's own) is
  * seen, and nothing is shared between the loop's worker processes.
- * Reference updates take the same lock files as git, so they are atomic
- * against git commands running at the same time.
+ * References are written by git (src/loop/git.c says why).
  */
 #include "gdnctl/compat.h"
 #include <git2.h>
@@ -53,67 +52,6 @@ int gdn_repo_rev_at(const char *dir, const char *rev, char **sha, struct gdn_err
 	ret = open_at(dir, &repo, err);
 	if (!ret && peel_commit(repo, rev, &oid))
 		*sha = xstrdup(git_oid_tostr(hex, sizeof(hex), &oid));
-	git_repository_free(repo);
-	return ret;
-}
-
-int gdn_repo_set_ref_at(const char *dir, const char *ref, const char *sha, const char *old,
-			bool *locked, struct gdn_err *err)
-{
-	git_repository *repo = NULL;
-	git_reference *out = NULL, *cur = NULL;
-	const char *bad;
-	git_oid new_id, old_id;
-	int ret, rc = 0;
-
-	*locked = false;
-	ret = open_at(dir, &repo, err);
-	if (ret)
-		goto out;
-	bad = sha && git_oid_fromstr(&new_id, sha) < 0	 ? sha
-	      : old && git_oid_fromstr(&old_id, old) < 0 ? old
-							 : NULL;
-	if (bad) {
-		ret = gdn_err_set(err, GDN_EUSAGE, "cannot set '%s': '%s' is not an object id", ref,
-				  bad);
-		goto out;
-	}
-	if (sha && old)
-		rc = git_reference_create_matching(&out, repo, ref, &new_id, 1, &old_id, NULL);
-	else if (sha)
-		rc = git_reference_create(&out, repo, ref, &new_id, 1, NULL);
-	else {
-		rc = git_reference_lookup(&cur, repo, ref);
-		if (rc == GIT_ENOTFOUND) {
-			rc = 0; /* `git update-ref -d` of a missing ref: done */
-			if (old)
-				goto moved;
-			goto out;
-		}
-		if (!rc && old &&
-		    (git_reference_type(cur) != GIT_REFERENCE_DIRECT ||
-		     !git_oid_equal(git_reference_target(cur), &old_id)))
-			goto moved;
-		if (!rc)
-			rc = git_reference_delete(cur); /* under the lock, only if still at cur */
-	}
-	if (rc == GIT_ELOCKED) {
-		*locked = true;
-		ret = gdn_err_set(err, GDN_EFAILED, "cannot update '%s': it is locked: %s", ref,
-				  gdn_repo_git_msg());
-	} else if (rc == GIT_EMODIFIED) {
-		goto moved;
-	} else if (rc < 0) {
-		ret = gdn_err_set(err, GDN_EFAILED, "cannot %s '%s': %s", sha ? "update" : "delete",
-				  ref, gdn_repo_git_msg());
-	}
-	goto out;
-moved:
-	ret = gdn_err_set(err, GDN_EFAILED, "cannot %s '%s': it is no longer at %s",
-			  sha ? "update" : "delete", ref, old);
-out:
-	git_reference_free(cur);
-	git_reference_free(out);
 	git_repository_free(repo);
 	return ret;
 }

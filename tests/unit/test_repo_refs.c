@@ -1,7 +1,7 @@
 /*
- * Unit tests for the in-process references (src/repo/refs.c), on a real
- * repository made with the git command line, and checked against git's
- * own answers (rev-parse, merge-base --is-ancestor, worktree list, reflog).
+ * Unit tests for the references read in process (src/repo/refs.c), on a
+ * real repository made with the git command line, and checked against
+ * git's own answers (rev-parse, merge-base --is-ancestor, worktree list).
  */
 #include "gdnctl/compat.h"
 #include <setjmp.h>
@@ -160,91 +160,6 @@ static void rev_answers_as_git_rev_parse(void **state)
 	sbuf_release(&sub);
 }
 
-static void set_ref_is_compare_and_swap(void **state)
-{
-	struct fixture *f = *state;
-	struct gdn_err err = GDN_ERR_INIT;
-	struct sbuf out = SBUF_INIT;
-	bool locked = true;
-	const char *ref = "refs/gdnctl/champion/t";
-
-	assert_int_equal(gdn_repo_set_ref_at(f->repo, ref, f->a, NULL, &locked, &err), 0);
-	assert_false(locked);
-	rev_is(f->repo, ref, f->a);
-	/* not at the old value it names: refused, unchanged */
-	assert_int_equal(gdn_repo_set_ref_at(f->repo, ref, f->c, f->b, &locked, &err), GDN_EFAILED);
-	assert_false(locked);
-	assert_non_null(strstr(err.msg, "no longer at"));
-	gdn_err_clear(&err);
-	rev_is(f->repo, ref, f->a);
-	assert_int_equal(gdn_repo_set_ref_at(f->repo, ref, f->b, f->a, &locked, &err), 0);
-	assert_int_equal(git_in(f->repo, &out, (const char *const[]){"rev-parse", ref, NULL}), 0);
-	assert_string_equal(out.buf, f->b);
-	/* delete: only from the value named, and a missing ref is deleted already */
-	assert_int_equal(gdn_repo_set_ref_at(f->repo, ref, NULL, f->a, &locked, &err), GDN_EFAILED);
-	gdn_err_clear(&err);
-	rev_is(f->repo, ref, f->b);
-	assert_int_equal(gdn_repo_set_ref_at(f->repo, ref, NULL, f->b, &locked, &err), 0);
-	rev_is(f->repo, ref, NULL);
-	assert_int_equal(gdn_repo_set_ref_at(f->repo, ref, NULL, NULL, &locked, &err), 0);
-	assert_int_equal(gdn_repo_set_ref_at(f->repo, ref, NULL, f->b, &locked, &err), GDN_EFAILED);
-	gdn_err_clear(&err);
-	/* not an object id */
-	assert_int_equal(gdn_repo_set_ref_at(f->repo, ref, "main", NULL, &locked, &err),
-			 GDN_EUSAGE);
-	gdn_err_clear(&err);
-	sbuf_release(&out);
-}
-
-static void set_ref_reports_a_held_lock(void **state)
-{
-	struct fixture *f = *state;
-	struct gdn_err err = GDN_ERR_INIT;
-	struct sbuf lock = SBUF_INIT;
-	bool locked = false;
-
-	sbuf_addf(&lock, "%s/.git/refs/heads/main.lock", f->repo);
-	unit_write_file(f->repo, ".git/refs/heads/main.lock", "", 0644);
-	assert_int_equal(gdn_repo_set_ref_at(f->repo, "refs/heads/main", f->a, f->b, &locked, &err),
-			 GDN_EFAILED);
-	assert_true(locked);
-	gdn_err_clear(&err);
-	rev_is(f->repo, "refs/heads/main", f->b);
-	assert_int_equal(unlink(lock.buf), 0);
-	sbuf_release(&lock);
-}
-
-/* Moving the checked-out branch logs it as `git update-ref` does: the branch's and HEAD's reflog.
- */
-static void set_ref_writes_the_reflogs(void **state)
-{
-	struct fixture *f = *state;
-	struct gdn_err err = GDN_ERR_INIT;
-	struct sbuf before = SBUF_INIT, after = SBUF_INIT, head = SBUF_INIT;
-	bool locked = false;
-
-	assert_int_equal(
-	    git_in(f->repo, &before, (const char *const[]){"reflog", "show", "main", NULL}), 0);
-	assert_int_equal(gdn_repo_set_ref_at(f->repo, "refs/heads/main", f->a, f->b, &locked, &err),
-			 0);
-	assert_int_equal(
-	    git_in(f->repo, &after,
-		   (const char *const[]){"reflog", "show", "--format=%H", "main", NULL}),
-	    0);
-	assert_int_equal(strncmp(after.buf, f->a, 40), 0);
-	assert_int_equal(
-	    git_in(f->repo, &head,
-		   (const char *const[]){"reflog", "show", "--format=%H", "HEAD", NULL}),
-	    0);
-	assert_int_equal(strncmp(head.buf, f->a, 40), 0);
-	assert_true(after.len > before.len);
-	assert_int_equal(gdn_repo_set_ref_at(f->repo, "refs/heads/main", f->b, f->a, &locked, &err),
-			 0);
-	sbuf_release(&before);
-	sbuf_release(&after);
-	sbuf_release(&head);
-}
-
 static void ancestry_as_merge_base_is_ancestor(void **state)
 {
 	struct fixture *f = *state;
@@ -313,9 +228,6 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(rev_answers_as_git_rev_parse),
-	    cmocka_unit_test(set_ref_is_compare_and_swap),
-	    cmocka_unit_test(set_ref_reports_a_held_lock),
-	    cmocka_unit_test(set_ref_writes_the_reflogs),
 	    cmocka_unit_test(ancestry_as_merge_base_is_ancestor),
 	    cmocka_unit_test(branch_checkout_as_worktree_list),
 	};
