@@ -19,23 +19,10 @@ static char dir[] = "/tmp/gdnctl-test-loop-repo-XXXXXX";
 /* Run a command in dir; returns its trimmed output (owned). */
 static char *sh(const char *const *argv)
 {
-	struct gdn_proc p = GDN_PROC_INIT;
-	struct gdn_err err = GDN_ERR_INIT;
-	const char *env[] = {"GIT_AUTHOR_NAME=t",     "GIT_AUTHOR_EMAIL=t@e",
-			     "GIT_COMMITTER_NAME=t",  "GIT_COMMITTER_EMAIL=t@e",
-			     "GIT_CONFIG_NOSYSTEM=1", NULL};
-	char *out;
+	struct sbuf out = SBUF_INIT;
 
-	p.argv = argv;
-	p.dir = dir;
-	p.env = env;
-	p.capture = true;
-	assert_int_equal(gdn_proc_run(&p, &err), 0);
-	assert_int_equal(gdn_proc_exit_code(&p), 0);
-	sbuf_trim(&p.out);
-	out = xstrdup(p.out.buf);
-	gdn_proc_release(&p);
-	return out;
+	assert_int_equal(unit_run(dir, argv, &out), 0);
+	return sbuf_detach(&out, NULL);
 }
 
 static char *git(const char *a, const char *b, const char *c, const char *d, const char *e)
@@ -66,10 +53,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	const char *argv[] = {"rm", "-rf", dir, NULL};
-
 	(void)state;
-	free(sh(argv));
+	unit_rm_rf(dir);
 	return 0;
 }
 

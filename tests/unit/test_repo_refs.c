@@ -18,44 +18,15 @@ struct fixture {
 	char a[41], b[41], c[41];
 };
 
-/* git ARGS... in dir; its stdout (trimmed) in *out when out is given; the exit code. */
+/* git ARGS... in dir; its output (trimmed) in *out when out is given; the exit code. */
 static int git_in(const char *dir, struct sbuf *out, const char *const *args)
 {
-	int fds[2], st = 0;
-	pid_t pid;
+	const char *argv[16] = {"git"};
+	size_t n = 1;
 
-	assert_int_equal(pipe(fds), 0);
-	pid = fork();
-	if (pid == 0) {
-		const char *argv[16] = {"git", "-C", dir};
-		size_t n = 3;
-
-		for (size_t i = 0; args[i] && n < 15; i++)
-			argv[n++] = args[i];
-		argv[n] = NULL;
-		dup2(fds[1], STDOUT_FILENO);
-		close(fds[0]);
-		close(fds[1]);
-		execvp("git", (char *const *)argv);
-		_exit(127);
-	}
-	close(fds[1]);
-	if (out)
-		sbuf_reset(out);
-	for (;;) {
-		char buf[4096];
-		ssize_t r = read(fds[0], buf, sizeof(buf));
-
-		if (r <= 0)
-			break;
-		if (out)
-			sbuf_add(out, buf, (size_t)r);
-	}
-	close(fds[0]);
-	waitpid(pid, &st, 0);
-	if (out)
-		sbuf_trim(out);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	for (size_t i = 0; args[i] && n < 15; i++)
+		argv[n++] = args[i];
+	return unit_run(dir, argv, out);
 }
 
 #define GIT(dir, ...) \
@@ -77,11 +48,6 @@ static int setup(void **state)
 
 	snprintf(f->dir, sizeof(f->dir), "/tmp/gdnctl-refs-XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
-	setenv("GIT_AUTHOR_NAME", "Test", 1);
-	setenv("GIT_AUTHOR_EMAIL", "test@example.com", 1);
-	setenv("GIT_COMMITTER_NAME", "Test", 1);
-	setenv("GIT_COMMITTER_EMAIL", "test@example.com", 1);
-	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
 	f->repo = xstrfmt("%s/repo", f->dir);
 	f->wt = xstrfmt("%s/wt", f->dir);
 	f->link = xstrfmt("%s/link", f->dir);

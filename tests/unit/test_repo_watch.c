@@ -22,21 +22,11 @@ static char dir[] = "/tmp/gdnctl-test-repo-watch-XXXXXX";
 /* Run a shell script in dir; fails the test when it fails. */
 static void sh(const char *script)
 {
-	struct gdn_proc p = GDN_PROC_INIT;
-	struct gdn_err err = GDN_ERR_INIT;
-	const char *argv[] = {"bash", "-ec", script, NULL};
-	const char *env[] = {"GIT_AUTHOR_NAME=t",     "GIT_AUTHOR_EMAIL=t@e",
-			     "GIT_COMMITTER_NAME=t",  "GIT_COMMITTER_EMAIL=t@e",
-			     "GIT_CONFIG_NOSYSTEM=1", NULL};
+	struct sbuf out = SBUF_INIT;
 
-	p.argv = argv;
-	p.dir = dir;
-	p.env = env;
-	p.capture = true;
-	assert_int_equal(gdn_proc_run(&p, &err), 0);
-	if (gdn_proc_exit_code(&p))
-		fail_msg("script failed: %s\n%s", script, p.out.buf);
-	gdn_proc_release(&p);
+	if (unit_run(dir, (const char *const[]){"bash", "-ec", script, NULL}, &out))
+		fail_msg("script failed: %s\n%s", script, out.buf);
+	sbuf_release(&out);
 }
 
 static int setup(void **state)
@@ -54,14 +44,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	const char *argv[] = {"rm", "-rf", dir, NULL};
-	struct gdn_proc p = GDN_PROC_INIT;
-	struct gdn_err err = GDN_ERR_INIT;
-
 	(void)state;
-	p.argv = argv;
-	gdn_proc_run(&p, &err);
-	gdn_proc_release(&p);
+	unit_rm_rf(dir);
 	return 0;
 }
 

@@ -3,24 +3,41 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include <sys/stat.h>
+#include "gdnctl/err.h"
 #include "gdnctl/file.h"
+#include "gdnctl/proc.h"
 #include "gdnctl/sbuf.h"
 #include "gdnctl/xalloc.h"
 #include "testlib.h"
 
+int unit_run(const char *dir, const char *const *argv, struct sbuf *out)
+{
+	static const char *const env[] = {"GIT_AUTHOR_NAME=t",	   "GIT_AUTHOR_EMAIL=t@e",
+					  "GIT_COMMITTER_NAME=t",  "GIT_COMMITTER_EMAIL=t@e",
+					  "GIT_CONFIG_NOSYSTEM=1", NULL};
+	struct gdn_proc p = GDN_PROC_INIT;
+	struct gdn_err err = GDN_ERR_INIT;
+	int rc;
+
+	p.argv = argv;
+	p.dir = dir;
+	p.env = env;
+	p.capture = true;
+	if (gdn_proc_run(&p, &err))
+		fail_msg("cannot run '%s': %s", argv[0], err.msg);
+	rc = gdn_proc_exit_code(&p);
+	if (out) {
+		sbuf_reset(out);
+		sbuf_add(out, p.out.buf, p.out.len);
+		sbuf_trim(out);
+	}
+	gdn_proc_release(&p);
+	return rc;
+}
+
 void unit_rm_rf(const char *path)
 {
-	const char *argv[] = {"rm", "-rf", path, NULL};
-	pid_t pid = fork();
-	int st = 0;
-
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		execvp(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(unit_run(NULL, (const char *const[]){"rm", "-rf", path, NULL}, NULL), 0);
 }
 
 void unit_write_mem(const char *dir, const char *name, const void *buf, size_t len, mode_t mode)

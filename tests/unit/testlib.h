@@ -15,6 +15,14 @@ void unit_write_mem(const char *dir, const char *name, const void *buf, size_t l
 /* The same with the NUL-terminated text. */
 void unit_write_file(const char *dir, const char *name, const char *text, mode_t mode);
 
+struct sbuf;
+/*
+ * Run argv (PATH-resolved) in dir (NULL: here) through the proc API, with a
+ * fixed git identity and no system git configuration; its output (stdout
+ * and stderr, trimmed) in *out when out is not NULL. Returns the exit code;
+ * fails the test when the program cannot be run.
+ */
+int unit_run(const char *dir, const char *const *argv, struct sbuf *out);
 /* rm -rf path (a scratch directory of the test). */
 void unit_rm_rf(const char *path);
 
@@ -23,7 +31,6 @@ void unit_rm_rf(const char *path);
  * varint (wire type 0), a double (1), bytes (2), and message m as bytes
  * (m is emptied for the next one).
  */
-struct sbuf;
 void pb_varint(struct sbuf *sb, uint64_t v);
 void pb_uint(struct sbuf *sb, unsigned field, uint64_t v);
 void pb_double(struct sbuf *sb, unsigned field, double d);
