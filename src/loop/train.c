@@ -390,7 +390,7 @@ bool loop_may_speculate(const struct run *r, const struct train *t, long ahead)
 		return false;
 	if (ahead <= 0)
 		return true; /* nothing ahead: the train is the champion */
-	for (unsigned last = t->recent & 0xffu & ((1u << n) - 1); last; last >>= 1)
+	for (unsigned last = t->recent & ((1u << n) - 1); last; last >>= 1)
 		passed += last & 1;
 	p = (passed + 1.6) / (n + 2.0);
 	return 1 - pow(p, (double)ahead) < p * (1 - pow(1 - p, (double)ahead));
