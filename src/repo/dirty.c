@@ -114,7 +114,7 @@ static void exclude_stamp(struct gdn_repo *r, struct timespec *mtime, off_t *siz
 static int head_tree(struct gdn_repo *r, git_oid *out)
 {
 	git_object *tree = NULL;
-	int ret = git_revparse_single(&tree, r->git, "HEAD^{tree}");
+	int ret = gdn_repo_revparse(&tree, r->git, "HEAD^{tree}");
 
 	if (!ret)
 		git_oid_cpy(out, git_object_id(tree));

@@ -31,7 +31,7 @@ static int open_at(const char *dir, git_repository **repo, struct gdn_err *err)
 static bool peel_commit(git_repository *repo, const char *rev, git_oid *oid)
 {
 	git_object *obj = NULL, *commit = NULL;
-	bool ok = git_revparse_single(&obj, repo, rev) == 0 &&
+	bool ok = gdn_repo_revparse(&obj, repo, rev) == 0 &&
 		  git_object_peel(&commit, obj, GIT_OBJECT_COMMIT) == 0;
 
 	if (ok)

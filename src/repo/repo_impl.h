@@ -1,4 +1,4 @@
-/* The repository handle's insides, shared by repo.c and dirty.c only. */
+/* The repository handle's insides, shared by src/repo/ only. */
 #ifndef GDNCTL_REPO_IMPL_H
 #define GDNCTL_REPO_IMPL_H
 
@@ -38,5 +38,8 @@ static inline const char *gdn_repo_git_msg(void)
 }
 
 void gdn_repo_unwatch(struct gdn_repo *r);
+
+/* git_revparse_single, without its leak (repo.c says which). */
+int gdn_repo_revparse(git_object **out, git_repository *repo, const char *spec);
 
 #endif

@@ -12,15 +12,10 @@
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
 #include "gdnctl/xalloc.h"
+#include "repo_impl.h"
 
 #define ITERATION_HEADING "### Iteration "
 #define DISCARDED_PREFIX  "refs/gdnctl/discarded/"
-
-static const char *git_msg(void)
-{
-	const git_error *e = git_error_last();
-	return e && e->message ? e->message : "unknown libgit2 error";
-}
 
 const struct gdn_enum gdn_revert_mode_enum[] = {
     {"commit", GDN_REVERT_COMMIT, "a revert commit on top (the original's way)"},
@@ -43,7 +38,7 @@ static int open_repo(const char *root, git_repository **repo, struct gdn_err *er
 	gdn_repo_global_init();
 	if (git_repository_open(repo, root) < 0)
 		return gdn_err_set(err, GDN_EIO, "cannot open repository '%s': %s", root,
-				   git_msg());
+				   gdn_repo_git_msg());
 	if (git_repository_is_bare(*repo))
 		return gdn_err_set(err, GDN_EIO, "repository '%s' is bare", root);
 	return 0;
@@ -57,13 +52,13 @@ static int resolve_commit(git_repository *repo, const char *rev, git_commit **co
 	int ret = 0, rc;
 
 	*commit = NULL;
-	rc = git_revparse_single(&obj, repo, rev);
+	rc = gdn_repo_revparse(&obj, repo, rev);
 	if (rc == GIT_ENOTFOUND) {
 		ret = gdn_err_set(err, GDN_ENOTFOUND, "no commit '%s'", rev);
 		goto out;
 	}
 	if (rc < 0 || git_object_peel((git_object **)commit, obj, GIT_OBJECT_COMMIT) < 0) {
-		ret = gdn_err_set(err, GDN_ENOTFOUND, "'%s' is not a commit: %s", rev, git_msg());
+		ret = gdn_err_set(err, GDN_ENOTFOUND, "'%s' is not a commit: %s", rev, gdn_repo_git_msg());
 		goto out;
 	}
 out:
@@ -75,7 +70,7 @@ static void signature(git_repository *repo, git_signature **sig)
 {
 	if (git_signature_default(sig, repo) < 0 &&
 	    git_signature_now(sig, "gdnctl", "gdnctl@localhost") < 0)
-		BUG("cannot make a git signature: %s", git_msg());
+		BUG("cannot make a git signature: %s", gdn_repo_git_msg());
 }
 
 /* Name of the ref HEAD updates (its branch, or "HEAD" when detached), and its target. */
@@ -87,7 +82,7 @@ static int head_target(git_repository *repo, char **name, git_oid *oid, struct g
 	*name = NULL;
 	if (git_reference_lookup(&head, repo, "HEAD") < 0 ||
 	    git_reference_resolve(&resolved, head) < 0) {
-		ret = gdn_err_set(err, GDN_EFAILED, "cannot resolve 'HEAD': %s", git_msg());
+		ret = gdn_err_set(err, GDN_EFAILED, "cannot resolve 'HEAD': %s", gdn_repo_git_msg());
 		goto out;
 	}
 	*name = xstrdup(git_reference_type(head) == GIT_REFERENCE_SYMBOLIC
@@ -111,7 +106,7 @@ static int tree_dirty(git_repository *repo, bool *dirty, struct gdn_err *err)
 	so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS;
 	if (git_status_list_new(&list, repo, &so) < 0) {
 		ret = gdn_err_set(err, GDN_EIO, "cannot read the status of '%s': %s",
-				  git_repository_workdir(repo), git_msg());
+				  git_repository_workdir(repo), gdn_repo_git_msg());
 		goto out;
 	}
 	*dirty = git_status_list_entrycount(list) > 0;
@@ -132,7 +127,7 @@ static int collect_range(git_repository *repo, const git_oid *old, const git_oid
 	if (git_revwalk_new(&walk, repo) < 0 || git_revwalk_push(walk, new) < 0 ||
 	    git_revwalk_hide(walk, old) < 0) {
 		ret =
-		    gdn_err_set(err, GDN_EIO, "cannot walk the iteration's commits: %s", git_msg());
+		    gdn_err_set(err, GDN_EIO, "cannot walk the iteration's commits: %s", gdn_repo_git_msg());
 		goto out;
 	}
 	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL);
@@ -153,7 +148,7 @@ static int pushed(git_repository *repo, const struct strvec *ids, char **which, 
 
 	*which = NULL;
 	if (git_reference_iterator_glob_new(&it, repo, "refs/remotes/*") < 0) {
-		ret = gdn_err_set(err, GDN_EIO, "cannot list remote-tracking refs: %s", git_msg());
+		ret = gdn_err_set(err, GDN_EIO, "cannot list remote-tracking refs: %s", gdn_repo_git_msg());
 		goto out;
 	}
 	while (!*which && (rc = git_reference_next(&ref, it)) == 0) {
@@ -198,7 +193,7 @@ static int keep_discarded(git_repository *repo, long iteration, const git_oid *t
 					  "gdnctl: keep discarded candidate");
 	}
 	if (rc < 0) {
-		ret = gdn_err_set(err, GDN_EFAILED, "cannot create '%s': %s", sb.buf, git_msg());
+		ret = gdn_err_set(err, GDN_EFAILED, "cannot create '%s': %s", sb.buf, gdn_repo_git_msg());
 		goto out;
 	}
 	*name = sbuf_detach(&sb, NULL);
@@ -240,13 +235,13 @@ static int checkout(git_repository *repo, git_commit *from, git_commit *to, stru
 	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
 	co.checkout_strategy = GIT_CHECKOUT_FORCE;
 	if (git_commit_tree(&base, from) < 0 || git_commit_tree(&target, to) < 0) {
-		ret = gdn_err_set(err, GDN_EIO, "cannot read a commit's tree: %s", git_msg());
+		ret = gdn_err_set(err, GDN_EIO, "cannot read a commit's tree: %s", gdn_repo_git_msg());
 		goto out;
 	}
 	co.baseline = base;
 	if (git_checkout_tree(repo, (git_object *)target, &co) < 0) {
 		ret = gdn_err_set(err, GDN_EFAILED, "cannot check out the tree of %.12s: %s",
-				  git_oid_tostr_s(git_commit_id(to)), git_msg());
+				  git_oid_tostr_s(git_commit_id(to)), gdn_repo_git_msg());
 		goto out;
 	}
 out:
@@ -346,11 +341,11 @@ int gdn_revert_iteration(const struct gdn_revert_opts *o, struct gdn_revert_resu
 				      (const git_commit **)&newc) < 0 ||
 		    git_commit_lookup(&target, repo, &revert_id) < 0) {
 			ret = gdn_err_set(err, GDN_EFAILED, "cannot create the revert commit: %s",
-					  git_msg());
+					  gdn_repo_git_msg());
 			goto fail;
 		}
 	} else if (git_commit_dup(&target, oldc) < 0) {
-		ret = gdn_err_set(err, GDN_EIO, "cannot copy a commit: %s", git_msg());
+		ret = gdn_err_set(err, GDN_EIO, "cannot copy a commit: %s", gdn_repo_git_msg());
 		goto fail;
 	}
 	ret = checkout(repo, newc, oldc, err);
@@ -360,7 +355,7 @@ int gdn_revert_iteration(const struct gdn_revert_opts *o, struct gdn_revert_resu
 	if (git_reference_create_matching(&moved, repo, branch, git_commit_id(target), 1,
 					  git_commit_id(newc), logmsg.buf) < 0) {
 		ret = gdn_err_set(err, GDN_EFAILED, "cannot move '%s' to %.12s: %s", branch,
-				  git_oid_tostr_s(git_commit_id(target)), git_msg());
+				  git_oid_tostr_s(git_commit_id(target)), gdn_repo_git_msg());
 		goto fail;
 	}
 	if (res) {
@@ -452,7 +447,7 @@ static int commit_file(git_repository *repo, const char *rel, const char *messag
 	if (git_repository_index(&index, repo) < 0 || git_index_add_bypath(index, rel) < 0 ||
 	    git_index_write(index) < 0 || git_index_write_tree(&tree_id, index) < 0 ||
 	    git_tree_lookup(&tree, repo, &tree_id) < 0) {
-		ret = gdn_err_set(err, GDN_EFAILED, "cannot stage '%s': %s", rel, git_msg());
+		ret = gdn_err_set(err, GDN_EFAILED, "cannot stage '%s': %s", rel, gdn_repo_git_msg());
 		goto out;
 	}
 	ret = resolve_commit(repo, "HEAD", &parent, err);
@@ -461,7 +456,7 @@ static int commit_file(git_repository *repo, const char *rel, const char *messag
 	signature(repo, &sig);
 	if (git_commit_create(&id, repo, "HEAD", sig, sig, NULL, message, tree, 1,
 			      (const git_commit **)&parent) < 0) {
-		ret = gdn_err_set(err, GDN_EFAILED, "cannot commit '%s': %s", rel, git_msg());
+		ret = gdn_err_set(err, GDN_EFAILED, "cannot commit '%s': %s", rel, gdn_repo_git_msg());
 		goto out;
 	}
 	if (commit)

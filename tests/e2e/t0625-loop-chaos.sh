@@ -222,7 +222,8 @@ check_worktrees() {
 # After a kill -9: no worktree but the user's, the run's (its workers') and a stash preflight's.
 check_worktrees_killed() {
 	local l
-	l=$(cd "$logs" && pwd -P)
+	# killed before the run made its log folder: its path as given
+	l=$(cd "$logs" 2>/dev/null && pwd -P) || l=$logs
 	git -C repo worktree list --porcelain | sed -n 's/^worktree //p' |
 		grep -v -x -F -e "$(cd repo && pwd -P)" -e "$l/worktree" | grep -v "^$(cd "${TMPDIR:-/tmp}" && pwd -P)/gdnctl-stash-preflight-" |
 		grep -v -x -E -e "$l/workers/w[0-9]+" -e "$l/champion(-w[0-9]+)?" >wt.txt
@@ -262,6 +263,7 @@ while budget_left; do
 	kills=0
 	while :; do
 		sessions=$((sessions + 1))
+		errat=$(($(stat -c %s "$TRASH/err" 2>/dev/null || echo 0) + 1))
 		(cd repo && exec ${GDNCTL_TEST_EXEC_PREFIX:-} "$GDNCTL_BIN" loop "${ISOLATION_ARGS[@]}" "${WORKERS_ARGS[@]}" "${ARGS[@]}" \
 			--log-dir "$logs" "${more[@]}" >>"$TRASH/out" 2>>"$TRASH/err") &
 		pid=$!
@@ -281,7 +283,10 @@ while budget_left; do
 		rc=$?
 		break
 	done
-	[ "$rc" = 0 ] || violation "the run's last session exited $rc: $(tail -n 3 "$TRASH/err" | tr '\n' ' ')"
+	if [ "$rc" != 0 ]; then
+		violation "the run's last session exited $rc; its stderr follows"
+		tail -c +"$errat" "$TRASH/err" | sed 's/^/#   /'
+	fi
 	grep -q '"event":"run_end","reason":"completed"' "$logs/loop.jsonl" ||
 		violation "run $runs did not complete"
 	check_processes

@@ -173,7 +173,7 @@ static void cherry_pick_in_memory(void **state)
 	struct gdn_repo *r = NULL;
 	git_repository *repo = NULL;
 	char onto[GIT_OID_HEXSZ + 1], pick[GIT_OID_HEXSZ + 1], clash[GIT_OID_HEXSZ + 1];
-	char same[GIT_OID_HEXSZ + 1];
+	char same[GIT_OID_HEXSZ + 1], edit[GIT_OID_HEXSZ + 1], edit2[GIT_OID_HEXSZ + 1];
 	char *out = NULL;
 	git_oid id;
 	git_commit *c = NULL, *parent = NULL;
@@ -184,6 +184,8 @@ static void cherry_pick_in_memory(void **state)
 	commit_file(repo, f->sha, "b.txt", "b\n", "agent: b", pick);
 	commit_file(repo, f->sha, "a.txt", "other\n", "agent: a clash", clash);
 	commit_file(repo, f->sha, "a.txt", "a\n", "agent: the same a", same);
+	commit_file(repo, f->sha, "file.txt", "one edit\n", "onto: file", edit);
+	commit_file(repo, f->sha, "file.txt", "another edit\n", "agent: file", edit2);
 	assert_int_equal(gdn_repo_open(f->dir, &r, &err), 0);
 
 	assert_int_equal(gdn_repo_cherry_pick(r, onto, pick, &out, &err), 0);
@@ -203,6 +205,9 @@ static void cherry_pick_in_memory(void **state)
 
 	/* both add a.txt, differently: a conflict, for the worktree's cherry-pick to say */
 	assert_int_equal(gdn_repo_cherry_pick(r, onto, clash, &out, &err), 0);
+	assert_null(out);
+	/* both change file.txt, differently: a content conflict (the merge driver's) */
+	assert_int_equal(gdn_repo_cherry_pick(r, edit, edit2, &out, &err), 0);
 	assert_null(out);
 	/* it changes nothing there */
 	assert_int_equal(gdn_repo_cherry_pick(r, onto, same, &out, &err), 0);

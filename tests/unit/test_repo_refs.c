@@ -126,6 +126,40 @@ static void rev_answers_as_git_rev_parse(void **state)
 	sbuf_release(&sub);
 }
 
+/*
+ * A reference whose commit is missing (an agent's `git gc --prune=now`
+ * raced a worker's commit): no answer and an error, and nothing leaked
+ * (libgit2 1.5's git_revparse_single drops the reference it found then:
+ * this is what t0625@workers4 caught under LeakSanitizer).
+ */
+static void rev_of_a_ref_to_a_missing_commit(void **state)
+{
+	struct fixture *f = *state;
+	const char *gone = "0123456789abcdef0123456789abcdef01234567";
+	char *dir = xstrfmt("%s/broken", f->dir), *line = xstrfmt("%s\n", gone);
+	struct gdn_err err = GDN_ERR_INIT;
+	bool yes = true;
+
+	unit_write_file(f->repo, ".git/refs/heads/broken", line, 0644);
+	rev_is(f->repo, "broken", NULL);
+	rev_is(f->repo, "refs/heads/broken", NULL);
+	rev_is(f->repo, "broken~1", NULL);
+	rev_is(f->repo, "broken^{commit}", NULL);
+	assert_int_equal(gdn_repo_is_ancestor_at(f->repo, f->a, "broken", &yes, &err), GDN_EFAILED);
+	assert_false(yes);
+	gdn_err_clear(&err);
+	/* a checkout whose HEAD is such a branch */
+	GIT(f->dir, "-c", "init.defaultBranch=broken", "init", "-q", dir);
+	GIT(dir, "fetch", "-q", f->repo, "main");
+	unit_write_file(dir, ".git/refs/heads/broken", line, 0644);
+	rev_is(dir, "HEAD", NULL);
+	rev_is(dir, "@", NULL);
+	GIT(f->repo, "update-ref", "-d", "--no-deref", "refs/heads/broken");
+	unit_rm_rf(dir);
+	free(line);
+	free(dir);
+}
+
 static void ancestry_as_merge_base_is_ancestor(void **state)
 {
 	struct fixture *f = *state;
@@ -196,6 +230,7 @@ int main(void)
 	    cmocka_unit_test(rev_answers_as_git_rev_parse),
 	    cmocka_unit_test(ancestry_as_merge_base_is_ancestor),
 	    cmocka_unit_test(branch_checkout_as_worktree_list),
+	    cmocka_unit_test(rev_of_a_ref_to_a_missing_commit),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
