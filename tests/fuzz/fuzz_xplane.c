@@ -1,7 +1,9 @@
 /*
  * Fuzz target of the XPlane reader: arbitrary bytes (a serialized XSpace,
  * plain or gzip) summarised from memory; the first byte picks options. Every
- * result is rendered; an error must be one line.
+ * result is rendered; an error must be one line. With FUZZ_XPLANE_FAILS=TEXT
+ * (a replay of inputs known bad, such as every truncation of a good file),
+ * every input must also fail with TEXT in its message.
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/err.h"
@@ -20,6 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct gdn_err err = GDN_ERR_INIT;
 	struct sbuf out = SBUF_INIT;
 	uint32_t seed = size ? data[0] : 0;
+	const char *fails = getenv("FUZZ_XPLANE_FAILS");
 	int ret;
 
 	o.window = 1 + (seed & 7);
@@ -45,6 +48,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else if (strchr(err.msg, '\n')) {
 		BUG("multi-line error: %s", err.msg);
 	}
+	if (fails && (!ret || !strstr(err.msg, fails)))
+		BUG("expected an error with '%s', got %s", fails, ret ? err.msg : "a summary");
+	gdn_err_clear(&err);
 	sbuf_release(&out);
 	gdn_trace_summary_release(&s);
 	return 0;
