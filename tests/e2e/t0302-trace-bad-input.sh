@@ -66,16 +66,27 @@ test_expect_success 'truncated at every byte: an error at that offset, exit 1' '
 	done
 '
 
+# Every third byte set to 00, 7D, 22 and FF in turn: all these variants go
+# through the reader in one process (the fuzz target's replay: a crash, a
+# sanitizer report or a multi-line error fails it; its first byte picks
+# the options and chunking, 0 the default), and one position in 213
+# through `gdnctl trace summary` (exit 0 or 1, one line).
 test_expect_success 'a byte changed anywhere: exit 0 or 1, one line, never a crash' '
 	python3 - "$D/xla-nested/input.json" <<-\PY &&
-	import sys
+	import os, sys
 	doc = open(sys.argv[1], "rb").read()
-	for pos in range(0, len(doc), 53):
+	os.mkdir("flips")
+	for pos in range(0, len(doc), 3):
 	    for byte in (0x00, 0x7D, 0x22, 0xFF):
 	        b = bytearray(doc)
 	        b[pos] = byte
-	        open("bad-%d-%02x.json" % (pos, byte), "wb").write(bytes(b))
+	        open("flips/%04d-%02x" % (pos, byte), "wb").write(b"\0" + bytes(b))
+	        if pos % 213 == 0:
+	            open("bad-%d-%02x.json" % (pos, byte), "wb").write(bytes(b))
 	PY
+	"$GDNCTL_BUILD_DIR/tests/fuzz_trace_replay" flips >replay.out &&
+	test "$(cat replay.out)" = "replayed $(ls flips | wc -l) inputs" &&
+	test "$(ls flips | wc -l)" -gt 2000 &&
 	test_trace_summary_each bad-*.json
 '
 
