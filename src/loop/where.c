@@ -361,7 +361,7 @@ int gdn_loop_where_open(struct gdn_loop_setup *s)
 			return gdn_loop_setup_fail(s, GDN_SETUP_PLAIN, GDN_EUSAGE,
 						   "--hold-dev-tpu requires --dev-tpu-name.");
 		}
-		for (long i = 0; w->hold && w->wv && i < w->workers; i++)
+		for (long i = 0; w->hold && w->wv && i < w->slots; i++)
 			w->wv[i].tpu_name = xstrfmt("%s-w%ld", name, i + 1);
 	}
 	if (check_ab_where(s))
@@ -376,11 +376,14 @@ int gdn_loop_where_open(struct gdn_loop_setup *s)
 			return open_targets(s, 0) || check_ab_targets(s) ? -1 : 0;
 		return 0;
 	}
-	/* every worker's allocation before the loop starts, then every worker's targets */
-	for (long k = 1; w->hold && k <= w->workers; k++)
+	/*
+	 * every worker's allocation before the loop starts, then every worker's
+	 * targets; with --targets M below the workers, targets 1..M only
+	 */
+	for (long k = 1; w->hold && k <= w->slots; k++)
 		if (acquire_dev(s, k))
 			return -1;
-	for (long k = 1; k <= w->workers; k++)
+	for (long k = 1; k <= w->slots; k++)
 		if (wants_targets(s, k) && open_targets(s, k))
 			return -1;
 	/* the run's own (the baseline, the plan): worker 1's */

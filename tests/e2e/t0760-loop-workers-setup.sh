@@ -217,6 +217,20 @@ test_expect_success '--hold-dev-tpu with two workers: me-w1 and me-w2, both rele
 	! test -e logs/dev_tpu_allocate.log
 '
 
+test_expect_success '--hold-dev-tpu with three workers and --targets 2: me-w1 and me-w2 only' '
+	new_repo &&
+	run_loop commit-one --iterations 2 --workers 3 --targets 2 --hold-dev-tpu --dev-tpu-name me \
+		--dev-tpu-type v6e-8 >out 2>err &&
+	test "$(calls_with allocate)" = 2 &&
+	test "$(grep -c "starting managed dev TPU allocation" out)" = 2 &&
+	test_grep "releasing managed dev TPU allocation: dev-tpu-me-w1 (cluster us-central1)$" out &&
+	test_grep "releasing managed dev TPU allocation: dev-tpu-me-w2 (cluster us-central1)$" out &&
+	test_grep ! "me-w3" out &&
+	no_allocation_left &&
+	test "$(dev_tpu_events acquired me-w3)" = 0 &&
+	! test -e logs/dev_tpu_allocate-w3.log
+'
+
 # A configuration whose tests say where they ran; ray backends box1 and box2 (the uv double).
 where_config() {
 	cat <<-\EOF | repo_config
