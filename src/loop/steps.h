@@ -75,7 +75,8 @@ struct train {
 	char *lock_path;
 	char *log_rel; /* relative to a worktree (NULL: not in one) */
 	bool spec;
-	unsigned recent, recent_nr;
+	unsigned recent, recent_nr;       /* the decided candidates: 1 promoted (newest: bit 0) */
+	unsigned rechecks, rechecks_nr;   /* the decided re-checks, alike */
 };
 /*
  * In a worker's child, before validation: the candidate carried onto the
@@ -94,6 +95,8 @@ int loop_fork_state(struct ictx *x, struct gdn_err *err);
  * with `ahead` candidates to be decided before it.
  */
 bool loop_may_speculate(const struct run *r, const struct train *t, long ahead);
+/* The same for a re-check: from the re-checks decided (a candidate that passed once). */
+bool loop_may_speculate_recheck(const struct run *r, const struct train *t, long ahead);
 /* A candidate that will not be promoted: the train's tip back to the champion if on it. */
 void loop_untip(struct ictx *x, const struct train *t, const char *sha);
 

@@ -381,19 +381,36 @@ out:
  * When every candidate is promoted the train is joined at any depth; when
  * most are rejected, at none (docs/loop-workers.md).
  */
-bool loop_may_speculate(const struct run *r, const struct train *t, long ahead)
+static bool joins(const struct run *r, unsigned recent, unsigned nr, double prior, long ahead)
 {
-	unsigned n = t->recent_nr < 8 ? t->recent_nr : 8, passed = 0;
+	unsigned n = nr < 8 ? nr : 8, passed = 0;
 	double p;
 
 	if (r->hooks && r->hooks->decide)
 		return false;
 	if (ahead <= 0)
 		return true; /* nothing ahead: the train is the champion */
-	for (unsigned last = t->recent & ((1u << n) - 1); last; last >>= 1)
+	for (unsigned last = recent & ((1u << n) - 1); last; last >>= 1)
 		passed += last & 1;
-	p = (passed + 1.6) / (n + 2.0);
+	p = (passed + 2 * prior) / (n + 2.0);
 	return 1 - pow(p, (double)ahead) < p * (1 - pow(1 - p, (double)ahead));
+}
+
+bool loop_may_speculate(const struct run *r, const struct train *t, long ahead)
+{
+	return joins(r, t->recent, t->recent_nr, 0.8, ahead);
+}
+
+/*
+ * A re-check's candidate passed once, on a former champion: p is the share
+ * of re-checks promoted (prior 0.95, worth two decisions), far above a new
+ * candidate's on a night where most fail. Re-checks on the champion run
+ * one at a time (each decides on the champion of its moment), so in the
+ * train they also stop queuing behind one another.
+ */
+bool loop_may_speculate_recheck(const struct run *r, const struct train *t, long ahead)
+{
+	return joins(r, t->rechecks, t->rechecks_nr, 0.95, ahead);
 }
 
 /*

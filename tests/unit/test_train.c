@@ -1,7 +1,8 @@
 /*
  * Unit tests for when a worker's candidate joins the speculative train
  * (loop_may_speculate, src/loop/train.c): the expected waste of joining
- * against that of validating on the champion, from the last decisions.
+ * against that of validating on the champion, from the last decisions
+ * (a re-check's, loop_may_speculate_recheck, from the last re-checks).
  */
 #include "gdnctl/compat.h"
 #include <setjmp.h>
@@ -49,6 +50,38 @@ static void joins_by_expected_waste(void **state)
 	assert_int_equal(deepest(&r, &old_passes), 0);
 }
 
+/* The deepest for a re-check, as deepest(). */
+static long deepest_recheck(const struct run *r, const struct train *t)
+{
+	long d = 0;
+
+	while (d < 64 && loop_may_speculate_recheck(r, t, d + 1))
+		d++;
+	return d;
+}
+
+/* A re-check goes by the re-checks decided, not by every candidate. */
+static void rechecks_by_their_own_record(void **state)
+{
+	struct run r = {0};
+	struct train night = history(0x21, 8), t;
+
+	(void)state;
+	/* the night's candidates never join, but their re-checks (p = 0.95) do, deep */
+	assert_int_equal(deepest(&r, &night), 0);
+	assert_true(deepest_recheck(&r, &night) >= 15);
+	/* re-checks that kept failing (0 of 8, p = 0.19): not even one ahead */
+	t = night;
+	t.rechecks = 0;
+	t.rechecks_nr = 8;
+	assert_int_equal(deepest_recheck(&r, &t), 0);
+	/* passing re-checks say nothing of new candidates */
+	t.rechecks = 0xff;
+	assert_int_equal(deepest(&r, &t), 0);
+	assert_true(deepest_recheck(&r, &t) >= 15);
+	assert_true(loop_may_speculate_recheck(&r, &t, 0));
+}
+
 static int no_decide(void *payload, const struct gdn_loop_iter *it, struct gdn_loop_hook_out *out,
 		     struct gdn_err *err)
 {
@@ -67,12 +100,14 @@ static void never_with_a_performance_decision(void **state)
 	r.hooks = &hooks;
 	assert_false(loop_may_speculate(&r, &all, 1));
 	assert_false(loop_may_speculate(&r, &all, 0));
+	assert_false(loop_may_speculate_recheck(&r, &all, 1));
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(joins_by_expected_waste),
+	    cmocka_unit_test(rechecks_by_their_own_record),
 	    cmocka_unit_test(never_with_a_performance_decision),
 	};
 
