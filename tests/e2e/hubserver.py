@@ -166,7 +166,10 @@ class Handler(BaseHTTPRequestHandler):
 
     # ---- helpers ----
     def send_json(self, status, obj, extra=None):
-        body = json.dumps(obj).encode()
+        self.send_body(status, json.dumps(obj).encode(), extra)
+
+    def send_body(self, status, body, extra=None):
+        """A JSON body already serialized."""
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -469,6 +472,14 @@ class Handler(BaseHTTPRequestHandler):
         size = ARGS.gcs_page_size
         if any(sp.partition("/")[0] == bucket for sp in (ARGS.gcs_synthetic or [])):
             size = 5000  # a big synthetic listing: big pages, as the real API allows
+        # a listing of synthetic objects only is the same every time: each page
+        # is made once (a 200,000-object listing is listed several times)
+        key = (bucket, prefix, start, size)
+        with LOCK:
+            cacheable = objs is STATE["synthetic"].get((bucket, prefix))  # gcs_objects' own
+            body = STATE.setdefault("pages", {}).get(key) if cacheable else None
+        if body is not None:
+            return self.send_body(200, body)
         page = objs[start:start + size]
         items = []
         for name, fs, idx in page:
@@ -483,7 +494,11 @@ class Handler(BaseHTTPRequestHandler):
         doc = {"kind": "storage#objects", "items": items}
         if start + size < len(objs):
             doc["nextPageToken"] = base64.b64encode(str(start + size).encode()).decode()
-        self.send_json(200, doc)
+        body = json.dumps(doc).encode()
+        if cacheable:
+            with LOCK:
+                STATE["pages"][key] = body
+        self.send_body(200, body)
 
     def gcs_media(self):
         url = urllib.parse.urlsplit(self.path)
