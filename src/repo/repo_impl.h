@@ -39,7 +39,7 @@ static inline const char *gdn_repo_git_msg(void)
 
 void gdn_repo_unwatch(struct gdn_repo *r);
 
-/* git_revparse_single, without its leak (repo.c says which). */
+/* git_revparse_single, without its leak (revparse.c says which). */
 int gdn_repo_revparse(git_object **out, git_repository *repo, const char *spec);
 
 #endif
