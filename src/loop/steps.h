@@ -75,8 +75,8 @@ struct train {
 	char *lock_path;
 	char *log_rel; /* relative to a worktree (NULL: not in one) */
 	bool spec;
-	unsigned recent, recent_nr;       /* the decided candidates: 1 promoted (newest: bit 0) */
-	unsigned rechecks, rechecks_nr;   /* the decided re-checks, alike */
+	unsigned recent, recent_nr;	/* the decided candidates: 1 promoted (newest: bit 0) */
+	unsigned rechecks, rechecks_nr; /* the decided re-checks, alike */
 };
 /*
  * In a worker's child, before validation: the candidate carried onto the

@@ -58,7 +58,8 @@ static int resolve_commit(git_repository *repo, const char *rev, git_commit **co
 		goto out;
 	}
 	if (rc < 0 || git_object_peel((git_object **)commit, obj, GIT_OBJECT_COMMIT) < 0) {
-		ret = gdn_err_set(err, GDN_ENOTFOUND, "'%s' is not a commit: %s", rev, gdn_repo_git_msg());
+		ret = gdn_err_set(err, GDN_ENOTFOUND, "'%s' is not a commit: %s", rev,
+				  gdn_repo_git_msg());
 		goto out;
 	}
 out:
@@ -82,7 +83,8 @@ static int head_target(git_repository *repo, char **name, git_oid *oid, struct g
 	*name = NULL;
 	if (git_reference_lookup(&head, repo, "HEAD") < 0 ||
 	    git_reference_resolve(&resolved, head) < 0) {
-		ret = gdn_err_set(err, GDN_EFAILED, "cannot resolve 'HEAD': %s", gdn_repo_git_msg());
+		ret =
+		    gdn_err_set(err, GDN_EFAILED, "cannot resolve 'HEAD': %s", gdn_repo_git_msg());
 		goto out;
 	}
 	*name = xstrdup(git_reference_type(head) == GIT_REFERENCE_SYMBOLIC
@@ -126,8 +128,8 @@ static int collect_range(git_repository *repo, const git_oid *old, const git_oid
 
 	if (git_revwalk_new(&walk, repo) < 0 || git_revwalk_push(walk, new) < 0 ||
 	    git_revwalk_hide(walk, old) < 0) {
-		ret =
-		    gdn_err_set(err, GDN_EIO, "cannot walk the iteration's commits: %s", gdn_repo_git_msg());
+		ret = gdn_err_set(err, GDN_EIO, "cannot walk the iteration's commits: %s",
+				  gdn_repo_git_msg());
 		goto out;
 	}
 	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL);
@@ -148,7 +150,8 @@ static int pushed(git_repository *repo, const struct strvec *ids, char **which, 
 
 	*which = NULL;
 	if (git_reference_iterator_glob_new(&it, repo, "refs/remotes/*") < 0) {
-		ret = gdn_err_set(err, GDN_EIO, "cannot list remote-tracking refs: %s", gdn_repo_git_msg());
+		ret = gdn_err_set(err, GDN_EIO, "cannot list remote-tracking refs: %s",
+				  gdn_repo_git_msg());
 		goto out;
 	}
 	while (!*which && (rc = git_reference_next(&ref, it)) == 0) {
@@ -193,7 +196,8 @@ static int keep_discarded(git_repository *repo, long iteration, const git_oid *t
 					  "gdnctl: keep discarded candidate");
 	}
 	if (rc < 0) {
-		ret = gdn_err_set(err, GDN_EFAILED, "cannot create '%s': %s", sb.buf, gdn_repo_git_msg());
+		ret = gdn_err_set(err, GDN_EFAILED, "cannot create '%s': %s", sb.buf,
+				  gdn_repo_git_msg());
 		goto out;
 	}
 	*name = sbuf_detach(&sb, NULL);
@@ -235,7 +239,8 @@ static int checkout(git_repository *repo, git_commit *from, git_commit *to, stru
 	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
 	co.checkout_strategy = GIT_CHECKOUT_FORCE;
 	if (git_commit_tree(&base, from) < 0 || git_commit_tree(&target, to) < 0) {
-		ret = gdn_err_set(err, GDN_EIO, "cannot read a commit's tree: %s", gdn_repo_git_msg());
+		ret = gdn_err_set(err, GDN_EIO, "cannot read a commit's tree: %s",
+				  gdn_repo_git_msg());
 		goto out;
 	}
 	co.baseline = base;
@@ -447,7 +452,8 @@ static int commit_file(git_repository *repo, const char *rel, const char *messag
 	if (git_repository_index(&index, repo) < 0 || git_index_add_bypath(index, rel) < 0 ||
 	    git_index_write(index) < 0 || git_index_write_tree(&tree_id, index) < 0 ||
 	    git_tree_lookup(&tree, repo, &tree_id) < 0) {
-		ret = gdn_err_set(err, GDN_EFAILED, "cannot stage '%s': %s", rel, gdn_repo_git_msg());
+		ret =
+		    gdn_err_set(err, GDN_EFAILED, "cannot stage '%s': %s", rel, gdn_repo_git_msg());
 		goto out;
 	}
 	ret = resolve_commit(repo, "HEAD", &parent, err);
@@ -456,7 +462,8 @@ static int commit_file(git_repository *repo, const char *rel, const char *messag
 	signature(repo, &sig);
 	if (git_commit_create(&id, repo, "HEAD", sig, sig, NULL, message, tree, 1,
 			      (const git_commit **)&parent) < 0) {
-		ret = gdn_err_set(err, GDN_EFAILED, "cannot commit '%s': %s", rel, gdn_repo_git_msg());
+		ret = gdn_err_set(err, GDN_EFAILED, "cannot commit '%s': %s", rel,
+				  gdn_repo_git_msg());
 		goto out;
 	}
 	if (commit)
