@@ -17,6 +17,7 @@
 #include "gdnctl/sbuf.h"
 #include "gdnctl/strvec.h"
 #include "gdnctl/xalloc.h"
+#include "testlib.h"
 
 static void test_prompt_without_directives(void **unused)
 {
@@ -269,21 +270,6 @@ static void test_summary_json(void **unused)
 
 /* ---- the engine with a fake agent ---- */
 
-static int run(const char *dir, const char *const *argv)
-{
-	struct gdn_proc p = GDN_PROC_INIT;
-	struct gdn_err err = GDN_ERR_INIT;
-	int rc;
-
-	p.argv = argv;
-	p.dir = dir;
-	p.capture = true;
-	assert_int_equal(gdn_proc_run(&p, &err), 0);
-	rc = gdn_proc_exit_code(&p);
-	gdn_proc_release(&p);
-	return rc;
-}
-
 struct fake {
 	int calls;
 	bool commit;
@@ -302,7 +288,7 @@ static int fake_run(void *agent, const struct gdn_agent_request *req, struct gdn
 	f->calls++;
 	assert_non_null(strstr(req->prompt, "Iteration"));
 	if (f->commit)
-		assert_int_equal(run(req->workdir, argv), 0);
+		assert_int_equal(unit_run(req->workdir, argv, NULL), 0);
 	res->status = GDN_PROC_EXITED;
 	res->ok = true;
 	res->duration_ms = 10;
@@ -408,14 +394,13 @@ static void engine_run(bool commit, struct hook_state *h, enum gdn_loop_policy h
 	const char *seed[] = {"git",	"-c", "user.name=a",   "-c", "user.email=a@b",
 			      "commit", "-q", "--allow-empty", "-m", "seed",
 			      NULL};
-	const char *rm[] = {"rm", "-rf", dir, NULL};
 	struct sbuf sb = SBUF_INIT;
 
 	assert_non_null(mkdtemp(dir));
 	repo = xstrfmt("%s/repo", dir);
 	logs = xstrfmt("%s/logs", dir);
-	assert_int_equal(run(dir, init), 0);
-	assert_int_equal(run(repo, seed), 0);
+	assert_int_equal(unit_run(dir, init, NULL), 0);
+	assert_int_equal(unit_run(repo, seed, NULL), 0);
 	assert_int_equal(mkdir(logs, 0755), 0);
 	f->commit = commit;
 	o.workdir = repo;
@@ -445,7 +430,7 @@ static void engine_run(bool commit, struct hook_state *h, enum gdn_loop_policy h
 		h->journal = xstrdup(sb.buf);
 		free(m);
 	}
-	assert_int_equal(run("/", rm), 0);
+	unit_rm_rf(dir);
 	sbuf_release(&sb);
 	free(repo);
 	free(logs);
