@@ -19,14 +19,28 @@ static struct train history(unsigned bits, unsigned n)
 	return t;
 }
 
-/* The deepest `ahead` (up to 64) at which a candidate still joins; 0 when never with one ahead. */
-static long deepest(const struct run *r, const struct train *t)
+/*
+ * The deepest `ahead` (up to 64) at which `may` (loop_may_speculate or
+ * loop_may_speculate_recheck) still joins; 0 when never with one ahead.
+ */
+static long deepest_by(bool (*may)(const struct run *, const struct train *, long),
+		       const struct run *r, const struct train *t)
 {
 	long d = 0;
 
-	while (d < 64 && loop_may_speculate(r, t, d + 1))
+	while (d < 64 && may(r, t, d + 1))
 		d++;
 	return d;
+}
+
+static long deepest(const struct run *r, const struct train *t)
+{
+	return deepest_by(loop_may_speculate, r, t);
+}
+
+static long deepest_recheck(const struct run *r, const struct train *t)
+{
+	return deepest_by(loop_may_speculate_recheck, r, t);
 }
 
 static void joins_by_expected_waste(void **state)
@@ -48,16 +62,6 @@ static void joins_by_expected_waste(void **state)
 	assert_int_equal(deepest(&r, &half), 0);
 	/* only the last eight count: passes before them are forgotten */
 	assert_int_equal(deepest(&r, &old_passes), 0);
-}
-
-/* The deepest for a re-check, as deepest(). */
-static long deepest_recheck(const struct run *r, const struct train *t)
-{
-	long d = 0;
-
-	while (d < 64 && loop_may_speculate_recheck(r, t, d + 1))
-		d++;
-	return d;
 }
 
 /* A re-check goes by the re-checks decided, not by every candidate. */
