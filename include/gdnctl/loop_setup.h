@@ -118,8 +118,6 @@ struct gdn_loop_where {
 	struct strvec dev_clusters;
 	/* --workers N > 1: one per worker (NULL with one worker) */
 	long workers;
-	/* the validation targets held and opened: M of --targets M below N, else N */
-	long slots;
 	struct gdn_loop_where_worker *wv;
 	pid_t pid;   /* the process that opened them (0: not yet) */
 	bool forked; /* in a worker's process: the holds and dev TPUs are the parent's */

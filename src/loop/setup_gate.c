@@ -403,8 +403,6 @@ static void setup_workers(struct gdn_loop_setup *s)
 	struct gdn_loop_where *w = &s->w;
 
 	w->workers = s->a.workers;
-	/* with fewer targets than workers, a child validates on target K of M (a token) */
-	w->slots = s->a.targets && s->a.targets < w->workers ? s->a.targets : w->workers;
 	if (w->workers <= 1 || w->wv)
 		return;
 	w->wv = xcalloc((size_t)w->workers, sizeof(*w->wv));

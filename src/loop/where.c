@@ -344,6 +344,9 @@ static int check_ab_targets(struct gdn_loop_setup *s)
 int gdn_loop_where_open(struct gdn_loop_setup *s)
 {
 	struct gdn_loop_where *w = &s->w;
+	/* the targets held and opened: with --targets M below the workers, a child
+	 * validates on target K of M (a token), so M; else one per worker */
+	long slots = s->a.targets && s->a.targets < w->workers ? s->a.targets : w->workers;
 
 	if (w->hold) {
 		char *k = xstrfmt("backends.%s.tpu_name", w->backend ? w->backend : "dev-tpu");
@@ -361,7 +364,7 @@ int gdn_loop_where_open(struct gdn_loop_setup *s)
 			return gdn_loop_setup_fail(s, GDN_SETUP_PLAIN, GDN_EUSAGE,
 						   "--hold-dev-tpu requires --dev-tpu-name.");
 		}
-		for (long i = 0; w->hold && w->wv && i < w->slots; i++)
+		for (long i = 0; w->hold && w->wv && i < slots; i++)
 			w->wv[i].tpu_name = xstrfmt("%s-w%ld", name, i + 1);
 	}
 	if (check_ab_where(s))
@@ -380,10 +383,10 @@ int gdn_loop_where_open(struct gdn_loop_setup *s)
 	 * every worker's allocation before the loop starts, then every worker's
 	 * targets; with --targets M below the workers, targets 1..M only
 	 */
-	for (long k = 1; w->hold && k <= w->slots; k++)
+	for (long k = 1; w->hold && k <= slots; k++)
 		if (acquire_dev(s, k))
 			return -1;
-	for (long k = 1; k <= w->slots; k++)
+	for (long k = 1; k <= slots; k++)
 		if (wants_targets(s, k) && open_targets(s, k))
 			return -1;
 	/* the run's own (the baseline, the plan): worker 1's */
