@@ -63,42 +63,38 @@ void loop_stop_orphan_agent(struct ictx *x, const struct gdn_loop_state *st)
 	stop_marked(x, st);
 }
 
-/*
- * git commands started by the crashed gdnctl run in their own process
- * groups and survive it: wait (at most 10 s) until none runs in the tree.
- */
-void loop_wait_for_git(struct ictx *x)
+/* Wait (at most 10 s) until no git (nor a gdnctl between fork and exec) runs in `dir`. */
+static void wait_for_git_in(const char *dir, const char *prefix)
 {
-	/* git, or a child of a killed gdnctl between fork and exec; also in a stash preflight */
 	static const char *const names[] = {"git", "gdnctl", NULL};
 	int64_t deadline = gdn_now_ms() + 10000;
 
-	while (gdn_proc_running_in(names, x->o->workdir, gdn_stash_preflight_prefix()) &&
-	       gdn_now_ms() < deadline)
+	while (gdn_proc_running_in(names, dir, prefix) && gdn_now_ms() < deadline)
 		gdn_sleep_interruptible(20);
 }
 
 /*
- * A git command killed with its agent's process group (or with a crashed
- * gdnctl) leaves index.lock or HEAD.lock behind, and every later git
- * command fails. When no git process runs in the tree, such a lock is
- * stale: remove it and say so.
+ * git commands started by the crashed gdnctl run in their own process
+ * groups and survive it: wait (at most 10 s) until none runs in the tree
+ * (nor in a stash preflight).
  */
-void loop_clear_stale_locks(struct ictx *x)
+void loop_wait_for_git(struct ictx *x)
 {
-	struct gdn_err err = GDN_ERR_INIT;
-	struct strvec locks = STRVEC_INIT;
-	const char *gitdir = gdn_repo_gitdir(x->repo);
-	char *branch = NULL;
+	wait_for_git_in(x->o->workdir, gdn_stash_preflight_prefix());
+}
 
-	strvec_pushl(&locks, "index.lock", "HEAD.lock", "refs/stash.lock", NULL);
-	if (!gdn_repo_head(x->repo, NULL, &branch, &err) && branch)
-		strvec_pushf(&locks, "refs/heads/%s.lock", branch);
-	for (size_t i = 0; i < locks.nr; i++) {
-		char *path = xstrfmt("%s%s", gitdir, locks.v[i]);
+/*
+ * Each of `locks` (paths under `gitdir`) that is there once no git runs
+ * in `dir` (waited for at most 10 s) is stale: removed, and said.
+ */
+static void clear_locks(struct ictx *x, const char *gitdir, const struct strvec *locks,
+			const char *dir, const char *prefix)
+{
+	for (size_t i = 0; i < locks->nr; i++) {
+		char *path = xstrfmt("%s%s", gitdir, locks->v[i]);
 
 		if (!access(path, F_OK)) {
-			loop_wait_for_git(x);
+			wait_for_git_in(dir, prefix);
 			if (!access(path, F_OK) && !unlink(path)) {
 				loop_say(x, GDN_LOOP_WARN,
 					 "removed stale '%s' left by a killed git process", path);
@@ -107,8 +103,47 @@ void loop_clear_stale_locks(struct ictx *x)
 		}
 		free(path);
 	}
+}
+
+/*
+ * A git command killed with its agent's process group (or with a crashed
+ * gdnctl) leaves index.lock or HEAD.lock behind, and every later git
+ * command fails.
+ */
+void loop_clear_stale_locks(struct ictx *x)
+{
+	struct gdn_err err = GDN_ERR_INIT;
+	struct strvec locks = STRVEC_INIT;
+	char *branch = NULL;
+
+	strvec_pushl(&locks, "index.lock", "HEAD.lock", "refs/stash.lock", NULL);
+	if (!gdn_repo_head(x->repo, NULL, &branch, &err) && branch)
+		strvec_pushf(&locks, "refs/heads/%s.lock", branch);
+	clear_locks(x, gdn_repo_gitdir(x->repo), &locks, x->o->workdir,
+		    gdn_stash_preflight_prefix());
+	gdn_err_clear(&err);
 	strvec_clear(&locks);
 	free(branch);
+}
+
+void loop_clear_stale_ref_locks(struct ictx *x, const char *run_id, const char *branch)
+{
+	const char *dir = x->r->ugit.workdir;
+	struct gdn_err err = GDN_ERR_INIT;
+	struct strvec locks = STRVEC_INIT;
+	struct gdn_repo *user = NULL;
+
+	if (gdn_repo_open(dir, &user, &err)) {
+		gdn_err_clear(&err); /* the resume's own reads say what is wrong */
+		return;
+	}
+	strvec_pushf(&locks, "refs/gdnctl/champion/%s.lock", run_id);
+	strvec_pushf(&locks, "refs/gdnctl/tip/%s.lock", run_id);
+	if (branch)
+		strvec_pushf(&locks, "refs/heads/%s.lock", branch);
+	clear_locks(x, gdn_repo_commondir(user), &locks, dir, NULL);
+	strvec_clear(&locks);
+	gdn_repo_free(user);
 }
 
 /*

@@ -159,22 +159,24 @@ static int resume(struct ictx *x, struct pool **pool, struct gdn_loop_state *st,
 	x->stash.pin_run = r->sum->run_id;
 	if (r->total <= 0)
 		r->total = st->iterations;
-	if (st->workers > 1 && !parallel(r))
+	if (st->workers > 1 && !parallel(r)) {
 		ret = gdn_err_set(err, GDN_EUSAGE,
 				  "run %s was started with --workers %ld: resume it with --workers",
 				  st->run_id, st->workers);
-	else if (loop_isolated(x) && (!st->worktree || !st->loop_branch))
+	} else if (loop_isolated(x) && (!st->worktree || !st->loop_branch)) {
 		ret = gdn_err_set(err, GDN_EUSAGE,
 				  "run %s was started with --isolation in-place: resume it with "
 				  "--isolation in-place",
 				  st->run_id);
-	else if (loop_isolated(x))
+	} else if (loop_isolated(x)) {
+		loop_clear_stale_ref_locks(x, st->run_id, st->loop_branch);
 		ret = loop_recover_champion(x, st, err);
-	else if (st->worktree)
+	} else if (st->worktree) {
 		ret = gdn_err_set(err, GDN_EUSAGE,
 				  "run %s was started with --isolation worktree: resume it with "
 				  "--isolation worktree",
 				  st->run_id);
+	}
 	if (!ret && parallel(r)) {
 		/* a one-worker run's agent worktree, when it goes on with workers */
 		if (!access(r->o->workdir, F_OK))

@@ -130,6 +130,13 @@ void loop_stop_orphan_agent(struct ictx *x, const struct gdn_loop_state *st);
 void loop_wait_for_git(struct ictx *x);
 /* Remove the stale index.lock / HEAD.lock a killed git left in x's repository. */
 void loop_clear_stale_locks(struct ictx *x);
+/*
+ * The same for the run's own refs in the user's repository (its champion,
+ * its train's tip, the loop branch): a git killed with the run (kill -9)
+ * while it wrote one of them leaves <ref>.lock, and every later write of
+ * that ref fails.
+ */
+void loop_clear_stale_ref_locks(struct ictx *x, const char *run_id, const char *branch);
 /* With workers: git in their trees waited for, what their agents left stopped. */
 void loop_stop_worker_orphans(struct ictx *x, const struct gdn_loop_state *st);
 

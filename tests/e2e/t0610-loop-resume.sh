@@ -193,6 +193,24 @@ test_expect_success 'kill -9 leaves its agent running: --resume stops that agent
 	user_change_intact
 '
 
+test_expect_isolation worktree 'kill -9 leaves locks on the run'"'"'s refs: --resume removes them and finishes' '
+	new_repo &&
+	branch=$(git -C repo symbolic-ref --short HEAD) &&
+	start_and_signal KILL hang --iterations 2 --workers 2 &&
+	run=$(sed -n "1s/.*\"run\":\"\([^\"]*\)\".*/\1/p" logs/loop.jsonl) &&
+	git -C repo rev-parse -q --verify "refs/gdnctl/tip/$run" &&
+	git -C repo rev-parse -q --verify "refs/gdnctl/champion/$run" &&
+	for ref in "gdnctl/champion/$run" "gdnctl/tip/$run" "heads/$branch"; do
+		: >"repo/.git/refs/$ref.lock" || return 1
+	done &&
+	run_loop commit-one --resume --resume-override --workers 2 >out 2>err &&
+	test "$(grep -c "removed stale .*/refs/.*\.lock. left by a killed git process" err)" = 3 &&
+	test "$(grep -c "\"event\":\"stale_lock\"" logs/loop.jsonl)" = 3 &&
+	test -z "$(find repo/.git/refs -name "*.lock")" &&
+	test_grep "loop summary: run .*: 2 iterations, .*stopped: completed (exit 0)" out &&
+	user_change_intact
+'
+
 test_expect_success 'kill -9 in iteration 2: iteration 1 is not redone' '
 	new_repo &&
 	start_and_signal KILL first-then-hang --iterations 3 &&
