@@ -3,6 +3,10 @@
 # like their trace.json.gz twins; the real GPU file; several hosts; profile
 # directories; the real corrupted file and generated malformed inputs fail in
 # one line naming the file and the byte offset.
+#
+# Its peak-RSS bounds hold for a binary without sanitizers (ASan's shadow and
+# quarantine would be counted), so it also runs in the dev build:
+# ctest: unsanitized
 . "$(dirname "$0")/lib.sh"
 
 traces=$GDNCTL_SHARED_DIR/traces
