@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The top-level command line: help, version, dispatch, exit codes, and
 # that the docs list every option every command has.
+# ctest: cost 60
 . "$(dirname "$0")/lib.sh"
 
 test_expect_success '--help lists the commands and exit codes' '

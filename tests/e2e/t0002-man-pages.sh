@@ -3,6 +3,7 @@
 # and the JSON description behind them (`gdnctl help --json`): every command
 # has a page that renders without roff warnings and names every option its -h
 # prints; the build wrote the same pages to man/.
+# ctest: cost 75
 . "$(dirname "$0")/lib.sh"
 
 command -v groff >/dev/null 2>&1 || skip_all "groff is not installed (Debian: groff-base)"

@@ -14,6 +14,7 @@
 #
 # tests/e2e/arch-known-violations.txt lists the violations that exist today
 # (temporary: a listed violation that no longer occurs fails the test too).
+# ctest: cost 60
 . "$(dirname "$0")/lib.sh"
 
 : "${GDNCTL_BUILD_DIR:?GDNCTL_BUILD_DIR must point at the build directory (run through ctest)}"

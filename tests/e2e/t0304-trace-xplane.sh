@@ -7,6 +7,7 @@
 # Its peak-RSS bounds hold for a binary without sanitizers (ASan's shadow and
 # quarantine would be counted), so it also runs in the dev build:
 # ctest: unsanitized
+# ctest: cost 80
 . "$(dirname "$0")/lib.sh"
 
 traces=$GDNCTL_SHARED_DIR/traces

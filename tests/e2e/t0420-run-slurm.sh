@@ -4,6 +4,7 @@
 # succeed, fail with exit 3, are cancelled by `gdnctl stop`, by run's
 # --timeout and by SIGINT, and one that exceeds its time limit (submitted
 # first, checked last: Slurm notices after about 80 s).
+# ctest: cost 95
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-slurm.sh"
 

@@ -12,6 +12,7 @@
 # "Stopped within 2 s" holds for a binary without sanitizers (LeakSanitizer
 # scans the heap at exit: 15 s there), so it also runs in the dev build:
 # ctest: unsanitized
+# ctest: cost 75
 . "$(dirname "$0")/lib.sh"
 
 command -v python3 >/dev/null 2>&1 || skip_all "python3 is not installed"

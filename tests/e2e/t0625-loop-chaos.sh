@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ctest: isolation-both
 # ctest: workers 4
+# ctest: cost 100
 # Chaos (issue 13): an untidy agent, chosen at random each call among
 # commit, commit and fail, no change, leftovers, reset --hard HEAD~1,
 # checkout -b, its own stash, stash clear + gc --prune=now, git clean -fdx,

@@ -14,8 +14,9 @@
 #
 # Skipped (77) without node/npm or python3, cc, make or the zlib headers,
 # except in CI where a missing CLI is a failure (lib-npm.sh).
-# It measures real speed, so it runs alone:
-# ctest: run-serial
+# It measures real speed, so it runs beside few other tests:
+# ctest: measures-speed
+# ctest: cost 90
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-npm.sh"
 

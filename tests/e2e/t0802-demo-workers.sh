@@ -7,8 +7,9 @@
 # conflict is discarded with its reason in the journal. Both wall times are
 # printed, never asserted (a loaded 2-core machine decides them).
 # Needs cc, make and the zlib headers (bash .ci/setup build).
-# It measures real speed, so it runs alone:
-# ctest: run-serial
+# It measures real speed, so it runs beside few other tests:
+# ctest: measures-speed
+# ctest: cost 85
 . "$(dirname "$0")/lib.sh"
 
 command -v make >/dev/null && command -v cc >/dev/null ||
