@@ -12,7 +12,7 @@
 # x2.41 by the metric and x1.35 [1.25, 1.53] by the device time). The
 # rulers rule is set to want a quarter of the claimed gain (default half):
 # the helper-thread hack it is planted against claims x3000 and shows x0.9.
-# It measures real speed, so it runs beside few other tests:
+# It measures real speed, so it never runs beside another such script:
 # ctest: measures-speed
 # ctest: cost 80
 . "$(dirname "$0")/lib.sh"

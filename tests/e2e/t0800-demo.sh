@@ -2,7 +2,7 @@
 # gdnctl demo: the bundled matmul project, the example agent's five patches,
 # and the loop (validation gate + performance policy) keeping exactly the two
 # speed-ups. Needs cc, make and the zlib headers (bash .ci/setup build).
-# It measures real speed, so it runs beside few other tests:
+# It measures real speed, so it never runs beside another such script:
 # ctest: measures-speed
 # ctest: cost 80
 . "$(dirname "$0")/lib.sh"

@@ -14,7 +14,7 @@
 #
 # Skipped (77) without node/npm or python3, cc, make or the zlib headers,
 # except in CI where a missing CLI is a failure (lib-npm.sh).
-# It measures real speed, so it runs beside few other tests:
+# It measures real speed, so it never runs beside another such script:
 # ctest: measures-speed
 # ctest: cost 90
 . "$(dirname "$0")/lib.sh"

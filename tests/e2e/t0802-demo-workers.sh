@@ -7,7 +7,7 @@
 # conflict is discarded with its reason in the journal. Both wall times are
 # printed, never asserted (a loaded 2-core machine decides them).
 # Needs cc, make and the zlib headers (bash .ci/setup build).
-# It measures real speed, so it runs beside few other tests:
+# It measures real speed, so it never runs beside another such script:
 # ctest: measures-speed
 # ctest: cost 85
 . "$(dirname "$0")/lib.sh"
