@@ -137,9 +137,12 @@ void loop_clear_stale_ref_locks(struct ictx *x, const char *run_id, const char *
 		gdn_err_clear(&err); /* the resume's own reads say what is wrong */
 		return;
 	}
-	strvec_pushf(&locks, "refs/gdnctl/champion/%s.lock", run_id);
-	strvec_pushf(&locks, "refs/gdnctl/tip/%s.lock", run_id);
-	if (branch)
+	/* names read from the journal: never a path out of refs/ */
+	if (!strchr(run_id, '/') && !strstr(run_id, "..")) {
+		strvec_pushf(&locks, "refs/gdnctl/champion/%s.lock", run_id);
+		strvec_pushf(&locks, "refs/gdnctl/tip/%s.lock", run_id);
+	}
+	if (branch && !strstr(branch, ".."))
 		strvec_pushf(&locks, "refs/heads/%s.lock", branch);
 	clear_locks(x, gdn_repo_commondir(user), &locks, dir, NULL);
 	strvec_clear(&locks);

@@ -211,6 +211,18 @@ test_expect_isolation worktree 'kill -9 leaves locks on the run'"'"'s refs: --re
 	user_change_intact
 '
 
+test_expect_isolation worktree 'a journal whose run id climbs out of refs/: --resume removes no lock there' '
+	new_repo &&
+	start_and_signal KILL hang --iterations 1 &&
+	run=$(sed -n "1s/.*\"run\":\"\([^\"]*\)\".*/\1/p" logs/loop.jsonl) &&
+	sed -i "s|\"run\":\"$run\"|\"run\":\"../../../evil\"|" logs/loop.jsonl &&
+	: >repo/.git/evil.lock &&
+	test_expect_code 1 run_loop commit-one --resume --resume-override >out 2>err &&
+	test_grep "refusing to update ref with bad name .refs/gdnctl/champion/../../../evil" err &&
+	test -e repo/.git/evil.lock &&
+	! grep "removed stale" err
+'
+
 test_expect_success 'kill -9 in iteration 2: iteration 1 is not redone' '
 	new_repo &&
 	start_and_signal KILL first-then-hang --iterations 3 &&
