@@ -14,7 +14,7 @@
 # the helper-thread hack it is planted against claims x3000 and shows x0.9.
 # It measures real speed, so it never runs beside another such script:
 # ctest: measures-speed
-# ctest: cost 80
+# ctest: cost 50
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-loop.sh"
 

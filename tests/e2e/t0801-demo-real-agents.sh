@@ -16,7 +16,7 @@
 # except in CI where a missing CLI is a failure (lib-npm.sh).
 # It measures real speed, so it never runs beside another such script:
 # ctest: measures-speed
-# ctest: cost 90
+# ctest: cost 50
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-npm.sh"
 

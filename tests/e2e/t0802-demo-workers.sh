@@ -9,7 +9,7 @@
 # Needs cc, make and the zlib headers (bash .ci/setup build).
 # It measures real speed, so it never runs beside another such script:
 # ctest: measures-speed
-# ctest: cost 85
+# ctest: cost 50
 . "$(dirname "$0")/lib.sh"
 
 command -v make >/dev/null && command -v cc >/dev/null ||
