@@ -252,7 +252,7 @@ int loop_champion_begin(struct ictx *x, struct gdn_err *err)
 	if (ret)
 		return ret;
 	r->btip = xstrdup(r->champion);
-	r->champion_ref = xstrfmt("refs/gdnctl/champion/%s", r->sum->run_id);
+	r->champion_ref = xstrfmt(CHAMPION_REFS "%s", r->sum->run_id);
 	return gdn_git_set_ref(&r->ugit, r->champion_ref, r->champion, NULL, err);
 }
 

@@ -20,6 +20,9 @@
 #include "gdnctl/strvec.h"
 
 #define MAX_IDS_JOURNALED 64
+/* The run's own refs in the user's repository, each followed by the run id. */
+#define CHAMPION_REFS "refs/gdnctl/champion/" /* its champion */
+#define TIP_REFS      "refs/gdnctl/tip/"      /* with workers, its train's tip */
 
 /* The whole run: one for a run, whatever its scheduler. */
 struct run {

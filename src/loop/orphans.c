@@ -139,8 +139,8 @@ void loop_clear_stale_ref_locks(struct ictx *x, const char *run_id, const char *
 	}
 	/* names read from the journal: never a path out of refs/ */
 	if (!strchr(run_id, '/') && !strstr(run_id, "..")) {
-		strvec_pushf(&locks, "refs/gdnctl/champion/%s.lock", run_id);
-		strvec_pushf(&locks, "refs/gdnctl/tip/%s.lock", run_id);
+		strvec_pushf(&locks, CHAMPION_REFS "%s.lock", run_id);
+		strvec_pushf(&locks, TIP_REFS "%s.lock", run_id);
 	}
 	if (branch && !strstr(branch, ".."))
 		strvec_pushf(&locks, "refs/heads/%s.lock", branch);

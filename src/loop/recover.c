@@ -104,7 +104,7 @@ int loop_recover_champion(struct ictx *x, struct gdn_loop_state *st, struct gdn_
 				   "--isolation in-place",
 				   st->run_id);
 	r->branch = xstrdup(st->loop_branch);
-	r->champion_ref = xstrfmt("refs/gdnctl/champion/%s", st->run_id);
+	r->champion_ref = xstrfmt(CHAMPION_REFS "%s", st->run_id);
 	ret = gdn_git_rev(&r->ugit, r->champion_ref, &r->champion, err);
 	if (!ret && st->champion && (!r->champion || strcmp(st->champion, r->champion))) {
 		bool ahead = !r->champion;

@@ -107,7 +107,7 @@ static int workers_begin(struct pool *p, struct gdn_err *err)
 	int ret = workers_files(p, err);
 
 	if (!p->t.tip_ref)
-		p->t.tip_ref = xstrfmt("refs/gdnctl/tip/%s", r->sum->run_id);
+		p->t.tip_ref = xstrfmt(TIP_REFS "%s", r->sum->run_id);
 	if (!ret)
 		ret = gdn_git_set_ref(&r->ugit, p->t.tip_ref, r->champion, NULL, err);
 	for (long k = 0; k < p->nw && !ret; k++) {
