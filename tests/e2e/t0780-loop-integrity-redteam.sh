@@ -6,12 +6,16 @@
 # (tests/e2e/redteam/cases.txt). Every hack must be rejected for the rule
 # planted against it, and at least 9 genuine speed-ups kept. The table goes
 # to the TAP output as comments. Needs cc, make and the zlib headers.
-# The device here is a shared CPU: .ci/test runs the ASan suite beside this
-# one, and on a VM a process's CPU clock also counts time the host took
-# away, so both rulers wobble by a third (CI once saw a genuine halving as
-# x2.41 by the metric and x1.35 [1.25, 1.53] by the device time). The
-# rulers rule is set to want a quarter of the claimed gain (default half):
-# the helper-thread hack it is planted against claims x3000 and shows x0.9.
+# The device here is a shared CPU whose pace drifts: the same binary's steps
+# took 90 ms, then 127 ms seconds later, on an idle VM, and CI once saw a
+# genuine halving shown as x0.86 by the device time (the metric, which
+# times a reference run in the same process, said x1.58). So the bench
+# scales each step's CPU time by a reference run timed just before it
+# (redteam/bench.c): over 5 runs, 2 of them beside two memory hogs, each
+# genuine speed-up's interval top was x1.9 or more (x1.1 to x1.6 needed).
+# The rulers rule is still set to want a quarter of the claimed gain
+# (default half): the helper-thread hack it is planted against claims x600
+# or more and shows x0.9 to x1.7.
 # It measures real speed, so it never runs beside another such script:
 # ctest: measures-speed
 # ctest: cost 50
