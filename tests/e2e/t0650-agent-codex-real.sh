@@ -14,7 +14,6 @@
 # Drives the driver twice: through the unit-test binary's real_codex_run
 # (the driver alone) and, when `gdnctl loop` exists, through
 # `gdnctl loop --agent codex`.
-# ctest: isolation-both
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-npm.sh"
 

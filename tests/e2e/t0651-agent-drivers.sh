@@ -2,7 +2,6 @@
 # The agent drivers through `gdnctl loop`: claude (a fake that prints the
 # documented stream-json shapes), the command driver's word splitting and
 # placeholders, the output filter, and clear errors for missing programs.
-# ctest: isolation-both
 . "$(dirname "$0")/lib.sh"
 
 BIN=$TRASH/bin

@@ -21,7 +21,6 @@
 # it (offline) the script is skipped (exit 77) with its reason; when it is
 # missing otherwise, that is a failure in CI ($CI = true).
 # GDNCTL_TEST_CLAUDE_BIN=/path/to/claude uses an existing binary instead.
-# ctest: isolation-both
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-npm.sh"
 

@@ -1,5 +1,4 @@
 #!/usr/bin/env bash
-# ctest: isolation-both
 # gdnctl loop: tokens and cost the agent reports (issue 15 section 3):
 # "gdnctl-usage:" lines of --agent command journaled per iteration as a
 # "usage" event, totalled in the summary (text and --json), and the

@@ -6,7 +6,6 @@
 # clusters (explicit or discovered from infra/marin-*.yaml), skips a
 # cluster without configuration, stops a Ray job past the phase timeout,
 # and always releases the allocation: no process is left.
-# ctest: isolation-both
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-marin.sh"
 . "$(dirname "$0")/lib-loop.sh"

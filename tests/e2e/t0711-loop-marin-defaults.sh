@@ -9,7 +9,6 @@
 # pass succeeds), the per-phase Ray timeouts, --validation-ray-log-tail,
 # and a job stopped from outside that stays stopped after
 # --validation-retries (an iteration error, not a validation failure).
-# ctest: isolation-both
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-marin.sh"
 marin_setup

@@ -8,7 +8,6 @@
 # the sample unscored and the policy decides; the API key appears nowhere;
 # --log-measurements writes the measured figures into the kept entry of
 # the running log (committed, stamped, lint-log clean).
-# ctest: isolation-both
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-loop.sh"
 

@@ -8,7 +8,6 @@
 # --validation-retries, never a command that ran and failed; when it still
 # cannot run it is an iteration error and the unvalidated commit is
 # reverted.
-# ctest: isolation-both
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-sshd.sh"
 . "$(dirname "$0")/lib-loop.sh"

@@ -9,7 +9,6 @@
 # handed to the fetcher; a trace that cannot be had leaves the trace
 # figures unscored with the reason printed and journaled. No token in any
 # output, journal or log.
-# ctest: isolation-both
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-sshd.sh"
 . "$(dirname "$0")/lib-loop.sh"

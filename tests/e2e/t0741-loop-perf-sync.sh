@@ -5,7 +5,6 @@
 # is compared with the code it was built on. Here upstream makes the
 # benchmark 3x faster and the agent changes nothing that matters: without
 # the re-profile the agent's commit would be "promoted" by +200%.
-# ctest: isolation-both
 . "$(dirname "$0")/lib.sh"
 . "$GDNCTL_SOURCE_DIR/tests/e2e/lib-loop.sh"
 

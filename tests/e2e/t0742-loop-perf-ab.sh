@@ -1,5 +1,4 @@
 #!/usr/bin/env bash
-# ctest: isolation-both
 # gdnctl loop --perf-ab: the champion (from its own worktree under the log
 # dir) and the candidate profiled alternately, the decision on the paired
 # interval. The profile (noisy-profile.sh) drifts by a slow sine of +-10%

@@ -14,7 +14,6 @@
 # The profile prints where it runs and the speed its tree holds: the
 # champion's runs print the champion's speed, the candidate's the
 # candidate's, alternately.
-# ctest: isolation-both
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-sshd.sh"
 . "$(dirname "$0")/lib-marin.sh"

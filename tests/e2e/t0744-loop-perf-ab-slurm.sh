@@ -5,7 +5,6 @@
 # system; workdir: . is the top of each tree), the candidate's from its own
 # tree. A slurm backend whose workdir is a fixed directory (or unset: the
 # directory gdnctl runs in) cannot do that: setup refuses with --no-perf-ab.
-# ctest: isolation-both
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-slurm.sh"
 . "$(dirname "$0")/lib-loop.sh"

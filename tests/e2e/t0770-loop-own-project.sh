@@ -6,7 +6,6 @@
 # (and refuses a name that says neither); validation is on with a test
 # command; gdnctl.yaml's loop.* keys make the night one short command; the
 # dry run (text and --json) says the gate, the ruler and its direction.
-# ctest: isolation-both
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-loop.sh"
 
