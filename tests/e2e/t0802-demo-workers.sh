@@ -5,7 +5,7 @@
 # broken one, the one that changes nothing) and reach the champion the
 # serial demo reaches (t0800): the same two kept commits, and matmul.c as
 # patches 1 and 5 leave it (the serial demo's champion, built here with git
-# apply rather than by a second run of the serial demo, which cost a fifth
+# apply rather than by a second run of the serial demo, more than half
 # of this script). The conflict is discarded with its reason in the journal.
 # The wall time is printed, never asserted (a loaded 2-core machine decides
 # it; tests/bench/loop-workers.sh measures the speed-up).
