@@ -159,9 +159,11 @@ long long gdn_proc_started_now(void);
  * Stop process group `pgid`, not one of ours, whose leader started at
  * `started` (gdn_proc_started): SIGINT, SIGTERM, then SIGKILL to the
  * group, grace_ms apart (at most 1 s after the SIGKILL), as
- * gdn_proc_kill_all() does, until the group is empty or its leader is no
- * longer that process (never signals a stranger that reused the number).
- * Nothing when pgid <= 1 or started < 0.
+ * gdn_proc_kill_all() does, until the group is empty. Nothing when the
+ * leader is not that process when called (a stranger that reused the
+ * number), pgid <= 1 or started < 0. Members that outlive the leader (a
+ * child that ignores SIGINT) still get the later signals; a leader with
+ * another start time later ends it (the group's number was reused).
  */
 void gdn_proc_stop_group(pid_t pgid, long long started, int grace_ms);
 /*

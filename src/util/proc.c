@@ -309,17 +309,29 @@ void gdn_proc_kill_all(void)
 	escalate(groups, n, grace, registered_alive, NULL);
 }
 
-/* A group we did not start: alive while it has members and its leader is the same process. */
+/*
+ * A group we did not start: alive while it has members, and its leader is
+ * the same process or has ended (a zombie, or gone). The number of a group
+ * with members is not given to a new process, so members outliving their
+ * leader (a child that ignores SIGINT) are the same group and get the next
+ * signal; only a leader with another start time means the group ended and
+ * its number went to a stranger.
+ */
 static bool leader_alive(pid_t pgid, void *payload)
 {
 	const long long *started = payload;
+	long long now;
 
-	return group_exists(pgid) && gdn_proc_started(pgid) == *started;
+	if (!group_exists(pgid))
+		return false;
+	now = gdn_proc_started(pgid);
+	return now == *started || now < 0;
 }
 
 void gdn_proc_stop_group(pid_t pgid, long long started, int grace_ms)
 {
-	if (pgid <= 1 || started < 0)
+	/* the first signal only to the journaled leader itself */
+	if (pgid <= 1 || started < 0 || gdn_proc_started(pgid) != started)
 		return;
 	escalate(&pgid, 1, grace_ms, leader_alive, &started);
 }

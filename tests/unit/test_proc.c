@@ -1043,6 +1043,60 @@ static void foreign_group_found_and_stopped(void **state)
 }
 
 /*
+ * A group whose leader dies of the SIGINT while a member ignores it: the
+ * member is the same group and gets the SIGTERM (it used to be left
+ * running once the leader had ended, an orphan of a stopped agent).
+ */
+static void foreign_group_outlived_by_member(void **state)
+{
+	long long started;
+	int64_t until;
+	int fds[2], status = 0;
+	pid_t pid, member = 0;
+
+	(void)state;
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pid_t self;
+
+		setpgid(0, 0);
+		signal(SIGINT, SIG_DFL); /* a background shell may have us ignore it */
+		close(fds[0]);
+		if (fork() == 0) {
+			signal(SIGINT, SIG_IGN);
+			self = getpid();
+			if (write(fds[1], &self, sizeof(self)) != (ssize_t)sizeof(self))
+				_exit(126);
+			execlp("sleep", "sleep", "60", (char *)NULL);
+			_exit(127);
+		}
+		close(fds[1]);
+		pause(); /* the leader: the SIGINT ends it */
+		_exit(0);
+	}
+	setpgid(pid, pid);
+	close(fds[1]);
+	/* the member ignores SIGINT once it has said its pid */
+	assert_int_equal(read(fds[0], &member, sizeof(member)), (ssize_t)sizeof(member));
+	close(fds[0]);
+	started = gdn_proc_started(pid);
+	assert_true(started >= 0);
+
+	gdn_proc_stop_group(pid, started, 300);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(WTERMSIG(status), SIGINT);
+	/* the member (re-parented, not ours to reap) is gone or a zombie */
+	until = gdn_now_ms() + 2000;
+	while (gdn_proc_started(member) >= 0 && gdn_now_ms() < until)
+		poll(NULL, 0, 10);
+	assert_int_equal(gdn_proc_started(member), -1);
+	waitpid(member, NULL, WNOHANG); /* ours to reap when we are a subreaper */
+}
+
+/*
  * What a child leaves behind when it exits by itself (issue 13): a
  * background job stays in its process group; a `setsid` one leaves the
  * group and, its parent gone, is re-parented to us (main() made us a
@@ -1231,6 +1285,7 @@ int main(void)
 	    cmocka_unit_test(on_line_stops_child),
 	    cmocka_unit_test(kill_all_stops_registered_child),
 	    cmocka_unit_test(foreign_group_found_and_stopped),
+	    cmocka_unit_test(foreign_group_outlived_by_member),
 	    cmocka_unit_test(leftovers_in_group_and_setsid_are_stopped),
 	    cmocka_unit_test(leftovers_group_only_and_sigkill),
 	    cmocka_unit_test(child_gets_no_other_fds),
