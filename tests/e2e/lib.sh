@@ -27,6 +27,10 @@ export HOME="$TRASH/home" XDG_CONFIG_HOME="$TRASH/home/.config"
 export XDG_CACHE_HOME="$TRASH/home/.cache" XDG_STATE_HOME="$TRASH/home/.local/state"
 export TMPDIR="$TRASH/tmp"
 mkdir -p "$HOME" "$TMPDIR"
+# Every commit of a fixture or an agent would start `git maintenance run
+# --auto` (a process, and a gc check that finds nothing in a test's small
+# repository): a tenth of a loop script's processes.
+printf '[maintenance]\n\tauto = false\n' >"$HOME/.gitconfig"
 # python3 as CMake resolved it (GDNCTL_TEST_PYTHON), first on PATH, so that a
 # version manager's shim does not run at every start.
 if [ -n "${GDNCTL_TEST_PYTHON:-}" ] && [ -x "$GDNCTL_TEST_PYTHON" ]; then
