@@ -64,7 +64,10 @@ int gdn_git_is_ancestor(const struct gdn_git *g, const char *anc, const char *de
 /* A detached worktree at `commit` in `path` (a stale one there is removed first). */
 int gdn_git_worktree_add(const struct gdn_git *g, const char *path, const char *commit,
 			 struct gdn_err *err);
-/* Remove the worktree at `path` with whatever it holds, and prune stale registrations. */
+/*
+ * Remove the worktree at `path` with whatever it holds, and its registration
+ * when the tree was already deleted.
+ */
 int gdn_git_worktree_remove(const struct gdn_git *g, const char *path, struct gdn_err *err);
 /*
  * The working tree's changes against HEAD (tracked, staged and untracked,

@@ -213,7 +213,8 @@ int gdn_git_worktree_remove(const struct gdn_git *g, const char *path, struct gd
 	ret = gdn_git_run(
 	    g, (const char *const[]){"worktree", "remove", "--force", "--force", path, NULL}, &rc,
 	    &out, err);
-	if (!ret)
+	/* a tree already deleted (rm -rf, git clean) stays registered until a prune */
+	if (!ret && rc)
 		ret = gdn_git_run(g, (const char *const[]){"worktree", "prune", NULL}, &rc, &out,
 				  err);
 	if (!ret && !access(path, F_OK))
@@ -229,13 +230,16 @@ int gdn_git_worktree_add(const struct gdn_git *g, const char *path, const char *
 
 	if (!access(path, F_OK))
 		ret = gdn_git_worktree_remove(g, path, err);
-	else
-		ret = git_ok(g, NULL, err, (const char *const[]){"worktree", "prune", NULL});
-	/* checkout.workers=0: one worker per core (each file's open is slow on some VMs) */
+	/*
+	 * checkout.workers=0: one worker per core (each file's open is slow on
+	 * some VMs). --force: a registration of `path` whose tree was deleted
+	 * is taken over, where a `worktree prune` first cost a git process.
+	 */
 	if (!ret)
-		ret = git_ok(g, NULL, err,
-			     (const char *const[]){"-c", "checkout.workers=0", "worktree", "add",
-						   "-q", "--detach", path, commit, NULL});
+		ret =
+		    git_ok(g, NULL, err,
+			   (const char *const[]){"-c", "checkout.workers=0", "worktree", "add",
+						 "-q", "--force", "--detach", path, commit, NULL});
 	return ret;
 }
 
