@@ -343,7 +343,7 @@ rss_kb() {
 	fi
 }
 
-test_expect_success 'hostile: a million distinct tids (JSON) and 200,000 lines (xplane) stay under 64 MB' '
+test_expect_bound 'hostile: a million distinct tids (JSON) and 200,000 lines (xplane) stay under 64 MB' '
 	python3 - <<-\PY &&
 	import gzip, sys
 	sys.path.insert(0, ".")

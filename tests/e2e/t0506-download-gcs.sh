@@ -231,7 +231,7 @@ stop_ms=2000
 
 # The first case notes how long the listing took (until 50 files are in),
 # for the second's deadline; the second lists once more alone without it.
-test_expect_success 'SIGTERM during a 200,000-file queue: gone at once, one summary line, exit 143' '
+test_expect_bound 'SIGTERM during a 200,000-file queue: gone at once, one summary line, exit 143' '
 	reset &&
 	t_start=$(ms_now) &&
 	{ GOOGLE_OAUTH_ACCESS_TOKEN=$TOKEN ${GDNCTL_TEST_EXEC_PREFIX:-} "$GDNCTL_BIN" \
@@ -254,7 +254,7 @@ test_expect_success 'SIGTERM during a 200,000-file queue: gone at once, one summ
 	test "$(grep -c " -> " stdout)" -lt 100000
 '
 
-test_expect_success '--deadline during a 200,000-file queue: exit 124 just after it, one line' '
+test_expect_bound '--deadline during a 200,000-file queue: exit 124 just after it, one line' '
 	reset &&
 	if [ -s "$TRASH/listing-ms" ]; then
 		listing=$(cat "$TRASH/listing-ms")
