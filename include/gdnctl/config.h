@@ -120,6 +120,14 @@ int gdn_config_load(struct gdn_config *cfg, const struct gdn_config_load_opts *o
  */
 int gdn_config_load_buffer(struct gdn_config *cfg, const char *name, const char *buf, size_t len,
 			   enum gdn_cfg_source source, struct gdn_err *err);
+/*
+ * Load one YAML buffer as layer `source` after the later layers: a key it
+ * sets takes effect where cfg's value comes from a lower layer (a default,
+ * the user file), never over the environment or the command line. For a
+ * repository file read from a commit (`loop --resume`). Same errors.
+ */
+int gdn_config_load_under(struct gdn_config *cfg, const char *name, const char *buf, size_t len,
+			  enum gdn_cfg_source source, struct gdn_err *err);
 /* Set one key from text, as -c does ("origin" is copied). Same errors. */
 int gdn_config_set(struct gdn_config *cfg, const char *key, const char *text,
 		   enum gdn_cfg_source source, const char *origin, struct gdn_err *err);

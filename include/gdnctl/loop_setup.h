@@ -227,6 +227,16 @@ void gdn_loop_setup_release(struct gdn_loop_setup *s);
  * an error (s->err).
  */
 int gdn_loop_setup_read_run(struct gdn_loop_setup *s, struct gdn_loop_state *st);
+/*
+ * project_file: an in-place run whose agent was interrupted (kill -9) after
+ * it had moved the branch back past the commit that added gdnctl.yaml (a
+ * `git reset --hard`, a checkout) left no project file in the working
+ * tree, and the recovery that puts the branch back comes after the checks
+ * that need it (project.test_command): the file is then read into s->cfg
+ * as it was in the commit the iteration began at, under the environment
+ * and -c, with a warning. 0, or -1 (s->err) when that file does not parse.
+ */
+int gdn_loop_setup_project_file(struct gdn_loop_setup *s, const struct gdn_loop_state *st);
 /* Whether the command line gave `option` (its long name), from s->given. */
 bool gdn_loop_setup_given(const struct gdn_loop_setup *s, const char *option);
 /*

@@ -346,6 +346,9 @@ int gdn_loop_setup_resume(struct gdn_loop_setup *s, struct opt *opts, int argc, 
 	s->resume_argv = merged;
 	strvec_init(&merged);
 	s->resume_run = xstrdup(st.run_id);
+	ret = gdn_loop_setup_project_file(s, &st);
+	if (ret)
+		goto out;
 	if (json_object_size(was)) {
 		s->overridden = json_pack("{sO}", "was", was);
 	}

@@ -1088,6 +1088,37 @@ out:
 	return ret;
 }
 
+int gdn_config_load_under(struct gdn_config *cfg, const char *name, const char *buf, size_t len,
+			  enum gdn_cfg_source source, struct gdn_err *err)
+{
+	struct gdn_config layer;
+	int ret;
+
+	gdn_config_init(&layer, cfg->schema, cfg->schema_nr);
+	ret = gdn_config_load_buffer(&layer, name, buf, len, source, err);
+	for (size_t i = 0; i < layer.nr && !ret; i++) {
+		struct gdn_cfg_value *nv = &layer.v[i], *old = find_value(cfg, nv->key);
+		struct strvec items = STRVEC_INIT;
+
+		if (old && old->source >= source)
+			continue; /* set by a higher layer: the environment, -c */
+		strvec_pushv(&items, nv->list.v);
+		ret = store(cfg, nv->schema, nv->key, nv->str,
+			    nv->schema->type == GDN_CFG_LIST ? &items : NULL, source, nv->origin,
+			    err);
+		strvec_clear(&items);
+	}
+	for (size_t i = 0; i < layer.sections.nr && !ret; i++)
+		if (!strvec_contains(&cfg->sections, layer.sections.v[i]))
+			strvec_push(&cfg->sections, layer.sections.v[i]);
+	if (!ret)
+		ret = load_section_defaults(cfg, err);
+	if (!ret)
+		ret = register_secrets(cfg, err);
+	gdn_config_release(&layer);
+	return ret;
+}
+
 /* ---- lookups ---------------------------------------------------------- */
 
 const struct gdn_cfg_value *gdn_config_get(const struct gdn_config *cfg, const char *key)

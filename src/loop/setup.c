@@ -175,6 +175,37 @@ static char *log_dir_path(const struct gdn_loop_setup *s)
 			    : gdn_loop_default_log_dir(s->workdir, NULL, &ignored);
 }
 
+int gdn_loop_setup_project_file(struct gdn_loop_setup *s, const struct gdn_loop_state *st)
+{
+	struct gdn_git g = {.workdir = s->repo_root, .quiet = true};
+	struct sbuf blob = SBUF_INIT;
+	char *rev = NULL, *name = NULL;
+	int rc = 0, ret = 0;
+
+	if (st->worktree || !st->open_iter || !st->open_agent || st->open_decided ||
+	    !st->open_head || !s->repo_root || !s->cfg || !s->cfg->repo_file ||
+	    !access(s->cfg->repo_file, F_OK))
+		return 0;
+	rev = xstrfmt("%s:gdnctl.yaml", st->open_head);
+	if (gdn_git_runl(&g, &rc, &blob, &s->err, "cat-file", "blob", rev, NULL) || rc) {
+		gdn_err_clear(&s->err); /* not there either: nothing to read */
+		goto out;
+	}
+	name = xstrfmt("gdnctl.yaml at %.12s", st->open_head);
+	if (gdn_config_load_under(s->cfg, name, blob.buf, blob.len, GDN_SRC_REPO_FILE, &s->err))
+		ret = (s->style = GDN_SETUP_ERROR, -1);
+	else
+		strvec_pushf(&s->warnings,
+			     "'%s' is missing (interrupted iteration %ld moved the branch): this "
+			     "session reads the project's configuration from %s",
+			     s->cfg->repo_file, st->open_iter, name);
+out:
+	free(rev);
+	free(name);
+	sbuf_release(&blob);
+	return ret;
+}
+
 int gdn_loop_setup_read_run(struct gdn_loop_setup *s, struct gdn_loop_state *st)
 {
 	struct sbuf sb = SBUF_INIT;

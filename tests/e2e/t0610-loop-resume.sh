@@ -27,6 +27,11 @@ sleep 0.5 # setsid has left the group and exec'd sleep
 touch "$MARK"
 exec sleep 60
 EOF2
+agent reset-then-hang <<'EOF2'
+git reset -q --hard HEAD~1
+touch "$MARK"
+exec sleep 60
+EOF2
 agent hang <<'EOF2'
 touch "$MARK"
 exec sleep 60
@@ -177,6 +182,23 @@ test_expect_isolation in-place 'kill -9 with a clean tree at the start: the agen
 	test_grep "agent half edit" stashed &&
 	test "$(cat repo/user.txt)" = base &&
 	test_grep "1 iteration, 1 commit" out
+'
+
+test_expect_isolation in-place 'kill -9 after the agent reset the branch past gdnctl.yaml: --resume reads it as the iteration began' '
+	new_repo &&
+	(cd repo && printf "#!/bin/sh\necho tests ok\n" >check.sh && chmod +x check.sh &&
+		printf "project:\n  test_command: ./check.sh\n" >gdnctl.yaml &&
+		git add check.sh gdnctl.yaml && git commit -qm "the project file") &&
+	start_and_signal KILL reset-then-hang --iterations 1 --validation-mode required &&
+	test ! -e repo/gdnctl.yaml &&
+	run_loop commit-one --resume --resume-override >out 2>err &&
+	test_grep "gdnctl.yaml. is missing (interrupted iteration 1 moved the branch): this session reads the project.s configuration from gdnctl.yaml at [0-9a-f]\{12\}$" err &&
+	test_grep "^tests ok$" out &&
+	test -e repo/gdnctl.yaml &&
+	git -C repo log --format=%s -2 >subjects &&
+	printf "agent: one change\nthe project file\n" >expect &&
+	test_cmp expect subjects &&
+	user_change_intact
 '
 
 test_expect_success 'kill -9 leaves its agent running: --resume stops that agent first' '

@@ -655,6 +655,44 @@ static void map_sections(void **state)
 	expect_ok("backends:\n");
 }
 
+/*
+ * A repository file read after the fact (gdn_config_load_under, for a
+ * resumed run whose working tree lost gdnctl.yaml): it overrides defaults
+ * and the user file, never the environment or -c, and fills the defaults
+ * of the sections it brings.
+ */
+static void layer_loaded_under(void **state)
+{
+	struct gdn_config cfg;
+	struct gdn_err err = GDN_ERR_INIT;
+	static const char yaml[] = "name: repo\ncount: 7\nmode: slow\nfields: [a, b]\n"
+				   "backends:\n  box: {host: b.example}\n";
+
+	(void)state;
+	gdn_config_init(&cfg, test_schema, ARRAY_SIZE(test_schema));
+	assert_int_equal(
+	    gdn_config_load_buffer(&cfg, "u.yaml", "name: user\n", 11, GDN_SRC_USER_FILE, &err), 0);
+	assert_int_equal(gdn_config_set(&cfg, "count", "5", GDN_SRC_ENV, "T_COUNT", &err), 0);
+	assert_int_equal(gdn_config_set(&cfg, "mode", "fast", GDN_SRC_CMDLINE, "-c", &err), 0);
+	if (gdn_config_load_under(&cfg, "gdnctl.yaml at abc", yaml, strlen(yaml), GDN_SRC_REPO_FILE,
+				  &err))
+		fail_msg("%s", err.msg);
+	assert_value(&cfg, "name", "repo", GDN_SRC_REPO_FILE, "gdnctl.yaml at abc:1:7");
+	assert_value(&cfg, "count", "5", GDN_SRC_ENV, "T_COUNT");
+	assert_value(&cfg, "mode", "fast", GDN_SRC_CMDLINE, "-c");
+	assert_value(&cfg, "fields", "a,b", GDN_SRC_REPO_FILE, "gdnctl.yaml at abc:4:9");
+	assert_int_equal(gdn_config_get(&cfg, "fields")->list.nr, 2);
+	assert_string_equal(gdn_config_str(&cfg, "backends.box.host"), "b.example");
+	assert_value(&cfg, "backends.box.type", "ssh", GDN_SRC_DEFAULT, "default");
+	/* a file that does not parse: the error names it, cfg keeps its values */
+	assert_int_equal(gdn_config_load_under(&cfg, "gdnctl.yaml at abc", "count: [", 8,
+					       GDN_SRC_REPO_FILE, &err),
+			 GDN_ECONFIG);
+	assert_non_null(strstr(err.msg, "gdnctl.yaml at abc:"));
+	assert_value(&cfg, "count", "5", GDN_SRC_ENV, "T_COUNT");
+	gdn_config_release(&cfg);
+}
+
 /* ---- layers ----------------------------------------------------------- */
 
 static void layers_and_precedence(void **state)
@@ -986,6 +1024,7 @@ int main(void)
 	    cmocka_unit_test(secrets_are_masked),
 	    cmocka_unit_test(getters_and_fallbacks),
 	    cmocka_unit_test(release_and_reuse),
+	    cmocka_unit_test(layer_loaded_under),
 	    cmocka_unit_test(docs_list_every_key),
 	};
 
