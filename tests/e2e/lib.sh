@@ -126,7 +126,8 @@ test_expect_success() {
 		return 0
 	fi
 	test_count=$((test_count + 1))
-	if (eval "$body") >"$TRASH/.test-out" 2>&1; then
+	# fd 9: the case's own output, for _test_complain
+	if (exec 9>&2 && eval "$body") >"$TRASH/.test-out" 2>&1; then
 		echo "ok $test_count - $desc"
 		_test_time "$start"
 	else
@@ -184,25 +185,36 @@ test_cmp() {
 	diff -u "$1" "$2"
 }
 
+# A helper's complaint goes to the case's output (fd 9, opened by
+# test_expect_success) even when the caller sent the command's stderr to a
+# file (`test_expect_code 1 gdnctl ... 2>err`), where it used to vanish.
+_test_complain() {
+	if { true >&9; } 2>/dev/null; then
+		echo "$*" >&9
+	else
+		echo "$*" >&2
+	fi
+}
+
 # Run a command that must fail with a non-zero exit code, but not crash
 # (signals, sanitizer reports with exit 99). With `=N` as the first
 # argument, the exit code must be exactly N.
 test_must_fail() {
 	local want=
 	case "$1" in =*) want=${1#=}; shift ;; esac
-	"$@"
+	"$@" 9>&-
 	local rc=$?
 	if [ $rc -eq 0 ]; then
-		echo "test_must_fail: command succeeded: $*" >&2
+		_test_complain "test_must_fail: command succeeded: $*"
 		return 1
 	elif [ $rc -ge 129 ] && [ $rc -le 192 ] && [ "$want" != "$rc" ]; then
-		echo "test_must_fail: command died by signal $((rc - 128)): $*" >&2
+		_test_complain "test_must_fail: command died by signal $((rc - 128)): $*"
 		return 1
 	elif [ $rc -eq 99 ] && [ "$want" != 99 ]; then
-		echo "test_must_fail: sanitizer or valgrind error: $*" >&2
+		_test_complain "test_must_fail: sanitizer or valgrind error: $*"
 		return 1
 	elif [ -n "$want" ] && [ "$rc" -ne "$want" ]; then
-		echo "test_must_fail: exit $rc, expected $want: $*" >&2
+		_test_complain "test_must_fail: exit $rc, expected $want: $*"
 		return 1
 	fi
 	return 0
@@ -212,10 +224,12 @@ test_must_fail() {
 test_expect_code() {
 	local want=$1
 	shift
-	"$@"
+	"$@" 9>&-
 	local rc=$?
 	if [ "$rc" -ne "$want" ]; then
-		echo "test_expect_code: exit $rc, expected $want: $*" >&2
+		local why=
+		[ "$rc" != 99 ] || why=" (a sanitizer or valgrind report: in its stderr)"
+		_test_complain "test_expect_code: exit $rc$why, expected $want: $*"
 		return 1
 	fi
 }
