@@ -70,13 +70,12 @@ PY
 }
 
 # run_one NAME ISOLATION [PREFIX]: the script as CTest runs it (its
-# environment from `ctest --show-only=json-v1`).
+# environment from `ctest --show-only=json-v1`, read once into $tests).
 run_one() {
-	python3 - "$cov" "$1" "$2" "${3:-}" <<'PY'
+	python3 - "$tests" "$1" "$2" "${3:-}" <<'PY'
 import json, os, subprocess, sys
-cov, name, iso, prefix = sys.argv[1:5]
-tests = json.loads(subprocess.run(["ctest", "--test-dir", cov, "--show-only=json-v1"],
-                                  capture_output=True, text=True, check=True).stdout)["tests"]
+tests_json, name, iso, prefix = sys.argv[1:5]
+tests = json.load(open(tests_json))["tests"]
 t = next(t for t in tests if t["name"] == "e2e/" + name)
 env = dict(os.environ)
 for p in t.get("properties", []):
@@ -93,8 +92,10 @@ if r.returncode not in (0, 77):
     sys.exit(1)
 PY
 }
+tests=$out/tests.json
+ctest --test-dir "$cov" --show-only=json-v1 >"$tests"
 export -f run_one
-export cov
+export cov tests
 
 echo "=== the baseline: the worktree run of each t06xx/t07xx script"
 find "$cov" -name '*.gcda' -delete
