@@ -17,6 +17,24 @@ P=$D/project
 SUBJ1="matmul: i-k-j loop order"
 SUBJ5="matmul: 4x8 register tiles"
 
+# Iteration 3 (x0.35) is decided by a 5-pair interval measured on a machine
+# that runs other tests: one disturbed pair can lift the interval's top above
+# -30 % (a fresh run saw [-70.6 %, -26.9 %]), and the loop then rightly says
+# "within the noise band". Its label is checked against its own journaled
+# interval (r3_label); that it is slower and reverted, whatever the label.
+r3_label() {
+	python3 - "$D/logs/loop.jsonl" <<-\EOF
+	import json, sys
+	d = [e for e in map(json.loads, open(sys.argv[1])) if e["event"] == "perf_ab" and e["iteration"] == 3]
+	assert len(d) == 1, d
+	d = d[0]
+	assert d["improvement_pct"] <= -30, d["improvement_pct"]
+	want = "regression" if d["ci_high_pct"] < -30 else "within_threshold"
+	assert d["decision"] == want, d
+	print(want)
+	EOF
+}
+
 test_expect_success 'the demo runs to the end and names what it made' '
 	start=$(date +%s%N) &&
 	gdnctl demo --dir "$D" >out 2>err &&
@@ -35,7 +53,11 @@ test_expect_success 'the demo runs to the end and names what it made' '
 	test_grep "^\[gdnctl\] a discarded attempt: git -C $P diff refs/gdnctl/discarded/2^!$" out &&
 	test_grep "^\[gdnctl\] log lint passed" out &&
 	test_grep "^\[gdnctl\]   iteration 1 kept (1 commit): $SUBJ1$" out &&
-	test_grep "^\[gdnctl\]   iteration 3 reverted (slower than the champion (throughput/speedup)): " out &&
+	r3=$(r3_label) && case $r3 in
+	regression) why3="slower than the champion" ;;
+	*) why3="within the noise band" ;;
+	esac &&
+	test_grep "^\[gdnctl\]   iteration 3 reverted ($why3 (throughput/speedup)): " out &&
 	test_grep "^\[gdnctl\]   iteration 4 reverted (within the noise band (throughput/speedup)): " out &&
 	test_grep "^\[gdnctl\]   iteration 5 kept (1 commit): $SUBJ5$" out &&
 	test -d "$D/agent" && test -x "$D/agent/agent.sh" && test ! -e "$P/agent" &&
@@ -85,7 +107,8 @@ test_expect_success 'the other three are reverted and kept under refs/gdnctl/dis
 	test_must_fail git -C "$P" rev-parse -q --verify refs/gdnctl/discarded/1 &&
 	test_must_fail git -C "$P" rev-parse -q --verify refs/gdnctl/discarded/5 &&
 	test_grep "\"event\":\"revert\",\"iteration\":2,\"reason\":\"validation failed: tests exit" "$D/logs/loop.jsonl" &&
-	test_grep "\"event\":\"revert\",\"iteration\":3,\"reason\":\"performance regression: throughput/speedup\"" "$D/logs/loop.jsonl" &&
+	r3=$(r3_label) &&
+	test_grep "\"event\":\"revert\",\"iteration\":3,\"reason\":\"performance $r3: throughput/speedup\"" "$D/logs/loop.jsonl" &&
 	test_grep "\"event\":\"revert\",\"iteration\":4,\"reason\":\"performance within_threshold: throughput/speedup\"" "$D/logs/loop.jsonl"
 '
 
@@ -102,13 +125,14 @@ test_expect_success 'patch 2 really breaks the test program, and HEAD really pas
 
 test_expect_success 'perf_state.json: the champion is the last kept commit; the decisions' '
 	kept=$(git -C "$P" log --format=%H -1 --grep="^$SUBJ5\$") &&
-	python3 - "$D/logs/perf_state.json" "$kept" <<-\EOF
+	r3=$(r3_label) &&
+	python3 - "$D/logs/perf_state.json" "$kept" "$r3" <<-\EOF
 	import json, sys
 	s = json.load(open(sys.argv[1]))
 	assert s["champion"]["commit"] == sys.argv[2], s["champion"]["commit"]
 	assert s["champion"]["metric"] == "throughput/speedup"
 	got = [(h["iteration"], h["decision"]) for h in s["history"]]
-	want = [(0, "baseline"), (1, "promoted"), (3, "regression"), (4, "within_threshold"), (5, "promoted")]
+	want = [(0, "baseline"), (1, "promoted"), (3, sys.argv[3]), (4, "within_threshold"), (5, "promoted")]
 	assert got == want, got
 	v = [h["metric_value"] for h in s["history"]]
 	assert v[1] >= 1.5 * v[0] and v[4] >= 1.5 * v[1] and v[2] * 1.5 <= v[1], v
