@@ -295,6 +295,7 @@ int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *age
 	struct pool *pool = NULL;
 	struct gdn_loop_state st = GDN_LOOP_STATE_INIT;
 	int ret = check_opts(o, err), exit = -1;
+	bool retired = false;
 
 	if (ret)
 		return ret;
@@ -322,6 +323,7 @@ int gdn_loop_run(const struct gdn_loop_opts *o, const struct gdn_loop_agent *age
 	sum->exit_code = exit;
 	sum->failures = r.failures;
 	retire(&x, pool);
+	retired = true;
 	loop_journal(&x, "run_end",
 		     json_pack("{sssi}", "reason", sum->stop_reason, "exit_code", exit));
 out:
@@ -331,7 +333,8 @@ out:
 		gdn_stash_restore(&x.stash, &ignored);
 	}
 	if (loop_isolated(&x) && r.champion) {
-		retire(&x, pool);
+		if (!retired) /* a run that failed on the way */
+			retire(&x, pool);
 		sum->champion = xstrdup(r.champion);
 		sum->champion_ref = xstrdup(r.champion_ref);
 	}
