@@ -13,7 +13,8 @@
  *
  * With `sync: rsync` the repository (or the current directory) is first
  * copied to the workdir: `ssh HOST -- mkdir -p -- DIR`, then
- * `rsync -a -s [--exclude=P]... -e 'ssh ...' SRC/ HOST:DIR/`. A second
+ * `rsync -a -s --checksum [--exclude=P]... -e 'ssh ...' SRC/ HOST:DIR/`
+ * (by content, not by size and mtime: see ssh_sync()). A second
  * tree (b->copy_suffix: --perf-ab's champion) has a workdir of its own,
  * DIR + suffix.
  *
@@ -309,7 +310,13 @@ static int ssh_sync(struct gdn_backend *b, const char *wd, gdn_line_fn on_line, 
 		wd += 2;
 	sbuf_addf(&dest, "%s:%s/", sp->host, wd);
 	strvec_clear(&argv);
-	strvec_pushl(&argv, sp->rsync, "-a", "-s", NULL);
+	/*
+	 * --checksum: a file rewritten with the same size within the second
+	 * rsync last copied it (an agent's "2.0" over "1.0") passes rsync's
+	 * quick check of size and whole-second mtime, and the old tree would be
+	 * validated (t0730 saw it; t0410 plants it)
+	 */
+	strvec_pushl(&argv, sp->rsync, "-a", "-s", "--checksum", NULL);
 	for (size_t i = 0; i < sp->excludes->nr; i++)
 		strvec_pushf(&argv, "--exclude=%s", sp->excludes->v[i]);
 	strvec_pushl(&argv, "-e", e.buf, NULL);

@@ -147,10 +147,22 @@ test_expect_success 'sync: rsync copies the repository to the workdir first' '
 	} >repo/gdnctl.yaml &&
 	(cd repo && gdnctl run -b sync -- cat "sub dir/f.txt") >out 2>&1 &&
 	test_grep "^\[gdnctl\] \$ ssh .* -- '"'"'mkdir -p -- $R/synced/wd'"'"'$" out &&
-	test_grep "^\[gdnctl\] \$ rsync -a -s '"'"'--exclude=\*.bin'"'"' -e '"'"'ssh -o BatchMode=yes -p $SSHD_PORT .*'"'"' $TRASH/repo/ 127.0.0.1:$R/synced/wd/$" out &&
+	test_grep "^\[gdnctl\] \$ rsync -a -s --checksum '"'"'--exclude=\*.bin'"'"' -e '"'"'ssh -o BatchMode=yes -p $SSHD_PORT .*'"'"' $TRASH/repo/ 127.0.0.1:$R/synced/wd/$" out &&
 	test_grep "^synced$" out &&
 	test -f "$R/synced/wd/README" &&
 	test ! -e "$R/synced/wd/skip.bin"
+'
+
+test_expect_success 'sync: a file changed to the same size and mtime is copied again' '
+	: the second sync of the loop in t0730 once read the baseline file: the agent &&
+	: wrote "2.0" over "1.0" within the second rsync had copied, and rsync -a &&
+	: compares size and whole-second mtime only &&
+	(cd repo && echo 1.0 >speed.txt && touch -d @1700000000 speed.txt &&
+		gdnctl run -b sync -- cat speed.txt) >out 2>&1 &&
+	test_grep "^1\.0$" out &&
+	(cd repo && echo 2.0 >speed.txt && touch -d @1700000000 speed.txt &&
+		gdnctl run -b sync -- cat speed.txt) >out 2>&1 &&
+	test_grep "^2\.0$" out
 '
 
 test_expect_success 'hosts and users that could be options or shell code are refused' '
