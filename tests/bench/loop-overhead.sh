@@ -130,6 +130,7 @@ run_once() {
 }
 
 # best_overhead BIN AGENT: the best of RUNS runs; sets best, best_wall, best_agent
+# and best_in (the in-iteration figure, its own best)
 best_overhead() {
 	local r wall agent_ms iter_ms over
 	best= best_in=
