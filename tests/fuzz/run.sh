@@ -73,8 +73,8 @@ arch=$(uname -m)
 rt=
 command -v clang >/dev/null 2>&1 && rt=$(clang -print-file-name="libclang_rt.fuzzer-$arch.a")
 if ! command -v clang >/dev/null 2>&1 || [ "${rt#/}" = "$rt" ] || [ ! -f "$rt" ]; then
-	echo "run.sh: libFuzzer needs clang and its runtime; on Debian 12:" \
-		"apt-get install clang libclang-rt-14-dev (or: bash .ci/setup fuzz)" >&2
+	echo "run.sh: libFuzzer needs clang and its runtime (Debian 12: clang," \
+		"libclang-rt-14-dev); bash .ci/setup fuzz installs them" >&2
 	exit 2
 fi
 for p in cmake setsid sha1sum; do
