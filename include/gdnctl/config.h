@@ -83,9 +83,11 @@ struct gdn_config {
 	size_t nr, alloc;
 	struct strvec
 	    sections;	 /* concrete names of MAP sections ("backends.box"), first-seen order */
-	char *repo_file; /* path looked at (may not exist), owned, or NULL */
+	char *repo_file; /* <repo root>/GDN_CONFIG_REPO_FILE (may not exist), owned, or NULL */
 	char *user_file;
 };
+/* The project's file, in the repository root. */
+#define GDN_CONFIG_REPO_FILE "gdnctl.yaml"
 #define GDN_CONFIG_INIT                                      \
 	{                                                    \
 		NULL, 0, NULL, 0, 0, STRVEC_INIT, NULL, NULL \

@@ -53,6 +53,13 @@ void gdn_git_say_output(const struct gdn_git *g, enum gdn_loop_level level, cons
  * gdn_git_keep_ref: point such a free ref at `sha` (*ref: its name).
  */
 int gdn_git_rev(const struct gdn_git *g, const char *rev, char **sha, struct gdn_err *err);
+/*
+ * The contents of `path` in `rev` (a commit, or ":2" for the index's
+ * stage 2), as stored (`git cat-file blob REV:PATH`), into out (reset
+ * first); *found: it exists there.
+ */
+int gdn_git_blob(const struct gdn_git *g, const char *rev, const char *path, struct sbuf *out,
+		 bool *found, struct gdn_err *err);
 int gdn_git_set_ref(const struct gdn_git *g, const char *ref, const char *sha, const char *old,
 		    struct gdn_err *err);
 int gdn_git_free_ref(const struct gdn_git *g, const char *base, char **ref, struct gdn_err *err);

@@ -1068,7 +1068,7 @@ int gdn_config_load(struct gdn_config *cfg, const struct gdn_config_load_opts *o
 			goto out;
 	}
 	free(cfg->repo_file);
-	cfg->repo_file = o->repo_root ? xstrfmt("%s/gdnctl.yaml", o->repo_root) : NULL;
+	cfg->repo_file = o->repo_root ? xstrfmt("%s/" GDN_CONFIG_REPO_FILE, o->repo_root) : NULL;
 	if (cfg->repo_file) {
 		ret = load_file(cfg, cfg->repo_file, GDN_SRC_REPO_FILE, err);
 		if (ret)

@@ -157,6 +157,21 @@ int gdn_git_rev(const struct gdn_git *g, const char *rev, char **sha, struct gdn
 	return gdn_repo_rev_at(g->workdir, rev, sha, err);
 }
 
+int gdn_git_blob(const struct gdn_git *g, const char *rev, const char *path, struct sbuf *out,
+		 bool *found, struct gdn_err *err)
+{
+	char *spec = xstrfmt("%s:%s", rev, path);
+	int rc = 0, ret;
+
+	sbuf_reset(out);
+	ret = gdn_git_runl(g, &rc, out, err, "cat-file", "blob", spec, NULL);
+	*found = !ret && !rc;
+	if (!*found)
+		sbuf_reset(out);
+	free(spec);
+	return ret;
+}
+
 /*
  * Written by git, not in process as the reads are: a process killed -9
  * between taking a ref's lock and renaming it leaves the lock file, and

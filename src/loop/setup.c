@@ -179,19 +179,20 @@ int gdn_loop_setup_project_file(struct gdn_loop_setup *s, const struct gdn_loop_
 {
 	struct gdn_git g = {.workdir = s->repo_root, .quiet = true};
 	struct sbuf blob = SBUF_INIT;
-	char *rev = NULL, *name = NULL;
-	int rc = 0, ret = 0;
+	char *name = NULL;
+	bool found = false;
+	int ret = 0;
 
 	if (st->worktree || !st->open_iter || !st->open_agent || st->open_decided ||
 	    !st->open_head || !s->repo_root || !s->cfg || !s->cfg->repo_file ||
 	    !access(s->cfg->repo_file, F_OK))
 		return 0;
-	rev = xstrfmt("%s:gdnctl.yaml", st->open_head);
-	if (gdn_git_runl(&g, &rc, &blob, &s->err, "cat-file", "blob", rev, NULL) || rc) {
+	if (gdn_git_blob(&g, st->open_head, GDN_CONFIG_REPO_FILE, &blob, &found, &s->err) ||
+	    !found) {
 		gdn_err_clear(&s->err); /* not there either: nothing to read */
 		goto out;
 	}
-	name = xstrfmt("gdnctl.yaml at %.12s", st->open_head);
+	name = xstrfmt(GDN_CONFIG_REPO_FILE " at %.12s", st->open_head);
 	if (gdn_config_load_under(s->cfg, name, blob.buf, blob.len, GDN_SRC_REPO_FILE, &s->err))
 		ret = (s->style = GDN_SETUP_ERROR, -1);
 	else
@@ -200,7 +201,6 @@ int gdn_loop_setup_project_file(struct gdn_loop_setup *s, const struct gdn_loop_
 			     "session reads the project's configuration from %s",
 			     s->cfg->repo_file, st->open_iter, name);
 out:
-	free(rev);
 	free(name);
 	sbuf_release(&blob);
 	return ret;

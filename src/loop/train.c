@@ -27,22 +27,6 @@
 #define TRAIN_TICK_MS 10
 #define TRAIN_TRIES   8 /* compare-and-swap of the tip (the parent may put it back) */
 
-/* `git show REV:PATH` into out (reset first); *found: it exists. */
-static int show_blob(struct ictx *x, const char *rev, const char *path, struct sbuf *out,
-		     bool *found, struct gdn_err *err)
-{
-	char *spec = xstrfmt("%s:%s", rev, path);
-	int rc = 0, ret;
-
-	sbuf_reset(out);
-	ret = gdn_git_runl(&x->wgit, &rc, out, err, "show", spec, NULL);
-	*found = !ret && !rc;
-	if (!*found)
-		sbuf_reset(out);
-	free(spec);
-	return ret;
-}
-
 /*
  * A cherry-pick of `sha` stopped: when the running log is the only file in
  * conflict and the commit only appended to it, the champion's log gets the
@@ -62,11 +46,11 @@ static int resolve_log(struct ictx *x, const struct train *t, const char *sha, b
 	sbuf_trim(&out);
 	if (ret || rc || !t->log_rel || strcmp(out.buf, t->log_rel))
 		goto out;
-	ret = show_blob(x, ":2", t->log_rel, &ours, &f1, err);
+	ret = gdn_git_blob(&x->wgit, ":2", t->log_rel, &ours, &f1, err);
 	if (!ret)
-		ret = show_blob(x, parent, t->log_rel, &prev, &f2, err);
+		ret = gdn_git_blob(&x->wgit, parent, t->log_rel, &prev, &f2, err);
 	if (!ret)
-		ret = show_blob(x, sha, t->log_rel, &mine, &f3, err);
+		ret = gdn_git_blob(&x->wgit, sha, t->log_rel, &mine, &f3, err);
 	if (ret || !f1 || !f3 || mine.len < prev.len || memcmp(mine.buf, prev.buf, prev.len))
 		goto out;
 	sbuf_add(&ours, mine.buf + prev.len, mine.len - prev.len);
