@@ -44,8 +44,10 @@ json_t *gdn_journal_leftovers(long it, long attempt, const struct gdn_proc_lefto
 void gdn_journal_close(struct gdn_journal *j);
 
 /* What --resume needs to know, rebuilt from the journal of the last run. */
-/* The most workers a run may have (--workers). */
+/* The most workers a run may have (--workers), and the most targets (--targets). */
 #define GDN_LOOP_WORKERS_MAX 64
+/* The most worker slots (worktrees): --workers N --targets M has N + M. */
+#define GDN_LOOP_SLOTS_MAX (2 * GDN_LOOP_WORKERS_MAX)
 
 struct gdn_loop_state {
 	char *run_id;	     /* NULL: the journal holds no run */
@@ -101,8 +103,8 @@ struct gdn_loop_state {
 	struct strvec open_marks;
 	unsigned char *decided;
 	size_t decided_nr;
-	char *worker_tree[GDN_LOOP_WORKERS_MAX + 1];
-	long worker_open[GDN_LOOP_WORKERS_MAX + 1];
+	char *worker_tree[GDN_LOOP_SLOTS_MAX + 1];
+	long worker_open[GDN_LOOP_SLOTS_MAX + 1];
 };
 #define GDN_LOOP_STATE_INIT                                    \
 	{                                                      \

@@ -131,11 +131,11 @@ struct gdn_loop_opts {
 	const char *workdir;
 	const char *user_workdir; /* the user's checkout */
 	enum gdn_isolation isolation;
-	long workers; /* --workers N (>= 1): worktrees, each with a child at work */
+	long workers; /* worktrees, each with a child at work: --workers N, or N + M */
 	/*
-	 * --targets M: at most `agents` children run their agent at once, at
-	 * most `targets` validate at once, each on a target of its own
-	 * (0: every worker runs both, on its own target)
+	 * --workers N --targets M: at most `agents` (N) children run their
+	 * agent at once, at most `targets` (M) validate at once, each on a
+	 * target of its own (0: every worker runs both, on its own target)
 	 */
 	long agents, targets;
 	const char *worktree_dir; /* --worktree-dir (NULL: <log dir>/workers) */

@@ -629,7 +629,8 @@ static struct opt loop_opts[] = {
 	     "config loop.workers, else 1", 0, 0),
     OPT_INT_(0, "targets", &setup.a.targets, "M",
 	     "with --workers N: M validation targets apart from the N agents (a queue hands a "
-	     "ready candidate to a free target); max(N, M) worktrees",
+	     "ready candidate to a free target, and the agent goes on to its next idea); N + M "
+	     "worktrees",
 	     "N: each worker validates on its own", 0, 0),
     OPT_STRING_(0, "worktree-dir", &setup.a.worktree_dir, "DIR",
 		"--workers N > 1: worker K works in DIR/w<K>", "<log dir>/workers"),

@@ -200,7 +200,7 @@ void gdn_loop_state_release(struct gdn_loop_state *st)
 	strvec_clear(&st->kept);
 	strvec_clear(&st->open_marks);
 	free(st->decided);
-	for (int k = 0; k <= GDN_LOOP_WORKERS_MAX; k++)
+	for (int k = 0; k <= GDN_LOOP_SLOTS_MAX; k++)
 		free(st->worker_tree[k]);
 	memset(st, 0, sizeof(*st));
 	strvec_init(&st->kept);
@@ -293,7 +293,7 @@ static void new_run(struct gdn_loop_state *st, json_t *o)
 
 static void on_iteration_start(struct gdn_loop_state *st, json_t *o, long it)
 {
-	if (int_of(o, "worker") > 0 && int_of(o, "worker") <= GDN_LOOP_WORKERS_MAX)
+	if (int_of(o, "worker") > 0 && int_of(o, "worker") <= GDN_LOOP_SLOTS_MAX)
 		st->worker_open[int_of(o, "worker")] = it;
 	st->open_iter = it;
 	set_str(&st->open_head, str_of(o, "head"));
@@ -335,7 +335,7 @@ static void on_decision(struct gdn_loop_state *st, json_t *o, long it)
 	if (it > st->last_done)
 		st->last_done = it;
 	mark_decided(st, it);
-	for (int k = 1; k <= GDN_LOOP_WORKERS_MAX; k++)
+	for (int k = 1; k <= GDN_LOOP_SLOTS_MAX; k++)
 		if (st->worker_open[k] == it)
 			st->worker_open[k] = 0;
 	st->iterations_run++;
@@ -403,7 +403,7 @@ static void on_worktree_add(struct gdn_loop_state *st, json_t *o)
 {
 	if (int_of(o, "worker") <= 0)
 		set_str(&st->worktree, str_of(o, "path"));
-	else if (int_of(o, "worker") <= GDN_LOOP_WORKERS_MAX && str_of(o, "path"))
+	else if (int_of(o, "worker") <= GDN_LOOP_SLOTS_MAX && str_of(o, "path"))
 		set_str(&st->worker_tree[int_of(o, "worker")], str_of(o, "path"));
 }
 

@@ -160,7 +160,7 @@ void loop_stop_worker_orphans(struct ictx *x, const struct gdn_loop_state *st)
 	struct gdn_proc_leftovers killed = GDN_PROC_LEFTOVERS_INIT;
 	int64_t deadline = gdn_now_ms() + 10000;
 
-	for (long k = 1; k <= GDN_LOOP_WORKERS_MAX; k++)
+	for (long k = 1; k <= GDN_LOOP_SLOTS_MAX; k++)
 		while (st->worker_tree[k] && gdn_now_ms() < deadline &&
 		       gdn_proc_running_in(names, st->worker_tree[k], NULL))
 			gdn_sleep_interruptible(20);

@@ -184,7 +184,7 @@ static bool undecided(struct pool *p, const struct worker *me, const char *sha)
 static int process_queue(struct pool *p)
 {
 	struct run *r = p->x0->r;
-	struct worker *order[GDN_LOOP_WORKERS_MAX];
+	struct worker *order[GDN_LOOP_SLOTS_MAX];
 	size_t n = 0;
 	int exit = -1;
 

@@ -264,9 +264,9 @@ static int check_opts(const struct gdn_loop_opts *o, struct gdn_err *err)
 {
 	if (o->workers <= 1)
 		return 0;
-	if (o->workers > GDN_LOOP_WORKERS_MAX)
-		return gdn_err_set(err, GDN_EUSAGE, "--workers %ld: at most %d", o->workers,
-				   GDN_LOOP_WORKERS_MAX);
+	if ((o->agents ? o->agents : o->workers) > GDN_LOOP_WORKERS_MAX)
+		return gdn_err_set(err, GDN_EUSAGE, "--workers %ld: at most %d",
+				   o->agents ? o->agents : o->workers, GDN_LOOP_WORKERS_MAX);
 	if (o->isolation != GDN_ISOLATION_WORKTREE)
 		return gdn_err_set(err, GDN_EUSAGE, "--workers %ld needs --isolation worktree",
 				   o->workers);

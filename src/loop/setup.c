@@ -344,9 +344,12 @@ static const char *validate(const struct gdn_loop_args *a)
 }
 
 /*
- * --targets M with --workers N: max(N, M) workers (worktrees, where a
+ * --targets M with --workers N: N + M workers (worktrees, where a
  * candidate is proposed and validated), N of them at once in their agent
- * and M at once in validation, each validation on target 1..M.
+ * and M at once in validation, each validation on target 1..M. So an
+ * agent never waits for a validation: while M candidates validate (or
+ * wait for a target, or for their turn to be decided), N agents think in
+ * the other worktrees.
  */
 static int check_targets(struct gdn_loop_setup *s)
 {
@@ -370,9 +373,10 @@ static int check_targets(struct gdn_loop_setup *s)
 	if (a->backends.nr > 1)
 		return gdn_loop_setup_fail(s, GDN_SETUP_ERROR, GDN_EUSAGE,
 					   "--targets does not go with a --backend per worker");
+	if (a->workers > GDN_LOOP_WORKERS_MAX)
+		return 0; /* said by the engine, as without --targets */
 	a->agents = a->workers;
-	if (a->targets > a->workers)
-		a->workers = a->targets;
+	a->workers = a->agents + a->targets;
 	return 0;
 }
 

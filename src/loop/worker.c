@@ -532,7 +532,7 @@ int loop_parallel_resume(struct ictx *x0, struct pool **pool, struct gdn_loop_st
 	struct pool *p;
 
 	loop_stop_worker_orphans(x0, st);
-	for (long k = 1; k <= GDN_LOOP_WORKERS_MAX; k++) {
+	for (long k = 1; k <= GDN_LOOP_SLOTS_MAX; k++) {
 		struct gdn_loop_opts o = *r->o;
 		struct ictx tx;
 

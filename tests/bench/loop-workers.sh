@@ -44,6 +44,11 @@
 # AGENT_SECONDS (default 3), TEST_SECONDS (default 1), OUTCOMES
 # (promotable, the default, or night), SEED, KEEP=1 keeps the work
 # directory (the journals: $WORK/n<N>/logs/loop.jsonl).
+# TARGETS_M: each run with N > 1 gets --targets M (agents and targets
+# apart, docs/loop-workers.md); "N" for M = N. Then each target's busy
+# fraction is printed too (validation on that target / the run's wall
+# time): the issue's "every target at least 85 % busy at N = 16 with
+# M = 16".
 set -u
 
 ITERATIONS=${ITERATIONS:-16}
@@ -52,6 +57,7 @@ AGENT_SECONDS=${AGENT_SECONDS:-3}
 TEST_SECONDS=${TEST_SECONDS:-1}
 OUTCOMES=${OUTCOMES:-promotable}
 SEED=${SEED:-27}
+TARGETS_M=${TARGETS_M:-}
 TARGET_BUSY=85
 case $OUTCOMES in
 promotable) TARGETS="4:3.2 8:6.5 16:12" BUSY_AT=4 ;;
@@ -167,6 +173,7 @@ run_once() {
 	rm -rf "$dir" && mkdir -p "$dir" && cp -a "$TEMPLATE" "$dir/repo"
 	git -C "$dir/repo" status --short >/dev/null
 	[ "$n" -eq 1 ] || extra=(--workers "$n")
+	[ "$n" -eq 1 ] || [ -z "$TARGETS_M" ] || extra+=(--targets "${TARGETS_M/#N/$n}")
 	t0=$(now_us)
 	(cd "$dir/repo" && "$bin" loop --agent command --agent-cmd "$WORK/agent {prompt_file}" \
 		--prompt-file "$WORK/prompt.md" --log-dir "$dir/logs" \
@@ -177,7 +184,9 @@ run_once() {
 	echo "$((t1 - t0)) $rc"
 }
 
-# lanes JOURNAL N: per worker "K AGENT_MS VALIDATION_MS ACTIVE_MS", then a
+# lanes JOURNAL N: per worker "K AGENT_MS VALIDATION_MS ACTIVE_MS", with
+# --targets per target "tK 0 VALIDATION_MS ACTIVE_MS" (a worker's
+# validations are on the target its last `target` event names), then a
 # line "runs PROMOTED REBASES CONFLICTS RECHECKS".
 lanes() {
 	python3 - "$1" "$2" <<-\EOF
@@ -189,6 +198,7 @@ lanes() {
 		agent = {k: 0.0 for k in range(1, n + 1)}
 		valid = dict(agent)
 		open_agent = {}
+		on_target, by_target = {}, {}
 		start = end = None
 		promoted = rebases = rechecks = 0
 		conflicts = set()
@@ -206,8 +216,13 @@ lanes() {
 		        open_agent[k] = t
 		    elif ev == "agent_end" and k in open_agent:
 		        agent[k] = agent.get(k, 0.0) + t - open_agent.pop(k)
+		    elif ev == "target":
+		        on_target[k] = int(e["target"])
+		        by_target.setdefault(on_target[k], 0.0)
 		    elif ev == "validation" or ev == "measurement" and "duration_ms" in e:
 		        valid[k] = valid.get(k, 0.0) + float(e.get("duration_ms", 0))
+		        if k in on_target:
+		            by_target[on_target[k]] += float(e.get("duration_ms", 0))
 		    elif ev == "promote":
 		        promoted += 1
 		    elif ev == "rebase":
@@ -221,12 +236,15 @@ lanes() {
 		active = (end or t) - (start or 0)
 		for k in sorted(agent):
 		    print(k, round(agent[k]), round(valid.get(k, 0.0)), round(active))
+		for k in sorted(by_target):
+		    print("t%d" % k, 0, round(by_target[k]), round(active))
 		print("runs", promoted, rebases, len(conflicts), rechecks)
 	EOF
 }
 
-echo "gdnctl loop --workers N: $ITERATIONS iterations, agent ${AGENT_SECONDS} s + validation" \
-	"${TEST_SECONDS} s each (local backend), outcomes: $OUTCOMES; binary $bin"
+echo "gdnctl loop --workers N${TARGETS_M:+ --targets $TARGETS_M}: $ITERATIONS iterations," \
+	"agent ${AGENT_SECONDS} s + validation ${TEST_SECONDS} s each (local backend)," \
+	"outcomes: $OUTCOMES; binary $bin"
 [ "$OUTCOMES" != night ] ||
 	echo "outcomes (seed $SEED):$(sort "$WORK/outcomes" | uniq -c | tr -s ' \n' ' ')"
 printf '%-7s %8s %8s %8s %8s %6s %8s %8s %7s %7s %7s\n' workers "wall s" speed-up target \
@@ -255,8 +273,12 @@ for n in $WORKERS; do
 			printf '%-7s %8s %8s %8s %8s ' "" "" "" "" ""
 		fi
 		btgt=-
-		[ "$n" -ne "$BUSY_AT" ] || btgt=">=${TARGET_BUSY}"
-		awk -v k="w$k" -v a="$agent_ms" -v v="$valid_ms" -v act="$active_ms" -v t="$btgt" \
+		case $k in
+		t*) [ "$n" -ne "$BUSY_AT" ] || btgt=">=${TARGET_BUSY}" ;;
+		*) [ "$n" -ne "$BUSY_AT" ] || [ -n "$TARGETS_M" ] || btgt=">=${TARGET_BUSY}"
+		   k=w$k ;;
+		esac
+		awk -v k="$k" -v a="$agent_ms" -v v="$valid_ms" -v act="$active_ms" -v t="$btgt" \
 			'BEGIN { d = act > 0 ? act : 1;
 				 printf "%6s %8.1f %8.1f %7.1f %7.1f %7s\n", k, a / 1000, v / 1000,
 					100 * (a + v) / d, 100 * v / d, t }'
@@ -269,5 +291,5 @@ for n in $WORKERS; do
 	printf '%-7s %8s check: %s\n' "" "" "$(echo "$check" | tail -n 1 | sed 's/^[^:]*: //')"
 	echo "$check" | grep '^VIOLATION' | sed 's/^/        /'
 done
-echo "(busy = (agent + validation) / the run's wall time in the journal, per worker;" \
-	"accel = validation alone; wall s = the whole command)"
+echo "(busy = (agent + validation) / the run's wall time in the journal, per worker" \
+	"(wK) or target (tK); accel = validation alone; wall s = the whole command)"

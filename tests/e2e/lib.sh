@@ -73,16 +73,19 @@ ISOLATION=${GDNCTL_TEST_ISOLATION:-worktree}
 ISOLATION_ARGS=() # for scripts that run "$GDNCTL_BIN" loop themselves
 [ -z "${GDNCTL_TEST_ISOLATION:-}" ] || ISOLATION_ARGS=(--isolation "$GDNCTL_TEST_ISOLATION")
 # A script with the line "# ctest: workers N" also runs with
-# GDNCTL_TEST_WORKERS=N: `gdnctl loop` then gets --workers N first.
+# GDNCTL_TEST_WORKERS=N: `gdnctl loop` then gets --workers N first (and
+# with GDNCTL_TEST_TARGETS=M, --targets M: agents and targets apart).
 WORKERS=${GDNCTL_TEST_WORKERS:-1}
 WORKERS_ARGS=()
 [ "$WORKERS" = 1 ] || WORKERS_ARGS=(--workers "$WORKERS")
+[ "$WORKERS" = 1 ] || [ -z "${GDNCTL_TEST_TARGETS:-}" ] ||
+	WORKERS_ARGS+=(--targets "$GDNCTL_TEST_TARGETS")
 gdnctl() {
 	if [ "$WORKERS" != 1 ] && { [ "${1:-}" = loop ] || [ "${1:-}" = codex-loop ]; } &&
 		[ "${2:-}" != status ] && [ "${2:-}" != --help ]; then
 		local sub=$1
 		shift
-		set -- "$sub" --workers "$WORKERS" "$@"
+		set -- "$sub" "${WORKERS_ARGS[@]}" "$@"
 	fi
 	if [ -n "${GDNCTL_TEST_ISOLATION:-}" ] && { [ "${1:-}" = loop ] || [ "${1:-}" = codex-loop ]; } &&
 		[ "${2:-}" != status ] && [ "${2:-}" != --help ]; then

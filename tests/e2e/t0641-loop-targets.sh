@@ -77,7 +77,7 @@ test_expect_success '--workers 2 --targets 4: two agents at once, four validatio
 	python3 -c "
 import json
 e = json.loads(open(\"logs/loop.jsonl\").readline())
-assert e[\"workers\"] == 4 and e[\"agents\"] == 2 and e[\"targets\"] == 4, e
+assert e[\"workers\"] == 6 and e[\"agents\"] == 2 and e[\"targets\"] == 4, e
 " &&
 	read -r agents validations < <(at_once) &&
 	test "$agents" -le 2 && test "$validations" -ge 3 &&
@@ -101,7 +101,7 @@ assert len(ts) == 6 and set(ts) == {1, 2}, ts
 " &&
 	: the report: a lane per worker, and one per target &&
 	gdnctl report --log-dir logs >report.txt &&
-	test_grep "^workers: 4," report.txt &&
+	test_grep "^workers: 6," report.txt &&
 	test_grep "^ *t1  .* 0 *$" report.txt && test_grep "^ *t2 " report.txt &&
 	! grep -q "^ *t3 " report.txt &&
 	gdnctl report --log-dir logs --json >report.json &&
@@ -123,6 +123,8 @@ test_expect_success 'bad --targets: exit 2, one line' '
 	test_grep "targets.* --isolation worktree" err &&
 	test_expect_code 2 run_loop quick --targets 1 --iterations 1 >out 2>err &&
 	test_grep "needs --workers" err &&
+	test_expect_code 2 run_loop quick --workers 65 --targets 64 --iterations 1 >out 2>err &&
+	test_grep "workers 65: at most 64" err &&
 	gdnctl loop --help >help &&
 	test_grep "^ *--targets M" help
 '
