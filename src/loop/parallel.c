@@ -102,9 +102,15 @@ static int decide_worker(struct pool *p, struct worker *w, bool recheck_failed)
 				       w->c.head_before, "champion", r->champion));
 		adopt_state(w, false); /* what it decided on its base stays on record */
 		loop_untip(&w->x, &p->t, w->c.head_after); /* what joined behind it is redone */
+		w->retry = !accepted(w);
 		if (!loop_start_worker(w, w->it, true, &w->err)) {
-			/* in the train, re-checks run at once; on the champion, one at a time */
-			if (!p->t.spec)
+			/*
+			 * in the train, re-checks run at once; on the champion, one
+			 * that passed before runs alone (the others wait, so that it
+			 * decides on the champion of its moment), a retry as a new
+			 * candidate does
+			 */
+			if (!p->t.spec && !w->retry)
 				p->rechecking = w;
 			goto out;
 		}
@@ -124,7 +130,7 @@ static int decide_worker(struct pool *p, struct worker *w, bool recheck_failed)
 		p->t.recent = (p->t.recent << 1) | (strcmp(champion, r->champion) != 0);
 		p->t.recent_nr++;
 	}
-	if (w->step != STEP_INTR && candidate && w->recheck) {
+	if (w->step != STEP_INTR && candidate && w->recheck && !w->retry) {
 		p->t.rechecks = (p->t.rechecks << 1) | (strcmp(champion, r->champion) != 0);
 		p->t.rechecks_nr++;
 	}

@@ -382,9 +382,11 @@ int loop_start_worker(struct worker *w, long it, bool recheck, struct gdn_err *e
 
 	w->it = it;
 	w->recheck = recheck;
+	w->retry = recheck && w->retry;
 	w->cancelled = false;
-	p->t.spec = recheck ? loop_may_speculate_recheck(p->x0->r, &p->t, undecided_others(p, w))
-			    : loop_may_speculate(p->x0->r, &p->t, undecided_others(p, w));
+	p->t.spec = recheck && !w->retry
+			? loop_may_speculate_recheck(p->x0->r, &p->t, undecided_others(p, w))
+			: loop_may_speculate(p->x0->r, &p->t, undecided_others(p, w));
 	unlink(w->headfile);
 	if (unlink(w->result) && errno != ENOENT)
 		return gdn_err_errno(err, GDN_EIO, "cannot remove '%s'", w->result);

@@ -22,8 +22,12 @@ struct worker {
 	struct ictx x;		/* its context: o, git there, its repository, tag k */
 	pid_t pid;		/* its child (0: idle) */
 	long it;		/* the iteration it works on (0: none) */
-	/* the child re-checks `cand` (built on `base`) on the newest champion */
-	bool recheck;
+	/*
+	 * the child re-checks `cand` (built on `base`) on the newest champion;
+	 * retry: a candidate that failed on a train candidate not promoted
+	 * (not one that passed), as likely to fail as a new one
+	 */
+	bool recheck, retry;
 	char *base, *cand;
 	bool cancelled; /* stopped by the loop (the run ends): no decision */
 	/*
