@@ -142,6 +142,7 @@ void gdn_loop_state_release(struct gdn_loop_state *st);
  */
 enum gdn_event {
 	GDN_EV_UNKNOWN = 0,
+	GDN_EV_AGENT,
 	GDN_EV_AGENT_END,
 	GDN_EV_AGENT_PID,
 	GDN_EV_AGENT_START,

@@ -138,6 +138,7 @@ struct gdn_report_lane {
 	long long open_agent_ms; /* internal: the start of an agent not yet ended, or -1 */
 	long open_iteration;
 	long open_target; /* internal: the target its validation runs on (--targets), or 0 */
+	long open_agent;  /* internal: the agent its agent span runs on (--targets), or 0 */
 };
 
 /* A `promote` event: a new champion, in promotion order. */
@@ -203,6 +204,9 @@ struct gdn_report {
 	/* --targets M: tlanes[k - 1]: target k's validations (worker = k); else none */
 	struct gdn_report_lane *tlanes;
 	size_t nr_tlanes;
+	/* --targets M with --workers N: alanes[k - 1]: agent k's agent spans (worker = k) */
+	struct gdn_report_lane *alanes;
+	size_t nr_alanes;
 	struct gdn_report_promotion *promotions;
 	size_t nr_promotions, alloc_promotions;
 	struct gdn_report_gap *gaps;

@@ -7,6 +7,8 @@
 #include "gdnctl/journal.h"
 
 const struct gdn_event_def gdn_journal_events[GDN_EV_NR] = {
+    [GDN_EV_AGENT] = {"agent", "agent waited_ms", GDN_EV_READ_REPORT,
+		      "--targets: the agent (1..N) a worker's iteration thinks on"},
     [GDN_EV_AGENT_END] = {"agent_end", "duration_ms",
 			  GDN_EV_READ_STATE | GDN_EV_READ_STATUS | GDN_EV_READ_REPORT,
 			  "the agent returned"},

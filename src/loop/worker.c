@@ -218,12 +218,18 @@ static enum step iteration(struct worker *w, struct gdn_lock *target, struct ite
 	struct ictx *x = &w->x;
 	const struct gdn_loop_opts *o = x->r->o;
 	struct gdn_lock agent = GDN_LOCK_INIT;
+	int64_t t0 = gdn_now_ms();
 	long k = 0;
 	enum step step;
 
-	/* --targets M above the workers' N: N agents at once */
-	if (o->agents && o->agents < o->workers && take_token(w, "agent", o->agents, &agent, &k))
-		return STEP_INTR;
+	/* --targets M: N agents at once */
+	if (o->agents && o->agents < o->workers) {
+		if (take_token(w, "agent", o->agents, &agent, &k))
+			return STEP_INTR;
+		loop_journal(x, "agent",
+			     json_pack("{sIsIsI}", "iteration", (json_int_t)w->it, "agent",
+				       (json_int_t)k, "waited_ms", (json_int_t)(gdn_now_ms() - t0)));
+	}
 	step = loop_propose(x, c, err);
 	/* the loop branch is the parent's to check, once the child ended */
 	step = loop_examine(x, c, step, false, err);

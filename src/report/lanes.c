@@ -11,8 +11,9 @@
  * Events without "worker" belong to worker 1: a one-worker run has one
  * lane, which the renderers do not show (gdn_report_parallel). With
  * --targets, a `target` event says which target a worker's next
- * validations run on: each target has a lane of its own too (validation
- * spans only).
+ * validations run on, and an `agent` event which of the N agents its
+ * agent runs as: each target and each agent has a lane of its own too
+ * (validation spans, agent spans).
  */
 #include "gdnctl/compat.h"
 #include "gdnctl/journal.h"
@@ -68,33 +69,55 @@ static void add_span(struct gdn_report_lane *l, enum gdn_report_span_kind kind, 
 	s->end_ms = end;
 }
 
+/*
+ * Target or agent k's lane in *v (1 <= k <= GDN_REPORT_MAX_WORKERS), created
+ * with those below it.
+ */
+static struct gdn_report_lane *extra_lane(struct gdn_report_lane **v, size_t *nr, long k)
+{
+	if ((size_t)k > *nr) {
+		*v = xrealloc(*v, st_mult(sizeof(**v), (size_t)k));
+		for (size_t i = *nr; i < (size_t)k; i++) {
+			memset(&(*v)[i], 0, sizeof((*v)[i]));
+			(*v)[i].worker = (long)i + 1;
+			(*v)[i].open_agent_ms = -1;
+		}
+		*nr = (size_t)k;
+	}
+	return &(*v)[k - 1];
+}
+
+/* An agent span of worker lane l, on its agent's lane too (--targets). */
+static void add_agent_span(struct gdn_report *r, struct gdn_report_lane *l, long iteration,
+			   long long start, long long end)
+{
+	add_span(l, GDN_REPORT_SPAN_AGENT, iteration, start, end);
+	if (l->open_agent > 0)
+		add_span(extra_lane(&r->alanes, &r->nr_alanes, l->open_agent),
+			 GDN_REPORT_SPAN_AGENT, iteration, start, end);
+	l->open_agent = 0;
+}
+
 /* An agent still running when its worker, or the run, stopped: it ran until `at`. */
-static void close_agent(struct gdn_report_lane *l, long long at)
+static void close_agent(struct gdn_report *r, struct gdn_report_lane *l, long long at)
 {
 	if (l->open_agent_ms >= 0 && at >= l->open_agent_ms)
-		add_span(l, GDN_REPORT_SPAN_AGENT, l->open_iteration, l->open_agent_ms, at);
+		add_agent_span(r, l, l->open_iteration, l->open_agent_ms, at);
 	l->open_agent_ms = -1;
 }
 
 static void close_agents(struct gdn_report *r, long long at)
 {
 	for (size_t i = 0; i < r->nr_lanes; i++)
-		close_agent(&r->lanes[i], at);
+		close_agent(r, &r->lanes[i], at);
 }
 
-/* Target k's lane (1 <= k <= GDN_REPORT_MAX_WORKERS), created with those below it. */
-static struct gdn_report_lane *tlane(struct gdn_report *r, long k)
+/* The lane's target or agent number of a `target` or `agent` event (0: none). */
+static long token_of(json_t *o, const char *what)
 {
-	if ((size_t)k > r->nr_tlanes) {
-		r->tlanes = xrealloc(r->tlanes, st_mult(sizeof(*r->tlanes), (size_t)k));
-		for (size_t i = r->nr_tlanes; i < (size_t)k; i++) {
-			memset(&r->tlanes[i], 0, sizeof(r->tlanes[i]));
-			r->tlanes[i].worker = (long)i + 1;
-			r->tlanes[i].open_agent_ms = -1;
-		}
-		r->nr_tlanes = (size_t)k;
-	}
-	return &r->tlanes[k - 1];
+	json_int_t k = json_integer_value(json_object_get(o, what));
+
+	return k >= 1 && k <= GDN_REPORT_MAX_WORKERS ? (long)k : 0;
 }
 
 static long long duration_of(json_t *o)
@@ -169,36 +192,43 @@ void gdn_report_lane_event(struct gdn_report *r, const char *name, json_t *o, lo
 		return;
 	l = lane(r, k);
 	switch (ev) {
-	case GDN_EV_AGENT_START:
-		close_agent(l, t);
+	case GDN_EV_AGENT_START: {
+		long agent = l->open_agent; /* an attempt of the same iteration: the same agent */
+
+		close_agent(r, l, t);
+		l->open_agent = agent;
 		l->open_agent_ms = t;
 		l->open_iteration = n;
 		break;
+	}
 	case GDN_EV_AGENT_END:
 		if (l->open_agent_ms >= 0)
-			close_agent(l, t);
+			close_agent(r, l, t);
 		else /* no start seen: its duration */
-			add_span(l, GDN_REPORT_SPAN_AGENT, n, t - duration_of(o), t);
+			add_agent_span(r, l, n, t - duration_of(o), t);
 		break;
 	case GDN_EV_VALIDATION:
 		add_span(l, GDN_REPORT_SPAN_VALIDATION, n, t - duration_of(o), t);
 		if (l->open_target > 0)
-			add_span(tlane(r, l->open_target), GDN_REPORT_SPAN_VALIDATION, n,
-				 t - duration_of(o), t);
+			add_span(extra_lane(&r->tlanes, &r->nr_tlanes, l->open_target),
+				 GDN_REPORT_SPAN_VALIDATION, n, t - duration_of(o), t);
 		break;
-	case GDN_EV_TARGET: {
-		json_int_t target = json_integer_value(json_object_get(o, "target"));
-
-		l->open_target = target >= 1 && target <= GDN_REPORT_MAX_WORKERS ? (long)target : 0;
+	case GDN_EV_TARGET:
+		l->open_target = token_of(o, "target");
 		if (l->open_target)
-			tlane(r, l->open_target);
+			extra_lane(&r->tlanes, &r->nr_tlanes, l->open_target);
 		break;
-	}
+	case GDN_EV_AGENT:
+		l->open_agent = token_of(o, "agent");
+		if (l->open_agent)
+			extra_lane(&r->alanes, &r->nr_alanes, l->open_agent);
+		break;
 	case GDN_EV_WORKER_END:
 		l->open_target = 0;
 		/* its iteration's agent, not one the worker started since */
 		if (n < 0 || n == l->open_iteration)
-			close_agent(l, t);
+			close_agent(r, l, t);
+		l->open_agent = 0;
 		break;
 	case GDN_EV_ITERATION_START:
 		if (n > 0)
@@ -222,6 +252,11 @@ void gdn_report_lanes_release(struct gdn_report *r)
 	free(r->tlanes);
 	r->tlanes = NULL;
 	r->nr_tlanes = 0;
+	for (size_t i = 0; i < r->nr_alanes; i++)
+		free(r->alanes[i].v);
+	free(r->alanes);
+	r->alanes = NULL;
+	r->nr_alanes = 0;
 	for (size_t i = 0; i < r->nr_promotions; i++)
 		free(r->promotions[i].champion);
 	free(r->promotions);
@@ -394,6 +429,8 @@ void gdn_report_lanes_finish(struct gdn_report *r)
 		r->promotions[k].at_ms = active_at(r, start, end, r->promotions[k].at_ms);
 	for (size_t i = 0; i < r->nr_tlanes; i++)
 		lane_finish(r, &r->tlanes[i], start, end);
+	for (size_t i = 0; i < r->nr_alanes; i++)
+		lane_finish(r, &r->alanes[i], start, end);
 	for (size_t i = 0; i < r->nr_lanes; i++) {
 		struct gdn_report_lane *l = &r->lanes[i];
 

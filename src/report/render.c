@@ -245,6 +245,15 @@ static void text_lanes(const struct gdn_report *r, struct sbuf *out)
 	}
 	lanes_total(r, &all);
 	text_lane_row(out, "all", &all);
+	if (r->nr_alanes) /* --targets: the agents' time by agent */
+		sbuf_addf(out, "%6s  %10s  %12s  %12s  %12s  %6s  %10s  %10s\n", "agent", "",
+			  "agent", "", "idle", "busy", "", "");
+	for (size_t k = 0; k < r->nr_alanes; k++) {
+		char name[24];
+
+		snprintf(name, sizeof(name), "a%ld", r->alanes[k].worker);
+		text_lane_row(out, name, &r->alanes[k]);
+	}
 	if (r->nr_tlanes) /* --targets: the validations by target */
 		sbuf_addf(out, "%6s  %10s  %12s  %12s  %12s  %6s  %10s  %10s\n", "target", "", "",
 			  "validation", "idle", "busy", "", "");
@@ -456,6 +465,21 @@ static json_t *lane_json(const struct gdn_report_lane *l, bool spans)
 	return o;
 }
 
+/* --targets: the lanes of the targets or of the agents, each numbered by `key`. */
+static json_t *extra_lanes_json(const struct gdn_report_lane *v, size_t nr, const char *key)
+{
+	json_t *a = json_array();
+
+	for (size_t k = 0; k < nr; k++) {
+		json_t *t = lane_json(&v[k], true);
+
+		json_object_set(t, key, json_object_get(t, "worker"));
+		json_object_del(t, "worker");
+		json_array_append_new(a, t);
+	}
+	return a;
+}
+
 /*
  * Workers: {"count", "active_ms", "busy_fraction", "accelerator_busy_fraction",
  * "lanes": [{"worker", figures, "spans": [...]}], "all": {figures}}.
@@ -472,18 +496,11 @@ static json_t *workers_json(const struct gdn_report *r)
 	for (size_t k = 0; k < r->nr_lanes; k++)
 		json_array_append_new(lanes, lane_json(&r->lanes[k], true));
 	json_object_set_new(o, "lanes", lanes);
-	if (r->nr_tlanes) { /* --targets: {"target", figures, "spans"} */
-		json_t *targets = json_array();
-
-		for (size_t k = 0; k < r->nr_tlanes; k++) {
-			json_t *t = lane_json(&r->tlanes[k], true);
-
-			json_object_set(t, "target", json_object_get(t, "worker"));
-			json_object_del(t, "worker");
-			json_array_append_new(targets, t);
-		}
-		json_object_set_new(o, "targets", targets);
-	}
+	if (r->nr_alanes) /* --targets: {"agent", figures, "spans"} */
+		json_object_set_new(o, "agents", extra_lanes_json(r->alanes, r->nr_alanes, "agent"));
+	if (r->nr_tlanes) /* --targets: {"target", figures, "spans"} */
+		json_object_set_new(o, "targets",
+				    extra_lanes_json(r->tlanes, r->nr_tlanes, "target"));
 	lanes_total(r, &all);
 	json_object_set_new(o, "all", lane_json(&all, false));
 	json_object_del(json_object_get(o, "all"), "worker");
@@ -1258,19 +1275,23 @@ static void html_lane_promotions(struct sbuf *out, const struct gdn_report *r,
 	}
 }
 
-/* One lane: a worker's (agent, validation, idle) or, with --targets, a target's (validations). */
+/*
+ * One lane: a worker's (agent, validation, idle) or, with --targets, a
+ * target's (validations) or an agent's (agent spans). who: "worker",
+ * "target" or "agent".
+ */
 static void html_lane_g(struct sbuf *out, const struct lane_scale *s,
-			const struct gdn_report_lane *l, double y, bool target)
+			const struct gdn_report_lane *l, double y, const char *who)
 {
-	const char *who = target ? "target" : "worker";
+	bool worker = !strcmp(who, "worker");
 
 	sbuf_addf(out,
-		  "<g class=\"%s\" data-%s=\"%ld\" data-busy=\"%.4f\" "
+		  "<g class=\"%s%s\" data-%s=\"%ld\" data-busy=\"%.4f\" "
 		  "data-accelerator-busy=\"%.4f\">\n"
 		  "<text class=\"label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s %ld"
 		  "</text>\n<rect class=\"lane-idle\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
 		  "height=\"%.1f\"><title>%s %ld: idle ",
-		  target ? "target-lane" : "lane", who, l->worker,
+		  worker ? "" : who, worker ? "lane" : "-lane", who, l->worker,
 		  isfinite(l->busy) ? l->busy : 0.0, isfinite(l->accel_busy) ? l->accel_busy : 0.0,
 		  LANES_ML - 8, y + LANES_ROW_H / 2 + 4, who, l->worker, LANES_ML, y,
 		  LANES_W - LANES_ML - LANES_MR, LANES_ROW_H, who, l->worker);
@@ -1299,7 +1320,8 @@ static void html_lane_svg(struct sbuf *out, const struct gdn_report *r)
 {
 	struct lane_scale s = {(double)(r->totals.active_ms > 0 ? r->totals.active_ms : 1), 1000,
 			       "s"};
-	double bottom = lane_y(r->nr_lanes + r->nr_tlanes) + 4, h = bottom + LANES_AXIS_H;
+	double bottom = lane_y(r->nr_lanes + r->nr_alanes + r->nr_tlanes) + 4,
+	       h = bottom + LANES_AXIS_H;
 
 	if (s.ms > 3 * 3600 * 1000.0)
 		s.div = 3600 * 1000.0, s.unit = "h";
@@ -1310,9 +1332,12 @@ static void html_lane_svg(struct sbuf *out, const struct gdn_report *r)
 		  "height=\"%.0f\" data-active-ms=\"%lld\">\n",
 		  LANES_W, h, LANES_W, h, r->totals.active_ms);
 	for (size_t k = 0; k < r->nr_lanes; k++)
-		html_lane_g(out, &s, &r->lanes[k], lane_y(k), false);
-	for (size_t k = 0; k < r->nr_tlanes; k++) /* --targets: below the workers */
-		html_lane_g(out, &s, &r->tlanes[k], lane_y(r->nr_lanes + k), true);
+		html_lane_g(out, &s, &r->lanes[k], lane_y(k), "worker");
+	for (size_t k = 0; k < r->nr_alanes; k++) /* --targets: the agents, below the workers */
+		html_lane_g(out, &s, &r->alanes[k], lane_y(r->nr_lanes + k), "agent");
+	for (size_t k = 0; k < r->nr_tlanes; k++) /* --targets: the targets, below the agents */
+		html_lane_g(out, &s, &r->tlanes[k], lane_y(r->nr_lanes + r->nr_alanes + k),
+			    "target");
 	html_lane_promotions(out, r, &s, bottom);
 	html_lane_axis(out, &s, bottom);
 	sbuf_adds(out, "</svg>\n");
@@ -1350,9 +1375,11 @@ static void html_lanes(struct sbuf *out, const struct gdn_report *r)
 		  "accelerator busy: validation / active time. The diamonds are the promotions on "
 		  "the champion line, in order, with the worker that made them.%s</p>\n",
 		  r->workers,
-		  r->nr_tlanes ? " With --targets, the lanes below the workers' (t1, t2, ...) show "
-				 "the validations each target ran, whichever worker they came from."
-			       : "");
+		  r->nr_tlanes || r->nr_alanes
+		      ? " With --targets, the lanes below the workers' show when each agent (a1, "
+			"a2, ...) thought and the validations each target (t1, t2, ...) ran, "
+			"whichever worker they came from."
+		      : "");
 	html_lane_svg(out, r);
 	sbuf_adds(out, "<ul id=\"lane-legend\" class=\"legend\">\n"
 		       "<li class=\"legend-item\"><span class=\"swatch agent\"></span>agent</li>\n"
@@ -1372,6 +1399,12 @@ static void html_lanes(struct sbuf *out, const struct gdn_report *r)
 	}
 	lanes_total(r, &all);
 	html_lane_row(out, "lane-total", "all", 0, &all);
+	for (size_t k = 0; k < r->nr_alanes; k++) { /* --targets: when each agent thought */
+		char name[24];
+
+		snprintf(name, sizeof(name), "a%ld", r->alanes[k].worker);
+		html_lane_row(out, "agent-row", name, r->alanes[k].worker, &r->alanes[k]);
+	}
 	for (size_t k = 0; k < r->nr_tlanes; k++) { /* --targets: what each target validated */
 		char name[24];
 

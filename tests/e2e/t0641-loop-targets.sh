@@ -104,12 +104,15 @@ assert len(ts) == 6 and set(ts) == {1, 2}, ts
 	test_grep "^workers: 6," report.txt &&
 	test_grep "^ *t1  .* 0 *$" report.txt && test_grep "^ *t2 " report.txt &&
 	! grep -q "^ *t3 " report.txt &&
+	test_grep "^ *a4 " report.txt && ! grep -q "^ *a5 " report.txt &&
 	gdnctl report --log-dir logs --json >report.json &&
 	python3 -c "
 import json
 w = json.load(open(\"report.json\"))[\"workers\"]
 assert [t[\"target\"] for t in w[\"targets\"]] == [1, 2], w[\"targets\"]
 assert sum(t[\"validation_ms\"] for t in w[\"targets\"]) >= 6 * 1400, w[\"targets\"]
+assert [a[\"agent\"] for a in w[\"agents\"]] == [1, 2, 3, 4], w[\"agents\"]
+assert sum(a[\"agent_ms\"] for a in w[\"agents\"]) >= 6 * 1400, w[\"agents\"]
 " &&
 	python3 "$CHECK" logs/loop.jsonl >check.out &&
 	test_grep "6 promotions, 6 decisions, .* 0 violations" check.out

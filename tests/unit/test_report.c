@@ -1038,6 +1038,85 @@ static void test_target_lanes_html(void **unused)
 	sbuf_release(&sb);
 }
 
+/*
+ * --workers 1 --targets 1: two worktrees, one agent. Worker 2's iteration
+ * waited for agent 1 while worker 1's thought; agent 1 thought for both,
+ * one after the other (an attempt of the same iteration stays on it).
+ */
+static const char *const one_agent[] = {
+    EW("00:00.000", "\"event\":\"run_start\",\"iterations\":2,\"workers\":2,\"agents\":1,"
+		    "\"targets\":1"),
+    EW("00:00.000", "\"event\":\"agent\",\"iteration\":1,\"worker\":1,\"agent\":1,"
+		    "\"waited_ms\":0"),
+    EW("00:00.000", "\"event\":\"agent_start\",\"iteration\":1,\"worker\":1"),
+    EW("00:01.000", "\"event\":\"agent_start\",\"iteration\":1,\"worker\":1"),
+    EW("00:02.000", "\"event\":\"agent_end\",\"iteration\":1,\"worker\":1,\"duration_ms\":1000"),
+    EW("00:02.000", "\"event\":\"agent\",\"iteration\":2,\"worker\":2,\"agent\":1,"
+		    "\"waited_ms\":2000"),
+    EW("00:02.000", "\"event\":\"target\",\"iteration\":1,\"worker\":1,\"target\":1,"
+		    "\"waited_ms\":0"),
+    EW("00:02.000", "\"event\":\"agent_start\",\"iteration\":2,\"worker\":2"),
+    EW("00:05.000", "\"event\":\"validation\",\"iteration\":1,\"worker\":1,\"phase\":\"tests\","
+		    "\"state\":\"succeeded\",\"duration_ms\":3000"),
+    EW("00:05.000", "\"event\":\"worker_end\",\"iteration\":1,\"worker\":1"),
+    EW("00:06.000", "\"event\":\"agent_end\",\"iteration\":2,\"worker\":2,\"duration_ms\":4000"),
+    EW("00:06.000", "\"event\":\"target\",\"iteration\":2,\"worker\":2,\"target\":1,"
+		    "\"waited_ms\":0"),
+    EW("00:07.000", "\"event\":\"validation\",\"iteration\":2,\"worker\":2,\"phase\":\"tests\","
+		    "\"state\":\"succeeded\",\"duration_ms\":1000"),
+    EW("00:07.000", "\"event\":\"worker_end\",\"iteration\":2,\"worker\":2"),
+    EW("00:08.000", "\"event\":\"run_end\",\"reason\":\"completed\",\"exit_code\":0"),
+};
+
+static void test_agent_lanes(void **unused)
+{
+	struct gdn_report r;
+	struct sbuf sb = SBUF_INIT;
+	json_t *doc, *agents;
+
+	(void)unused;
+	load_lines(&r, one_agent, ARRAY_SIZE(one_agent));
+	assert_int_equal(r.nr_lanes, 2);
+	assert_int_equal(r.nr_alanes, 1);
+	assert_int_equal(r.nr_tlanes, 1);
+	/* agent 1: 0-1 s and 1-2 s (two attempts), then 2-6 s: busy 6 of 8 s */
+	assert_int_equal(r.alanes[0].nr, 3);
+	assert_int_equal(r.alanes[0].agent_ms, 6000);
+	assert_int_equal(r.alanes[0].validation_ms, 0);
+	assert_int_equal(r.alanes[0].idle_ms, 2000);
+	assert_int_equal(r.tlanes[0].validation_ms, 4000);
+	gdn_report_render_text(&r, &sb);
+	assert_non_null(strstr(sb.buf, "\n agent "));
+	assert_non_null(strstr(sb.buf, "\n    a1 "));
+	assert_non_null(strstr(sb.buf, "\n    t1 "));
+	sbuf_reset(&sb);
+	gdn_report_render_html(&r, &sb);
+	assert_int_equal(count(sb.buf, "<g class=\"agent-lane\" data-agent=\"1\" "
+				       "data-busy=\"0.7500\""),
+			 1);
+	assert_int_equal(count(sb.buf, "<tr class=\"agent-row\""), 1);
+	assert_non_null(strstr(sb.buf, ">agent 1</text>"));
+	doc = gdn_report_json(&r);
+	assert_non_null(doc);
+	agents = json_object_get(json_object_get(doc, "workers"), "agents");
+	assert_int_equal(json_array_size(agents), 1);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(agents, 0), "agent")),
+			 1);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(agents, 0), "agent_ms")),
+			 6000);
+	assert_null(json_object_get(json_array_get(agents, 0), "worker"));
+	json_decref(doc);
+	gdn_report_release(&r);
+	sbuf_reset(&sb);
+	/* without agent events: no agent lane */
+	load_lines(&r, one_target, ARRAY_SIZE(one_target));
+	assert_int_equal(r.nr_alanes, 0);
+	gdn_report_render_html(&r, &sb);
+	assert_null(strstr(sb.buf, "agent-lane"));
+	gdn_report_release(&r);
+	sbuf_release(&sb);
+}
+
 static void test_lanes_one_worker(void **unused)
 {
 	static const char *const capped[] = {
@@ -1180,6 +1259,7 @@ int main(void)
 	    cmocka_unit_test(test_lanes_promotion_order),
 	    cmocka_unit_test(test_lanes_rendered),
 	    cmocka_unit_test(test_target_lanes_html),
+	    cmocka_unit_test(test_agent_lanes),
 	    cmocka_unit_test(test_lanes_one_worker),
 	    cmocka_unit_test(test_relative_dir),
 	    cmocka_unit_test(test_champion_stamped),
