@@ -29,8 +29,8 @@
 # share of a performance decision that says "no gain"; a performance
 # decision itself runs without the train, docs/loop-workers.md), so both
 # are validated, on their speculative base, and rejected. Target: N = 16
-# at least 10x faster than N = 1, every worker's target at least 85 % busy
-# at N = 16. Both kinds of run use --max-failures -1.
+# at least 10x faster than N = 1, every target at least 85 % busy at N = 16
+# with M = 16 (TARGETS_M=N, below). Both kinds of run use --max-failures -1.
 #
 # Every run's journal goes through tests/e2e/pipeline_check.py (every
 # promotion validated on exactly the tree it landed as, no iteration
@@ -184,10 +184,11 @@ run_once() {
 	echo "$((t1 - t0)) $rc"
 }
 
-# lanes JOURNAL N: per worker "K AGENT_MS VALIDATION_MS ACTIVE_MS", with
-# --targets per target "tK 0 VALIDATION_MS ACTIVE_MS" (a worker's
-# validations are on the target its last `target` event names), then a
-# line "runs PROMOTED REBASES CONFLICTS RECHECKS".
+# lanes JOURNAL N: per worker "K AGENT_MS VALIDATION_MS ACTIVE_MS"; with
+# --targets instead per agent "aK AGENT_MS 0 ACTIVE_MS" and per target "tK 0
+# VALIDATION_MS ACTIVE_MS" (a worker's agent runs as the agent its last
+# `agent` event names, its validations on the target its last `target`
+# event names); then a line "runs PROMOTED REBASES CONFLICTS RECHECKS".
 lanes() {
 	python3 - "$1" "$2" <<-\EOF
 		import json, sys
@@ -199,6 +200,7 @@ lanes() {
 		valid = dict(agent)
 		open_agent = {}
 		on_target, by_target = {}, {}
+		on_agent, by_agent = {}, {}
 		start = end = None
 		promoted = rebases = rechecks = 0
 		conflicts = set()
@@ -215,7 +217,13 @@ lanes() {
 		    elif ev == "agent_start":
 		        open_agent[k] = t
 		    elif ev == "agent_end" and k in open_agent:
-		        agent[k] = agent.get(k, 0.0) + t - open_agent.pop(k)
+		        d = t - open_agent.pop(k)
+		        agent[k] = agent.get(k, 0.0) + d
+		        if k in on_agent:
+		            by_agent[on_agent[k]] += d
+		    elif ev == "agent":
+		        on_agent[k] = int(e["agent"])
+		        by_agent.setdefault(on_agent[k], 0.0)
 		    elif ev == "target":
 		        on_target[k] = int(e["target"])
 		        by_target.setdefault(on_target[k], 0.0)
@@ -234,8 +242,10 @@ lanes() {
 		    elif ev == "recheck":
 		        rechecks += 1
 		active = (end or t) - (start or 0)
-		for k in sorted(agent):
+		for k in sorted(agent) if not by_target else []:
 		    print(k, round(agent[k]), round(valid.get(k, 0.0)), round(active))
+		for k in sorted(by_agent):
+		    print("a%d" % k, round(by_agent[k]), 0, round(active))
 		for k in sorted(by_target):
 		    print("t%d" % k, 0, round(by_target[k]), round(active))
 		print("runs", promoted, rebases, len(conflicts), rechecks)
@@ -275,6 +285,7 @@ for n in $WORKERS; do
 		btgt=-
 		case $k in
 		t*) [ "$n" -ne "$BUSY_AT" ] || btgt=">=${TARGET_BUSY}" ;;
+		a*) ;;
 		*) [ "$n" -ne "$BUSY_AT" ] || [ -n "$TARGETS_M" ] || btgt=">=${TARGET_BUSY}"
 		   k=w$k ;;
 		esac
@@ -292,4 +303,5 @@ for n in $WORKERS; do
 	echo "$check" | grep '^VIOLATION' | sed 's/^/        /'
 done
 echo "(busy = (agent + validation) / the run's wall time in the journal, per worker" \
-	"(wK) or target (tK); accel = validation alone; wall s = the whole command)"
+	"(wK), or with --targets per agent (aK) and per target (tK); accel = validation" \
+	"alone; wall s = the whole command)"
