@@ -223,6 +223,18 @@ static void text_lane_row(struct sbuf *out, const char *name, const struct gdn_r
 	sbuf_release(&x);
 }
 
+/* A row per lane, named `prefix` and its number (a worker's, an agent's "a", a target's "t"). */
+static void text_lane_rows(struct sbuf *out, const char *prefix, const struct gdn_report_lane *v,
+			   size_t nr)
+{
+	for (size_t k = 0; k < nr; k++) {
+		char name[24];
+
+		snprintf(name, sizeof(name), "%s%ld", prefix, v[k].worker);
+		text_lane_row(out, name, &v[k]);
+	}
+}
+
 /* Workers: one lane per worker, then the promotions in their order. */
 static void text_lanes(const struct gdn_report *r, struct sbuf *out)
 {
@@ -237,32 +249,17 @@ static void text_lanes(const struct gdn_report *r, struct sbuf *out)
 	sbuf_adds(out, " (validation)\n");
 	sbuf_addf(out, "%6s  %10s  %12s  %12s  %12s  %6s  %10s  %10s\n", "worker", "iterations",
 		  "agent", "validation", "idle", "busy", "accel busy", "promotions");
-	for (size_t k = 0; k < r->nr_lanes; k++) {
-		char name[24];
-
-		snprintf(name, sizeof(name), "%ld", r->lanes[k].worker);
-		text_lane_row(out, name, &r->lanes[k]);
-	}
+	text_lane_rows(out, "", r->lanes, r->nr_lanes);
 	lanes_total(r, &all);
 	text_lane_row(out, "all", &all);
 	if (r->nr_alanes) /* --targets: the agents' time by agent */
 		sbuf_addf(out, "%6s  %10s  %12s  %12s  %12s  %6s  %10s  %10s\n", "agent", "",
 			  "agent", "", "idle", "busy", "", "");
-	for (size_t k = 0; k < r->nr_alanes; k++) {
-		char name[24];
-
-		snprintf(name, sizeof(name), "a%ld", r->alanes[k].worker);
-		text_lane_row(out, name, &r->alanes[k]);
-	}
+	text_lane_rows(out, "a", r->alanes, r->nr_alanes);
 	if (r->nr_tlanes) /* --targets: the validations by target */
 		sbuf_addf(out, "%6s  %10s  %12s  %12s  %12s  %6s  %10s  %10s\n", "target", "", "",
 			  "validation", "idle", "busy", "", "");
-	for (size_t k = 0; k < r->nr_tlanes; k++) {
-		char name[24];
-
-		snprintf(name, sizeof(name), "t%ld", r->tlanes[k].worker);
-		text_lane_row(out, name, &r->tlanes[k]);
-	}
+	text_lane_rows(out, "t", r->tlanes, r->nr_tlanes);
 	if (!r->nr_promotions)
 		return;
 	sbuf_adds(out, "promotions on the champion line, in order:\n");
@@ -1363,6 +1360,18 @@ static void html_lane_row(struct sbuf *out, const char *cls, const char *name, l
 	sbuf_release(&x);
 }
 
+/* A table row per lane, of class `cls`, named `prefix` and its number. */
+static void html_lane_rows(struct sbuf *out, const char *cls, const char *prefix,
+			   const struct gdn_report_lane *v, size_t nr)
+{
+	for (size_t k = 0; k < nr; k++) {
+		char name[24];
+
+		snprintf(name, sizeof(name), "%s%ld", prefix, v[k].worker);
+		html_lane_row(out, cls, name, v[k].worker, &v[k]);
+	}
+}
+
 /* Workers: a timeline with one lane per worker, their figures, the promotions in order. */
 static void html_lanes(struct sbuf *out, const struct gdn_report *r)
 {
@@ -1391,26 +1400,12 @@ static void html_lanes(struct sbuf *out, const struct gdn_report *r)
 	sbuf_adds(out, "<table id=\"lanes\">\n<thead><tr><th>worker</th><th>iterations</th>"
 		       "<th>agent</th><th>validation</th><th>idle</th><th>busy</th>"
 		       "<th>accelerator busy</th><th>promotions</th></tr></thead>\n<tbody>\n");
-	for (size_t k = 0; k < r->nr_lanes; k++) {
-		char name[24];
-
-		snprintf(name, sizeof(name), "%ld", r->lanes[k].worker);
-		html_lane_row(out, "lane-row", name, r->lanes[k].worker, &r->lanes[k]);
-	}
+	html_lane_rows(out, "lane-row", "", r->lanes, r->nr_lanes);
 	lanes_total(r, &all);
 	html_lane_row(out, "lane-total", "all", 0, &all);
-	for (size_t k = 0; k < r->nr_alanes; k++) { /* --targets: when each agent thought */
-		char name[24];
-
-		snprintf(name, sizeof(name), "a%ld", r->alanes[k].worker);
-		html_lane_row(out, "agent-row", name, r->alanes[k].worker, &r->alanes[k]);
-	}
-	for (size_t k = 0; k < r->nr_tlanes; k++) { /* --targets: what each target validated */
-		char name[24];
-
-		snprintf(name, sizeof(name), "t%ld", r->tlanes[k].worker);
-		html_lane_row(out, "target-row", name, r->tlanes[k].worker, &r->tlanes[k]);
-	}
+	/* --targets: when each agent thought, what each target validated */
+	html_lane_rows(out, "agent-row", "a", r->alanes, r->nr_alanes);
+	html_lane_rows(out, "target-row", "t", r->tlanes, r->nr_tlanes);
 	sbuf_adds(out, "</tbody></table>\n");
 	if (!r->nr_promotions)
 		return;
