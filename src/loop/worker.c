@@ -228,7 +228,8 @@ static enum step iteration(struct worker *w, struct gdn_lock *target, struct ite
 			return STEP_INTR;
 		loop_journal(x, "agent",
 			     json_pack("{sIsIsI}", "iteration", (json_int_t)w->it, "agent",
-				       (json_int_t)k, "waited_ms", (json_int_t)(gdn_now_ms() - t0)));
+				       (json_int_t)k, "waited_ms",
+				       (json_int_t)(gdn_now_ms() - t0)));
 	}
 	step = loop_propose(x, c, err);
 	/* the loop branch is the parent's to check, once the child ended */

@@ -494,7 +494,8 @@ static json_t *workers_json(const struct gdn_report *r)
 		json_array_append_new(lanes, lane_json(&r->lanes[k], true));
 	json_object_set_new(o, "lanes", lanes);
 	if (r->nr_alanes) /* --targets: {"agent", figures, "spans"} */
-		json_object_set_new(o, "agents", extra_lanes_json(r->alanes, r->nr_alanes, "agent"));
+		json_object_set_new(o, "agents",
+				    extra_lanes_json(r->alanes, r->nr_alanes, "agent"));
 	if (r->nr_tlanes) /* --targets: {"target", figures, "spans"} */
 		json_object_set_new(o, "targets",
 				    extra_lanes_json(r->tlanes, r->nr_tlanes, "target"));
