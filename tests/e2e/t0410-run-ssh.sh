@@ -76,7 +76,8 @@ test_expect_success 'a workdir with metacharacters is quoted, not run' '
 test_expect_success 'a command past its timeout is killed on the server (exit 124)' '
 	start=$(date +%s) &&
 	test_expect_code 124 gdnctl run -b box --timeout 2s -- \
-		sh -c "sleep 60 & echo \$! >$R/bg.pid; echo \$\$ >$R/fg.pid; wait" >out 2>&1 &&
+		sh -c "sleep 60 & echo \$! >$R/bg.pid; echo \$\$ >$R/fg.pid; wait" >out 2>&1 ||
+		{ cat out; false; } &&
 	test $(($(date +%s) - start)) -lt 15 &&
 	test_grep "^\[gdnctl\] stopping job [0-9a-f-]* on box$" out &&
 	test_grep "bash -s -- stop $R/jobs/[0-9a-f-]* 1 1'"'"'$" out &&
