@@ -22,6 +22,10 @@ it=$(sed -n 's/^Iteration \([0-9]*\).*/\1/p' "$1" | head -n 1)
 sleep 1.5
 echo "$it" >"s-$it.txt" && git add . && git commit -qm "agent: s-$it"
 EOF2
+# sleepy: an agent that thinks until it is stopped.
+agent sleepy <<'EOF2'
+sleep 60
+EOF2
 printf 'Iteration {{ITERATION}}\n' >"$TRASH/prompt.md"
 
 # new_repo [SECONDS]: the validation (./check.sh) takes SECONDS (default 1.5).
@@ -116,6 +120,29 @@ assert sum(a[\"agent_ms\"] for a in w[\"agents\"]) >= 6 * 1400, w[\"agents\"]
 " &&
 	python3 "$CHECK" logs/loop.jsonl >check.out &&
 	test_grep "6 promotions, 6 decisions, .* 0 violations" check.out
+'
+
+# Two agents think and two more iterations wait for an agent's token (one
+# of them holding the queue): Ctrl-C stops all four children at once.
+test_expect_success 'Ctrl-C with children waiting for a token: exit 130, nothing left' '
+	new_repo || exit 1
+	run_loop sleepy --workers 2 --targets 2 --iterations 4 --agent-kill-grace 200ms \
+		>out 2>err &
+	bg=$!
+	for i in $(seq 100); do
+		test "$(grep -c "\"event\":\"agent_pid\"" logs/loop.jsonl 2>/dev/null)" = 2 && break
+		sleep 0.1
+	done &&
+	test "$(grep -c "\"event\":\"worker_start\"" logs/loop.jsonl)" = 4 &&
+	test "$(grep -c "\"event\":\"agent\"" logs/loop.jsonl)" = 2 &&
+	start=$(date +%s) &&
+	kill -INT "$(cat logs/loop.lock)" &&
+	{ wait $bg; rc=$?; } &&
+	test "$rc" = 130 &&
+	test $(($(date +%s) - start)) -lt 10 &&
+	! pgrep -f "$AG/sleepy" &&
+	test "$(git -C repo worktree list | wc -l)" = 1 &&
+	! grep -q "\"event\":\"decision\"" logs/loop.jsonl
 '
 
 test_expect_success 'bad --targets: exit 2, one line' '
