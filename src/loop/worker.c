@@ -527,6 +527,12 @@ void loop_parallel_end(struct pool *p)
 		free(agent);
 		free(target);
 	}
+	for (int i = 0; i < 2; i++) { /* their queues (take_token) */
+		char *queue = xstrfmt("%s/workers/%s.queue", r->o->log_dir, i ? "target" : "agent");
+
+		unlink(queue);
+		free(queue);
+	}
 }
 
 void loop_parallel_free(struct pool *p)

@@ -87,7 +87,10 @@ assert e[\"workers\"] == 6 and e[\"agents\"] == 2 and e[\"targets\"] == 4, e
 	test "$agents" -le 2 && test "$validations" -ge 3 &&
 	test "$(sort -u "$TRASH/targets.log" | wc -l)" -ge 3 &&
 	python3 "$CHECK" logs/loop.jsonl >check.out &&
-	test_grep "8 promotions, 8 decisions, .* 0 violations" check.out
+	test_grep "8 promotions, 8 decisions, .* 0 violations" check.out &&
+	: nothing left of the workers: worktrees, tokens, their queues &&
+	test "$(git -C repo worktree list | wc -l)" = 1 &&
+	test -z "$(ls -A logs/workers)"
 '
 
 test_expect_success '--workers 4 --targets 2: four agents at once, two validations at once, on targets 1 and 2' '
