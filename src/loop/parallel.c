@@ -120,6 +120,7 @@ static int decide_worker(struct pool *p, struct worker *w, bool recheck_failed)
 	candidate = !w->c.conflict && w->c.head_before && w->c.head_after &&
 		    strcmp(w->c.head_before, w->c.head_after);
 	exit = loop_decide(&w->x, &w->c, w->step, &w->err);
+	unlink(w->readyfile);
 	if (w->step != STEP_INTR && w->c.it <= r->total)
 		p->done[w->c.it] = 1;
 	if (strcmp(champion, r->champion))
@@ -245,6 +246,7 @@ static int worker_done(struct pool *p, struct worker *w, int code)
 	if ((w->step == STEP_FAIL || w->step == STEP_ERROR) && gdn_proc_interrupted())
 		w->step = STEP_INTR;
 	if (w->cancelled) {
+		unlink(w->readyfile);
 		loop_journal(&w->x, "abandoned", gdn_journal_iteration(w->it));
 		loop_untip(&w->x, &p->t, w->c.head_after);
 		goto out;
@@ -307,6 +309,7 @@ static int flush_queue(struct pool *p, int exit)
 
 		q->queued = false;
 		if (exit >= 0 && !gdn_proc_interrupted()) {
+			unlink(q->readyfile);
 			loop_journal(&q->x, "abandoned", gdn_journal_iteration(q->it));
 			continue;
 		}

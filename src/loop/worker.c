@@ -36,6 +36,7 @@ static void worker_init(struct pool *p, struct worker *w, long k)
 				 : xstrfmt("%s/workers/w%ld", o->log_dir, k);
 	w->result = xstrfmt("%s/workers/w%ld.result.json", o->log_dir, k);
 	w->headfile = xstrfmt("%s/workers/w%ld.head", o->log_dir, k);
+	w->readyfile = xstrfmt("%s/workers/w%ld.ready", o->log_dir, k);
 	/* the running log in the agent's worktree: the same file in this one */
 	if (o->hillclimb_log && !strncmp(o->hillclimb_log, o->workdir, n) &&
 	    o->hillclimb_log[n] == '/')
@@ -56,6 +57,7 @@ static void worker_release(struct worker *w)
 	free(w->hlog);
 	free(w->result);
 	free(w->headfile);
+	free(w->readyfile);
 	free(w->base);
 	free(w->cand);
 	loop_iter_release(&w->c);
@@ -87,6 +89,8 @@ static int workers_files(struct pool *p, struct gdn_err *err)
 
 	if (mkdir(dir, 0755) && errno != EEXIST)
 		ret = gdn_err_errno(err, GDN_EIO, "cannot create '%s'", dir);
+	for (long k = 0; k < p->nw; k++) /* a crashed run's */
+		unlink(p->w[k].readyfile);
 	if (!p->t.log_rel && o->hillclimb_log && !strncmp(o->hillclimb_log, o->workdir, n) &&
 	    o->hillclimb_log[n] == '/')
 		p->t.log_rel = xstrdup(o->hillclimb_log + n + 1);
@@ -203,6 +207,36 @@ static enum step take_target(struct worker *w, struct gdn_lock *l, struct gdn_er
 	return STEP_OK;
 }
 
+/*
+ * In the child: its candidate is ready (its agent done), to be decided after
+ * the others' that were ready before it (the parent removes the mark once
+ * it is decided).
+ */
+static void mark_ready(const struct worker *w)
+{
+	struct gdn_err ignored = GDN_ERR_INIT;
+
+	gdn_write_file_atomic(w->readyfile, "", 0, &ignored);
+}
+
+/*
+ * In the child, its candidate ready to join: whether it joins the train,
+ * with the candidates ready before it and not decided yet as the ones
+ * ahead. The parent's count when it forked the child also took in the
+ * others still thinking, who are decided after it, and with --targets the
+ * child may have waited for an agent since: at the start of a run with
+ * --workers 16 --targets 16, 31 against about 3.
+ */
+static void decide_join(struct worker *w)
+{
+	struct pool *p = w->p;
+	long ahead = 0;
+
+	for (long k = 0; k < p->nw; k++)
+		ahead += &p->w[k] != w && !access(p->w[k].readyfile, F_OK);
+	p->t.spec = loop_may_speculate(w->x.r, &p->t, ahead);
+}
+
 /* In the child: a candidate that beat its base, checked again on the newest champion. */
 static enum step recheck(struct worker *w, struct gdn_lock *target, struct iter *c,
 			 struct gdn_err *err)
@@ -217,6 +251,7 @@ static enum step recheck(struct worker *w, struct gdn_lock *target, struct iter 
 		return STEP_ERROR;
 	loop_say(x, GDN_LOOP_INFO, "iteration %ld: re-checking %.7s on the newer champion", c->it,
 		 c->head_after);
+	mark_ready(w);
 	step = take_target(w, target, err);
 	if (step == STEP_OK)
 		step = loop_catch_up(x, &w->p->t, c, w->headfile, err);
@@ -249,10 +284,14 @@ static enum step iteration(struct worker *w, struct gdn_lock *target, struct ite
 	/* the loop branch is the parent's to check, once the child ended */
 	step = loop_examine(x, c, step, false, err);
 	gdn_lock_release(&agent);
-	if (step == STEP_OK && c->commits > 0)
+	if (step == STEP_OK && c->commits > 0) {
+		mark_ready(w);
 		step = take_target(w, target, err);
-	if (step == STEP_OK)
+	}
+	if (step == STEP_OK) {
+		decide_join(w);
 		step = loop_catch_up(x, &w->p->t, c, w->headfile, err);
+	}
 	if (step == STEP_OK && !c->conflict)
 		step = loop_validate(x, c, err);
 	return step;
@@ -409,6 +448,7 @@ int loop_start_worker(struct worker *w, long it, bool recheck, struct gdn_err *e
 			? loop_may_speculate_recheck(p->x0->r, &p->t, undecided_others(p, w))
 			: loop_may_speculate(p->x0->r, &p->t, undecided_others(p, w));
 	unlink(w->headfile);
+	unlink(w->readyfile);
 	if (unlink(w->result) && errno != ENOENT)
 		return gdn_err_errno(err, GDN_EIO, "cannot remove '%s'", w->result);
 	/* the child's prompt: the worker's note and what the others work on (none to re-check) */
@@ -512,6 +552,7 @@ void loop_parallel_end(struct pool *p)
 		gdn_err_clear(&err);
 		unlink(w->result);
 		unlink(w->headfile);
+		unlink(w->readyfile);
 	}
 	if (p->t.tip_ref)
 		gdn_git_set_ref(&r->ugit, p->t.tip_ref, NULL, NULL, &err);

@@ -17,7 +17,8 @@ struct worker {
 	struct pool *p;
 	long k;
 	char *dir, *hlog, *result;
-	char *headfile;		/* where its child writes the candidate it put at the train's tip */
+	char *headfile;	 /* where its child writes the candidate it put at the train's tip */
+	char *readyfile; /* there while its candidate is ready and not decided (decide_join) */
 	struct gdn_loop_opts o; /* the run's options, with this worktree */
 	struct ictx x;		/* its context: o, git there, its repository, tag k */
 	pid_t pid;		/* its child (0: idle) */
