@@ -15,6 +15,26 @@ agent() {
 	} >"$AG/$1" && chmod +x "$AG/$1"
 }
 
+# journal_count EVENT: how many EVENT lines logs/loop.jsonl has (0 before it exists).
+journal_count() {
+	[ -f logs/loop.jsonl ] || {
+		echo 0
+		return 0
+	}
+	grep -c "\"event\":\"$1\"" logs/loop.jsonl || true
+}
+
+# wait_journal EVENT N: wait (10 s at most) until logs/loop.jsonl has N EVENT lines.
+wait_journal() {
+	local i
+	for i in $(seq 100); do
+		[ "$(journal_count "$1")" = "$2" ] && return 0
+		sleep 0.1
+	done
+	echo "wait_journal: $(journal_count "$1") $1 events after 10 s, not $2" >&2
+	return 1
+}
+
 # integrity_project [YAML]: a fresh $TRASH/repo (and no $TRASH/logs), not yet
 # committed, for the integrity gate's tests: ./profile.sh writes a trace of
 # $(cat dev_us.txt) microseconds per step (tests/e2e/fake-trace.sh) and

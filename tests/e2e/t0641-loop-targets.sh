@@ -132,12 +132,9 @@ test_expect_success 'Ctrl-C with children waiting for a token: exit 130, nothing
 	run_loop sleepy --workers 2 --targets 2 --iterations 4 --agent-kill-grace 200ms \
 		>out 2>err &
 	bg=$!
-	for i in $(seq 100); do
-		test "$(grep -c "\"event\":\"agent_pid\"" logs/loop.jsonl 2>/dev/null)" = 2 && break
-		sleep 0.1
-	done &&
-	test "$(grep -c "\"event\":\"worker_start\"" logs/loop.jsonl)" = 4 &&
-	test "$(grep -c "\"event\":\"agent\"" logs/loop.jsonl)" = 2 &&
+	wait_journal agent_pid 2 &&
+	test "$(journal_count worker_start)" = 4 &&
+	test "$(journal_count agent)" = 2 &&
 	start=$(date +%s) &&
 	kill -INT "$(cat logs/loop.lock)" &&
 	{ wait $bg; rc=$?; } &&

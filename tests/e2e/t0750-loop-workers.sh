@@ -248,11 +248,7 @@ test_expect_success 'Ctrl-C stops every worker: no agent, no worktree left, exit
 	new_repo || exit 1
 	sleepy_exec >out 2>err &
 	bg=$!
-	for i in $(seq 100); do
-		test "$(grep -c "\"event\":\"agent_pid\"" logs/loop.jsonl 2>/dev/null)" = 3 && break
-		sleep 0.1
-	done &&
-	test "$(grep -c "\"event\":\"agent_pid\"" logs/loop.jsonl)" = 3 &&
+	wait_journal agent_pid 3 &&
 	: SIGINT to gdnctl alone, named by its lock: it stops its workers itself &&
 	pid=$(cat logs/loop.lock) &&
 	kill -INT "$pid" &&
