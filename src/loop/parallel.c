@@ -246,7 +246,6 @@ static int worker_done(struct pool *p, struct worker *w, int code)
 	if ((w->step == STEP_FAIL || w->step == STEP_ERROR) && gdn_proc_interrupted())
 		w->step = STEP_INTR;
 	if (w->cancelled) {
-		unlink(w->readyfile);
 		loop_journal(&w->x, "abandoned", gdn_journal_iteration(w->it));
 		loop_untip(&w->x, &p->t, w->c.head_after);
 		goto out;
@@ -309,7 +308,6 @@ static int flush_queue(struct pool *p, int exit)
 
 		q->queued = false;
 		if (exit >= 0 && !gdn_proc_interrupted()) {
-			unlink(q->readyfile);
 			loop_journal(&q->x, "abandoned", gdn_journal_iteration(q->it));
 			continue;
 		}

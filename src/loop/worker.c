@@ -146,10 +146,17 @@ struct gdn_repo *loop_parallel_repo(struct pool *p)
  * 64 waiters would have tried 200,000 locks a second). *k: its number.
  * Returns 0, or -1 when interrupted.
  */
+/* --targets: <log dir>/workers/<what>K.lock, token K of `what`, or (k = 0) <what>.queue */
+static char *token_file(const struct gdn_loop_opts *o, const char *what, long k)
+{
+	return k ? xstrfmt("%s/workers/%s%ld.lock", o->log_dir, what, k)
+		 : xstrfmt("%s/workers/%s.queue", o->log_dir, what);
+}
+
 static int take_token(struct worker *w, const char *what, long n, struct gdn_lock *l, long *k)
 {
 	const struct gdn_loop_opts *o = w->x.r->o;
-	char *queue = xstrfmt("%s/workers/%s.queue", o->log_dir, what);
+	char *queue = token_file(o, what, 0);
 	struct gdn_lock turn = GDN_LOCK_INIT;
 	int ret = -1;
 
@@ -158,7 +165,7 @@ static int take_token(struct worker *w, const char *what, long n, struct gdn_loc
 
 		if (gdn_lock_held(&turn) || !gdn_lock_take(&turn, queue, NULL, &ignored)) {
 			for (long i = 1; i <= n; i++) {
-				char *path = xstrfmt("%s/workers/%s%ld.lock", o->log_dir, what, i);
+				char *path = token_file(o, what, i);
 				int rc = gdn_lock_take(l, path, NULL, &ignored);
 
 				free(path);
@@ -287,11 +294,10 @@ static enum step iteration(struct worker *w, struct gdn_lock *target, struct ite
 	if (step == STEP_OK && c->commits > 0) {
 		mark_ready(w);
 		step = take_target(w, target, err);
-	}
-	if (step == STEP_OK) {
 		decide_join(w);
-		step = loop_catch_up(x, &w->p->t, c, w->headfile, err);
 	}
+	if (step == STEP_OK)
+		step = loop_catch_up(x, &w->p->t, c, w->headfile, err);
 	if (step == STEP_OK && !c->conflict)
 		step = loop_validate(x, c, err);
 	return step;
@@ -444,9 +450,11 @@ int loop_start_worker(struct worker *w, long it, bool recheck, struct gdn_err *e
 	w->recheck = recheck;
 	w->retry = recheck && w->retry;
 	w->cancelled = false;
-	p->t.spec = recheck && !w->retry
-			? loop_may_speculate_recheck(p->x0->r, &p->t, undecided_others(p, w))
-			: loop_may_speculate(p->x0->r, &p->t, undecided_others(p, w));
+	/* a new candidate decides when it is ready (decide_join); a re-check's is ready now */
+	if (recheck && w->retry)
+		p->t.spec = loop_may_speculate(p->x0->r, &p->t, undecided_others(p, w));
+	else if (recheck)
+		p->t.spec = loop_may_speculate_recheck(p->x0->r, &p->t, undecided_others(p, w));
 	unlink(w->headfile);
 	unlink(w->readyfile);
 	if (unlink(w->result) && errno != ENOENT)
@@ -559,20 +567,13 @@ void loop_parallel_end(struct pool *p)
 	gdn_err_clear(&err);
 	if (p->t.lock_path)
 		unlink(p->t.lock_path);
-	for (long k = 1; k <= p->nw; k++) { /* --targets: the tokens */
-		char *agent = xstrfmt("%s/workers/agent%ld.lock", r->o->log_dir, k),
-		     *target = xstrfmt("%s/workers/target%ld.lock", r->o->log_dir, k);
+	for (long k = 0; k <= p->nw; k++) { /* --targets: the tokens and (k = 0) their queues */
+		char *agent = token_file(r->o, "agent", k), *target = token_file(r->o, "target", k);
 
 		unlink(agent);
 		unlink(target);
 		free(agent);
 		free(target);
-	}
-	for (int i = 0; i < 2; i++) { /* their queues (take_token) */
-		char *queue = xstrfmt("%s/workers/%s.queue", r->o->log_dir, i ? "target" : "agent");
-
-		unlink(queue);
-		free(queue);
 	}
 }
 
