@@ -262,18 +262,18 @@ static int start(struct ictx *x, struct pool **pool, int *exit, struct gdn_err *
 /* Check the options the engine cannot run with. */
 static int check_opts(const struct gdn_loop_opts *o, struct gdn_err *err)
 {
+	long n = o->agents ? o->agents : o->workers; /* --workers N (with --targets: N + M trees) */
+
 	if (o->workers <= 1)
 		return 0;
-	if ((o->agents ? o->agents : o->workers) > GDN_LOOP_WORKERS_MAX)
-		return gdn_err_set(err, GDN_EUSAGE, "--workers %ld: at most %d",
-				   o->agents ? o->agents : o->workers, GDN_LOOP_WORKERS_MAX);
+	if (n > GDN_LOOP_WORKERS_MAX)
+		return gdn_err_set(err, GDN_EUSAGE, "--workers %ld: at most %d", n,
+				   GDN_LOOP_WORKERS_MAX);
 	if (o->isolation != GDN_ISOLATION_WORKTREE)
-		return gdn_err_set(err, GDN_EUSAGE, "--workers %ld needs --isolation worktree",
-				   o->workers);
+		return gdn_err_set(err, GDN_EUSAGE, "--workers %ld needs --isolation worktree", n);
 	if (o->sync_policy != GDN_SYNC_OFF)
 		return gdn_err_set(err, GDN_EUSAGE,
-				   "--workers %ld does not go with a --sync-main-policy yet",
-				   o->workers);
+				   "--workers %ld does not go with a --sync-main-policy yet", n);
 	return 0;
 }
 

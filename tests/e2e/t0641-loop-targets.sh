@@ -155,6 +155,10 @@ test_expect_success 'bad --targets: exit 2, one line' '
 	test_grep "needs --workers" err &&
 	test_expect_code 2 run_loop quick --workers 65 --targets 64 --iterations 1 >out 2>err &&
 	test_grep "workers 65: at most 64" err &&
+	: the --workers given, not the N + M worktrees &&
+	test_expect_code 2 run_loop quick --workers 2 --targets 3 --sync-main-policy once \
+		--iterations 1 >out 2>err &&
+	test_grep "workers 2 does not go with a --sync-main-policy" err &&
 	gdnctl loop --help >help &&
 	test_grep "^ *--targets M" help
 '
