@@ -682,12 +682,23 @@ void gdn_format_duration(long long ms, struct sbuf *out)
 {
 	long long s = ms < 0 ? 0 : ms / 1000;
 
-	if (s < 60)
+	if (s < 60 && ms > 0 && ms % 1000) {
+		/* a time under a minute keeps its milliseconds: "0.05s", not "0s" */
+		sbuf_addf(out, "%lld.%03lld", s, ms % 1000);
+		while (out->buf[out->len - 1] == '0')
+			sbuf_setlen(out, out->len - 1);
+		sbuf_addch(out, 's');
+	} else if (s < 60)
 		sbuf_addf(out, "%llds", s);
 	else if (s < 3600)
 		sbuf_addf(out, "%lldm%02llds", s / 60, s % 60);
 	else
 		sbuf_addf(out, "%lldh%02lldm", s / 3600, (s % 3600) / 60);
+}
+
+void gdn_format_elapsed(long long ms, struct sbuf *out)
+{
+	gdn_format_duration(ms < 0 ? 0 : ms / 1000 * 1000, out);
 }
 
 void gdn_emit_lines(const char *buf, size_t len, long tail, gdn_line_fn on_line, void *payload)
@@ -836,7 +847,7 @@ int gdn_backend_poll_wait(struct gdn_backend *b, const char *job_id, const struc
 		if (!failures &&
 		    (!reported || strcmp(last, st->native) || now - last_report >= progress_ms)) {
 			sbuf_reset(&dur);
-			gdn_format_duration(now - start, &dur);
+			gdn_format_elapsed(now - start, &dur);
 			gdn_backend_event(b, GDN_EV_WAITING, "waiting for job %s on %s (%s) for %s",
 					  job_id, b->name, st->native[0] ? st->native : "UNKNOWN",
 					  dur.buf);

@@ -89,8 +89,10 @@ int gdn_backend_spawn(struct gdn_backend *b, enum gdn_backend_event ev, struct g
  */
 void gdn_backend_first_line(const struct sbuf *text, struct sbuf *out);
 
-/* "45s", "1m30s", "2h05m". */
+/* A duration given: "0.05s", "45s", "1m30s", "2h05m". */
 void gdn_format_duration(long long ms, struct sbuf *out);
+/* A time measured, to the second: "0s", "45s", "1m30s". */
+void gdn_format_elapsed(long long ms, struct sbuf *out);
 /* Call on_line for each of the last `tail` lines of buf (all when tail <= 0). */
 void gdn_emit_lines(const char *buf, size_t len, long tail, gdn_line_fn on_line, void *payload);
 

@@ -341,7 +341,7 @@ static int try_cluster(struct gdn_backend *b, const char *cluster, long attempt,
 		}
 		if (now - last_report >= PROGRESS_MS) {
 			sbuf_reset(&dur);
-			gdn_format_duration(now - start, &dur);
+			gdn_format_elapsed(now - start, &dur);
 			gdn_backend_event(b, GDN_EV_WAITING,
 					  "waiting for dev-tpu-%s on cluster %s to become active "
 					  "for %s",

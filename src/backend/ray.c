@@ -484,7 +484,7 @@ static int marin_wait_line(const char *line, size_t len, void *payload)
 
 	if (gdn_marin_parse_wait_line(line, len, wo->id, wo->st)) {
 		wo->seen = true;
-		gdn_format_duration(gdn_now_ms() - wo->start, &dur);
+		gdn_format_elapsed(gdn_now_ms() - wo->start, &dur);
 		if (!wo->st->final)
 			gdn_backend_event(wo->b, GDN_EV_WAITING,
 					  "waiting for job %s on %s (%s) for %s", wo->id,

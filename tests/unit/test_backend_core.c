@@ -297,14 +297,30 @@ static void test_format_duration(void **state)
 	struct sbuf sb = SBUF_INIT;
 	static const struct {
 		long long ms;
-		const char *text;
-	} cases[] = {{0, "0s"},		 {999, "0s"},	     {45000, "45s"},	 {90000, "1m30s"},
-		     {600000, "10m00s"}, {3600000, "1h00m"}, {7530000, "2h05m"}, {-5, "0s"}};
+		const char *text, *elapsed;
+	} cases[] = {
+	    {0, "0s", "0s"},
+	    {50, "0.05s", "0s"},
+	    {999, "0.999s", "0s"},
+	    {1500, "1.5s", "1s"},
+	    {45000, "45s", "45s"},
+	    {59999, "59.999s", "59s"},
+	    {90000, "1m30s", "1m30s"},
+	    {90500, "1m30s", "1m30s"},
+	    {600000, "10m00s", "10m00s"},
+	    {3600000, "1h00m", "1h00m"},
+	    {7530000, "2h05m", "2h05m"},
+	    {-5, "0s", "0s"},
+	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		sbuf_reset(&sb);
+		sbuf_adds(&sb, "after ");
 		gdn_format_duration(cases[i].ms, &sb);
-		assert_string_equal(sb.buf, cases[i].text);
+		assert_string_equal(sb.buf + 6, cases[i].text);
+		sbuf_reset(&sb);
+		gdn_format_elapsed(cases[i].ms, &sb);
+		assert_string_equal(sb.buf, cases[i].elapsed);
 	}
 	sbuf_release(&sb);
 }
@@ -458,7 +474,7 @@ static void test_poll_wait_timeout(void **state)
 	assert_int_equal(gdn_backend_poll_wait(&b, "12", &w, 1000, scripted_poll, &s, &st, &err),
 			 GDN_ETIMEOUT);
 	assert_true(gdn_now_ms() - t0 < 2000);
-	assert_string_equal(err.msg, "timed out after 0s waiting for job 12 on hpc (RUNNING)");
+	assert_string_equal(err.msg, "timed out after 0.1s waiting for job 12 on hpc (RUNNING)");
 	assert_int_equal(st.state, GDN_JOB_RUNNING);
 }
 
