@@ -260,6 +260,32 @@ static void discard(struct ictx *x, struct iter *c, const char *base, const char
 }
 
 /*
+ * The train's tip does not lead to the champion: a candidate validated on
+ * the champion was promoted meanwhile, and the train behind it is built on
+ * the former champion (its candidates will be redone). The tip goes to the
+ * champion, for the caller to read again: joining it there is validating
+ * on the champion, not on a base that can never land.
+ */
+static bool stale_tip(struct ictx *x, const struct train *t, const char *tip)
+{
+	struct gdn_err ignored = GDN_ERR_INIT;
+	char *champion = NULL;
+	bool leads = true;
+
+	if (gdn_git_rev(&x->r->ugit, x->r->champion_ref, &champion, &ignored) || !champion ||
+	    gdn_git_is_ancestor(&x->r->ugit, champion, tip, &leads, &ignored) || leads)
+		goto out;
+	loop_say(x, GDN_LOOP_INFO,
+		 "the train's tip %.12s is behind the champion %.12s: joining from the champion",
+		 tip, champion);
+	gdn_git_set_ref(&x->r->ugit, t->tip_ref, champion, tip, &ignored);
+out:
+	gdn_err_clear(&ignored);
+	free(champion);
+	return !leads;
+}
+
+/*
  * --workers, in the child, before validation (a re-check too): the
  * candidate carried onto the newest code. That is the tip of the train
  * (t->spec): the last candidate to join it, validated or still in
@@ -297,6 +323,11 @@ enum step loop_catch_up(struct ictx *x, const struct train *t, struct iter *c, c
 			goto out;
 		if (!onto && spec) {
 			spec = false;
+			continue;
+		}
+		if (spec && stale_tip(x, t, onto)) {
+			if (tries >= TRAIN_TRIES)
+				spec = false;
 			continue;
 		}
 		if (!onto) {

@@ -39,10 +39,13 @@ def check(path, out):
             continue
         ev, it = e.get("event"), e.get("iteration")
         s = state.setdefault(it, {"tree": None, "tests": None, "perf": None})
+        s.setdefault("recheck", False)
+        s.setdefault("validated", set())
         if ev == "run_start" and e.get("champion"):
             champions.add(e["champion"])
         elif ev == "iteration_start":
-            state[it] = {"tree": e.get("head"), "tests": None, "perf": None}
+            state[it] = {"tree": e.get("head"), "tests": None, "perf": None,
+                         "recheck": False, "validated": set()}
         elif ev == "head":
             s["tree"], s["tests"], s["perf"] = e.get("after"), None, None
             heads.setdefault(e.get("after"), e.get("before"))
@@ -58,9 +61,16 @@ def check(path, out):
                 deepest = max(deepest, d)
         elif ev == "recheck":
             rechecks += 1
-            s["tests"], s["perf"] = None, None
+            s["tests"], s["perf"], s["recheck"] = None, None, True
+            s["tree"] = e.get("candidate") or s["tree"]  # it rebuilds from the agent's commits
         elif ev == "validation" and e.get("phase") == "tests":
             s["tests"] = (s["tree"], e.get("rc"))
+            if s["recheck"] and s["tree"] in s["validated"]:
+                out.append("%s:%d: iteration %s re-checked on %s, a tree it was validated on"
+                           % (path, n, it, s["tree"]))
+                bad += 1
+            s["recheck"] = False
+            s["validated"].add(s["tree"])
         elif ev == "perf_decision" and e.get("candidate"):
             s["perf"] = e.get("candidate")
         elif ev == "decision":

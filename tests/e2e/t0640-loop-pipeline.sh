@@ -111,4 +111,75 @@ test_expect_success 'the checker finds a promotion that was not validated on its
 	test_grep "VIOLATION .*iteration 4 promoted 0000" check.out
 '
 
+# A stale train: the train's tip back at the champion C0 (a failure ahead
+# was put back), then a candidate validated on C0, outside the train, is
+# promoted (C1). A candidate that passed on C0 meanwhile is re-checked in
+# the train: it must be carried onto C1, not validated on C0 again (the
+# tip no longer led to the champion). Iterations 1-3 fail at once (few
+# promoted: the next candidates stay off the train); 4 joins the train
+# and fails once 5 and 6 are in validation; 5 passes once 4 is decided and
+# 6 validates; 6 passes once 5 is promoted. Each step waits for the one
+# before it (files under $TRASH, the journal), not for the clock.
+agent stale <<EOF2
+. "$TRASH/iter.sh"
+waitfor() { n=0; until [ -e "\$1" ]; do sleep 0.05; n=\$((n + 1)); [ \$n -lt 1200 ] || exit 9; done; }
+case \$it in
+1 | 2 | 3) echo FAST >state.txt ;;
+4) echo SLOW >state.txt ;;
+5) waitfor "$TRASH/v4" ;;
+6) waitfor "$TRASH/v5" ;;
+esac
+echo "\$it" >"p-\$it.txt" && git add . && git commit -qm "agent: p-\$it"
+EOF2
+
+test_expect_success 'a re-check is carried onto the champion when the train fell behind it' '
+	new_repo &&
+	rm -f "$TRASH"/v4 "$TRASH"/v5 "$TRASH"/v6 &&
+	cat >repo/check.sh <<-EOF &&
+	#!/bin/sh
+	J="$TRASH/logs/loop.jsonl"
+	waitfor() { n=0; until eval "\$1"; do sleep 0.05; n=\$((n + 1)); [ \$n -lt 1200 ] || exit 9; done; }
+	if grep -q FAST state.txt; then echo "tests: broken"; exit 3; fi
+	if grep -q SLOW state.txt; then
+		: >"$TRASH/v4"
+		waitfor "[ -e $TRASH/v5 ] && [ -e $TRASH/v6 ]"
+		echo "tests: broken"; exit 3
+	fi
+	if [ -e p-5.txt ] && [ ! -e p-6.txt ]; then
+		: >"$TRASH/v5"
+		waitfor "[ -e $TRASH/v6 ] && grep -q \"event.:.decision.,.iteration.:4,\" \$J"
+	fi
+	if [ -e p-6.txt ] && [ ! -e p-5.txt ]; then
+		: >"$TRASH/v6"
+		waitfor "grep -q \"event.:.promote.,.iteration.:5,\" \$J"
+	fi
+	echo "tests: ok"
+	EOF
+	git -C repo commit -qam "the staged checks" &&
+	run_workers stale 3 --iterations 6 --max-failures 9 >out 2>err &&
+	test "$(git -C repo show main:p-5.txt)" = 5 &&
+	test "$(git -C repo show main:p-6.txt)" = 6 &&
+	python3 -c "
+import json
+evs = [json.loads(l) for l in open(\"logs/loop.jsonl\")]
+prom = {e[\"iteration\"]: e[\"champion\"] for e in evs if e[\"event\"] == \"promote\"}
+assert sorted(prom) == [5, 6], prom
+six = [e for e in evs if e.get(\"iteration\") == 6]
+kinds = [e[\"event\"] for e in six if e[\"event\"] in (\"recheck\", \"rebase\", \"validation\")]
+# on C0, then re-checked once: carried onto the champion 5 made, in the train
+assert kinds == [\"validation\", \"recheck\", \"rebase\", \"validation\"], kinds
+rebase = [e for e in six if e[\"event\"] == \"rebase\"][0]
+assert rebase[\"onto\"] == prom[5] and rebase[\"result\"] == \"clean\" and rebase[\"train\"], rebase
+" &&
+	python3 "$CHECK" logs/loop.jsonl >check.out &&
+	test_grep "2 promotions, .* 0 violations" check.out
+'
+
+test_expect_success 'the checker finds a re-check that ran on its old base' '
+	grep -v "\"event\":\"rebase\",\"iteration\":6," logs/loop.jsonl >bad.jsonl &&
+	! cmp -s bad.jsonl logs/loop.jsonl &&
+	test_expect_code 1 python3 "$CHECK" bad.jsonl >check.out &&
+	test_grep "VIOLATION .*iteration 6 re-checked on [0-9a-f]*, a tree it was validated on" check.out
+'
+
 test_done
