@@ -88,18 +88,21 @@ static int decide_worker(struct pool *p, struct worker *w, bool recheck_failed)
 		recheck = false;
 	}
 	if (recheck) {
-		free(w->base);
-		free(w->cand);
-		w->base = xstrdup(w->c.head_before);
-		w->cand = xstrdup(w->c.head_after);
+		if (!w->base || !w->cand) { /* the child did not say: as it was validated */
+			free(w->base);
+			free(w->cand);
+			w->base = xstrdup(w->c.head_before);
+			w->cand = xstrdup(w->c.head_after);
+		}
 		loop_say(
 		    &w->x, GDN_LOOP_INFO,
 		    "iteration %ld passed on %.12s, but the champion is now %.12s: re-checking it "
 		    "there",
 		    w->c.it, w->c.head_before, r->champion);
 		loop_journal(&w->x, "recheck",
-			     json_pack("{sIssss}", "iteration", (json_int_t)w->c.it, "base",
-				       w->c.head_before, "champion", r->champion));
+			     json_pack("{sIssssss}", "iteration", (json_int_t)w->c.it, "base",
+				       w->c.head_before, "champion", r->champion, "candidate",
+				       w->cand));
 		adopt_state(w, false); /* what it decided on its base stays on record */
 		loop_untip(&w->x, &p->t, w->c.head_after); /* what joined behind it is redone */
 		w->retry = !accepted(w);

@@ -244,6 +244,18 @@ static void decide_join(struct worker *w)
 	p->t.spec = loop_may_speculate(w->x.r, &p->t, ahead);
 }
 
+/* The worktree checked out at `sha` (it is, or made so). */
+static int worktree_at(struct ictx *x, const char *sha, struct gdn_err *err)
+{
+	char *head = NULL;
+	int ret = gdn_git_rev(&x->wgit, "HEAD", &head, err);
+
+	if (!ret && (!head || strcmp(head, sha)))
+		ret = gdn_git_reset_clean(&x->wgit, sha, err);
+	free(head);
+	return ret;
+}
+
 /* In the child: a candidate that beat its base, checked again on the newest champion. */
 static enum step recheck(struct worker *w, struct gdn_lock *target, struct iter *c,
 			 struct gdn_err *err)
@@ -264,6 +276,9 @@ static enum step recheck(struct worker *w, struct gdn_lock *target, struct iter 
 		step = loop_catch_up(x, &w->p->t, c, w->headfile, err);
 	if (step != STEP_OK || c->conflict)
 		return step;
+	/* not carried (its base is the champion): its own commits, checked out */
+	if (!strcmp(c->head_after, w->cand) && worktree_at(x, c->head_after, err))
+		return STEP_ERROR;
 	return loop_validate(x, c, err);
 }
 
@@ -292,6 +307,11 @@ static enum step iteration(struct worker *w, struct gdn_lock *target, struct ite
 	step = loop_examine(x, c, step, false, err);
 	gdn_lock_release(&agent);
 	if (step == STEP_OK && c->commits > 0) {
+		/* what a re-check rebuilds from, whatever the train does to it */
+		free(w->base);
+		free(w->cand);
+		w->base = xstrdup(c->head_before);
+		w->cand = xstrdup(c->head_after);
 		mark_ready(w);
 		step = take_target(w, target, err);
 		decide_join(w);
@@ -360,12 +380,12 @@ static int worker_main(void *payload)
 		step = STEP_INTR;
 	for (size_t i = refs; i < r->sum->refs_kept.nr; i++)
 		json_array_append_new(kept, json_string(r->sum->refs_kept.v[i]));
-	res =
-	    json_pack("{sisisisisssbsIsbsssIsoss?ss?}", "step", (int)step, "kind", (int)c.kind,
-		      "rc", c.rc, "policy", (int)c.policy, "msg", c.msg.buf, "agent_note",
-		      c.agent_note, "commits", (json_int_t)c.commits, "conflict", c.conflict,
-		      "error", err.msg, "agent_ms", (json_int_t)(r->sum->agent_ms - agent_ms),
-		      "refs_kept", kept, "head_before", c.head_before, "head_after", c.head_after);
+	res = json_pack(
+	    "{sisisisisssbsIsbsssIsoss?ss?ss?ss?}", "step", (int)step, "kind", (int)c.kind, "rc",
+	    c.rc, "policy", (int)c.policy, "msg", c.msg.buf, "agent_note", c.agent_note, "commits",
+	    (json_int_t)c.commits, "conflict", c.conflict, "error", err.msg, "agent_ms",
+	    (json_int_t)(r->sum->agent_ms - agent_ms), "refs_kept", kept, "head_before",
+	    c.head_before, "head_after", c.head_after, "base", w->base, "cand", w->cand);
 	json_object_set_new(res, "note", x->note ? json_string(x->note) : json_null());
 	if (r->sum->usage_iterations > usage_its)
 		json_object_set_new(res, "usage", usage_delta(&r->sum->usage, &usage));
@@ -448,6 +468,10 @@ int loop_start_worker(struct worker *w, long it, bool recheck, struct gdn_err *e
 
 	w->it = it;
 	w->recheck = recheck;
+	if (!recheck) { /* the child says what its agent made */
+		FREE_AND_NULL(w->base);
+		FREE_AND_NULL(w->cand);
+	}
 	w->retry = recheck && w->retry;
 	w->cancelled = false;
 	/* a new candidate decides when it is ready (decide_join); a re-check's is ready now */
@@ -510,6 +534,14 @@ enum step loop_read_result(struct worker *w, int code)
 		c->head_before = xstrdup(json_string_value(v));
 	if ((v = json_object_get(res, "head_after")) && json_is_string(v))
 		c->head_after = xstrdup(json_string_value(v));
+	/* the agent's own commits (absent: it made none, or they were not ready) */
+	free(w->base);
+	free(w->cand);
+	w->base = w->cand = NULL;
+	if ((v = json_object_get(res, "base")) && json_is_string(v))
+		w->base = xstrdup(json_string_value(v));
+	if ((v = json_object_get(res, "cand")) && json_is_string(v))
+		w->cand = xstrdup(json_string_value(v));
 	if (json_string_value(json_object_get(res, "error")))
 		gdn_err_set(err, GDN_EFAILED, "%s",
 			    json_string_value(json_object_get(res, "error")));

@@ -24,9 +24,12 @@ struct worker {
 	pid_t pid;		/* its child (0: idle) */
 	long it;		/* the iteration it works on (0: none) */
 	/*
-	 * the child re-checks `cand` (built on `base`) on the newest champion;
-	 * retry: a candidate that failed on a train candidate not promoted
-	 * (not one that passed), as likely to fail as a new one
+	 * the child re-checks `cand` (built on `base`) on the newest champion:
+	 * the agent's own commits, as its child reported them before carrying
+	 * them anywhere (a carry onto the train drops what the candidates ahead
+	 * already changed the same way, and they may not land); retry: a
+	 * candidate that failed on a train candidate not promoted (not one
+	 * that passed), as likely to fail as a new one
 	 */
 	bool recheck, retry;
 	char *base, *cand;

@@ -162,9 +162,11 @@ check_branch_commits() {
 	        if ev == "iteration_start":
 	            it[key] = {"ids": [], "tests": None, "reverted": False}
 	        elif key in it and ev == "head":
-	            it[key]["ids"] = e["ids"]
+	            it[key]["ids"] = it[key]["agent"] = e["ids"]
 	        elif key in it and ev == "rebase" and e.get("result") == "clean":
 	            it[key]["ids"] = e["ids"]  # carried onto a newer champion (--workers)
+	        elif key in it and ev == "recheck":
+	            it[key]["ids"] = it[key].get("agent", [])  # rebuilt from the agent's commits
 	        elif key in it and ev == "validation" and e.get("phase") == "tests":
 	            it[key]["tests"] = e["rc"]
 	        elif key in it and ev == "revert" and e.get("ok"):

@@ -182,4 +182,50 @@ test_expect_success 'the checker finds a re-check that ran on its old base' '
 	test_grep "VIOLATION .*iteration 6 re-checked on [0-9a-f]*, a tree it was validated on" check.out
 '
 
+# Twins: iterations 1 and 2 make the same change (both break the tests)
+# and each adds its own file; 2 joins the train behind 1. Both fail, and 2
+# is tried again on the champion (its failure may have been 1's). Rebuilt
+# from the train's commit, it would be its own file alone (the change it
+# shares with 1 was already in 1), pass and be promoted: not what its
+# agent made. Rebuilt from its agent's own commits, it fails again.
+agent twins <<EOF2
+. "$TRASH/iter.sh"
+[ "\$it" = 1 ] || { n=0; until [ -e "$TRASH/v1" ]; do sleep 0.05; n=\$((n + 1)); [ \$n -lt 1200 ] || exit 9; done; }
+echo BROKEN >state.txt && echo "\$it" >"p-\$it.txt" && git add . && git commit -qm "agent: p-\$it"
+EOF2
+
+test_expect_success 'a candidate tried again after the one ahead failed is its agent'"'"'s own change' '
+	new_repo &&
+	rm -f "$TRASH"/v1 "$TRASH"/v2 &&
+	cat >repo/check.sh <<-EOF &&
+	#!/bin/sh
+	if grep -q BROKEN state.txt && [ -e p-1.txt ] && [ ! -e p-2.txt ]; then
+		: >"$TRASH/v1"
+		n=0; until [ -e "$TRASH/v2" ]; do sleep 0.05; n=\$((n + 1)); [ \$n -lt 1200 ] || exit 9; done
+	fi
+	[ ! -e p-2.txt ] || : >"$TRASH/v2"
+	if grep -q BROKEN state.txt; then echo "tests: broken"; exit 3; fi
+	echo "tests: ok"
+	EOF
+	git -C repo commit -qam "the staged checks" &&
+	run_workers twins 2 --iterations 2 >out 2>err &&
+	test "$(git -C repo show main:state.txt)" = ok &&
+	test_must_fail git -C repo cat-file -e main:p-2.txt &&
+	python3 -c "
+import json
+evs = [json.loads(l) for l in open(\"logs/loop.jsonl\")]
+assert not [e for e in evs if e[\"event\"] == \"promote\"], \"a promotion\"
+two = [e for e in evs if e.get(\"iteration\") == 2]
+joined = [e for e in two if e[\"event\"] == \"rebase\"]
+assert joined and joined[0][\"train\"] and joined[0][\"result\"] == \"clean\", joined
+made = [e[\"after\"] for e in two if e[\"event\"] == \"head\"]
+again = [e for e in two if e[\"event\"] == \"recheck\"]
+assert len(again) == 1 and again[0][\"candidate\"] == made[0], (again, made)
+tests = [e[\"rc\"] for e in two if e[\"event\"] == \"validation\"]
+assert tests == [3, 3], tests
+" &&
+	python3 "$CHECK" logs/loop.jsonl >check.out &&
+	test_grep "0 promotions, 2 decisions, 1 re-checks, .* 0 violations" check.out
+'
+
 test_done
