@@ -138,6 +138,8 @@ static int decide_worker(struct pool *p, struct worker *w, bool recheck_failed)
 		p->t.rechecks = (p->t.rechecks << 1) | (strcmp(champion, r->champion) != 0);
 		p->t.rechecks_nr++;
 	}
+	if (w->step != STEP_INTR && candidate)
+		loop_train_save_share(&p->t);
 	if (!strcmp(champion, r->champion))
 		loop_untip(&w->x, &p->t, w->c.head_after);
 	w->ready_ms = gdn_now_ms() + (w->step == STEP_OK ? p->x0->o->sleep_ms : 0);

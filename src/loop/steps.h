@@ -77,6 +77,7 @@ struct train {
 	bool spec;
 	unsigned recent, recent_nr;	/* the decided candidates: 1 promoted (newest: bit 0) */
 	unsigned rechecks, rechecks_nr; /* the decided re-checks, alike */
+	char *share_path; /* the parent's shares, for a child deciding later than its fork */
 };
 /*
  * In a worker's child, before validation: the candidate carried onto the
@@ -97,6 +98,13 @@ int loop_fork_state(struct ictx *x, struct gdn_err *err);
 bool loop_may_speculate(const struct run *r, const struct train *t, long ahead);
 /* The same for a re-check: from the re-checks decided (a candidate that passed once). */
 bool loop_may_speculate_recheck(const struct run *r, const struct train *t, long ahead);
+/* The parent, after each decision: the shares above, for its children to read. */
+void loop_train_save_share(const struct train *t);
+/*
+ * In a child, about to decide whether it joins: the shares as the parent
+ * last saved them (a child's own copy is its fork's, an agent's time ago).
+ */
+void loop_train_load_share(struct train *t);
 /* A candidate that will not be promoted: the train's tip back to the champion if on it. */
 void loop_untip(struct ictx *x, const struct train *t, const char *sha);
 

@@ -8,6 +8,7 @@
  * the tip put back when a candidate on it will not be promoted.
  */
 #include "gdnctl/compat.h"
+#include <limits.h>
 #include <math.h>
 #include "gdnctl/err.h"
 #include "gdnctl/file.h"
@@ -426,6 +427,56 @@ bool loop_may_speculate(const struct run *r, const struct train *t, long ahead)
 bool loop_may_speculate_recheck(const struct run *r, const struct train *t, long ahead)
 {
 	return joins(r, t->rechecks, t->rechecks_nr, 0.95, ahead);
+}
+
+void loop_train_save_share(const struct train *t)
+{
+	struct gdn_err ignored = GDN_ERR_INIT;
+	json_t *o;
+	char *text;
+
+	if (!t->share_path)
+		return;
+	o = json_pack("{sIsIsIsI}", "recent", (json_int_t)t->recent, "recent_nr",
+		      (json_int_t)t->recent_nr, "rechecks", (json_int_t)t->rechecks, "rechecks_nr",
+		      (json_int_t)t->rechecks_nr);
+	text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	if (text) /* when it cannot be written, the children decide on their fork's copy */
+		gdn_write_file_atomic(t->share_path, text, strlen(text), &ignored);
+	gdn_err_clear(&ignored);
+	free(text);
+	json_decref(o);
+}
+
+/* One share's field: a count the parent wrote, or -1. */
+static json_int_t share_field(json_t *o, const char *name)
+{
+	json_t *v = json_object_get(o, name);
+
+	return json_is_integer(v) && json_integer_value(v) >= 0 &&
+		       json_integer_value(v) <= (json_int_t)UINT_MAX
+		   ? json_integer_value(v)
+		   : -1;
+}
+
+void loop_train_load_share(struct train *t)
+{
+	json_int_t f[4];
+	json_t *o;
+
+	if (!t->share_path || !(o = json_load_file(t->share_path, 0, NULL)))
+		return; /* nothing decided yet, or unreadable: the fork's copy */
+	f[0] = share_field(o, "recent");
+	f[1] = share_field(o, "recent_nr");
+	f[2] = share_field(o, "rechecks");
+	f[3] = share_field(o, "rechecks_nr");
+	if (f[0] >= 0 && f[1] >= 0 && f[2] >= 0 && f[3] >= 0) {
+		t->recent = (unsigned)f[0];
+		t->recent_nr = (unsigned)f[1];
+		t->rechecks = (unsigned)f[2];
+		t->rechecks_nr = (unsigned)f[3];
+	}
+	json_decref(o);
 }
 
 /*

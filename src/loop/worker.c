@@ -96,6 +96,9 @@ static int workers_files(struct pool *p, struct gdn_err *err)
 		p->t.log_rel = xstrdup(o->hillclimb_log + n + 1);
 	if (!p->t.lock_path)
 		p->t.lock_path = xstrfmt("%s/train.lock", dir);
+	if (!p->t.share_path)
+		p->t.share_path = xstrfmt("%s/train.share", dir);
+	unlink(p->t.share_path); /* a crashed run's */
 	free(dir);
 	return ret;
 }
@@ -241,6 +244,7 @@ static void decide_join(struct worker *w)
 
 	for (long k = 0; k < p->nw; k++)
 		ahead += &p->w[k] != w && !access(p->w[k].readyfile, F_OK);
+	loop_train_load_share(&p->t);
 	p->t.spec = loop_may_speculate(w->x.r, &p->t, ahead);
 }
 
@@ -599,6 +603,8 @@ void loop_parallel_end(struct pool *p)
 	gdn_err_clear(&err);
 	if (p->t.lock_path)
 		unlink(p->t.lock_path);
+	if (p->t.share_path)
+		unlink(p->t.share_path);
 	for (long k = 0; k <= p->nw; k++) { /* --targets: the tokens and (k = 0) their queues */
 		char *agent = token_file(r->o, "agent", k), *target = token_file(r->o, "target", k);
 
@@ -620,6 +626,7 @@ void loop_parallel_free(struct pool *p)
 	free(p->t.log_rel);
 	free(p->t.tip_ref);
 	free(p->t.lock_path);
+	free(p->t.share_path);
 	free(p);
 }
 

@@ -228,4 +228,47 @@ assert tests == [3, 3], tests
 	test_grep "0 promotions, 2 decisions, 1 re-checks, .* 0 violations" check.out
 '
 
+# The share a child joins by is the parent's of the moment it is ready,
+# not its fork's: iteration 1 thinks while 2, 3 and 4 fail (few promoted
+# now), then is ready behind 5, which is in validation. On the fork's share
+# (nothing decided: the prior, 0.8) it would join the train behind 5; on
+# the parent's (three failures) it stays on the champion.
+agent late <<EOF2
+. "$TRASH/iter.sh"
+case \$it in
+1) n=0; until [ -e "$TRASH/go1" ]; do sleep 0.05; n=\$((n + 1)); [ \$n -lt 1200 ] || exit 9; done ;;
+2 | 3 | 4) echo FAST >state.txt ;;
+esac
+echo "\$it" >"p-\$it.txt" && git add . && git commit -qm "agent: p-\$it"
+EOF2
+
+test_expect_success 'a candidate joins the train by the share decided when it is ready' '
+	new_repo &&
+	rm -f "$TRASH"/go1 "$TRASH"/done1 &&
+	cat >repo/check.sh <<-EOF &&
+	#!/bin/sh
+	if grep -q FAST state.txt; then echo "tests: broken"; exit 3; fi
+	if [ -e p-5.txt ] && [ ! -e p-1.txt ]; then
+		: >"$TRASH/go1"
+		n=0; until [ -e "$TRASH/done1" ]; do sleep 0.05; n=\$((n + 1)); [ \$n -lt 1200 ] || exit 9; done
+	fi
+	[ ! -e p-1.txt ] || : >"$TRASH/done1"
+	echo "tests: ok"
+	EOF
+	git -C repo commit -qam "the staged checks" &&
+	run_workers late 2 --iterations 5 --max-failures 9 >out 2>err &&
+	test "$(git -C repo show main:p-1.txt)" = 1 &&
+	test "$(git -C repo show main:p-5.txt)" = 5 &&
+	python3 -c "
+import json
+evs = [json.loads(l) for l in open(\"logs/loop.jsonl\")]
+one = [e[\"event\"] for e in evs if e.get(\"iteration\") == 1 and e[\"event\"] in (\"rebase\", \"validation\")]
+assert one[0] == \"validation\", one
+fails = [e[\"iteration\"] for e in evs if e[\"event\"] == \"decision\" and e[\"outcome\"] == \"failed\"]
+assert sorted(fails) == [2, 3, 4], fails
+" &&
+	python3 "$CHECK" logs/loop.jsonl >check.out &&
+	test_grep "2 promotions, .* 0 violations" check.out
+'
+
 test_done
