@@ -140,6 +140,13 @@ struct gdn_repo *loop_parallel_repo(struct pool *p)
 	return p->w[0].x.repo;
 }
 
+/* --targets: <log dir>/workers/<what>K.lock, token K of `what`, or (k = 0) <what>.queue */
+static char *token_file(const struct gdn_loop_opts *o, const char *what, long k)
+{
+	return k ? xstrfmt("%s/workers/%s%ld.lock", o->log_dir, what, k)
+		 : xstrfmt("%s/workers/%s.queue", o->log_dir, what);
+}
+
 /*
  * --targets, in the child: one of `n` tokens (<log dir>/workers/<what>K.lock,
  * K = 1..n) taken, the first free one, waiting for it; the kernel frees it
@@ -149,13 +156,6 @@ struct gdn_repo *loop_parallel_repo(struct pool *p)
  * 64 waiters would have tried 200,000 locks a second). *k: its number.
  * Returns 0, or -1 when interrupted.
  */
-/* --targets: <log dir>/workers/<what>K.lock, token K of `what`, or (k = 0) <what>.queue */
-static char *token_file(const struct gdn_loop_opts *o, const char *what, long k)
-{
-	return k ? xstrfmt("%s/workers/%s%ld.lock", o->log_dir, what, k)
-		 : xstrfmt("%s/workers/%s.queue", o->log_dir, what);
-}
-
 static int take_token(struct worker *w, const char *what, long n, struct gdn_lock *l, long *k)
 {
 	const struct gdn_loop_opts *o = w->x.r->o;
