@@ -14,6 +14,11 @@ CHECK=$(cd "$(dirname "$0")" && pwd)/pipeline_check.py
 cat >"$TRASH/iter.sh" <<'EOF2'
 it=$(sed -n 's/^Iteration \([0-9]*\).*/\1/p' "$1" | head -n 1)
 EOF2
+# waitfor CONDITION: until the shell condition holds (60 s at most, then exit 9),
+# for the agents and checks below that wait for one another
+cat >"$TRASH/waitfor.sh" <<'EOF2'
+waitfor() { n=0; until eval "$1"; do sleep 0.05; n=$((n + 1)); [ $n -lt 1200 ] || exit 9; done; }
+EOF2
 # together: every agent commits its own file at the same moment.
 agent together <<EOF2
 . "$TRASH/iter.sh"
@@ -122,12 +127,12 @@ test_expect_success 'the checker finds a promotion that was not validated on its
 # before it (files under $TRASH, the journal), not for the clock.
 agent stale <<EOF2
 . "$TRASH/iter.sh"
-waitfor() { n=0; until [ -e "\$1" ]; do sleep 0.05; n=\$((n + 1)); [ \$n -lt 1200 ] || exit 9; done; }
+. "$TRASH/waitfor.sh"
 case \$it in
 1 | 2 | 3) echo FAST >state.txt ;;
 4) echo SLOW >state.txt ;;
-5) waitfor "$TRASH/v4" ;;
-6) waitfor "$TRASH/v5" ;;
+5) waitfor "[ -e $TRASH/v4 ]" ;;
+6) waitfor "[ -e $TRASH/v5 ]" ;;
 esac
 echo "\$it" >"p-\$it.txt" && git add . && git commit -qm "agent: p-\$it"
 EOF2
@@ -138,7 +143,7 @@ test_expect_success 'a re-check is carried onto the champion when the train fell
 	cat >repo/check.sh <<-EOF &&
 	#!/bin/sh
 	J="$TRASH/logs/loop.jsonl"
-	waitfor() { n=0; until eval "\$1"; do sleep 0.05; n=\$((n + 1)); [ \$n -lt 1200 ] || exit 9; done; }
+	. "$TRASH/waitfor.sh"
 	if grep -q FAST state.txt; then echo "tests: broken"; exit 3; fi
 	if grep -q SLOW state.txt; then
 		: >"$TRASH/v4"
@@ -190,7 +195,8 @@ test_expect_success 'the checker finds a re-check that ran on its old base' '
 # agent made. Rebuilt from its agent's own commits, it fails again.
 agent twins <<EOF2
 . "$TRASH/iter.sh"
-[ "\$it" = 1 ] || { n=0; until [ -e "$TRASH/v1" ]; do sleep 0.05; n=\$((n + 1)); [ \$n -lt 1200 ] || exit 9; done; }
+. "$TRASH/waitfor.sh"
+[ "\$it" = 1 ] || waitfor "[ -e $TRASH/v1 ]"
 echo BROKEN >state.txt && echo "\$it" >"p-\$it.txt" && git add . && git commit -qm "agent: p-\$it"
 EOF2
 
@@ -199,9 +205,10 @@ test_expect_success 'a candidate tried again after the one ahead failed is its a
 	rm -f "$TRASH"/v1 "$TRASH"/v2 &&
 	cat >repo/check.sh <<-EOF &&
 	#!/bin/sh
+	. "$TRASH/waitfor.sh"
 	if grep -q BROKEN state.txt && [ -e p-1.txt ] && [ ! -e p-2.txt ]; then
 		: >"$TRASH/v1"
-		n=0; until [ -e "$TRASH/v2" ]; do sleep 0.05; n=\$((n + 1)); [ \$n -lt 1200 ] || exit 9; done
+		waitfor "[ -e $TRASH/v2 ]"
 	fi
 	[ ! -e p-2.txt ] || : >"$TRASH/v2"
 	if grep -q BROKEN state.txt; then echo "tests: broken"; exit 3; fi
@@ -235,8 +242,9 @@ assert tests == [3, 3], tests
 # the parent's (three failures) it stays on the champion.
 agent late <<EOF2
 . "$TRASH/iter.sh"
+. "$TRASH/waitfor.sh"
 case \$it in
-1) n=0; until [ -e "$TRASH/go1" ]; do sleep 0.05; n=\$((n + 1)); [ \$n -lt 1200 ] || exit 9; done ;;
+1) waitfor "[ -e $TRASH/go1 ]" ;;
 2 | 3 | 4) echo FAST >state.txt ;;
 esac
 echo "\$it" >"p-\$it.txt" && git add . && git commit -qm "agent: p-\$it"
@@ -247,10 +255,11 @@ test_expect_success 'a candidate joins the train by the share decided when it is
 	rm -f "$TRASH"/go1 "$TRASH"/done1 &&
 	cat >repo/check.sh <<-EOF &&
 	#!/bin/sh
+	. "$TRASH/waitfor.sh"
 	if grep -q FAST state.txt; then echo "tests: broken"; exit 3; fi
 	if [ -e p-5.txt ] && [ ! -e p-1.txt ]; then
 		: >"$TRASH/go1"
-		n=0; until [ -e "$TRASH/done1" ]; do sleep 0.05; n=\$((n + 1)); [ \$n -lt 1200 ] || exit 9; done
+		waitfor "[ -e $TRASH/done1 ]"
 	fi
 	[ ! -e p-1.txt ] || : >"$TRASH/done1"
 	echo "tests: ok"
